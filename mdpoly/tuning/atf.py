@@ -1,0 +1,95 @@
+"""Adapter over pyATF: our parameter specs → its constrained Chain-of-Trees space and search.
+
+The rest of mdpoly speaks ``ParamSpec`` (name, candidate values, a predicate over earlier
+parameters) and ``search(...)``; only this module imports pyatf, so replacing it is a one-module
+change. pyATF matches constraint arguments by parameter *name* (``inspect.signature``), so each
+predicate is wrapped in a callable whose signature lists exactly the names it reads.
+"""
+
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Callable
+
+Config = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """A tuning parameter: ``values`` to try, and ``constraint(cfg)`` over itself and ``reads``."""
+
+    name: str
+    values: tuple[Any, ...]
+    constraint: Callable[[Config], bool] | None = field(default=None, compare=False)
+    reads: tuple[str, ...] = ()
+    doc: str = ""
+
+
+def _signed_constraint(spec: ParamSpec) -> Callable[..., bool]:
+    names = (spec.name, *[r for r in spec.reads if r != spec.name])
+    pred = spec.constraint
+    assert pred is not None
+
+    def constraint(**values: Any) -> bool:
+        return bool(pred(values))
+
+    constraint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return constraint
+
+
+def build_search_space(specs: tuple[ParamSpec, ...], one_dimensional: bool = False) -> Any:
+    """The constrained space (pyATF ``SearchSpace``); every configuration in it is valid."""
+    from pyatf import TP, Set
+    from pyatf.search_space import SearchSpace
+
+    tps = [TP(s.name, Set(*s.values), _signed_constraint(s) if s.constraint else None) for s in specs]
+    return SearchSpace(*tps, enable_1d_access=one_dimensional, verbosity=0)
+
+
+TECHNIQUES = ("auc_bandit", "simulated_annealing", "random", "exhaustive")
+
+
+def _technique(name: str) -> Any:
+    from pyatf.search_techniques import AUCBandit, Exhaustive, Random, SimulatedAnnealing
+
+    return {"auc_bandit": AUCBandit, "simulated_annealing": SimulatedAnnealing,
+            "random": Random, "exhaustive": Exhaustive}[name]()
+
+
+class InvalidConfiguration(Exception):
+    """Raised by an evaluation callback for a configuration that failed (build, crash, wrong)."""
+
+
+def search(specs: tuple[ParamSpec, ...], evaluate: Callable[[Config], float], *,
+           technique: str = "auc_bandit", seconds: float | None = None,
+           evaluations: int | None = None) -> tuple[Config | None, float]:
+    """Search the constrained space; ``evaluate`` returns a cost or raises InvalidConfiguration.
+
+    Stops after ``seconds`` or ``evaluations`` (whichever first) or when the space is exhausted.
+    Returns the best configuration and its cost (``None, inf`` when no configuration was valid).
+    """
+    from pyatf import Tuner
+    from pyatf.abort_conditions import Duration, Evaluations, Or
+    from pyatf.tuning_data import CostFunctionError
+
+    space = build_search_space(specs, one_dimensional=technique == "exhaustive")
+    size = space.constrained_size
+    limit = min(evaluations, size) if evaluations else size
+    abort: Any = Evaluations(limit)
+    if seconds is not None:
+        abort = Or(abort, Duration(timedelta(seconds=seconds)))
+
+    def cost(config: Config) -> float:
+        try:
+            return evaluate(dict(config))
+        except InvalidConfiguration as exc:
+            raise CostFunctionError(str(exc)) from exc
+
+    best, best_cost, _ = (Tuner().search_space(space).search_technique(_technique(technique))
+                          .verbosity(0).tune(cost, abort))
+    if best is None or best_cost is None:
+        return None, float("inf")
+    return dict(best), float(best_cost)

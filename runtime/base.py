@@ -1,0 +1,91 @@
+"""The one runtime interface: build generated sources, run them on buffers, measure.
+
+A ``BuildRequest`` is plain data (source text, entry symbol, argument layout, compiler flags),
+so it pickles into worker processes. ``Runner.build`` returns a ``Built``; ``Runner.run`` executes
+it on numpy buffers and returns a ``Measurement`` with the outputs of the first call and the
+times of the timed calls. Failures are typed: ``BuildFailed`` (with command and log),
+``RunFailed`` (crash, timeout, bad exit), so a tuner can discard a candidate and go on.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+
+
+class RuntimeFailure(Exception):
+    """Base of runtime failures; ``kind`` is a short word for logs (build, crash, timeout)."""
+
+    kind = "failure"
+
+
+class BuildFailed(RuntimeFailure):
+    kind = "build"
+
+    def __init__(self, message: str, command: list[str], log: str) -> None:
+        super().__init__(f"{message}\n$ {' '.join(command)}\n{log}")
+        self.command = command
+        self.log = log
+
+
+class RunFailed(RuntimeFailure):
+    kind = "crash"
+
+
+class RunTimedOut(RunFailed):
+    kind = "timeout"
+
+
+@dataclass(frozen=True, slots=True)
+class ArgSpec:
+    """One argument of the entry point, in order.
+
+    The entry point has the C signature ``void entry(void **args)``; ``args[k]`` points to the
+    data of argument ``k`` (for a by-value scalar, to its value).
+    """
+
+    name: str
+    dtype: str                 # numpy dtype name, e.g. "float32", "int32", "float64"
+    shape: tuple[int, ...]     # () for a scalar
+    is_output: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class BuildRequest:
+    source: str
+    entry: str
+    args: tuple[ArgSpec, ...]
+    language: str = "c"
+    flags: tuple[str, ...] = ()
+    compiler: str = "cc"
+
+
+@dataclass(frozen=True, slots=True)
+class Built:
+    request: BuildRequest
+    artifact: str              # path of the shared library (or binary) produced
+    build_seconds: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class Measurement:
+    times: tuple[float, ...]
+    outputs: dict[str, np.ndarray] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(self.times) if self.times else float("inf")
+
+
+class Runner(Protocol):
+    name: str
+
+    def build(self, request: BuildRequest) -> Built: ...
+
+    def run(self, built: Built, inputs: dict[str, np.ndarray], repeats: int = 5,
+            warmup: int = 1, timeout: float = 30.0) -> Measurement: ...
+
+    def device_identity(self) -> str: ...
