@@ -1,0 +1,257 @@
+"""The polyhedral model of one candidate loop nest: ``Scop`` (loops, statements, accesses).
+
+Produced by ``frontend.scop.extract_scops`` from the pycparser AST, consumed by
+``frontend.deps`` (dependence analysis) and ``frontend.to_mdh`` (MDH construction). Everything
+is plain frozen data; isl objects are built from the string forms given here (``domain_str``,
+``access_str``, ``schedule_str``), so a ``Scop`` pickles.
+
+Statement right-hand sides are kept as a small expression tree (``Expr``) whose leaves are
+constants, names (iterators, size parameters, read-only scalars) and ``Ref`` (a read access).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.mdh import Access, Affine, BufferKind
+
+# {{{ expressions
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """An iterator, a size parameter or a read-only scalar variable."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """A read of an array element or of a scalar written somewhere in the nest."""
+
+    access: Access
+
+
+@dataclass(frozen=True, slots=True)
+class Unary:
+    op: str
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Binary:
+    op: str
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    func: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Cast:
+    type: str
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Cond:
+    cond: Expr
+    then: Expr
+    other: Expr
+
+
+Expr = Const | Var | Ref | Unary | Binary | Call | Cast | Cond
+
+# C precedence (higher binds tighter), used to print with minimal parentheses.
+_PREC = {
+    "*": 13, "/": 13, "%": 13, "+": 12, "-": 12, "<<": 11, ">>": 11,
+    "<": 10, "<=": 10, ">": 10, ">=": 10, "==": 9, "!=": 9, "&": 8, "^": 7, "|": 6,
+    "&&": 5, "||": 4,
+}
+
+
+def expr_refs(e: Expr) -> list[Access]:
+    """Every ``Ref`` access in ``e``, in evaluation (left-to-right) order."""
+    if isinstance(e, Ref):
+        return [e.access]
+    if isinstance(e, Unary | Cast):
+        return expr_refs(e.operand)
+    if isinstance(e, Binary):
+        return expr_refs(e.left) + expr_refs(e.right)
+    if isinstance(e, Call):
+        return [a for x in e.args for a in expr_refs(x)]
+    if isinstance(e, Cond):
+        return expr_refs(e.cond) + expr_refs(e.then) + expr_refs(e.other)
+    return []
+
+
+def expr_names(e: Expr) -> set[str]:
+    """Every ``Var`` name in ``e`` (not counting names inside subscripts)."""
+    if isinstance(e, Var):
+        return {e.name}
+    if isinstance(e, Unary | Cast):
+        return expr_names(e.operand)
+    if isinstance(e, Binary):
+        return expr_names(e.left) | expr_names(e.right)
+    if isinstance(e, Call):
+        return {n for x in e.args for n in expr_names(x)}
+    if isinstance(e, Cond):
+        return expr_names(e.cond) | expr_names(e.then) | expr_names(e.other)
+    return set()
+
+
+def render_expr(e: Expr, refs: dict[Access, str] | None = None, prec: int = 0) -> str:
+    """C text of ``e``; a ``Ref`` prints as ``refs[access]`` when given, else as ``A[i][j]``."""
+    if isinstance(e, Const):
+        return e.text
+    if isinstance(e, Var):
+        return e.name
+    if isinstance(e, Ref):
+        return refs[e.access] if refs is not None and e.access in refs else e.access.to_c()
+    if isinstance(e, Unary):
+        inner = render_expr(e.operand, refs, 14)
+        text = f"{e.op}{inner}" if not inner.startswith(e.op[-1]) else f"{e.op}({inner})"
+        return text if prec <= 14 else f"({text})"
+    if isinstance(e, Cast):
+        text = f"({e.type}){render_expr(e.operand, refs, 14)}"
+        return text if prec <= 14 else f"({text})"
+    if isinstance(e, Binary):
+        p = _PREC[e.op]
+        text = f"{render_expr(e.left, refs, p)} {e.op} {render_expr(e.right, refs, p + 1)}"
+        return text if prec <= p else f"({text})"
+    if isinstance(e, Call):
+        return f"{e.func}({', '.join(render_expr(a, refs) for a in e.args)})"
+    text = f"{render_expr(e.cond, refs, 4)} ? {render_expr(e.then, refs)} : {render_expr(e.other, refs, 3)}"
+    return text if prec <= 3 else f"({text})"
+
+
+# }}}
+
+# {{{ model
+
+
+@dataclass(frozen=True, slots=True)
+class Variable:
+    """A variable the nest touches, with its declared type. ``scalar_type`` resolves typedefs."""
+
+    name: str
+    elem_type: str
+    shape: tuple[str, ...]
+    kind: BufferKind
+    scalar_type: str = ""
+
+    @property
+    def is_float(self) -> bool:
+        return any(w in self.scalar_type.split() for w in ("float", "double", "_Float32", "_Float64", "_Float128"))
+
+    @property
+    def is_integer(self) -> bool:
+        words = self.scalar_type.split()
+        return not self.is_float and (any(w in _INT_WORDS for w in words) or self.scalar_type.endswith("_t"))
+
+
+_INT_WORDS = frozenset({"int", "long", "short", "char", "unsigned", "signed", "_Bool"})
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """``for (iterator = lower; iterator < upper; ++iterator)``; ``parent`` indexes ``Scop.loops``."""
+
+    iterator: str
+    lower: Affine
+    upper: Affine
+    loc: SourceLoc
+    parent: int | None
+    depth: int
+
+    @property
+    def extent(self) -> Affine:
+        up = dict(self.upper.terms)
+        for n, c in self.lower.terms:
+            up[n] = up.get(n, 0) - c
+        return Affine.of(up, self.upper.constant - self.lower.constant)
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One assignment ``write op rhs`` executed for every point of its loops' domain.
+
+    ``loops`` lists the enclosing loops outermost first (indices into ``Scop.loops``);
+    ``position`` holds the textual order inside each of them (the 2d+1 schedule's constants,
+    ``len(loops) + 1`` entries). ``op`` is the C assignment operator as written (``=``, ``+=``...);
+    ``reads`` lists every read access, including the implicit one of ``x op= e``.
+    """
+
+    name: str
+    loc: SourceLoc
+    loops: tuple[int, ...]
+    position: tuple[int, ...]
+    write: Access
+    op: str
+    rhs: Expr
+    reads: tuple[Access, ...]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Scop:
+    """A candidate nest: loops, statements, size parameters and the variables it touches."""
+
+    loc: SourceLoc
+    function: str
+    loops: tuple[Loop, ...]
+    statements: tuple[Statement, ...]
+    params: tuple[str, ...]
+    variables: tuple[Variable, ...]
+    marked: bool = False
+    pragma_text: str | None = None
+    pragma_loc: SourceLoc | None = None
+
+    def variable(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def iterators(self, stmt: Statement) -> tuple[str, ...]:
+        return tuple(self.loops[k].iterator for k in stmt.loops)
+
+    def _prefix(self) -> str:
+        return f"[{', '.join(self.params)}] -> " if self.params else ""
+
+    def domain_str(self, stmt: Statement, tag: str | None = None) -> str:
+        its = self.iterators(stmt)
+        cons = [f"{self.loops[k].lower.to_c()} <= {self.loops[k].iterator} < {self.loops[k].upper.to_c()}"
+                for k in stmt.loops]
+        body = f"{tag or stmt.name}[{', '.join(its)}]"
+        return f"{self._prefix()}{{ {body}{' : ' + ' and '.join(cons) if cons else ''} }}"
+
+    def access_str(self, stmt: Statement, acc: Access, tag: str | None = None) -> str:
+        its = ", ".join(self.iterators(stmt))
+        idx = ", ".join(e.to_c() for e in acc.index)
+        return f"{self._prefix()}{{ {tag or stmt.name}[{its}] -> {acc.buffer}[{idx}] }}"
+
+    def schedule_str(self, stmt: Statement, tag: str | None = None, sub: int = 0) -> str:
+        """The 2d+1 schedule padded to the nest's depth, plus one sub-statement dimension."""
+        depth = max((lp.depth for lp in self.loops), default=0)
+        its = self.iterators(stmt)
+        times: list[str] = []
+        for d in range(depth):
+            times.append(str(stmt.position[d]) if d < len(stmt.position) else "0")
+            times.append(its[d] if d < len(its) else "0")
+        times.append(str(stmt.position[depth]) if depth < len(stmt.position) else "0")
+        times.append(str(sub))
+        return f"{self._prefix()}{{ {tag or stmt.name}[{', '.join(its)}] -> [{', '.join(times)}] }}"
+
+
+# }}}
