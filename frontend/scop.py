@@ -1,0 +1,642 @@
+"""Polyhedral model extraction: pycparser AST -> ``Candidate`` nests, each a ``Scop`` or a reason.
+
+Which ``for`` statements are candidates (``find_candidates``): the outermost ``for``s between
+``#pragma scop``/``#pragma endscop``; a ``for`` directly preceded by ``#pragma mdh(...)``; and,
+when the file has neither kind of marker (or ``--all-nests``), every outermost ``for`` of every
+function. Only nests of the main input file are considered, never those of headers.
+
+``NestBuilder`` turns one candidate into a ``Scop``. It is a ``NodeVisitor`` with one method
+per accepted statement kind; ``generic_visit`` raises ``UnsupportedInput``, so nothing inside a
+candidate nest is skipped silently.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pycparser import c_ast
+
+from frontend.parse import ParsedFile, pragma_text
+from frontend.symbols import FUNC_DECLS, SymbolTable, c_text, symbols_for
+from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.scop import (
+    Binary, Call, Cast, Cond, Const, Expr, Loop, Ref, Scop, Statement, Unary, Var, Variable, expr_names, expr_refs,
+)
+from mdpoly.options import Options
+
+# Side-effect-free math functions a statement may call.
+PURE_FUNCTIONS = frozenset(
+    [f + s for f in ("sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "fabs", "pow", "sin", "cos",
+                     "tan", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh",
+                     "fmax", "fmin", "floor", "ceil", "round", "trunc", "fmod", "cbrt", "hypot", "erf", "erfc",
+                     "fma", "copysign", "rint", "nearbyint", "fdim")
+     for s in ("", "f", "l")] + ["abs", "labs", "llabs"]
+)
+
+_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
+_BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
+                         "&&", "||"})
+
+
+def loc_of(node: c_ast.Node, fallback: SourceLoc | None = None) -> SourceLoc:
+    c = node.coord
+    if c is None or c.line is None:
+        if fallback is None:
+            return SourceLoc("<unknown>", 0, 0)
+        return fallback
+    return SourceLoc(c.file, c.line, c.column or 1)
+
+
+# {{{ candidates
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One candidate nest: the ``For`` node, where it lives, and how it was marked."""
+
+    node: c_ast.For
+    func: c_ast.FuncDef
+    marked: bool
+    pragma: c_ast.Pragma | None  # a directly preceding ``#pragma mdh(...)``
+
+    @property
+    def loc(self) -> SourceLoc:
+        return loc_of(self.node)
+
+    @property
+    def function(self) -> str:
+        return str(self.func.decl.name)
+
+
+def _is_mdh(p: c_ast.Node) -> bool:
+    if not isinstance(p, c_ast.Pragma):
+        return False
+    t = pragma_text(p)
+    return t == "mdh" or t.startswith(("mdh(", "mdh ("))
+
+
+def _is_marker(p: c_ast.Node) -> bool:
+    return isinstance(p, c_ast.Pragma) and (pragma_text(p) in ("scop", "endscop") or _is_mdh(p))
+
+
+class _MarkerFinder(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_Pragma(self, node: c_ast.Pragma) -> None:
+        self.found = self.found or _is_marker(node)
+
+
+class _CandidateFinder(c_ast.NodeVisitor):
+    def __init__(self, func: c_ast.FuncDef, auto: bool) -> None:
+        self.func = func
+        self.auto = auto
+        self.found: list[Candidate] = []
+
+    def visit_Compound(self, node: c_ast.Compound) -> None:
+        in_scop = False
+        prev: c_ast.Node | None = None
+        for item in node.block_items or []:
+            if isinstance(item, c_ast.Pragma):
+                t = pragma_text(item)
+                if t == "scop":
+                    in_scop = True
+                elif t == "endscop":
+                    in_scop = False
+            elif isinstance(item, c_ast.For) and (in_scop or self.auto or _is_mdh(prev)):
+                mdh = prev if _is_mdh(prev) else None
+                self.found.append(Candidate(item, self.func, in_scop or mdh is not None, mdh))  # type: ignore[arg-type]
+            else:
+                self.visit(item)
+            prev = item
+
+
+def find_candidates(parsed: ParsedFile, options: Options) -> list[Candidate]:
+    """Candidate nests of the main file, in source order."""
+    funcs = [e for e in parsed.ast.ext if isinstance(e, c_ast.FuncDef) and e.coord is not None
+             and e.coord.file == parsed.path]
+    mf = _MarkerFinder()
+    for f in funcs:
+        mf.visit(f)
+    auto = options.all_nests or not mf.found
+    out: list[Candidate] = []
+    for f in funcs:
+        cf = _CandidateFinder(f, auto)
+        cf.visit(f.body)
+        out.extend(cf.found)
+    return out
+
+
+def return_type_loc(func: c_ast.FuncDef) -> SourceLoc:
+    """Where the return type's first specifier token is (e.g. ``float`` in ``static float f``)."""
+    t: c_ast.Node = func.decl.type
+    while isinstance(t, (*FUNC_DECLS, c_ast.PtrDecl, c_ast.TypeDecl, c_ast.ArrayDecl)):
+        t = t.type
+    return loc_of(t, loc_of(func.decl))
+
+
+# }}}
+
+# {{{ nest builder
+
+
+class _NotAffine(Exception):
+    pass
+
+
+def _int_constant(node: c_ast.Constant) -> int:
+    if "int" not in node.type and node.type not in ("long", "unsigned"):
+        raise _NotAffine
+    v = node.value.rstrip("uUlL")
+    if v[:2].lower() == "0x":
+        return int(v, 16)
+    return int(v, 8) if len(v) > 1 and v.startswith("0") else int(v)
+
+
+class _WrittenNames(c_ast.NodeVisitor):
+    """Names assigned (``=``, ``op=``, ``++``/``--``) or declared anywhere inside a nest."""
+
+    def __init__(self) -> None:
+        self.written: set[str] = set()
+        self.declared: set[str] = set()
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> None:
+        self.written.add(_base_name(node.lvalue))
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op in ("++", "--", "p++", "p--"):
+            self.written.add(_base_name(node.expr))
+        self.generic_visit(node)
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if node.name:
+            self.declared.add(node.name)
+        self.generic_visit(node)
+
+
+def _base_name(node: c_ast.Node) -> str:
+    while isinstance(node, c_ast.ArrayRef):
+        node = node.name
+    if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+        return _base_name(node.expr)
+    return node.name if isinstance(node, c_ast.ID) else "<expr>"
+
+
+class NestBuilder(c_ast.NodeVisitor):
+    """Builds the ``Scop`` of one candidate; raises ``UnsupportedInput`` on anything else."""
+
+    def __init__(self, cand: Candidate, symbols: SymbolTable) -> None:
+        self.cand = cand
+        self.sym = symbols
+        wn = _WrittenNames()
+        wn.visit(cand.node)
+        self.written = wn.written
+        self.nest_locals = wn.declared
+        self.loops: list[Loop] = []
+        self.stack: list[int] = []          # indices of the enclosing loops
+        self.positions: list[int] = [0]     # next textual position at each level
+        self.stmt_positions: list[int] = []  # positions of the enclosing loops
+        self.statements: list[Statement] = []
+        self.temps: dict[str, Expr] = {}
+        self.params: list[str] = []
+        self.variables: dict[str, Variable] = {}
+
+    # -- entry
+
+    def build(self) -> Scop:
+        self.visit(self.cand.node)
+        if not self.statements:
+            raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
+        prag = self.cand.pragma
+        return Scop(
+            loc=self.cand.loc, function=self.cand.function, loops=tuple(self.loops),
+            statements=tuple(self.statements), params=tuple(self.params),
+            variables=tuple(self.variables.values()), marked=self.cand.marked,
+            pragma_text=pragma_text(prag) if prag is not None else None,
+            pragma_loc=loc_of(prag) if prag is not None else None,
+        )
+
+    def _loc(self, node: c_ast.Node) -> SourceLoc:
+        return loc_of(node, self.cand.loc)
+
+    def _fail(self, node: c_ast.Node, code: str, message: str) -> UnsupportedInput:
+        return UnsupportedInput(message, self._loc(node), code)
+
+    # -- statements
+
+    def generic_visit(self, node: c_ast.Node) -> None:
+        raise self._fail(node, "unsupported-statement",
+                         f"statement kind '{type(node).__name__}' is not supported in a loop nest")
+
+    def visit_For(self, node: c_ast.For) -> None:
+        it, lower = self._for_init(node)
+        upper = self._for_cond(node, it)
+        self._for_next(node, it)
+        if it in self.written_in(node.stmt):
+            raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is modified in the loop body")
+        idx = len(self.loops)
+        self.loops.append(Loop(it, lower, upper, self._loc(node), self.stack[-1] if self.stack else None,
+                               len(self.stack) + 1))
+        self.stmt_positions.append(self._next_position())
+        self.stack.append(idx)
+        self.positions.append(0)
+        saved = dict(self.temps)
+        self.visit(node.stmt)
+        self.temps = saved
+        self.positions.pop()
+        self.stack.pop()
+        self.stmt_positions.pop()
+
+    def written_in(self, node: c_ast.Node) -> set[str]:
+        wn = _WrittenNames()
+        wn.visit(node)
+        return wn.written
+
+    def _next_position(self) -> int:
+        p = self.positions[-1]
+        self.positions[-1] += 1
+        return p
+
+    def visit_Compound(self, node: c_ast.Compound) -> None:
+        for item in node.block_items or []:
+            self.visit(item)
+
+    def visit_EmptyStatement(self, node: c_ast.EmptyStatement) -> None:
+        return
+
+    def visit_Pragma(self, node: c_ast.Pragma) -> None:
+        return  # pragmas inside the nest (e.g. ``omp simd``) do not change its meaning
+
+    def visit_While(self, node: c_ast.While) -> None:
+        raise self._fail(node, "while-loop", "'while' loops cannot be modelled")
+
+    def visit_DoWhile(self, node: c_ast.DoWhile) -> None:
+        raise self._fail(node, "while-loop", "'do'/'while' loops cannot be modelled")
+
+    def visit_Goto(self, node: c_ast.Goto) -> None:
+        raise self._fail(node, "goto", "'goto' leaves the polyhedral model")
+
+    def visit_Label(self, node: c_ast.Label) -> None:
+        raise self._fail(node, "goto", "labels inside a loop nest cannot be modelled")
+
+    def visit_Break(self, node: c_ast.Break) -> None:
+        raise self._fail(node, "break", "'break' makes the iteration domain data-dependent")
+
+    def visit_Continue(self, node: c_ast.Continue) -> None:
+        raise self._fail(node, "break", "'continue' makes the iteration domain data-dependent")
+
+    def visit_Return(self, node: c_ast.Return) -> None:
+        raise self._fail(node, "break", "'return' inside a loop nest makes its domain data-dependent")
+
+    def visit_If(self, node: c_ast.If) -> None:
+        reads_data = False
+        try:
+            e = self.expr(node.cond)
+            reads_data = bool(expr_refs(e)) or any(n not in self._iterators() and n not in self.params
+                                                    for n in expr_names(e))
+        except UnsupportedInput:
+            reads_data = True
+        if reads_data:
+            raise self._fail(node, "data-dependent-condition",
+                             f"condition '{c_text(node.cond)}' depends on data computed at run time")
+        raise self._fail(node, "non-rectangular-domain",
+                         f"condition '{c_text(node.cond)}' restricts the iteration domain to a non-rectangular set")
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        raise self._fail(node, "side-effect-call", f"call to '{c_text(node.name)}' may have side effects")
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if not isinstance(node.type, c_ast.TypeDecl):
+            raise self._fail(node, "unsupported-statement", f"local array or pointer '{node.name}' in a loop nest")
+        if node.init is None:
+            raise self._fail(node, "unsupported-statement",
+                             f"local variable '{node.name}' is declared without an initialiser")
+        if node.name in self.written:
+            raise self._fail(node, "unsupported-statement",
+                             f"local variable '{node.name}' is assigned after its declaration")
+        var = self.sym._variable(node.name, node.type)
+        e = self.expr(node.init)
+        if var is not None:
+            e = Cast(var.elem_type, e) if not _same_type_constant(e) else e
+        self.temps[node.name] = e
+
+    def visit_DeclList(self, node: c_ast.DeclList) -> None:
+        for d in node.decls:
+            self.visit(d)
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> None:
+        if node.op not in _ASSIGN_OPS:
+            raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
+        self._statement(node, node.lvalue, node.op, self.expr(node.rvalue))
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op in ("++", "p++", "--", "p--"):
+            op = "+=" if "+" in node.op else "-="
+            self._statement(node, node.expr, op, Const("1"))
+            return
+        raise self._fail(node, "unsupported-statement", f"expression statement '{c_text(node)}' has no effect")
+
+    def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
+        target = self.lvalue(lvalue)
+        reads = ([target] if op != "=" else []) + _refs(rhs)
+        text = c_text(node).strip() + ";"
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=tuple(self.stmt_positions) + (self._next_position(),), write=target, op=op, rhs=rhs,
+            reads=tuple(reads), text=text))
+
+    # -- loop headers
+
+    def _for_init(self, node: c_ast.For) -> tuple[str, Affine]:
+        init = node.init
+        if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
+            d = init.decls[0]
+            var = self.sym._variable(d.name, d.type)
+            if var is None or not var.is_integer:
+                raise self._fail(node, "unsupported-statement", f"loop iterator '{d.name}' is not an integer")
+            return d.name, self._bound(d.init, node, "lower")
+        if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+            name = init.lvalue.name
+            var = self._lookup(name, node)
+            if not var.is_integer:
+                raise self._fail(node, "unsupported-statement", f"loop iterator '{name}' is not an integer")
+            return name, self._bound(init.rvalue, node, "lower")
+        raise self._fail(node, "unsupported-statement",
+                         "loop initialisation must be 'int i = lower' or 'i = lower'")
+
+    def _for_cond(self, node: c_ast.For, it: str) -> Affine:
+        c = node.cond
+        if isinstance(c, c_ast.BinaryOp):
+            if c.op in ("<", "<=") and _is_id(c.left, it):
+                up = self._bound(c.right, node, "upper")
+                return up if c.op == "<" else _add(up, 1)
+            if c.op in (">", ">=") and _is_id(c.right, it):
+                up = self._bound(c.left, node, "upper")
+                return up if c.op == ">" else _add(up, 1)
+            if c.op in (">", ">=") and _is_id(c.left, it):
+                raise self._fail(node, "non-unit-stride", f"loop '{it}' counts downwards")
+        cond = c_text(c) if c is not None else "<none>"
+        raise self._fail(c if c is not None else node, "non-affine-bound",
+                         f"loop condition '{cond}' is not of the form '{it} < upper' or '{it} <= upper'")
+
+    def _for_next(self, node: c_ast.For, it: str) -> None:
+        n = node.next
+        step: int | None = None
+        if isinstance(n, c_ast.UnaryOp) and _is_id(n.expr, it):
+            step = {"++": 1, "p++": 1, "--": -1, "p--": -1}.get(n.op)
+        elif isinstance(n, c_ast.Assignment) and _is_id(n.lvalue, it):
+            try:
+                if n.op in ("+=", "-=") and isinstance(n.rvalue, c_ast.Constant):
+                    step = _int_constant(n.rvalue) * (1 if n.op == "+=" else -1)
+                elif n.op == "=" and isinstance(n.rvalue, c_ast.BinaryOp) and n.rvalue.op in ("+", "-"):
+                    a, b = n.rvalue.left, n.rvalue.right
+                    if _is_id(a, it) and isinstance(b, c_ast.Constant):
+                        step = _int_constant(b) * (1 if n.rvalue.op == "+" else -1)
+                    elif n.rvalue.op == "+" and _is_id(b, it) and isinstance(a, c_ast.Constant):
+                        step = _int_constant(a)
+            except _NotAffine:
+                step = None
+            if step is None and n.op in ("+=", "-=", "="):
+                raise self._fail(n, "non-unit-stride", f"loop '{it}' does not step by one ('{c_text(n)}')")
+        if step == 1:
+            return
+        if step is not None:
+            raise self._fail(n, "non-unit-stride", f"loop '{it}' steps by {step}; only unit strides are modelled")
+        raise self._fail(n if n is not None else node, "unsupported-statement",
+                         f"loop increment of '{it}' must be '{it}++', '++{it}', '{it} += 1' or '{it} = {it} + 1'")
+
+    def _bound(self, node: c_ast.Node, loop: c_ast.For, which: str) -> Affine:
+        try:
+            return self.affine(node)
+        except _NotAffine:
+            raise self._fail(node, "non-affine-bound",
+                             f"{which} bound '{c_text(node)}' is not affine in outer iterators and size "
+                             "parameters") from None
+
+    # -- affine expressions
+
+    def _iterators(self) -> list[str]:
+        return [self.loops[k].iterator for k in self.stack]
+
+    def affine(self, node: c_ast.Node) -> Affine:
+        if isinstance(node, c_ast.Constant):
+            return Affine.of(constant=_int_constant(node))
+        if isinstance(node, c_ast.ID):
+            name = node.name
+            if name in self._iterators():
+                return Affine.of({name: 1})
+            if name in self.temps or name in self.nest_locals or name in self.written:
+                raise _NotAffine
+            var = self.sym.variable(name)
+            if var is None or var.kind != "scalar" or not var.is_integer:
+                raise _NotAffine
+            if name not in self.params:
+                self.params.append(name)
+                self.variables.setdefault(name, var)
+            return Affine.of({name: 1})
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+            a = self.affine(node.expr)
+            return a if node.op == "+" else _scale(a, -1)
+        if isinstance(node, c_ast.Cast):
+            var_type = c_text(node.to_type)
+            if not any(w in var_type for w in ("int", "long", "short", "size_t", "unsigned")):
+                raise _NotAffine
+            return self.affine(node.expr)
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-"):
+            a, b = self.affine(node.left), self.affine(node.right)
+            return _combine(a, b, 1 if node.op == "+" else -1)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "*":
+            a, b = self.affine(node.left), self.affine(node.right)
+            if a.is_constant:
+                return _scale(b, a.constant)
+            if b.is_constant:
+                return _scale(a, b.constant)
+        raise _NotAffine
+
+    # -- accesses and expressions
+
+    def _lookup(self, name: str, node: c_ast.Node) -> Variable:
+        var = self.sym.variable(name)
+        if var is None:
+            raise self._fail(node, "unsupported-statement", f"cannot find the declaration of '{name}'")
+        self.variables.setdefault(name, var)
+        return var
+
+    def lvalue(self, node: c_ast.Node) -> Access:
+        if isinstance(node, c_ast.ID):
+            if node.name in self.nest_locals:
+                raise self._fail(node, "unsupported-statement",
+                                 f"local variable '{node.name}' is assigned after its declaration")
+            if node.name in self._iterators():
+                raise self._fail(node, "unsupported-statement", f"loop iterator '{node.name}' is assigned")
+            var = self._lookup(node.name, node)
+            if var.kind != "scalar":
+                raise self._fail(node, "pointer-arithmetic", f"assignment to pointer '{node.name}'")
+            return Access(node.name, ())
+        if isinstance(node, c_ast.ArrayRef):
+            return self.array_ref(node)
+        if isinstance(node, c_ast.UnaryOp) and node.op == "*":
+            raise self._fail(node, "pointer-arithmetic", f"write through pointer dereference '{c_text(node)}'")
+        raise self._fail(node, "unsupported-statement", f"cannot model the assignment target '{c_text(node)}'")
+
+    def array_ref(self, node: c_ast.ArrayRef) -> Access:
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        subs.reverse()
+        if not isinstance(base, c_ast.ID):
+            code = "pointer-arithmetic" if isinstance(base, c_ast.BinaryOp | c_ast.UnaryOp) else "unsupported-statement"
+            raise self._fail(node, code, f"array access '{c_text(node)}' has a computed base")
+        var = self._lookup(base.name, node)
+        if var.kind == "scalar":
+            raise self._fail(node, "unsupported-statement", f"'{base.name}' is subscripted but is not an array")
+        if len(subs) != len(var.shape):
+            raise self._fail(node, "unsupported-statement",
+                             f"'{c_text(node)}' uses {len(subs)} of the {len(var.shape)} dimensions of '{base.name}'")
+        index: list[Affine] = []
+        for s in subs:
+            try:
+                index.append(self.affine(s))
+            except _NotAffine:
+                raise self._fail(node, "non-affine-subscript",
+                                 f"subscript '{c_text(node)}' is not affine") from None
+        return Access(base.name, tuple(index))
+
+    def expr(self, node: c_ast.Node) -> Expr:
+        return _ExprBuilder(self).visit(node)
+
+
+def _refs(e: Expr) -> list[Access]:
+    out: list[Access] = []
+    for a in expr_refs(e):
+        if a not in out:
+            out.append(a)
+    return out
+
+
+def _same_type_constant(e: Expr) -> bool:
+    return isinstance(e, Const)
+
+
+class _ExprBuilder(c_ast.NodeVisitor):
+    """Right-hand sides: pycparser expression -> ``Expr``; raises on anything else."""
+
+    def __init__(self, nb: NestBuilder) -> None:
+        self.nb = nb
+
+    def generic_visit(self, node: c_ast.Node) -> Expr:
+        raise self.nb._fail(node, "unsupported-statement",
+                            f"expression '{c_text(node)}' ({type(node).__name__}) is not supported")
+
+    def visit_Constant(self, node: c_ast.Constant) -> Expr:
+        return Const(node.value)
+
+    def visit_ID(self, node: c_ast.ID) -> Expr:
+        nb, name = self.nb, node.name
+        if name in nb._iterators():
+            return Var(name)
+        if name in nb.temps:
+            return nb.temps[name]
+        if name in nb.nest_locals:
+            raise nb._fail(node, "unsupported-statement", f"local variable '{name}' is used outside its scope")
+        if name in nb.sym.enums and nb.sym.variable(name) is None:
+            return Const(name)
+        var = nb._lookup(name, node)
+        if var.kind != "scalar":
+            raise nb._fail(node, "pointer-arithmetic", f"array '{name}' is used as a pointer value")
+        if name in nb.written:
+            return Ref(Access(name, ()))
+        return Var(name)
+
+    def visit_ArrayRef(self, node: c_ast.ArrayRef) -> Expr:
+        return Ref(self.nb.array_ref(node))
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> Expr:
+        if node.op in ("-", "+", "!", "~"):
+            return Unary(node.op, self.visit(node.expr))
+        if node.op in ("*", "&"):
+            raise self.nb._fail(node, "pointer-arithmetic", f"pointer operation '{c_text(node)}'")
+        if node.op == "sizeof":
+            return Const(c_text(node))
+        raise self.nb._fail(node, "unsupported-statement", f"side effect '{c_text(node)}' inside an expression")
+
+    def visit_BinaryOp(self, node: c_ast.BinaryOp) -> Expr:
+        if node.op not in _BINARY_OPS:
+            raise self.nb._fail(node, "unsupported-statement", f"operator '{node.op}'")
+        return Binary(node.op, self.visit(node.left), self.visit(node.right))
+
+    def visit_Cast(self, node: c_ast.Cast) -> Expr:
+        t = c_text(node.to_type)
+        if "*" in t:
+            raise self.nb._fail(node, "pointer-arithmetic", f"pointer cast '{c_text(node)}'")
+        return Cast(t, self.visit(node.expr))
+
+    def visit_TernaryOp(self, node: c_ast.TernaryOp) -> Expr:
+        return Cond(self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse))
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> Expr:
+        name = node.name.name if isinstance(node.name, c_ast.ID) else c_text(node.name)
+        if name not in PURE_FUNCTIONS:
+            raise self.nb._fail(node, "side-effect-call", f"call to '{name}' may have side effects")
+        args = tuple(self.visit(a) for a in (node.args.exprs if node.args else []))
+        return Call(name, args)
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> Expr:
+        raise self.nb._fail(node, "unsupported-statement", f"assignment '{c_text(node)}' inside an expression")
+
+
+def _is_id(node: c_ast.Node | None, name: str) -> bool:
+    return isinstance(node, c_ast.ID) and node.name == name
+
+
+def _scale(a: Affine, k: int) -> Affine:
+    return Affine.of({n: c * k for n, c in a.terms}, a.constant * k)
+
+
+def _combine(a: Affine, b: Affine, sign: int) -> Affine:
+    d = dict(a.terms)
+    for n, c in b.terms:
+        d[n] = d.get(n, 0) + sign * c
+    return Affine.of(d, a.constant + sign * b.constant)
+
+
+def _add(a: Affine, k: int) -> Affine:
+    return Affine(a.terms, a.constant + k)
+
+
+def extract_scop(parsed: ParsedFile, cand: Candidate) -> Scop:
+    """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason."""
+    return NestBuilder(cand, symbols_for(parsed.ast, cand.func, cand.node)).build()
+
+
+def loop_headers(cand: Candidate) -> tuple[tuple[str, str], ...]:
+    """Best-effort ``(iterator, extent text)`` of the chain of outermost loops, for kept nests."""
+    out: list[tuple[str, str]] = []
+    node: c_ast.Node | None = cand.node
+    while isinstance(node, c_ast.For):
+        it, lo, up = "?", "0", "?"
+        if isinstance(node.init, c_ast.DeclList) and node.init.decls:
+            it = node.init.decls[0].name
+            lo = c_text(node.init.decls[0].init) if node.init.decls[0].init is not None else "0"
+        elif isinstance(node.init, c_ast.Assignment):
+            it, lo = c_text(node.init.lvalue), c_text(node.init.rvalue)
+        if isinstance(node.cond, c_ast.BinaryOp):
+            up = c_text(node.cond.right)
+            if node.cond.op == "<=":
+                up = f"{up} + 1"
+        out.append((it, up if lo == "0" else f"{up} - ({lo})"))
+        body = node.stmt
+        if isinstance(body, c_ast.Compound):
+            items = [x for x in body.block_items or [] if not isinstance(x, c_ast.Pragma)]
+            fors = [x for x in items if isinstance(x, c_ast.For)]
+            node = fors[0] if len(fors) == 1 else None
+        else:
+            node = body
+    return tuple(out)
+
+
+# }}}

@@ -1,0 +1,137 @@
+"""Declarations visible at a loop nest: pycparser ``FileAST`` + ``FuncDef`` -> ``SymbolTable``.
+
+Used by ``frontend.scop`` to find each touched variable's element type and declared shape
+(globals, function parameters, locals; ``float A[N][M]``, ``float *p``, ``double (*A)[64]``,
+VLA parameters ``float A[n][m]``). Typedefs are resolved for classification.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pycparser import c_ast
+from pycparserext.ext_c_generator import GnuCGenerator
+from pycparserext.ext_c_parser import FuncDeclExt
+
+FUNC_DECLS = (c_ast.FuncDecl, FuncDeclExt)
+
+from mdpoly.ir.scop import Variable
+
+_QUALS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__", "_Atomic"})
+
+
+def c_text(node: c_ast.Node) -> str:
+    """C text of an expression or type node (macros appear expanded)."""
+    return GnuCGenerator().visit(node)
+
+
+@dataclass
+class SymbolTable:
+    """Names -> declarations, innermost scope last; built once per function, read-only after."""
+
+    decls: dict[str, c_ast.Node] = field(default_factory=dict)
+    typedefs: dict[str, c_ast.Node] = field(default_factory=dict)
+    enums: dict[str, str] = field(default_factory=dict)
+
+    def variable(self, name: str) -> Variable | None:
+        node = self.decls.get(name)
+        if node is None:
+            return None
+        return self._variable(name, node)
+
+    def _variable(self, name: str, typ: c_ast.Node) -> Variable | None:
+        shape: list[str] = []
+        kind = "scalar"
+        t = typ
+        while True:
+            if isinstance(t, c_ast.ArrayDecl):
+                if kind == "scalar":
+                    kind = "array"
+                shape.append(c_text(t.dim) if t.dim is not None else "")
+                t = t.type
+            elif isinstance(t, c_ast.PtrDecl):
+                if shape and kind == "array":  # an array of pointers: not a dense buffer
+                    return None
+                if kind == "scalar":
+                    kind = "pointer"
+                shape.append("")
+                t = t.type
+            else:
+                break
+        if not isinstance(t, c_ast.TypeDecl):
+            return None
+        base = t.type
+        if isinstance(base, c_ast.IdentifierType):
+            names = [n for n in base.names if n not in _QUALS]
+            elem = " ".join(names)
+        elif isinstance(base, c_ast.Struct | c_ast.Union | c_ast.Enum):
+            elem = f"{type(base).__name__.lower()} {base.name or ''}".strip()
+        else:
+            return None
+        return Variable(name, elem, tuple(shape), kind, self.resolve(elem))  # type: ignore[arg-type]
+
+    def resolve(self, elem: str) -> str:
+        """The builtin type a typedef name stands for (``real`` -> ``double``)."""
+        seen = set()
+        while elem in self.typedefs and elem not in seen:
+            seen.add(elem)
+            t = self.typedefs[elem]
+            if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+                elem = " ".join(n for n in t.type.names if n not in _QUALS)
+            else:
+                break
+        return elem
+
+
+def _add_decl(table: SymbolTable, node: c_ast.Node) -> None:
+    if isinstance(node, c_ast.Typedef):
+        table.typedefs[node.name] = node.type
+    elif isinstance(node, c_ast.Decl):
+        if node.name and not isinstance(node.type, FUNC_DECLS):
+            table.decls[node.name] = node.type
+        _add_enums(table, node.type)
+
+
+def _add_enums(table: SymbolTable, typ: c_ast.Node) -> None:
+    t = typ
+    while isinstance(t, c_ast.TypeDecl | c_ast.ArrayDecl | c_ast.PtrDecl):
+        t = t.type
+    if isinstance(t, c_ast.Enum) and t.values is not None:
+        for v in t.values.enumerators:
+            table.enums[v.name] = v.name
+
+
+class _LocalCollector(c_ast.NodeVisitor):
+    """Every declaration in a function body, except those inside ``skip`` (the nest itself)."""
+
+    def __init__(self, table: SymbolTable, skip: c_ast.Node) -> None:
+        self.table = table
+        self.skip = skip
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        _add_decl(self.table, node)
+        self.generic_visit(node)
+
+    def visit_Typedef(self, node: c_ast.Typedef) -> None:
+        _add_decl(self.table, node)
+
+    def generic_visit(self, node: c_ast.Node) -> None:
+        if node is self.skip:
+            return
+        for child in node:
+            self.visit(child)
+
+
+def symbols_for(ast: c_ast.FileAST, func: c_ast.FuncDef, nest: c_ast.Node) -> SymbolTable:
+    """Globals, then ``func``'s parameters, then its locals outside ``nest`` (later names win)."""
+    table = SymbolTable()
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.Decl | c_ast.Typedef):
+            _add_decl(table, ext)
+    fdecl = func.decl.type
+    if isinstance(fdecl, FUNC_DECLS) and fdecl.args is not None:
+        for p in fdecl.args.params:
+            if isinstance(p, c_ast.Decl) and p.name:
+                table.decls[p.name] = p.type
+    _LocalCollector(table, nest).visit(func.body)
+    return table
