@@ -1,0 +1,287 @@
+"""Dependence analysis and loop classification: ``Scop`` + ``Options`` -> ``Deps``.
+
+Every access gets its own isl tuple (``A<n>``) over its statement's domain and a schedule that
+is the statement's 2d+1 schedule plus one dimension ordering a statement's reads before its
+write, so isl's dataflow (``UnionAccessInfo.compute_flow``) reports RAW, WAR and WAW
+dependences between individual accesses. A loop is ``++`` when it carries none; a reduction
+(``+ * max min``) when all it carries are through the accumulator of reduction updates
+(``x op= e``, ``x = x op e``, ``x = fmax(x, e)``, ``x = x > e ? x : e``...) sharing one
+operator, and the accumulator is not otherwise touched in that loop; else ``seq``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import islpy as isl
+
+from mdpoly.ir.mdh import Access, Combine
+from mdpoly.ir.scop import Binary, Call, Cond, Expr, Ref, Scop, Statement, Unary, expr_refs
+from mdpoly.options import Options
+
+# {{{ reduction updates
+
+
+@dataclass(frozen=True, slots=True)
+class Reduction:
+    """Statement ``stmt`` folds ``term`` into ``accumulator`` with ``op``."""
+
+    stmt: str
+    op: Combine
+    accumulator: Access
+    term: Expr
+
+
+_MAX_FUNCS = frozenset({"fmax", "fmaxf", "fmaxl"})
+_MIN_FUNCS = frozenset({"fmin", "fminf", "fminl"})
+
+
+def _is_acc(e: Expr, acc: Access) -> bool:
+    return isinstance(e, Ref) and e.access == acc
+
+
+def _uses(e: Expr, acc: Access) -> bool:
+    return acc in expr_refs(e)
+
+
+def reduction_of(stmt: Statement) -> Reduction | None:
+    """The reduction ``stmt`` performs, or None when it is no reduction update."""
+    x, e = stmt.write, stmt.rhs
+
+    def make(op: Combine, term: Expr) -> Reduction | None:
+        return None if _uses(term, x) else Reduction(stmt.name, op, x, term)
+
+    if stmt.op == "+=":
+        return make(Combine.ADD, e)
+    if stmt.op == "-=":
+        return make(Combine.ADD, Unary("-", e))
+    if stmt.op == "*=":
+        return make(Combine.MUL, e)
+    if stmt.op != "=":
+        return None
+    if isinstance(e, Binary) and e.op in ("+", "*"):
+        op = Combine.ADD if e.op == "+" else Combine.MUL
+        if _is_acc(e.left, x):
+            return make(op, e.right)
+        if _is_acc(e.right, x):
+            return make(op, e.left)
+    if isinstance(e, Binary) and e.op == "-" and _is_acc(e.left, x):
+        return make(Combine.ADD, Unary("-", e.right))
+    if isinstance(e, Call) and len(e.args) == 2 and e.func in _MAX_FUNCS | _MIN_FUNCS:
+        op = Combine.MAX if e.func in _MAX_FUNCS else Combine.MIN
+        if _is_acc(e.args[0], x):
+            return make(op, e.args[1])
+        if _is_acc(e.args[1], x):
+            return make(op, e.args[0])
+    if isinstance(e, Cond) and isinstance(e.cond, Binary) and e.cond.op in ("<", "<=", ">", ">="):
+        a, b = e.cond.left, e.cond.right
+        if {e.then, e.other} == {a, b} and (_is_acc(a, x) or _is_acc(b, x)):
+            other = b if _is_acc(a, x) else a
+            picks_a_when_greater = (e.then == a) == (e.cond.op in (">", ">="))
+            return make(Combine.MAX if picks_a_when_greater else Combine.MIN, other)
+    return None
+
+
+# }}}
+
+# {{{ dependences
+
+
+@dataclass(frozen=True, slots=True)
+class Dependence:
+    """A dependence from access ``source`` of ``source_stmt`` to ``sink`` of ``sink_stmt``."""
+
+    kind: str  # "flow" | "anti" | "output"
+    source_stmt: str
+    source: Access
+    sink_stmt: str
+    sink: Access
+    carried_by: tuple[int, ...]  # indices of the loops that carry it
+
+    def describe(self, scop: Scop) -> str:
+        if self.kind == "flow":
+            writer = _stmt(scop, self.sink_stmt).write.to_c()
+            return f"{writer} reads {self.sink.to_c()}"
+        if self.kind == "anti":
+            return f"{self.sink.to_c()} overwrites an element read as {self.source.to_c()}"
+        return f"{self.source.to_c()} and {self.sink.to_c()} write the same element"
+
+
+@dataclass(frozen=True, slots=True)
+class LoopClass:
+    loop: int
+    combine: Combine
+    reason: str | None = None  # why seq
+
+
+@dataclass(frozen=True, slots=True)
+class Deps:
+    """The classification of every loop of a ``Scop``."""
+
+    loops: tuple[LoopClass, ...]
+    dependences: tuple[Dependence, ...]
+    reductions: tuple[Reduction, ...]  # reduction updates that some reduction loop relies on
+    mixed_ops: bool = False
+
+
+def _stmt(scop: Scop, name: str) -> Statement:
+    return next(s for s in scop.statements if s.name == name)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tagged:
+    tag: str
+    stmt: Statement
+    access: Access
+    is_write: bool
+
+
+def _tagged_accesses(scop: Scop) -> list[_Tagged]:
+    out: list[_Tagged] = []
+    for st in scop.statements:
+        for r in st.reads:
+            out.append(_Tagged(f"A{len(out)}", st, r, False))
+        out.append(_Tagged(f"A{len(out)}", st, st.write, True))
+    return out
+
+
+def _union(maps: list[isl.UnionMap], space_params: str) -> isl.UnionMap:
+    u = isl.UnionMap(f"{space_params}{{ }}")
+    for m in maps:
+        u = u.union(m)
+    return u
+
+
+def compute_dependences(scop: Scop) -> list[Dependence]:
+    """All RAW, WAR and WAW dependences between accesses, with the loops carrying each."""
+    prefix = f"[{', '.join(scop.params)}] -> " if scop.params else ""
+    tagged = _tagged_accesses(scop)
+    by_tag = {t.tag: t for t in tagged}
+    doms = {t.tag: isl.Set(scop.domain_str(t.stmt, t.tag)) for t in tagged}
+    acc = {t.tag: isl.Map(scop.access_str(t.stmt, t.access, t.tag)).intersect_domain(doms[t.tag]) for t in tagged}
+    sch = {t.tag: isl.Map(scop.schedule_str(t.stmt, t.tag, 1 if t.is_write else 0)).intersect_domain(doms[t.tag])
+           for t in tagged}
+    reads = _union([acc[t.tag].to_union_map() for t in tagged if not t.is_write], prefix)
+    writes = _union([acc[t.tag].to_union_map() for t in tagged if t.is_write], prefix)
+    sched = _union([m.to_union_map() for m in sch.values()], prefix)
+    empty = isl.UnionMap(f"{prefix}{{ }}")
+
+    def flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap | None) -> isl.UnionMap:
+        ai = isl.UnionAccessInfo.from_sink(sink).set_must_source(must)
+        if may is not None:
+            ai = ai.set_may_source(may)
+        return ai.set_schedule_map(sched).compute_flow().get_may_dependence()
+
+    found: list[Dependence] = []
+    for kind, umap in (("flow", flow(reads, writes, None)), ("anti", flow(writes, empty, reads)),
+                       ("output", flow(writes, writes, None))):
+        ml = umap.get_map_list()
+        for k in range(ml.n_map()):
+            m = ml.get_at(k)
+            if m.is_empty():
+                continue
+            src = by_tag[m.get_tuple_name(isl.dim_type.in_)]
+            dst = by_tag[m.get_tuple_name(isl.dim_type.out)]
+            timed = m.apply_domain(sch[src.tag]).apply_range(sch[dst.tag])
+            carried = tuple(lp for lp in range(len(scop.loops)) if _carries(scop, lp, timed, prefix))
+            found.append(Dependence(kind, src.stmt.name, src.access, dst.stmt.name, dst.access, carried))
+    return found
+
+
+def _loop_path(scop: Scop, loop: int) -> tuple[int, ...] | None:
+    depth = scop.loops[loop].depth
+    for st in scop.statements:
+        if loop in st.loops:
+            return st.position[:depth]
+    return None
+
+
+def _carries(scop: Scop, loop: int, timed: isl.Map, prefix: str) -> bool:
+    path = _loop_path(scop, loop)
+    if path is None:
+        return False
+    n = timed.dim(isl.dim_type.in_)
+    t = [f"t{q}" for q in range(n)]
+    u = [f"u{q}" for q in range(n)]
+    it_dim = 2 * scop.loops[loop].depth - 1
+    cons = [f"t{2 * m} = {p}" for m, p in enumerate(path)]
+    cons += [f"u{q} = t{q}" for q in range(it_dim)]
+    cons.append(f"u{it_dim} != t{it_dim}")
+    sel = isl.Map(f"{prefix}{{ [{', '.join(t)}] -> [{', '.join(u)}] : {' and '.join(cons)} }}")
+    return not timed.intersect(sel).is_empty()
+
+
+# }}}
+
+# {{{ classification
+
+
+def _inside(scop: Scop, stmt: str, loop: int) -> bool:
+    return loop in _stmt(scop, stmt).loops
+
+
+def analyze_dependences(scop: Scop, options: Options) -> Deps:
+    """Classify every loop of ``scop``. :raises islpy.Error: on an isl failure (caught upstream)."""
+    deps = compute_dependences(scop)
+    reductions = {st.name: r for st in scop.statements if (r := reduction_of(st)) is not None}
+    classes: list[LoopClass] = []
+    used: dict[str, Reduction] = {}
+    ops_seen: set[Combine] = set()
+    for lp in range(len(scop.loops)):
+        it = scop.loops[lp].iterator
+        carried = [d for d in deps if lp in d.carried_by]
+        if not carried:
+            classes.append(LoopClass(lp, Combine.CONCAT))
+            continue
+        verdict = _reduction_verdict(scop, lp, carried, reductions, options)
+        if isinstance(verdict, str):
+            classes.append(LoopClass(lp, Combine.SEQ, f"loop '{it}' {verdict}"))
+            continue
+        op, reds = verdict
+        ops_seen.add(op)
+        for r in reds:
+            used[r.stmt] = r
+        classes.append(LoopClass(lp, op))
+    return Deps(tuple(classes), tuple(deps), tuple(used.values()), mixed_ops=len(ops_seen) > 1)
+
+
+def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], reductions: dict[str, Reduction],
+                       options: Options) -> tuple[Combine, list[Reduction]] | str:
+    """The reduction a loop performs, or why it is sequential (a phrase after "loop 'i' ")."""
+    reds: list[Reduction] = []
+    for d in carried:
+        red = reductions.get(d.sink_stmt)
+        if (red is None or d.source_stmt != d.sink_stmt or d.source != red.accumulator
+                or d.sink != red.accumulator):
+            return f"carries {_kind_phrase(d.kind)} on '{d.sink.buffer}' ({d.describe(scop)})"
+        if red not in reds:
+            reds.append(red)
+    ops = {r.op for r in reds}
+    if len(ops) > 1:
+        names = ", ".join(sorted(o.value for o in ops))
+        return f"carries reductions with different operators ({names})"
+    op = ops.pop()
+    it = scop.loops[lp].iterator
+    for red in reds:
+        acc = red.accumulator
+        if acc.depends_on(it):
+            return (f"carries an output dependence on '{acc.buffer}' ('{acc.to_c()}' is written again in a "
+                    "later iteration)")
+        for st in scop.statements:
+            if st.name == red.stmt or lp not in st.loops:
+                continue
+            if st.write.buffer == acc.buffer or any(r.buffer == acc.buffer for r in st.reads):
+                return (f"carries a reduction into '{acc.to_c()}' that is also accessed by "
+                        f"'{st.text}'")
+        var = scop.variable(acc.buffer)
+        if options.strict_fp and var.is_float and op in (Combine.ADD, Combine.MUL):
+            return (f"carries a floating-point '{op.value}' reduction into '{acc.to_c()}', "
+                    "which --strict-fp forbids reassociating")
+    return op, reds
+
+
+def _kind_phrase(kind: str) -> str:
+    return {"flow": "a flow dependence", "anti": "an anti dependence", "output": "an output dependence"}[kind]
+
+
+# }}}
