@@ -2,7 +2,7 @@
 
 Everything here shells out: ``cc`` builds the original and mdpoly's output, ``mdpoly`` runs as
 its console script would (``sys.exit(mdpoly.cli.main())``) in a child process with this checkout
-on ``PYTHONPATH``. Set ``MDPOLY_E2E_COMMAND`` to a command prefix (split like a shell line) to
+on ``PYTHONPATH``. Set ``MDPOLY_COMMAND`` to a command prefix (split like a shell line) to
 test another mdpoly, e.g. an installed one; ``MDPOLY_E2E_CC`` picks the C compiler.
 """
 
@@ -34,7 +34,7 @@ def c_compiler() -> str:
 
 def mdpoly_command() -> list[str]:
     """The argv prefix that runs mdpoly."""
-    override = os.environ.get("MDPOLY_E2E_COMMAND")
+    override = os.environ.get("MDPOLY_COMMAND")
     if override:
         return shlex.split(override)
     return [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
@@ -42,7 +42,7 @@ def mdpoly_command() -> list[str]:
 
 def mdpoly_available() -> bool:
     """True when an mdpoly command exists to test (the CLI module, or an override)."""
-    return bool(os.environ.get("MDPOLY_E2E_COMMAND")) or importlib.util.find_spec("mdpoly.cli") is not None
+    return bool(os.environ.get("MDPOLY_COMMAND")) or importlib.util.find_spec("mdpoly.cli") is not None
 
 
 def child_env(**extra: str) -> dict[str, str]:

@@ -1,0 +1,222 @@
+"""``mdpoly-cc``: a C compiler driver that runs mdpoly on each C source, then the real compiler.
+
+Usage::
+
+    mdpoly-cc [mdpoly options] -- <gcc-style arguments>
+    mdpoly-cc <gcc-style arguments>               # e.g. make CC=mdpoly-cc
+
+For every ``.c`` input of a compiling command (``-c``, ``-S`` or compile-and-link) the wrapper
+runs mdpoly on it (with the command's ``-I``/``-D``/``-U`` flags) into a temporary directory,
+keeping the file's base name, and calls the real compiler with the same arguments, the
+transformed file in place of the original, ``-iquote <source dir>`` so that quoted includes
+still resolve, and what the target needs (``-fopenmp`` for OpenMP, also when linking).
+``-M``/``-MM``/``-E``, version and ``-v`` queries pass straight through; dependency files written
+by ``-MD``/``-MMD`` name the original source, not the temporary one. A source mdpoly cannot
+handle is compiled unchanged, with a ``mdpoly-cc: warning:`` line on stderr.
+
+Environment: ``MDPOLY_CC`` is the real compiler (default ``cc``; may hold a prefix such as
+``ccache gcc``), ``MDPOLY_FLAGS`` adds mdpoly options, ``MDPOLY_COMMAND`` replaces the command
+that runs mdpoly (default: this package's ``mdpoly.cli.main`` under the current Python),
+``MDPOLY_CC_TIMEOUT`` bounds each mdpoly run in seconds (default 600). The exit status is the
+real compiler's.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from mdpoly.cc_args import CompilerCommand, parse_compiler_args
+
+PROG = "mdpoly-cc"
+PACKAGE_ROOT = Path(__file__).resolve().parents[1]
+MDPOLY_MAIN = "import sys; from mdpoly.cli import main; sys.exit(main())"
+
+# Flags the real compiler needs for code generated for each target: (compiling, linking).
+TARGET_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "openmp": (("-fopenmp",), ("-fopenmp",)),
+}
+
+_DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
+
+
+def warn(message: str) -> None:
+    print(f"{PROG}: warning: {message}", file=sys.stderr)
+
+
+def note(message: str) -> None:
+    print(f"{PROG}: note: {message}", file=sys.stderr)
+
+
+@dataclass(frozen=True, slots=True)
+class Transformed:
+    """One C source and the file mdpoly wrote for it (``None`` when it fell back)."""
+
+    original: str
+    generated: Path | None
+
+
+def split_wrapper_args(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Split ``[mdpoly options] -- <compiler args>``; without ``--`` all are compiler args."""
+    argv = list(argv)
+    if "--" in argv:
+        cut = argv.index("--")
+        return argv[:cut], argv[cut + 1:]
+    return [], argv
+
+
+def target_of(mdpoly_options: Sequence[str]) -> str:
+    """The ``--target`` named in mdpoly options (last one wins), default ``openmp``."""
+    target = "openmp"
+    for i, opt in enumerate(mdpoly_options):
+        if opt == "--target" and i + 1 < len(mdpoly_options):
+            target = mdpoly_options[i + 1]
+        elif opt.startswith("--target="):
+            target = opt.split("=", 1)[1]
+    return target
+
+
+def mdpoly_command() -> list[str]:
+    """The argv prefix that runs mdpoly (``MDPOLY_COMMAND`` overrides it)."""
+    override = os.environ.get("MDPOLY_COMMAND")
+    return shlex.split(override) if override else [sys.executable, "-c", MDPOLY_MAIN]
+
+
+def run_mdpoly(source: str, out: Path, options: Sequence[str], cpp_flags: Sequence[str]) -> bool:
+    """Run mdpoly on ``source`` into ``out``; forward its messages; return whether it worked."""
+    cmd = [*mdpoly_command(), source, "-o", str(out), *options, *cpp_flags]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
+    timeout = float(os.environ.get("MDPOLY_CC_TIMEOUT", "600"))
+    try:
+        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired:
+        warn(f"mdpoly took longer than {timeout:g}s on {source}; compiling it unchanged")
+        return False
+    # Diagnostics go to stderr; a compiler's stdout is not the place for them.
+    sys.stderr.write(proc.stdout + proc.stderr)
+    if proc.returncode != 0 or not out.is_file():
+        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        warn(f"mdpoly could not transform {source} (exit {proc.returncode}: {last}); compiling it unchanged")
+        return False
+    return True
+
+
+def transform_sources(command: CompilerCommand, options: Sequence[str], workdir: Path) -> list[Transformed]:
+    """Run mdpoly on every C source of ``command``, each into its own folder under ``workdir``."""
+    results = []
+    for number, source in enumerate(command.sources):
+        if not Path(source).is_file():
+            results.append(Transformed(source, None))   # the compiler reports the missing file
+            continue
+        out = workdir / str(number) / Path(source).name
+        out.parent.mkdir()
+        ok = run_mdpoly(source, out, options, command.cpp_flags)
+        results.append(Transformed(source, out if ok else None))
+    return results
+
+
+def rewrite_compiler_args(command: CompilerCommand, transformed: Sequence[Transformed], target: str) -> list[str]:
+    """The compiler arguments with generated files in place of the sources, plus target flags."""
+    compile_flags, link_flags = TARGET_FLAGS.get(target, ((), ()))
+    args = list(command.args)
+    quote_dirs: list[str] = []
+    for index, item in zip(command.source_indices, transformed):
+        if item.generated is not None:
+            args[index] = str(item.generated)
+            src_dir = str(Path(item.original).resolve().parent)
+            if src_dir not in quote_dirs:
+                quote_dirs.append(src_dir)
+    extra: list[str] = []
+    for src_dir in quote_dirs:
+        extra += ["-iquote", src_dir]
+    extra += compile_flags if command.mode != "link" else tuple(dict.fromkeys(compile_flags + link_flags))
+    if (command.mode in ("compile", "assemble") and command.output is None and not command.syntax_only
+            and len(command.sources) == 1 and any(t.generated for t in transformed)):
+        suffix = ".o" if command.mode == "compile" else ".s"
+        extra += ["-o", Path(command.sources[0]).with_suffix(suffix).name]
+    return extra + args
+
+
+def dependency_file(command: CompilerCommand) -> Path | None:
+    """Where ``-MD``/``-MMD`` writes its list: ``-MF``, else the output with suffix ``.d``."""
+    if not command.writes_deps:
+        return None
+    if command.dep_file is not None:
+        return Path(command.dep_file)
+    if command.output is not None:
+        return Path(command.output).with_suffix(".d")
+    if len(command.sources) == 1:
+        return Path(Path(command.sources[0]).name).with_suffix(".d")
+    return None
+
+
+def fix_dependency_file(path: Path | None, transformed: Sequence[Transformed]) -> None:
+    """Make a dependency file name the original sources instead of the generated ones."""
+    if path is None or not path.is_file():
+        return
+    text = path.read_text()
+    for item in transformed:
+        if item.generated is not None:
+            text = text.replace(str(item.generated), item.original.replace(" ", "\\ "))
+    path.write_text(text)
+
+
+def real_compiler() -> list[str]:
+    return shlex.split(os.environ.get("MDPOLY_CC", "cc")) or ["cc"]
+
+
+def run_compiler(args: Sequence[str]) -> int:
+    return subprocess.run([*real_compiler(), *args], check=False).returncode
+
+
+def compile_with_mdpoly(command: CompilerCommand, options: Sequence[str]) -> int:
+    """Transform the sources of a compiling command, then run the real compiler on them."""
+    target = target_of(options)
+    workdir = Path(tempfile.mkdtemp(prefix="mdpoly-cc-"))
+    keep = False
+    try:
+        transformed = transform_sources(command, options, workdir)
+        status = run_compiler(rewrite_compiler_args(command, transformed, target))
+        if status == 0:
+            fix_dependency_file(dependency_file(command), transformed)
+        elif any(t.generated for t in transformed):
+            keep = True
+            note(f"the compiler failed on mdpoly's output; it is kept in {workdir}")
+        return status
+    finally:
+        if not keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``mdpoly-cc``; returns the real compiler's exit status."""
+    wrapper_options, compiler_args = split_wrapper_args(sys.argv[1:] if argv is None else argv)
+    options = shlex.split(os.environ.get("MDPOLY_FLAGS", "")) + wrapper_options
+
+    if os.environ.get(_DEPTH_VAR):
+        warn("MDPOLY_CC points back at mdpoly-cc; using cc")
+        return subprocess.run(["cc", *compiler_args], check=False).returncode
+    os.environ[_DEPTH_VAR] = "1"
+
+    command = parse_compiler_args(compiler_args)
+    link_flags = list(TARGET_FLAGS.get(target_of(options), ((), ()))[1])
+    if command.mode in ("query", "preprocess"):
+        return run_compiler(command.args)
+    if command.response_file:
+        warn("response files (@file) are not inspected; compiling without mdpoly")
+        return run_compiler([*command.args, *link_flags] if command.mode == "link" else command.args)
+    if not command.sources:
+        return run_compiler([*command.args, *link_flags] if command.mode == "link" else command.args)
+    return compile_with_mdpoly(command, options)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
