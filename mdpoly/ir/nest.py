@@ -57,3 +57,12 @@ class NestOutcome:
     reason: str | None   # why kept (None when transformed)
     code: str | None     # stable reason code, e.g. "too-little-work", "non-affine-subscript"
     target: str | None   # backend used when transformed
+
+
+@dataclass(frozen=True, slots=True)
+class FileAnalysis:
+    """The front end's result for one file: its original text and every candidate nest."""
+
+    path: str
+    source_text: str
+    nests: tuple[NestAnalysis, ...]

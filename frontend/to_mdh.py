@@ -1,0 +1,188 @@
+"""MDH construction: ``Scop`` + ``Deps`` -> ``MdhExpr`` for one accepted nest.
+
+Accepted shapes: a chain of loops with rectangular bounds and either (a) all statements in the
+innermost body (a perfect nest: several statements in a concat-only nest become several
+outputs), or (b) the imperfect initialisation pattern ``C[i][j] = init; for (k...) C[i][j] += e``
+where the init statements sit directly inside the concat loops, before the reduction loops.
+Anything else raises ``UnsupportedInput`` with a stable code.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.ir.mdh import Access, Buffer, Combine, Dim, MdhExpr, OutputWrite, ScalarFunction
+from mdpoly.ir.scop import Binary, Expr, Ref, Scop, Statement, expr_names, expr_refs, render_expr
+from mdpoly.options import Options
+
+from frontend.deps import Deps, Reduction
+
+_COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>", "&=": "&",
+             "|=": "|", "^=": "^"}
+
+
+def nest_name(scop: Scop) -> str:
+    return f"mdpoly_{scop.function}_{scop.loc.line}"
+
+
+def check_loops(scop: Scop, deps: Deps) -> None:
+    """Sequential loops, mixed operators and non-rectangular bounds keep the nest."""
+    for lc in deps.loops:
+        if lc.combine is Combine.SEQ:
+            raise UnsupportedInput(lc.reason or "loop carries a dependence", scop.loops[lc.loop].loc,
+                                   "sequential-dependence")
+    ops = {lc.combine for lc in deps.loops if lc.combine.is_reduction}
+    if deps.mixed_ops or len(ops) > 1:
+        names = ", ".join(sorted(o.value for o in ops))
+        raise UnsupportedInput(f"the nest's reduction loops use different operators ({names})", scop.loc,
+                               "mixed-reduction-operators")
+    its = {lp.iterator for lp in scop.loops}
+    for lp in scop.loops:
+        for which, a in (("lower", lp.lower), ("upper", lp.upper)):
+            outer = sorted(a.names() & its)
+            if outer:
+                raise UnsupportedInput(
+                    f"{which} bound '{a.to_c()}' of loop '{lp.iterator}' depends on iterator '{outer[0]}'; "
+                    "the MDH needs a rectangular index set", lp.loc, "non-rectangular-domain")
+
+
+def _chain(scop: Scop) -> None:
+    for k, lp in enumerate(scop.loops):
+        children = [c for c in scop.loops if c.parent == k]
+        if len(children) > 1:
+            raise UnsupportedInput(f"loop '{lp.iterator}' contains several loops; only a single chain of "
+                                   "loops maps to one MDH expression", lp.loc, "imperfect-nest")
+
+
+def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
+    """The MDH expression of ``scop``. :raises UnsupportedInput: when the nest does not fit."""
+    check_loops(scop, deps)
+    _chain(scop)
+    combine = {lc.loop: lc.combine for lc in deps.loops}
+    depth = len(scop.loops)
+    inner = [s for s in scop.statements if len(s.loops) == depth]
+    outer = [s for s in scop.statements if len(s.loops) < depth]
+    red_loops = [k for k in range(depth) if combine[k].is_reduction]
+    reductions = {r.stmt: r for r in deps.reductions}
+
+    outputs: list[OutputWrite] = []
+    terms: list[Expr] = []
+    if not red_loops:
+        if outer:
+            s = outer[0]
+            raise UnsupportedInput(f"statement '{s.text}' is not in the innermost loop", s.loc, "imperfect-nest")
+        _check_concat_statements(inner)
+        for s in inner:
+            rhs = s.rhs if s.op == "=" else Binary(_COMPOUND[s.op], Ref(s.write), s.rhs)
+            outputs.append(OutputWrite(s.write, scop.variable(s.write.buffer).elem_type, "assign"))
+            terms.append(rhs)
+    else:
+        first_red = min(red_loops)
+        if any(not combine[k].is_reduction for k in range(first_red, depth)) and outer:
+            raise UnsupportedInput("initialisation statements need every loop inside them to be a reduction",
+                                   scop.loc, "imperfect-nest")
+        inits = _inits(scop, outer, first_red, inner, reductions)
+        seen: set[str] = set()
+        for s in inner:
+            red = reductions.get(s.name)
+            if red is None:
+                raise UnsupportedInput(f"statement '{s.text}' is not a reduction update like the rest of the nest",
+                                       s.loc, "unsupported-statement")
+            if red.accumulator.buffer in seen:
+                raise UnsupportedInput(f"'{red.accumulator.buffer}' is updated by several statements", s.loc,
+                                       "unsupported-statement")
+            seen.add(red.accumulator.buffer)
+            elem = scop.variable(red.accumulator.buffer).elem_type
+            init = inits.get(red.accumulator)
+            if init is None:
+                outputs.append(OutputWrite(red.accumulator, elem, "accumulate"))
+            else:
+                outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs)))
+            terms.append(red.term)
+
+    inputs: list[Access] = []
+    for t in terms:
+        for a in expr_refs(t):
+            if a not in inputs:
+                inputs.append(a)
+    taken = {v.name for v in scop.variables} | {lp.iterator for lp in scop.loops} | {scop.function}
+    names = _param_names(inputs, taken)
+    refs = dict(zip(inputs, names))
+    results = tuple(render_expr(t, refs) for t in terms)
+    its = {lp.iterator for lp in scop.loops}
+    uses_indices = any(expr_names(t) & its for t in terms)
+
+    written = {s.write.buffer for s in scop.statements}
+    buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written) for v in scop.variables)
+    sizes = dict(options.sizes)
+    fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
+        scop.variable(o.access.buffer).is_float for o in outputs)
+    dims = tuple(Dim(lp.iterator, lp.lower, lp.extent, combine[k], lp.loc) for k, lp in enumerate(scop.loops))
+    return MdhExpr(
+        name=nest_name(scop), loc=scop.loc, dims=dims, buffers=buffers, inputs=tuple(inputs),
+        outputs=tuple(outputs),
+        f=ScalarFunction(tuple(names), results, uses_indices, " ".join(s.text for s in scop.statements)),
+        params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp,
+    )
+
+
+def _check_concat_statements(inner: list[Statement]) -> None:
+    writers: dict[str, Statement] = {}
+    for s in inner:
+        if s.write.buffer in writers:
+            raise UnsupportedInput(f"'{s.write.buffer}' is written by several statements of the nest", s.loc,
+                                   "unsupported-statement")
+        writers[s.write.buffer] = s
+    for s in inner:
+        for r in s.reads:
+            w = writers.get(r.buffer)
+            if w is not None and w is not s:
+                raise UnsupportedInput(f"statement '{s.text}' reads '{r.to_c()}', which '{w.text}' writes in the "
+                                       "same iteration", s.loc, "intra-iteration-flow")
+
+
+def _inits(scop: Scop, outer: list[Statement], first_red: int, inner: list[Statement],
+           reductions: dict[str, Reduction]) -> dict[Access, Statement]:
+    """Map accumulator -> its initialisation statement (the imperfect ``C = init; for k C += e``)."""
+    accs = {reductions[s.name].accumulator for s in inner if s.name in reductions}
+    written = {s.write.buffer for s in scop.statements}
+    its = {lp.iterator for lp in scop.loops[:first_red]}
+    out: dict[Access, Statement] = {}
+    for s in outer:
+        ok = (len(s.loops) == first_red and s.op == "=" and s.write in accs and s.write not in out
+              and not any(r.buffer in written for r in expr_refs(s.rhs))
+              and expr_names(s.rhs) <= (its | {v.name for v in scop.variables})
+              and s.position[-1] < _inner_loop_position(scop, first_red))
+        if not ok:
+            raise UnsupportedInput(f"statement '{s.text}' outside the innermost loop is not the initialisation of "
+                                   "a reduction accumulator", s.loc, "imperfect-nest")
+        out[s.write] = s
+    return out
+
+
+def _inner_loop_position(scop: Scop, depth: int) -> int:
+    for s in scop.statements:
+        if len(s.loops) > depth:
+            return s.position[depth]
+    return 1 << 30
+
+
+def _param_names(inputs: list[Access], taken: set[str]) -> list[str]:
+    """``M_i_k``-style formal names for the inputs, unique and distinct from every user name."""
+    out: list[str] = []
+    for a in inputs:
+        parts = [a.buffer] + [_sanitize(e.to_c()) for e in a.index]
+        base = "_".join(parts) if a.index else f"{a.buffer}_val"
+        name = base
+        n = 1
+        while name in taken or name in out:
+            name = f"{base}_{n}"
+            n += 1
+        out.append(name)
+    return out
+
+
+def _sanitize(text: str) -> str:
+    t = text.replace(" + ", "p").replace(" - ", "m").replace(" * ", "x").replace("-", "m")
+    return re.sub(r"\W", "", t)
