@@ -1,0 +1,44 @@
+"""The backend interface: ``Backend`` renders a ``Plan`` to ``GeneratedCode``; ``TargetCaps`` is data.
+
+A backend only chooses spellings (pragmas, thread builtins, qualifiers); every decision about
+loops, tiles, parallelism and memory is already in the Plan.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from mdpoly.ir.plan import Plan
+from mdpoly.ir.target import TargetCaps
+
+__all__ = ["Backend", "GeneratedCode", "TargetCaps"]
+
+
+@dataclass(frozen=True, slots=True)
+class GeneratedCode:
+    """What splicing needs for one nest.
+
+    ``definition``: the generated function(s) as C text; ``call``: the statement replacing the
+    nest; ``headers``: system headers the definition needs (``"omp.h"``); ``flags``: compiler
+    flags the user's build needs (``"-fopenmp"``); ``device_sources``: kernels compiled apart
+    (empty for host-only targets).
+    """
+
+    name: str
+    definition: str
+    call: str
+    headers: tuple[str, ...] = ()
+    flags: tuple[str, ...] = ()
+    device_sources: tuple[tuple[str, str], ...] = ()
+
+
+class Backend(ABC):
+    """A code generator for one target."""
+
+    name: str
+    caps: TargetCaps
+
+    @abstractmethod
+    def render(self, plan: Plan) -> GeneratedCode:
+        """Render ``plan`` (already checked) as C text for this target."""

@@ -1,0 +1,253 @@
+"""Structured C emission: Plan nodes -> pycparser ``c_ast`` -> text via ``CGenerator``.
+
+``CEmitter`` turns Plan statements, values and ``Affine`` expressions into ``c_ast`` nodes; the
+target-specific spellings (loop pragmas, thread builtins) come from a ``Dialect`` the backend
+supplies. All C text of generated loops and declarations is printed by pycparser's
+``CGenerator(reduce_parentheses=True)``; nothing here decides what the code does.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Protocol
+
+from pycparser import c_ast, c_generator, c_parser
+
+from mdpoly.ir.mdh import Affine, Buffer, Combine
+from mdpoly.ir.plan import (
+    Apply, Assign, Block, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value,
+    Var,
+)
+
+_QUALS = ("const", "volatile", "restrict")
+INDEX_TYPE = "long"
+
+
+class Dialect(Protocol):
+    """Target spellings the emitter asks for."""
+
+    def loop_pragmas(self, loop: Loop) -> list[str]: ...
+
+    def thread_count(self, stmt: ThreadCount) -> c_ast.Node: ...
+
+    def region_pragmas(self, region: ParallelRegion) -> list[str]: ...
+
+    def thread_id(self) -> c_ast.Node: ...
+
+
+# {{{ types and declarations
+
+
+def _type_decl(name: str | None, elem_type: str) -> c_ast.TypeDecl:
+    words = elem_type.split()
+    quals = [w for w in words if w in _QUALS]
+    names = [w for w in words if w not in _QUALS]
+    return c_ast.TypeDecl(name, quals, None, c_ast.IdentifierType(names))
+
+
+def _decl(name: str, type_: c_ast.Node, init: c_ast.Node | None = None,
+          storage: list[str] | None = None) -> c_ast.Decl:
+    return c_ast.Decl(name, [], [], storage or [], [], type_, init, None)
+
+
+def param_decl(buf: Buffer) -> c_ast.Decl:
+    """The function parameter for ``buf`` (see ``Buffer.kind``)."""
+    if buf.kind == "scalar":
+        base = _type_decl(buf.name, buf.elem_type)
+        return _decl(buf.name, c_ast.PtrDecl([], base) if buf.written else base)
+    if buf.kind == "pointer":
+        return _decl(buf.name, c_ast.PtrDecl([], _type_decl(buf.name, buf.elem_type)))
+    t: c_ast.Node = _type_decl(buf.name, buf.elem_type)
+    for dim in reversed(buf.shape):
+        t = c_ast.ArrayDecl(t, c_ast.ID(dim) if dim.strip() else None, [])
+    return _decl(buf.name, t)
+
+# }}}
+
+
+def affine(a: Affine) -> c_ast.Node:
+    """``Affine`` as a c_ast expression (terms in order, then the constant)."""
+    expr: c_ast.Node | None = None
+    for name, c in sorted(a.terms, key=lambda t: t[1] < 0):
+        term: c_ast.Node = c_ast.ID(name)
+        if abs(c) != 1:
+            term = c_ast.BinaryOp("*", c_ast.Constant("int", str(abs(c))), term)
+        if expr is None:
+            expr = term if c > 0 else c_ast.UnaryOp("-", term)
+        else:
+            expr = c_ast.BinaryOp("+" if c > 0 else "-", expr, term)
+    if expr is None:
+        return c_ast.Constant("int", str(a.constant)) if a.constant >= 0 else c_ast.UnaryOp(
+            "-", c_ast.Constant("int", str(-a.constant)))
+    if a.constant:
+        expr = c_ast.BinaryOp("+" if a.constant > 0 else "-", expr, c_ast.Constant("int", str(abs(a.constant))))
+    return expr
+
+
+def _min(values: list[c_ast.Node]) -> c_ast.Node:
+    out = values[0]
+    for v in values[1:]:
+        out = c_ast.TernaryOp(c_ast.BinaryOp("<", out, v), out, v)
+    return out
+
+
+_ASSIGN_OPS = {Combine.ADD: "+=", Combine.MUL: "*="}
+_BIN_OPS = {Combine.ADD: "+", Combine.MUL: "*"}
+
+
+class CEmitter:
+    """Emits one Plan as a ``static`` C function and its call, through a ``Dialect``."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect
+        self.gen = c_generator.CGenerator(reduce_parentheses=True)
+        self._parser: c_parser.CParser | None = None
+        self._parsed: dict[str, c_ast.Node | None] = {}
+
+    # {{{ values
+
+    def value(self, v: Value) -> c_ast.Node:
+        if isinstance(v, Ref):
+            if v.deref:
+                return c_ast.UnaryOp("*", c_ast.ID(v.name))
+            node: c_ast.Node = c_ast.ID(v.name)
+            for e in v.index:
+                node = c_ast.ArrayRef(node, affine(e))
+            return node
+        if isinstance(v, Var):
+            return c_ast.ID(v.name)
+        if isinstance(v, Const):
+            return c_ast.ID(v.text)
+        if isinstance(v, Apply):
+            a, b = self.value(v.a), self.value(v.b)
+            if v.op in _BIN_OPS:
+                return c_ast.BinaryOp(_BIN_OPS[v.op], a, b)
+            cmp = ">" if v.op is Combine.MAX else "<"
+            return c_ast.TernaryOp(c_ast.BinaryOp(cmp, a, b), a, self.value(v.b))
+        if isinstance(v, FExpr):
+            return self.fexpr(v)
+        raise TypeError(f"unknown value {v!r}")
+
+    def _parse_expr(self, text: str) -> c_ast.Node | None:
+        if text not in self._parsed:
+            if self._parser is None:
+                self._parser = c_parser.CParser()
+            try:
+                ast = self._parser.parse(f"void mdp_f(void) {{ mdp_x = ({text}); }}")
+                stmt = ast.ext[0].body.block_items[0]
+                self._parsed[text] = stmt.rvalue
+            except Exception:  # typedef names in casts and other text pycparser cannot parse alone
+                self._parsed[text] = None
+        return self._parsed[text]
+
+    def fexpr(self, v: FExpr) -> c_ast.Node:
+        """The user's expression with each bound formal replaced by its value."""
+        binds = {name: val for name, val in v.bindings}
+        parsed = self._parse_expr(v.text)
+        if parsed is not None:
+            return _substitute(_clone(parsed), {n: (lambda x=x: self.value(x)) for n, x in binds.items()})
+        text = v.text
+        for name, val in binds.items():
+            rendered = "(" + self.gen.visit(self.value(val)) + ")"
+            text = re.sub(rf"(?<![\w.])(?<!->){re.escape(name)}\b", lambda _m, r=rendered: r, text)
+        return c_ast.ID(f"({text})")
+
+    # }}}
+
+    # {{{ statements
+
+    def stmts(self, body: tuple[Stmt, ...]) -> list[c_ast.Node]:
+        out: list[c_ast.Node] = []
+        for s in body:
+            out += self.stmt(s)
+        return out
+
+    def stmt(self, s: Stmt) -> list[c_ast.Node]:
+        if isinstance(s, Declare):
+            t: c_ast.Node = _type_decl(s.name, s.elem_type)
+            for e in reversed(s.shape):
+                t = c_ast.ArrayDecl(t, affine(e), [])
+            return [_decl(s.name, t, self.value(s.init) if s.init is not None else None)]
+        if isinstance(s, Assign):
+            lhs = self.value(s.target)
+            v = s.value
+            if isinstance(v, Apply) and v.op in _ASSIGN_OPS and v.a == s.target:
+                return [c_ast.Assignment(_ASSIGN_OPS[v.op], lhs, self.value(v.b))]
+            return [c_ast.Assignment("=", lhs, self.value(v))]
+        if isinstance(s, Loop):
+            return [c_ast.Pragma(p) for p in self.dialect.loop_pragmas(s)] + [self.loop(s)]
+        if isinstance(s, Block):
+            return [c_ast.Compound(self.stmts(s.body))]
+        if isinstance(s, ThreadCount):
+            return [_decl(s.var, _type_decl(s.var, "int"), self.dialect.thread_count(s))]
+        if isinstance(s, ParallelRegion):
+            tid = _decl(s.thread_var, _type_decl(s.thread_var, "int"), self.dialect.thread_id())
+            return [c_ast.Pragma(p) for p in self.dialect.region_pragmas(s)] + [
+                c_ast.Compound([tid, *self.stmts(s.body)])]
+        raise TypeError(f"unknown statement {s!r}")
+
+    def loop(self, lp: Loop) -> c_ast.For:
+        var = c_ast.ID(lp.var)
+        init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), affine(lp.lower))])
+        cond = c_ast.BinaryOp("<", var, _min([affine(u) for u in lp.upper]))
+        step = (c_ast.UnaryOp("p++", c_ast.ID(lp.var)) if lp.step == 1
+                else c_ast.Assignment("+=", c_ast.ID(lp.var), c_ast.Constant("int", str(lp.step))))
+        return c_ast.For(init, cond, step, c_ast.Compound(self.stmts(lp.body)))
+
+    # }}}
+
+    def function(self, plan: Plan) -> str:
+        """``static void name(params) { ... }`` as text."""
+        args = c_ast.ParamList([param_decl(b) for b in plan.params])
+        ftype = c_ast.FuncDecl(args, _type_decl(plan.name, "void"))
+        fdef = c_ast.FuncDef(_decl(plan.name, ftype, storage=["static"]), None,
+                             c_ast.Compound(self.stmts(plan.body)))
+        text = str(self.gen.visit(fdef))
+        return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
+
+    def call(self, plan: Plan) -> str:
+        """``name(args);`` -- written scalars are passed by address."""
+        args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written else c_ast.ID(b.name)
+                for b in plan.params]
+        return str(self.gen.visit(c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args)))) + ";"
+
+
+# {{{ expression surgery
+
+
+def _clone(node: c_ast.Node) -> c_ast.Node:
+    """A deep copy of a c_ast expression (nodes are mutable and get shared otherwise)."""
+    cls = type(node)
+    kwargs = {}
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        val = getattr(node, attr)
+        if isinstance(val, c_ast.Node):
+            val = _clone(val)
+        elif isinstance(val, list):
+            val = [_clone(x) if isinstance(x, c_ast.Node) else x for x in val]
+        kwargs[attr] = val
+    return cls(**kwargs)
+
+
+def _substitute(node: c_ast.Node, binds: dict[str, object]) -> c_ast.Node:
+    """Replace ``ID`` nodes named in ``binds`` (not struct fields or called names)."""
+    if isinstance(node, c_ast.ID):
+        make = binds.get(node.name)
+        return make() if callable(make) else node  # type: ignore[no-any-return]
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        if isinstance(node, c_ast.StructRef) and attr == "field":
+            continue
+        if isinstance(node, c_ast.FuncCall) and attr == "name":
+            continue
+        val = getattr(node, attr)
+        if isinstance(val, c_ast.Node):
+            setattr(node, attr, _substitute(val, binds))
+        elif isinstance(val, list):
+            setattr(node, attr, [_substitute(x, binds) if isinstance(x, c_ast.Node) else x for x in val])
+    return node
+
+# }}}

@@ -1,0 +1,181 @@
+"""The Plan IR: one lowered loop nest as an explicit tree of loops, locals and assignments.
+
+Produced by ``mdpoly.lower.lower(mdh, params)``, checked by ``mdpoly.lower.checks``, rendered by a
+backend (``backends.openmp.OpenMPBackend.render``). Every decision is made before a backend sees
+the Plan: which loops are parallel or SIMD, tile bounds, local result buffers, where partial
+results are combined. A backend only chooses spellings.
+
+Expressions stay small: indices and loop bounds are ``Affine`` (over iterators, tile variables
+and size parameters); an upper bound is the minimum of a tuple of ``Affine``. Values are a tiny
+tree (``Ref``, ``Var``, ``Const``, ``Apply``, ``FExpr``) that ``backends/c_emit.py`` prints.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Union
+
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
+
+# {{{ values
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """An element of a buffer or local: ``name[i0][i1]``; ``deref`` prints ``(*name)``."""
+
+    name: str
+    index: tuple[Affine, ...] = ()
+    deref: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Var:
+    """A local scalar variable or iterator."""
+
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class Const:
+    """A C constant spelled as ``text`` (``0``, ``-INFINITY``, ``INT_MIN``)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Apply:
+    """``a (op) b`` for a reduction combine operator (``+ * max min``)."""
+
+    op: Combine
+    a: Value
+    b: Value
+
+
+@dataclass(frozen=True, slots=True)
+class FExpr:
+    """The user's C expression ``text`` (a scalar-function result or an ``init``).
+
+    ``bindings`` maps the formals used in ``text`` to values; a backend prints the text with each
+    bound name replaced (or bound in an inner scope), every other name left as written.
+    """
+
+    text: str
+    bindings: tuple[tuple[str, Value], ...] = ()
+    role: Literal["f", "init"] = "f"
+
+
+Value = Union[Ref, Var, Const, Apply, FExpr]
+
+# }}}
+
+# {{{ statements
+
+
+@dataclass(frozen=True, slots=True)
+class Declare:
+    """A local: scalar when ``shape == ()``, else an array ``T name[s0][s1]``; optional init."""
+
+    name: str
+    elem_type: str
+    shape: tuple[Affine, ...] = ()
+    init: Value | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Assign:
+    target: Ref | Var
+    value: Value
+
+
+LoopSchedule = Literal["seq", "parallel", "thread_for", "simd"]
+
+
+@dataclass(frozen=True, slots=True)
+class Loop:
+    """``for (var = lower; var < min(upper...); var += step)``.
+
+    ``schedule``: ``parallel`` -- a worksharing parallel loop over ``collapse`` perfectly nested
+    loops starting here (static schedule); ``thread_for`` -- a worksharing loop inside a
+    ``ParallelRegion`` (static schedule, so each thread's share is fixed for a thread count);
+    ``simd`` -- a vector loop, reducing ``reductions`` ``(op, variable)`` pairs.
+    ``num_threads`` (``parallel`` only): team size, 0 = the runtime default.
+    ``dim`` is the MDH dimension the loop walks and ``layer`` its tiling layer
+    (0 = point loop, 1 = outermost tile loop, 2 = inner tile loop); ``dim == -1`` for helper loops
+    over thread partials.
+    """
+
+    var: str
+    lower: Affine
+    upper: tuple[Affine, ...]
+    step: int
+    body: tuple[Stmt, ...]
+    dim: int = -1
+    layer: int = 0
+    schedule: LoopSchedule = "seq"
+    collapse: int = 1
+    reductions: tuple[tuple[Combine, str], ...] = ()
+    num_threads: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """A nested scope."""
+
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadCount:
+    """Declare ``int var`` = the number of threads of the coming parallel region.
+
+    ``fixed == 0`` means the runtime default (``omp_get_max_threads()`` for OpenMP).
+    """
+
+    var: str
+    fixed: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ParallelRegion:
+    """A team of ``nthreads_var`` threads running ``body``; ``thread_var`` is each one's number."""
+
+    nthreads_var: str
+    thread_var: str
+    body: tuple[Stmt, ...]
+
+
+Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion]
+
+# }}}
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """A lowered nest ready to render as one function ``name(params...)``.
+
+    ``params`` lists the buffers in the order the function takes them (read-only scalars first,
+    so array shapes may use them). ``params_used`` is the tuning-parameter set it was lowered
+    with; ``mdh`` is kept for checks and reports, never for emission decisions.
+    """
+
+    name: str
+    loc: SourceLoc
+    params: tuple[Buffer, ...]
+    body: tuple[Stmt, ...]
+    mdh: MdhExpr
+    tuning: object  # mdpoly.lower.params.TuningParams (kept untyped to keep ir free of lower)
+    needs_math: bool = False
+    needs_limits: bool = False
+    needs_float: bool = False
+
+
+def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:
+    """All statements of a tree, preorder."""
+    out: list[Stmt] = []
+    for s in stmts:
+        out.append(s)
+        if isinstance(s, (Loop, Block, ParallelRegion)):
+            out.extend(walk(s.body))
+    return out

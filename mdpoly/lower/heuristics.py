@@ -1,0 +1,160 @@
+"""Default tuning parameters without search: ``default_params(mdh, caps, strict_fp) -> TuningParams``.
+
+The rules, in order:
+
+1. SIMD dim: the dim whose iterator has coefficient 1 in the last subscript of most accesses
+   (outputs count for concat dims; a subscript other than the last one counts against), ties to
+   concat dims, then to inner dims. A reduction dim becomes a ``simd reduction`` loop, which
+   reassociates, so ``strict_fp`` restricts the choice to concat dims.
+2. Point-loop order: concat dims, then reduction dims, in nest order, the SIMD dim last.
+3. Result tile (nests that reduce): the SIMD concat dim gets ``VECTOR_TILE_BYTES`` of elements,
+   the other concat dims share what is left of half the L1 cache, at most ``CONCAT_TILE`` each.
+   Reduction dims get ``REDUCTION_TILE`` (the SIMD one stays whole); concat-only nests tile the
+   non-SIMD dims by ``CONCAT_TILE`` for the parallel loop and leave the SIMD dim whole.
+4. Parallel dims: the concat dims with most tiles until there are ``PAR_SLACK * caps.cores``
+   tiles, shrinking tiles when there are too few; if the concat tiles still cannot feed
+   ``caps.cores`` threads and the concat domain is small and static, split the largest reduction
+   dim over the threads instead (not under ``strict_fp``).
+"""
+
+from __future__ import annotations
+
+import math
+
+from mdpoly.ir.mdh import Access, MdhExpr
+from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.neutral import base_type
+from mdpoly.lower.params import MAX_RESULT_ELEMS, TuningParams
+
+VECTOR_TILE_BYTES = 1024
+CONCAT_TILE = 64
+REDUCTION_TILE = 256
+PAR_SLACK = 4
+SPLIT_MIN_WORK = 1 << 15
+
+_SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
+          "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
+          "long long": 8, "unsigned long long": 8, "long double": 16}
+
+
+def elem_bytes(mdh: MdhExpr) -> int:
+    """Largest element size among the nest's inputs and outputs (8 for unknown types)."""
+    types = [o.elem_type for o in mdh.outputs] + [mdh.buffer(a.buffer).elem_type for a in mdh.inputs]
+    return max((_SIZES.get(base_type(t), 8) for t in types), default=8)
+
+
+def _stride_score(mdh: MdhExpr, d: int) -> float:
+    it = mdh.dims[d].iterator
+    accs: list[Access] = list(mdh.inputs)
+    if not mdh.dims[d].combine.is_reduction:
+        accs += [o.access for o in mdh.outputs]
+    score = 0.0
+    for a in accs:
+        if not a.index:
+            continue
+        if a.index[-1].coeff(it) == 1:
+            score += 1
+        if any(e.coeff(it) != 0 for e in a.index[:-1]):
+            score -= 0.5
+    return score
+
+
+def choose_vector_dim(mdh: MdhExpr, strict_fp: bool) -> int | None:
+    allowed = [d for d, dim in enumerate(mdh.dims) if not (strict_fp and dim.combine.is_reduction)]
+    if not allowed:
+        return None
+    return max(allowed, key=lambda d: (_stride_score(mdh, d), not mdh.dims[d].combine.is_reduction, d))
+
+
+def _count(ext: int | None, tile: tuple[int, ...]) -> float:
+    if not tile:
+        return 1
+    if ext is None:
+        return math.inf
+    return math.ceil(ext / tile[0])
+
+
+def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> TuningParams:
+    """A good untuned parameter set for ``mdh`` on ``caps`` (see the module docstring)."""
+    dims = mdh.dims
+    concat = [d for d, x in enumerate(dims) if not x.combine.is_reduction]
+    reds = [d for d, x in enumerate(dims) if x.combine.is_reduction]
+    v = choose_vector_dim(mdh, strict_fp)
+    order = [d for d in concat if d != v] + [d for d in reds if d != v] + ([v] if v is not None else [])
+    esz = elem_bytes(mdh)
+    ext = [x.static_extent for x in dims]
+
+    def cap(d: int, t: int) -> tuple[int, ...]:
+        """Tile ``d`` by ``t``; a tile spanning the whole static extent is no tile at all."""
+        e = ext[d]
+        if e is not None and t >= e:
+            return ()
+        return (max(1, t),)
+
+    tiles: list[tuple[int, ...]] = [() for _ in dims]
+
+    def eff(d: int) -> int:
+        """Current layer-1 tile size of ``d`` (its extent when untiled)."""
+        t, e = tiles[d], ext[d]
+        return t[0] if t else (e if e is not None else 1)
+
+    if reds:
+        budget = max(1, caps.l1_bytes // 2 // esz)
+        if v in concat:
+            tiles[v] = cap(v, max(1, VECTOR_TILE_BYTES // esz))
+            budget = max(1, budget // eff(v))
+        for d in reversed(concat):
+            if d == v:
+                continue
+            tiles[d] = cap(d, min(CONCAT_TILE, budget))
+            budget = max(1, budget // eff(d))
+        for d in reds:
+            if d != v:
+                tiles[d] = cap(d, REDUCTION_TILE)
+    else:
+        for d in concat:
+            if d != v:
+                tiles[d] = cap(d, CONCAT_TILE)
+        if v is not None and len(concat) == 1:
+            tiles[v] = cap(v, max(1, 4 * VECTOR_TILE_BYTES // esz))
+
+    want = PAR_SLACK * caps.cores
+
+    def par_pick() -> tuple[list[int], float]:
+        cands = sorted((d for d in concat if tiles[d] and _count(ext[d], tiles[d]) > 1),
+                       key=lambda d: -_count(ext[d], tiles[d]))
+        chosen: list[int] = []
+        n: float = 1
+        for d in cands:
+            if n >= want:
+                break
+            chosen.append(d)
+            n *= _count(ext[d], tiles[d])
+        return sorted(chosen), n
+
+    par, n = par_pick()
+    while n < want:
+        shrinkable = [d for d in concat if d != v and eff(d) > 1]
+        if not shrinkable and v in concat and eff(v) > 2 * caps.vector_bytes // esz:
+            shrinkable = [v]
+        if not shrinkable:
+            break
+        d = max(shrinkable, key=eff)
+        tiles[d] = (max(1, eff(d) // 2),)
+        par, n = par_pick()
+
+    split: int | None = None
+    concat_elems = math.prod(e if e is not None else math.inf for e in (ext[d] for d in concat))
+    red_work = math.prod(e if e is not None else math.inf for e in (ext[d] for d in reds)) if reds else 0
+    if (n < caps.cores and reds and not strict_fp and concat_elems <= MAX_RESULT_ELEMS
+            and red_work >= SPLIT_MIN_WORK):
+        split = max(reds, key=lambda d: ext[d] if ext[d] is not None else math.inf)
+        e = ext[split]
+        chunk = max(256, math.ceil(e / (PAR_SLACK * caps.cores))) if e is not None else 4096
+        tiles[split] = (chunk,) if e is None else (min(chunk, e),)
+        for d in concat:
+            tiles[d] = ()
+        par = []
+
+    return TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
+                        split_dim=split, num_threads=0)

@@ -1,0 +1,334 @@
+"""Lowering: ``lower(mdh, params) -> Plan``, the MDH low-level program as one fused loop tree.
+
+Shape of the result (mdh-formalism.md §4.4, §7.3, fused phases):
+
+* de-composition: tile loops, outermost the collapsed parallel loop over the layer-1 tiles of
+  ``parallel_dims``, then the other concat tiles (layer 1, then layer 2);
+* a private result tile per output (only when the nest reduces), initialised with the start value
+  (the output's old value for ``accumulate``, ``init`` when given, else the neutral element), so
+  one thread's reduction order equals the original one;
+* the reduction tile loops, then the point loops in ``loop_order``, the innermost one ``simd``
+  (reducing into scalar accumulators when it is a reduction dim): the scalar phase;
+* re-composition: the tile's results stored to the outputs. With ``split_dim`` the reduction's
+  layer-1 tiles are shared by a thread team; each thread keeps partials for the whole (small,
+  static) concat domain, copied to a per-thread slot and combined in thread order afterwards --
+  deterministic for a given thread count, no atomics.
+
+Concat-only nests write their outputs directly from the point loops.
+"""
+
+from __future__ import annotations
+
+from mdpoly.diagnostics import CompilerBug, UnsupportedInput
+from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
+from mdpoly.ir.plan import (
+    Apply, Assign, Block, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, ThreadCount,
+    Value, Var,
+)
+from mdpoly.lower.neutral import neutral
+from mdpoly.lower.params import TuningParams, violations
+
+PREFIX = "mdp_"
+
+
+# {{{ affine helpers
+
+
+def _add(a: Affine, b: Affine, scale: int = 1) -> Affine:
+    terms = dict(a.terms)
+    for n, c in b.terms:
+        terms[n] = terms.get(n, 0) + scale * c
+    return Affine.of(terms, a.constant + scale * b.constant)
+
+
+def _var(name: str) -> Affine:
+    return Affine.of({name: 1})
+
+
+def _const(c: int) -> Affine:
+    return Affine.of({}, c)
+
+# }}}
+
+
+class _Lowerer:
+    def __init__(self, mdh: MdhExpr, p: TuningParams) -> None:
+        self.m = mdh
+        self.p = p
+        self.dims = mdh.dims
+        self.concat = [i for i, d in enumerate(mdh.dims) if not d.combine.is_reduction]
+        self.reds = [i for i, d in enumerate(mdh.dims) if d.combine.is_reduction]
+        self.op: Combine | None = mdh.reduction_op
+        if self.reds and self.op is None:
+            raise UnsupportedInput("reduction dimensions combine with different operators",
+                                   mdh.loc, code="mixed-reduction-operators")
+        self.headers: set[str] = set()
+        self.split = p.split_dim is not None
+
+    # {{{ names and bounds
+
+    def it(self, d: int) -> str:
+        return self.dims[d].iterator
+
+    def tvar(self, d: int, layer: int) -> str:
+        return f"{PREFIX}{self.it(d)}_t{layer}"
+
+    def hi(self, d: int) -> Affine:
+        return _add(self.dims[d].lower, self.dims[d].extent)
+
+    def tile_loop(self, d: int, layer: int, body: tuple[Stmt, ...]) -> Loop:
+        t = self.p.tiles[d]
+        if layer == 1:
+            lo, up = self.dims[d].lower, (self.hi(d),)
+        else:
+            outer = _var(self.tvar(d, layer - 1))
+            lo, up = outer, (_add(outer, _const(t[layer - 2])), self.hi(d))
+        return Loop(self.tvar(d, layer), lo, up, t[layer - 1], body, dim=d, layer=layer)
+
+    def point_range(self, d: int) -> tuple[Affine, tuple[Affine, ...]]:
+        t = self.p.tiles[d]
+        if not t:
+            return self.dims[d].lower, (self.hi(d),)
+        base = _var(self.tvar(d, len(t)))
+        ext = self.dims[d].static_extent
+        if ext is not None and t[-1] >= ext and len(t) == 1:
+            return base, (self.hi(d),)
+        return base, (_add(base, _const(t[-1])), self.hi(d))
+
+    def point_loop(self, d: int, body: tuple[Stmt, ...], simd: bool = False,
+                   reductions: tuple[tuple[Combine, str], ...] = ()) -> Loop:
+        lo, up = self.point_range(d)
+        return Loop(self.it(d), lo, up, 1, body, dim=d, layer=0,
+                    schedule="simd" if simd else "seq", reductions=reductions)
+
+    # }}}
+
+    # {{{ result tiles
+
+    def res_extent(self, d: int) -> int:
+        """Size of the private result tile along concat dim ``d``."""
+        t = () if self.split else self.p.tiles[d]
+        ext = self.dims[d].static_extent
+        if t:
+            return t[-1] if ext is None else max(1, min(t[-1], ext))
+        if ext is None:
+            raise CompilerBug(f"result tile of symbolic dim '{self.it(d)}' needs a tile size", self.m.loc)
+        return max(ext, 1)
+
+    def res_index(self, d: int) -> Affine:
+        t = () if self.split else self.p.tiles[d]
+        base = _var(self.tvar(d, len(t))) if t else self.dims[d].lower
+        return _add(_var(self.it(d)), base, -1)
+
+    def res_ref(self, o: int, extra: tuple[Affine, ...] = ()) -> Ref:
+        return Ref(f"{PREFIX}res{o}", extra + tuple(self.res_index(d) for d in self.concat))
+
+    def res_shape(self) -> tuple[Affine, ...]:
+        return tuple(_const(self.res_extent(d)) for d in self.concat)
+
+    # }}}
+
+    # {{{ values
+
+    def access_ref(self, acc: Access) -> Ref:
+        buf = self.m.buffer(acc.buffer)
+        return Ref(acc.buffer, acc.index, deref=buf.kind == "scalar" and buf.written)
+
+    def f_value(self, o: int) -> FExpr:
+        f = self.m.f
+        binds = tuple((name, self.access_ref(acc)) for name, acc in zip(f.params, self.m.inputs))
+        return FExpr(f.results[o], binds)
+
+    def neutral(self, o: int) -> Const:
+        assert self.op is not None
+        text, header = neutral(self.op, self.m.outputs[o].elem_type)
+        if header:
+            self.headers.add(header)
+        return Const(text)
+
+    def start_value(self, o: int) -> Value:
+        out = self.m.outputs[o]
+        if out.update == "accumulate":
+            return self.access_ref(out.access)
+        if out.init is not None:
+            return FExpr(out.init, role="init")
+        return self.neutral(o)
+
+    def combine_into(self, target: Ref | Var, o: int) -> tuple[Stmt, ...]:
+        """``target = target (op) f_o``; max/min bind ``f_o`` first so it is computed once."""
+        assert self.op is not None
+        cur: Value = target
+        val: Value = self.f_value(o)
+        if self.op in (Combine.MAX, Combine.MIN):
+            tmp = f"{PREFIX}v{o}"
+            return (Declare(tmp, self.m.outputs[o].elem_type, init=val),
+                    Assign(target, Apply(self.op, cur, Var(tmp))))
+        return (Assign(target, Apply(self.op, cur, val)),)
+
+    # }}}
+
+    # {{{ loop nests
+
+    def concat_point_nest(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """Loops over the concat points of the current tile (vector dim innermost)."""
+        order = list(self.concat)
+        v = self.p.vector_dim
+        if v in order:
+            order.remove(v)
+            order.append(v)
+        stmts = body
+        for k, d in enumerate(reversed(order)):
+            stmts = (self.point_loop(d, stmts, simd=(k == 0 and d == v)),)
+        return stmts
+
+    def full_concat_nest(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """Loops over the whole concat domain (split mode), ignoring tiles."""
+        stmts = body
+        for d in reversed(self.concat):
+            stmts = (Loop(self.it(d), self.dims[d].lower, (self.hi(d),), 1, stmts, dim=d),)
+        return stmts
+
+    def compute(self) -> tuple[Stmt, ...]:
+        """The scalar phase: point loops in ``loop_order`` around the combine or the store."""
+        order = list(self.p.loop_order)
+        v = self.p.vector_dim
+        outs = range(len(self.m.outputs))
+        if not self.reds:
+            inner: tuple[Stmt, ...] = tuple(
+                Assign(self.access_ref(self.m.outputs[o].access), self.f_value(o)) for o in outs)
+            stmts = inner
+            for k, d in enumerate(reversed(order)):
+                stmts = (self.point_loop(d, stmts, simd=(k == 0 and d == v)),)
+            return stmts
+        if v is not None and v in self.reds:
+            assert self.op is not None
+            accs = [f"{PREFIX}acc{o}" for o in outs]
+            body: tuple[Stmt, ...] = ()
+            for o in outs:
+                body += self.combine_into(Var(accs[o]), o)
+            red = tuple((self.op, a) for a in accs)
+            simd_loop = self.point_loop(v, body, simd=True, reductions=red)
+            stmts = (Block(
+                tuple(Declare(accs[o], self.m.outputs[o].elem_type, init=self.res_ref(o)) for o in outs)
+                + (simd_loop,)
+                + tuple(Assign(self.res_ref(o), Var(accs[o])) for o in outs)),)
+            order = order[:-1]
+        else:
+            body = ()
+            for o in outs:
+                body += self.combine_into(self.res_ref(o), o)
+            stmts = body
+            if order:
+                stmts = (self.point_loop(order[-1], stmts, simd=(order[-1] == v)),)
+                order = order[:-1]
+        for d in reversed(order):
+            stmts = (self.point_loop(d, stmts),)
+        return stmts
+
+    def wrap_tiles(self, dims_layers: list[tuple[int, int]], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        stmts = body
+        for d, layer in reversed(dims_layers):
+            stmts = (self.tile_loop(d, layer, stmts),)
+        return stmts
+
+    def concat_tile_order(self) -> list[tuple[int, int]]:
+        p = self.p
+        first = [(d, 1) for d in p.parallel_dims]
+        rest1 = [(d, 1) for d in self.concat if d not in p.parallel_dims and p.tiles[d]]
+        rest2 = [(d, 2) for d in self.concat if len(p.tiles[d]) == 2]
+        return first + rest1 + rest2
+
+    def reduction_tile_order(self, skip_split_l1: bool) -> list[tuple[int, int]]:
+        p = self.p
+        l1 = [(d, 1) for d in self.reds if p.tiles[d] and not (skip_split_l1 and d == p.split_dim)]
+        l2 = [(d, 2) for d in self.reds if len(p.tiles[d]) == 2]
+        return l1 + l2
+
+    def lower_direct(self) -> tuple[Stmt, ...]:
+        """Parallel concat tiles; private result tiles when reducing."""
+        outs = range(len(self.m.outputs))
+        inner = self.wrap_tiles(self.reduction_tile_order(False), self.compute())
+        if self.reds:
+            decls = tuple(Declare(f"{PREFIX}res{o}", self.m.outputs[o].elem_type, self.res_shape())
+                          for o in outs)
+            init = self.concat_point_nest(tuple(Assign(self.res_ref(o), self.start_value(o)) for o in outs))
+            store = self.concat_point_nest(
+                tuple(Assign(self.access_ref(self.m.outputs[o].access), self.res_ref(o)) for o in outs))
+            inner = (Block(decls + init + inner + store),)
+        stmts = self.wrap_tiles(self.concat_tile_order(), inner)
+        if self.p.parallel_dims:
+            first = stmts[0]
+            assert isinstance(first, Loop)
+            stmts = (Loop(first.var, first.lower, first.upper, first.step, first.body, first.dim, first.layer,
+                          "parallel", len(self.p.parallel_dims), num_threads=self.p.num_threads),)
+        return stmts
+
+    def lower_split(self) -> tuple[Stmt, ...]:
+        """One reduction dim shared by a thread team; per-thread partials combined in order."""
+        assert self.op is not None and self.p.split_dim is not None
+        outs = range(len(self.m.outputs))
+        nt, tid = f"{PREFIX}nthreads", f"{PREFIX}tid"
+        parts = [f"{PREFIX}part{o}" for o in outs]
+        types = [self.m.outputs[o].elem_type for o in outs]
+        t_var = f"{PREFIX}t"
+
+        def part_ref(o: int, who: str) -> Ref:
+            return Ref(parts[o], (_var(who),) + tuple(self.res_index(d) for d in self.concat))
+
+        inner = self.wrap_tiles(
+            self.concat_tile_order() + self.reduction_tile_order(True), self.compute())
+        shared = self.tile_loop(self.p.split_dim, 1, inner)
+        shared = Loop(shared.var, shared.lower, shared.upper, shared.step, shared.body, shared.dim,
+                      shared.layer, "thread_for")
+        region = ParallelRegion(nt, tid, (
+            *(Declare(f"{PREFIX}res{o}", types[o], self.res_shape()) for o in outs),
+            *self.full_concat_nest(tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)),
+            shared,
+            *self.full_concat_nest(tuple(Assign(part_ref(o, tid), self.res_ref(o)) for o in outs)),
+        ))
+        init_parts = Loop(t_var, _const(0), (_var(nt),), 1,
+                          self.full_concat_nest(tuple(Assign(part_ref(o, t_var), self.neutral(o)) for o in outs)))
+        total = [f"{PREFIX}r{o}" for o in outs]
+        combine = self.full_concat_nest((
+            *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
+            Loop(t_var, _const(0), (_var(nt),), 1,
+                 tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
+            *(Assign(self.access_ref(self.m.outputs[o].access), Var(total[o])) for o in outs),
+        ))
+        return (Block((
+            ThreadCount(nt, self.p.num_threads),
+            *(Declare(parts[o], types[o], (_var(nt),) + self.res_shape()) for o in outs),
+            init_parts, region, *combine)),)
+
+    # }}}
+
+    def run(self) -> Plan:
+        for o in self.m.outputs:
+            if (o.update == "accumulate" or o.init is not None) and not self.reds:
+                raise UnsupportedInput("an accumulating output needs a reduction dimension to give its operator",
+                                       self.m.loc, code="no-reduction-operator")
+        body = self.lower_split() if self.split else self.lower_direct()
+        return Plan(
+            name=self.m.name, loc=self.m.loc, params=function_params(self.m), body=body, mdh=self.m,
+            tuning=self.p, needs_math="math.h" in self.headers, needs_limits="limits.h" in self.headers,
+        )
+
+
+def function_params(mdh: MdhExpr) -> tuple[Buffer, ...]:
+    """The generated function's parameters: read-only scalars first (array shapes may use them)."""
+    first = tuple(b for b in mdh.buffers if b.kind == "scalar" and not b.written)
+    return first + tuple(b for b in mdh.buffers if b not in first)
+
+
+def lower(mdh: MdhExpr, params: TuningParams) -> Plan:
+    """Lower ``mdh`` with the tuning parameters ``params`` to a Plan.
+
+    :raises CompilerBug: when ``params`` violates a constraint of ``mdpoly.lower.params``.
+    :raises UnsupportedInput: for nests the Plan cannot express (mixed reduction operators,
+        accumulation without a reduction dimension, max/min over a type of unknown range).
+    """
+    bad = violations(mdh, params)
+    if bad:
+        raise CompilerBug(f"invalid tuning parameters for '{mdh.name}' ({params.describe(mdh)}): "
+                          + ", ".join(bad), mdh.loc)
+    return _Lowerer(mdh, params).run()

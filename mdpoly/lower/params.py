@@ -1,0 +1,233 @@
+"""The OpenMP tuning parameters as data: ``TuningParams``, the ``PARAMETERS`` table, ``CONSTRAINTS``.
+
+This is the CPU slice of the MDH parameters (mdh-formalism.md §5): ``#PRT`` as tile sizes per
+dimension and layer, ``↔-ass`` as which dimensions are parallel (concat dims, or one reduction dim
+split across threads with private partials), ``σ-ord`` as the point-loop order, plus the SIMD
+dimension and the thread count. D1=S1=R1 and D2=S2=R2 (one fused nest, §5.6); memory-region
+parameters have no effect on OpenMP and are absent.
+
+Everything the tuner needs is declared once here: ``PARAMETERS`` names each parameter, says what
+it means and yields its candidate values for an ``MdhExpr`` on a ``TargetCaps``; ``CONSTRAINTS``
+are named predicates; ``violations(mdh, params)`` lists the ones a candidate breaks.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.target import TargetCaps
+
+MAX_TILE_LAYERS = 2
+
+
+@dataclass(frozen=True, slots=True)
+class TuningParams:
+    """One point of the search space.
+
+    ``tiles[d]``: tile sizes of dim ``d``, outer layer first: ``()`` untiled, ``(T1,)`` or
+    ``(T1, T2)`` with ``T2`` dividing ``T1``. Sizes need not divide the extent (remainder tiles
+    use ``min`` bounds). The innermost tile of the concat dims is the private result tile.
+    ``parallel_dims``: concat dims whose layer-1 tile loops form the collapsed parallel loop,
+    outermost first. ``split_dim``: a reduction dim whose layer-1 tile loop is shared among
+    threads, each keeping private partials combined after the loop (then ``parallel_dims == ()``).
+    ``num_threads``: 0 = runtime default. ``loop_order``: permutation of all dims for the point
+    loops, outermost first. ``vector_dim``: the SIMD loop, ``None`` or ``loop_order[-1]``.
+    """
+
+    tiles: tuple[tuple[int, ...], ...]
+    parallel_dims: tuple[int, ...]
+    loop_order: tuple[int, ...]
+    vector_dim: int | None = None
+    split_dim: int | None = None
+    num_threads: int = 0
+
+    def describe(self, mdh: MdhExpr) -> str:
+        its = [d.iterator for d in mdh.dims]
+        tiles = ",".join(f"{its[d]}:{'x'.join(map(str, t)) or '-'}" for d, t in enumerate(self.tiles))
+        par = ",".join(its[d] for d in self.parallel_dims) or "-"
+        split = its[self.split_dim] if self.split_dim is not None else "-"
+        vec = its[self.vector_dim] if self.vector_dim is not None else "-"
+        order = ",".join(its[d] for d in self.loop_order)
+        return f"tiles={tiles} parallel={par} split={split} order={order} simd={vec} threads={self.num_threads}"
+
+
+# {{{ parameter table
+
+
+def _tile_candidates(extent: int | None) -> list[int]:
+    top = extent if extent is not None else 4096
+    vals = sorted({v for v in (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048) if v <= top} | {top})
+    return vals
+
+
+def _tiles_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[tuple[tuple[int, ...], ...]]:
+    per_dim: list[list[tuple[int, ...]]] = []
+    for d in mdh.dims:
+        vals = _tile_candidates(d.static_extent)
+        opts: list[tuple[int, ...]] = [()]
+        opts += [(t,) for t in vals]
+        opts += [(t1, t2) for t1 in vals for t2 in vals if t2 < t1 and t1 % t2 == 0]
+        per_dim.append(opts)
+    return iter(itertools.product(*per_dim))
+
+
+def _parallel_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[tuple[int, ...]]:
+    concat = [i for i, d in enumerate(mdh.dims) if not d.combine.is_reduction]
+    for n in range(len(concat) + 1):
+        yield from itertools.permutations(concat, n)
+
+
+def _split_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int | None]:
+    yield None
+    yield from (i for i, d in enumerate(mdh.dims) if d.combine.is_reduction)
+
+
+def _threads_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int]:
+    yield 0
+    yield from range(1, 2 * caps.cores + 1)
+
+
+def _order_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[tuple[int, ...]]:
+    return iter(itertools.permutations(range(len(mdh.dims))))
+
+
+def _vector_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int | None]:
+    yield None
+    yield from range(len(mdh.dims))
+
+
+@dataclass(frozen=True, slots=True)
+class ParamSpec:
+    """One tuning parameter: its ``TuningParams`` field, meaning, and candidate values."""
+
+    field: str
+    mdh_name: str
+    doc: str
+    values: Callable[[MdhExpr, TargetCaps], Iterator[object]]
+
+
+PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec("tiles", "#PRT", "tile sizes per dim and layer (1-2 layers); innermost concat tile = result tile",
+              _tiles_values),
+    ParamSpec("parallel_dims", "D2/S2/R2", "concat dims whose layer-1 tiles are spread over threads (collapsed)",
+              _parallel_values),
+    ParamSpec("split_dim", "D2/R2 (reduction)", "reduction dim split over threads with private partials",
+              _split_values),
+    ParamSpec("num_threads", "#PRT(COR)", "threads of the team, 0 = runtime default", _threads_values),
+    ParamSpec("loop_order", "D1/S1/R1", "order of the point loops, outermost first", _order_values),
+    ParamSpec("vector_dim", "SIMD layer", "dim of the innermost `omp simd` loop, or none", _vector_values),
+)
+
+# }}}
+
+# {{{ constraints
+
+#: Upper bound on the elements of one private result tile (per output), and on the per-thread
+#: partials of a split reduction: they live on the stack.
+MAX_RESULT_ELEMS = 1 << 16
+
+
+def _result_elems(mdh: MdhExpr, p: TuningParams) -> int | None:
+    """Elements of the private result tile, ``None`` when some size is not static."""
+    n = 1
+    for i, d in enumerate(mdh.dims):
+        if d.combine.is_reduction:
+            continue
+        t = p.tiles[i] if p.split_dim is None else ()
+        ext = d.static_extent
+        if t:
+            size = t[-1] if ext is None else min(t[-1], max(ext, 1))
+        elif ext is not None:
+            size = max(ext, 1)
+        else:
+            return None
+        n *= size
+    return n
+
+
+def _has_reduction(mdh: MdhExpr) -> bool:
+    return any(d.combine.is_reduction for d in mdh.dims)
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    name: str
+    doc: str
+    holds: Callable[[MdhExpr, TuningParams], bool]
+
+
+def _shape_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return len(p.tiles) == len(m.dims) and all(
+        len(t) <= MAX_TILE_LAYERS and all(v >= 1 for v in t) for t in p.tiles)
+
+
+def _chain_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return all(len(t) < 2 or (t[1] < t[0] and t[0] % t[1] == 0) for t in p.tiles)
+
+
+def _parallel_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return len(set(p.parallel_dims)) == len(p.parallel_dims) and all(
+        0 <= d < len(m.dims) and not m.dims[d].combine.is_reduction and len(p.tiles[d]) >= 1
+        for d in p.parallel_dims)
+
+
+def _split_ok(m: MdhExpr, p: TuningParams) -> bool:
+    if p.split_dim is None:
+        return True
+    d = p.split_dim
+    if not (0 <= d < len(m.dims) and m.dims[d].combine.is_reduction and p.tiles[d]):
+        return False
+    n = _result_elems(m, p)
+    return not p.parallel_dims and n is not None and n <= MAX_RESULT_ELEMS
+
+
+def _result_ok(m: MdhExpr, p: TuningParams) -> bool:
+    if not _has_reduction(m):
+        return True
+    n = _result_elems(m, p)
+    return n is not None and n <= MAX_RESULT_ELEMS
+
+
+def _order_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return sorted(p.loop_order) == list(range(len(m.dims)))
+
+
+def _vector_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return p.vector_dim is None or (bool(p.loop_order) and p.loop_order[-1] == p.vector_dim)
+
+
+def _threads_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return p.num_threads >= 0
+
+
+CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint("tile-shape", "one entry per dim, at most 2 layers, sizes >= 1", _shape_ok),
+    Constraint("tile-chain-divides", "an inner tile size divides (and is less than) the outer one", _chain_ok),
+    Constraint("parallel-dims-are-concat", "parallel dims are distinct, tiled concat dims", _parallel_ok),
+    Constraint("split-dim-is-reduction",
+               "a split dim is a tiled reduction dim; no parallel concat dims then; partials fit",
+               _split_ok),
+    Constraint("result-tile-fits", "the private result tile has static size <= MAX_RESULT_ELEMS", _result_ok),
+    Constraint("loop-order-permutation", "loop_order is a permutation of the dims", _order_ok),
+    Constraint("vector-dim-innermost", "the SIMD dim is the innermost point loop", _vector_ok),
+    Constraint("threads-nonnegative", "num_threads >= 0", _threads_ok),
+)
+
+
+def violations(mdh: MdhExpr, params: TuningParams) -> list[str]:
+    """Names of the constraints ``params`` breaks for ``mdh`` (empty when valid).
+
+    Shape constraints are checked first; later ones assume them.
+    """
+    out: list[str] = []
+    for c in CONSTRAINTS:
+        if out and c.name != "threads-nonnegative" and out[0] == "tile-shape":
+            break
+        if not c.holds(mdh, params):
+            out.append(c.name)
+    return out
+
+# }}}

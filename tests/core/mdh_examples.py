@@ -1,0 +1,126 @@
+"""Hand-built MdhExprs for the core and backend tests (the front end is tested separately)."""
+
+from __future__ import annotations
+
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, Dim, MdhExpr, OutputWrite, ScalarFunction
+
+LOC = SourceLoc("t.c", 1, 1)
+A = Affine.of
+
+
+def dim(it: str, extent: int | str, combine: Combine = Combine.CONCAT, lower: int = 0) -> Dim:
+    ext = A({}, extent) if isinstance(extent, int) else A({extent: 1})
+    return Dim(it, A({}, lower), ext, combine, LOC)
+
+
+def idx(*names: str | tuple[str, int]) -> tuple[Affine, ...]:
+    out = []
+    for n in names:
+        if isinstance(n, tuple):
+            out.append(A({n[0]: 1}, n[1]))
+        else:
+            out.append(A({n: 1}))
+    return tuple(out)
+
+
+def matmul(m: int, n: int, k: int, ty: str = "float", update: str = "accumulate", init: str | None = None) -> MdhExpr:
+    return MdhExpr(
+        name="mdp_matmul", loc=LOC,
+        dims=(dim("i", m), dim("j", n), dim("k", k, Combine.ADD)),
+        buffers=(Buffer("A", ty, (str(m), str(k)), "array"), Buffer("B", ty, (str(k), str(n)), "array"),
+                 Buffer("C", ty, (str(m), str(n)), "array", written=True)),
+        inputs=(Access("A", idx("i", "k")), Access("B", idx("k", "j"))),
+        outputs=(OutputWrite(Access("C", idx("i", "j")), ty, update, init),),  # type: ignore[arg-type]
+        f=ScalarFunction(("a", "b"), ("a * b",)),
+    )
+
+
+def matvec(m: int, n: int, ty: str = "float") -> MdhExpr:
+    return MdhExpr(
+        name="mdp_matvec", loc=LOC,
+        dims=(dim("i", m), dim("j", n, Combine.ADD)),
+        buffers=(Buffer("M", ty, ("", str(n)), "array"), Buffer("x", ty, ("",), "pointer"),
+                 Buffer("y", ty, ("",), "pointer", written=True)),
+        inputs=(Access("M", idx("i", "j")), Access("x", idx("j"))),
+        outputs=(OutputWrite(Access("y", idx("i")), ty, "assign", "0"),),
+        f=ScalarFunction(("m", "v"), ("m * v",)),
+    )
+
+
+def dot(n: int, ty: str = "double") -> MdhExpr:
+    return MdhExpr(
+        name="mdp_dot", loc=LOC,
+        dims=(dim("i", n, Combine.ADD),),
+        buffers=(Buffer("x", ty, (str(n),), "array"), Buffer("y", ty, (str(n),), "array"),
+                 Buffer("s", ty, (), "scalar", written=True)),
+        inputs=(Access("x", idx("i")), Access("y", idx("i"))),
+        outputs=(OutputWrite(Access("s", ()), ty, "accumulate"),),
+        f=ScalarFunction(("x", "y"), ("x * y",)),
+    )
+
+
+def colmax(m: int, n: int, ty: str = "float") -> MdhExpr:
+    return MdhExpr(
+        name="mdp_colmax", loc=LOC,
+        dims=(dim("i", m, Combine.MAX), dim("j", n)),
+        buffers=(Buffer("A", ty, (str(m), str(n)), "array"), Buffer("mx", ty, (str(n),), "array", written=True)),
+        inputs=(Access("A", idx("i", "j")),),
+        outputs=(OutputWrite(Access("mx", idx("j")), ty, "assign"),),
+        f=ScalarFunction(("a",), ("a",)),
+    )
+
+
+def jacobi2d(n: int, ty: str = "float") -> MdhExpr:
+    acc = [Access("A", idx(("i", di), ("j", dj))) for di, dj in ((0, 0), (-1, 0), (1, 0), (0, -1), (0, 1))]
+    return MdhExpr(
+        name="mdp_jacobi", loc=LOC,
+        dims=(dim("i", n - 2, lower=1), dim("j", n - 2, lower=1)),
+        buffers=(Buffer("A", ty, (str(n), str(n)), "array"), Buffer("B", ty, (str(n), str(n)), "array", written=True)),
+        inputs=tuple(acc),
+        outputs=(OutputWrite(Access("B", idx("i", "j")), ty),),
+        f=ScalarFunction(("c", "n", "s", "w", "e"), ("0.2f * (c + n + s + w + e)",)),
+    )
+
+
+def elementwise_indices(m: int, n: int) -> MdhExpr:
+    return MdhExpr(
+        name="mdp_ew", loc=LOC,
+        dims=(dim("i", m), dim("j", n)),
+        buffers=(Buffer("alpha", "int", (), "scalar"), Buffer("X", "int", (str(m), str(n)), "array"),
+                 Buffer("Y", "int", (str(m), str(n)), "array", written=True)),
+        inputs=(Access("X", idx("i", "j")),),
+        outputs=(OutputWrite(Access("Y", idx("i", "j")), "int"),),
+        f=ScalarFunction(("x",), ("alpha * x + i * 3 - j",), uses_indices=True),
+    )
+
+
+def mcc(n: int, p: int, q: int, k: int, c: int, r: int, s: int, ty: str = "float") -> MdhExpr:
+    red = Combine.ADD
+    return MdhExpr(
+        name="mdp_mcc", loc=LOC,
+        dims=(dim("n", n), dim("p", p), dim("q", q), dim("k", k), dim("r", r, red), dim("s", s, red), dim("c", c, red)),
+        buffers=(Buffer("in", ty, (str(n), str(p + r - 1), str(q + s - 1), str(c)), "array"),
+                 Buffer("w", ty, (str(k), str(r), str(s), str(c)), "array"),
+                 Buffer("out", ty, (str(n), str(p), str(q), str(k)), "array", written=True)),
+        inputs=(Access("in", (A({"n": 1}), A({"p": 1, "r": 1}), A({"q": 1, "s": 1}), A({"c": 1}))),
+                Access("w", idx("k", "r", "s", "c"))),
+        outputs=(OutputWrite(Access("out", idx("n", "p", "q", "k")), ty, "accumulate"),),
+        f=ScalarFunction(("a", "b"), ("a * b",)),
+    )
+
+
+def matmul_symbolic(ty: str = "double") -> MdhExpr:
+    """C[i][j] = sum_k A[i][k]*B[k][j] with sizes n, m, l passed as int scalars; pointers as VLAs."""
+    return MdhExpr(
+        name="mdp_mm_sym", loc=LOC,
+        dims=(Dim("i", A(), A({"n": 1}), Combine.CONCAT, LOC), Dim("j", A(), A({"m": 1}), Combine.CONCAT, LOC),
+              Dim("k", A(), A({"l": 1}), Combine.ADD, LOC)),
+        buffers=(Buffer("A", ty, ("", "l"), "array"), Buffer("B", ty, ("", "m"), "array"),
+                 Buffer("C", ty, ("", "m"), "array", written=True),
+                 Buffer("n", "int", (), "scalar"), Buffer("m", "int", (), "scalar"), Buffer("l", "int", (), "scalar")),
+        inputs=(Access("A", idx("i", "k")), Access("B", idx("k", "j"))),
+        outputs=(OutputWrite(Access("C", idx("i", "j")), ty, "assign", "0.0"),),
+        f=ScalarFunction(("a", "b"), ("a * b",)),
+        params=(("n", None), ("m", None), ("l", None)),
+    )
