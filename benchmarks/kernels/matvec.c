@@ -1,0 +1,53 @@
+/* matvec.c (benchmark): w = M * v, single precision, I x K matrix. */
+#include "bench_common.h"
+
+#ifndef I
+#define I 8192
+#endif
+#ifndef K
+#define K 8192
+#endif
+
+static float M[I][K];
+static float v[K];
+static float w[I];
+
+/* BENCH-KERNEL-BEGIN */
+static void kernel(void)
+{
+    for (int i = 0; i < I; i++)
+        for (int k = 0; k < K; k++)
+            w[i] += M[i][k] * v[k];
+}
+/* BENCH-KERNEL-END */
+
+static void reset(void)
+{
+    for (int i = 0; i < I; i++)
+        w[i] = 0.0f;
+}
+
+int main(void)
+{
+    for (int i = 0; i < I; i++)
+        for (int k = 0; k < K; k++)
+            M[i][k] = bench_next();
+    for (int k = 0; k < K; k++)
+        v[k] = bench_next();
+
+    double times[REPS];
+    for (int rep = -1; rep < REPS; rep++) {
+        reset();
+        double t0 = bench_now();
+        kernel();
+        double t1 = bench_now();
+        if (rep >= 0)
+            times[rep] = t1 - t0;
+    }
+
+    double sum = 0.0;
+    for (int i = 0; i < I; i++)
+        sum += w[i];
+    bench_report(times, REPS, sum);
+    return 0;
+}
