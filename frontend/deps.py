@@ -233,20 +233,20 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
         if not carried:
             classes.append(LoopClass(lp, Combine.CONCAT))
             continue
-        verdict = _reduction_verdict(scop, lp, carried, reductions, options)
+        verdict = _reduction_verdict(scop, lp, carried, deps, reductions, options)
         if isinstance(verdict, str):
             classes.append(LoopClass(lp, Combine.SEQ, f"loop '{it}' {verdict}"))
             continue
         op, reds = verdict
-        ops_seen.add(op)
+        ops_seen.update(r.op for r in reds)
         for r in reds:
             used[r.stmt] = r
         classes.append(LoopClass(lp, op))
     return Deps(tuple(classes), tuple(deps), tuple(used.values()), mixed_ops=len(ops_seen) > 1)
 
 
-def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], reductions: dict[str, Reduction],
-                       options: Options) -> tuple[Combine, list[Reduction]] | str:
+def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], all_deps: list[Dependence],
+                       reductions: dict[str, Reduction], options: Options) -> tuple[Combine, list[Reduction]] | str:
     """The reduction a loop performs, or why it is sequential (a phrase after "loop 'i' ")."""
     reds: list[Reduction] = []
     for d in carried:
@@ -256,23 +256,21 @@ def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], reduction
             return f"carries {_kind_phrase(d.kind)} on '{d.sink.buffer}' ({d.describe(scop)})"
         if red not in reds:
             reds.append(red)
-    ops = {r.op for r in reds}
-    if len(ops) > 1:
-        names = ", ".join(sorted(o.value for o in ops))
-        return f"carries reductions with different operators ({names})"
-    op = ops.pop()
+    ops = sorted({r.op for r in reds}, key=lambda o: o.value)
+    op = ops[0]  # several operators in one loop: reported as mixed-reduction-operators
     it = scop.loops[lp].iterator
     for red in reds:
         acc = red.accumulator
         if acc.depends_on(it):
             return (f"carries an output dependence on '{acc.buffer}' ('{acc.to_c()}' is written again in a "
                     "later iteration)")
-        for st in scop.statements:
-            if st.name == red.stmt or lp not in st.loops:
-                continue
-            if st.write.buffer == acc.buffer or any(r.buffer == acc.buffer for r in st.reads):
+        for d in all_deps:
+            ends = ((d.source_stmt, d.source), (d.sink_stmt, d.sink))
+            mine = [e for e in ends if e == (red.stmt, acc)]
+            other = [e for e in ends if e[0] != red.stmt and lp in _stmt(scop, e[0]).loops]
+            if mine and other:
                 return (f"carries a reduction into '{acc.to_c()}' that is also accessed by "
-                        f"'{st.text}'")
+                        f"'{_stmt(scop, other[0][0]).text}'")
         var = scop.variable(acc.buffer)
         if options.strict_fp and var.is_float and op in (Combine.ADD, Combine.MUL):
             return (f"carries a floating-point '{op.value}' reduction into '{acc.to_c()}', "
