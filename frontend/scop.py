@@ -339,7 +339,7 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(node, "unsupported-statement", f"expression statement '{c_text(node)}' has no effect")
 
     def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
-        target = self.lvalue(lvalue)
+        target = self.lvalue(lvalue, node)
         reads = ([target] if op != "=" else []) + _refs(rhs)
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
@@ -464,7 +464,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.variables.setdefault(name, var)
         return var
 
-    def lvalue(self, node: c_ast.Node) -> Access:
+    def lvalue(self, node: c_ast.Node, stmt: c_ast.Node | None = None) -> Access:
         if isinstance(node, c_ast.ID):
             if node.name in self.nest_locals:
                 raise self._fail(node, "unsupported-statement",
@@ -478,7 +478,7 @@ class NestBuilder(c_ast.NodeVisitor):
         if isinstance(node, c_ast.ArrayRef):
             return self.array_ref(node)
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
-            raise self._fail(node, "pointer-arithmetic", f"write through pointer dereference '{c_text(node)}'")
+            raise self._fail(stmt or node, "pointer-arithmetic", f"write through pointer dereference '{c_text(node)}'")
         raise self._fail(node, "unsupported-statement", f"cannot model the assignment target '{c_text(node)}'")
 
     def array_ref(self, node: c_ast.ArrayRef) -> Access:
