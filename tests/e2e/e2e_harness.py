@@ -41,8 +41,10 @@ def mdpoly_command() -> list[str]:
 
 
 def mdpoly_available() -> bool:
-    """True when an mdpoly command exists to test (the CLI module, or an override)."""
-    return bool(os.environ.get("MDPOLY_COMMAND")) or importlib.util.find_spec("mdpoly.cli") is not None
+    """True when an mdpoly that generates code exists to test (CLI and driver, or an override)."""
+    if os.environ.get("MDPOLY_COMMAND"):
+        return True
+    return all(importlib.util.find_spec(name) is not None for name in ("mdpoly.cli", "mdpoly.driver"))
 
 
 def child_env(**extra: str) -> dict[str, str]:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import (EXAMPLES_DIR, child_env, have_tool, mdpoly_available, run_program, run_step,
+from e2e_harness import (EXAMPLES_DIR, child_env, have_tool, mdpoly_available, run_program, run_step,
                      write_cc_shim)
 from mdpoly.differential import compare_outputs
 

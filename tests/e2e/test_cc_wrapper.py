@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import child_env, run_program, run_step, write_cc_shim
+from e2e_harness import child_env, run_program, run_step, write_cc_shim
 
 COPY_STANDIN = '''
 import sys
