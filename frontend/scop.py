@@ -33,6 +33,9 @@ PURE_FUNCTIONS = frozenset(
                      "fma", "copysign", "rint", "nearbyint", "fdim")
      for s in ("", "f", "l")] + ["abs", "labs", "llabs"]
 )
+# What <math.h> macros expand to under -std=c99 (INFINITY, HUGE_VAL, NAN, fabs...).
+PURE_FUNCTIONS = PURE_FUNCTIONS | {f"__builtin_{f}" for f in PURE_FUNCTIONS} | {
+    f"__builtin_{f}{s}" for f in ("inf", "huge_val", "nan") for s in ("", "f", "l")}
 
 _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
 _BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
