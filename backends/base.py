@@ -31,6 +31,7 @@ class GeneratedCode:
     headers: tuple[str, ...] = ()
     flags: tuple[str, ...] = ()
     device_sources: tuple[tuple[str, str], ...] = ()
+    preamble: str = ""
 
 
 class Backend(ABC):

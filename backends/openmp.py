@@ -59,5 +59,16 @@ class OpenMPBackend(Backend):
             headers.append("limits.h")
         if plan.needs_float:
             headers.append("float.h")
-        return GeneratedCode(name=plan.name, definition=emitter.function(plan), call=emitter.call(plan),
-                             headers=tuple(headers), flags=("-fopenmp",))
+        definition = emitter.function(plan)
+        return GeneratedCode(name=plan.name, definition=definition, call=emitter.call(plan),
+                             headers=tuple(headers), flags=("-fopenmp",),
+                             preamble=preamble(tuple(headers)))
+
+
+def preamble(headers: tuple[str, ...]) -> str:
+    """Includes for the generated code. ``omp.h`` only under ``_OPENMP``; without OpenMP the
+    runtime calls fall back to one thread so the file still builds and runs sequentially."""
+    lines = [f"#include <{h}>" for h in headers if h != "omp.h"]
+    lines += ["#if defined(_OPENMP)", "#include <omp.h>",
+              "#else", "#define omp_get_max_threads() 1", "#define omp_get_thread_num() 0", "#endif"]
+    return "\n".join(lines) + "\n"

@@ -31,6 +31,7 @@ CONCAT_TILE = 64
 REDUCTION_TILE = 256
 PAR_SLACK = 4
 SPLIT_MIN_WORK = 1 << 15
+MIN_VECTOR_EXTENT = 8
 
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
@@ -43,8 +44,24 @@ def elem_bytes(mdh: MdhExpr) -> int:
     return max((_SIZES.get(base_type(t), 8) for t in types), default=8)
 
 
+def _element_strides(mdh: MdhExpr, acc: Access) -> list[int | None]:
+    """Element stride of each subscript of ``acc`` from the buffer's declared shape (None: unknown)."""
+    shape = mdh.buffer(acc.buffer).shape
+    strides: list[int | None] = [1] * len(acc.index)
+    run: int | None = 1
+    for pos in range(len(acc.index) - 1, -1, -1):
+        strides[pos] = run
+        ext = shape[pos].strip() if pos < len(shape) else ""
+        run = run * int(ext) if run is not None and ext.isdigit() else None
+    return strides
+
+
 def _stride_score(mdh: MdhExpr, d: int) -> float:
+    """How many accesses walk memory with unit stride along dim ``d``, minus strided ones."""
     it = mdh.dims[d].iterator
+    ext = mdh.dims[d].static_extent
+    if ext is not None and ext < MIN_VECTOR_EXTENT:
+        return -math.inf if ext <= 1 else -100.0 + ext
     accs: list[Access] = list(mdh.inputs)
     if not mdh.dims[d].combine.is_reduction:
         accs += [o.access for o in mdh.outputs]
@@ -52,9 +69,16 @@ def _stride_score(mdh: MdhExpr, d: int) -> float:
     for a in accs:
         if not a.index:
             continue
-        if a.index[-1].coeff(it) == 1:
+        stride: int | None = 0
+        for e, st in zip(a.index, _element_strides(mdh, a)):
+            c = e.coeff(it)
+            if c:
+                stride = None if st is None or stride is None else stride + c * st
+        if stride is None:
+            stride = 1 if a.index[-1].coeff(it) == 1 and not any(e.coeff(it) for e in a.index[:-1]) else 2
+        if stride == 1:
             score += 1
-        if any(e.coeff(it) != 0 for e in a.index[:-1]):
+        elif stride != 0:
             score -= 0.5
     return score
 

@@ -1,0 +1,75 @@
+"""Profitability: ``estimate(mdh, options) -> WorkEstimate`` and ``too_little_work(...)``.
+
+Counts the nest's work (iterations times operations of the scalar function plus the combine)
+and the bytes its accesses touch, with symbolic extents taken from ``--size`` hints. A nest whose
+known work cannot repay starting a thread team is kept as written (code ``too-little-work``),
+unless ``options.all_nests`` or the nest carries ``#pragma mdh``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from mdpoly.diagnostics import Diagnostic, Severity
+from mdpoly.ir.mdh import Affine, MdhExpr
+from mdpoly.ir.nest import NestAnalysis
+from mdpoly.options import Options
+
+#: Below this many operations a parallel region (a few microseconds to start) does not pay off.
+MIN_WORK = 1 << 17
+
+_SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "double": 8, "long": 8}
+
+
+@dataclass(frozen=True, slots=True)
+class WorkEstimate:
+    """``iterations`` of the domain, ``ops`` = iterations x operations each, ``bytes`` touched;
+    ``None`` where a size is unknown."""
+
+    iterations: int | None
+    ops: int | None
+    bytes: int | None
+
+
+def _value(a: Affine, sizes: dict[str, int]) -> int | None:
+    total = a.constant
+    for name, c in a.terms:
+        if name not in sizes:
+            return None
+        total += c * sizes[name]
+    return total
+
+
+def _ops_per_point(mdh: MdhExpr) -> int:
+    text = " ".join(mdh.f.results)
+    ops = len(re.findall(r"[-+*/%]|\b[A-Za-z_]\w*\s*\(", text))
+    reduces = any(d.combine.is_reduction for d in mdh.dims)
+    return max(1, ops + (len(mdh.outputs) if reduces else 0))
+
+
+def estimate(mdh: MdhExpr, options: Options) -> WorkEstimate:
+    sizes = dict(options.sizes)
+    sizes.update({n: v for n, v in mdh.params if v is not None})
+    exts = {d.iterator: _value(d.extent, sizes) for d in mdh.dims}
+    if any(e is None for e in exts.values()):
+        return WorkEstimate(None, None, None)
+    known = {k: max(v, 0) for k, v in exts.items() if v is not None}
+    iters = math.prod(known.values())
+    touched = 0
+    for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
+                   [(o.access, o.elem_type) for o in mdh.outputs]:
+        used = [known[d.iterator] for d in mdh.dims if acc.depends_on(d.iterator)]
+        touched += math.prod(used) * _SIZES.get(ty.split()[-1], 8)
+    return WorkEstimate(iters, iters * _ops_per_point(mdh), touched)
+
+
+def too_little_work(nest: NestAnalysis, options: Options) -> Diagnostic | None:
+    """The reason to keep ``nest`` as written for lack of work, or ``None`` to transform it."""
+    if nest.mdh is None or options.all_nests or nest.marked:
+        return None
+    est = estimate(nest.mdh, options)
+    if est.ops is None or est.ops >= MIN_WORK:
+        return None
+    return Diagnostic(Severity.REMARK, "too-little-work", nest.loc, "too little work")
