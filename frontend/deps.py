@@ -231,7 +231,17 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
         it = scop.loops[lp].iterator
         carried = [d for d in deps if lp in d.carried_by]
         if not carried:
-            classes.append(LoopClass(lp, Combine.CONCAT))
+            # A loop of at most one iteration carries nothing; when its statements are all
+            # reduction updates of accumulators independent of it, it is still their reduction.
+            inside = [st for st in scop.statements if lp in st.loops]
+            trivial = [reductions[st.name] for st in inside if st.name in reductions
+                       and not reductions[st.name].accumulator.depends_on(it)]
+            if inside and len(trivial) == len(inside) and len({r.op for r in trivial}) == 1:
+                ops_seen.add(trivial[0].op)
+                used.update((r.stmt, r) for r in trivial)
+                classes.append(LoopClass(lp, trivial[0].op))
+            else:
+                classes.append(LoopClass(lp, Combine.CONCAT))
             continue
         verdict = _reduction_verdict(scop, lp, carried, deps, reductions, options)
         if isinstance(verdict, str):

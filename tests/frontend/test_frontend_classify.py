@@ -242,3 +242,16 @@ scale(int n, float *x) {
     (n,) = fa.nests
     assert n.function == "scale" and n.function_line == 2
     assert n.loops[0].combine is Combine.CONCAT
+
+
+def test_single_iteration_reduction_loop(analyze):
+    (n,) = analyze("""
+#define K 1
+void mv(float w[4], float M[4][K], float v[K]) {
+#pragma mdh(w[i] : ++, +)
+  for (int i = 0; i < 4; i++)
+    for (int k = 0; k < K; k++)
+      w[i] += M[i][k] * v[k];
+}
+""").nests
+    assert ops(n) == ["++", "+"] and n.mdh.outputs[0].update == "accumulate"

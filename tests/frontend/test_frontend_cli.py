@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT
+ROOT = Path(__file__).resolve().parents[2]
 from mdpoly.cli import main
 
 MATVEC = """#include <stdio.h>
