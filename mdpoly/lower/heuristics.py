@@ -6,7 +6,9 @@ The rules, in order:
    (outputs count for concat dims; a subscript other than the last one counts against), ties to
    concat dims, then to inner dims. A reduction dim becomes a ``simd reduction`` loop, which
    reassociates, so ``strict_fp`` restricts the choice to concat dims.
-2. Point-loop order: concat dims, then reduction dims, in nest order, the SIMD dim last.
+2. Point-loop order: concat dims, then reduction dims, in nest order, the SIMD dim last --
+   except small constant reduction loops, which go inside a concat SIMD loop (outer-loop
+   vectorisation with the accumulator in a register, e.g. a 5x5 convolution filter).
 3. Result tile (nests that reduce): the SIMD concat dim gets ``VECTOR_TILE_BYTES`` of elements,
    the other concat dims share what is left of half the L1 cache, at most ``CONCAT_TILE`` each.
    Reduction dims get ``REDUCTION_TILE`` (the SIMD one stays whole); concat-only nests tile the
@@ -24,7 +26,7 @@ import math
 from mdpoly.ir.mdh import Access, MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.neutral import base_type
-from mdpoly.lower.params import MAX_RESULT_ELEMS, TuningParams
+from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams
 
 VECTOR_TILE_BYTES = 1024
 CONCAT_TILE = 64
@@ -104,7 +106,10 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     concat = [d for d, x in enumerate(dims) if not x.combine.is_reduction]
     reds = [d for d, x in enumerate(dims) if x.combine.is_reduction]
     v = choose_vector_dim(mdh, strict_fp)
-    order = [d for d in concat if d != v] + [d for d in reds if d != v] + ([v] if v is not None else [])
+    small = [d for d in reds if d != v and v in concat and dims[d].static_extent is not None
+             and dims[d].static_extent <= MAX_INNER_UNROLL]
+    order = ([d for d in concat if d != v] + [d for d in reds if d != v and d not in small]
+             + ([v] if v is not None else []) + small)
     esz = elem_bytes(mdh)
     ext = [x.static_extent for x in dims]
 
@@ -133,7 +138,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
             tiles[d] = cap(d, min(CONCAT_TILE, budget))
             budget = max(1, budget // eff(d))
         for d in reds:
-            if d != v:
+            if d != v and d not in small:
                 tiles[d] = cap(d, REDUCTION_TILE)
     else:
         for d in concat:

@@ -197,8 +197,8 @@ class _Lowerer:
             inner: tuple[Stmt, ...] = tuple(
                 Assign(self.access_ref(self.m.outputs[o].access), self.f_value(o)) for o in outs)
             stmts = inner
-            for k, d in enumerate(reversed(order)):
-                stmts = (self.point_loop(d, stmts, simd=(k == 0 and d == v)),)
+            for d in reversed(order):
+                stmts = (self.point_loop(d, stmts, simd=(d == v)),)
             return stmts
         if v is not None and v in self.reds:
             assert self.op is not None
@@ -218,11 +218,8 @@ class _Lowerer:
             for o in outs:
                 body += self.combine_into(self.res_ref(o), o)
             stmts = body
-            if order:
-                stmts = (self.point_loop(order[-1], stmts, simd=(order[-1] == v)),)
-                order = order[:-1]
         for d in reversed(order):
-            stmts = (self.point_loop(d, stmts),)
+            stmts = (self.point_loop(d, stmts, simd=(d == v)),)
         return stmts
 
     def wrap_tiles(self, dims_layers: list[tuple[int, int]], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:

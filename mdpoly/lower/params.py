@@ -34,7 +34,8 @@ class TuningParams:
     outermost first. ``split_dim``: a reduction dim whose layer-1 tile loop is shared among
     threads, each keeping private partials combined after the loop (then ``parallel_dims == ()``).
     ``num_threads``: 0 = runtime default. ``loop_order``: permutation of all dims for the point
-    loops, outermost first. ``vector_dim``: the SIMD loop, ``None`` or ``loop_order[-1]``.
+    loops, outermost first. ``vector_dim``: the SIMD loop, ``None``, ``loop_order[-1]``, or a concat dim followed only by
+    small untiled reduction dims (see ``MAX_INNER_UNROLL``).
     """
 
     tiles: tuple[tuple[int, ...], ...]
@@ -195,8 +196,24 @@ def _order_ok(m: MdhExpr, p: TuningParams) -> bool:
     return sorted(p.loop_order) == list(range(len(m.dims)))
 
 
+#: Reduction loops of at most this static trip count may sit inside a concat SIMD loop (the
+#: compiler unrolls them and vectorises the outer loop, keeping the accumulator in a register).
+MAX_INNER_UNROLL = 16
+
+
 def _vector_ok(m: MdhExpr, p: TuningParams) -> bool:
-    return p.vector_dim is None or (bool(p.loop_order) and p.loop_order[-1] == p.vector_dim)
+    v = p.vector_dim
+    if v is None:
+        return True
+    if v not in p.loop_order:
+        return False
+    inner = p.loop_order[p.loop_order.index(v) + 1:]
+    if not inner:
+        return True
+    if m.dims[v].combine.is_reduction:
+        return False
+    return all(m.dims[d].combine.is_reduction and not p.tiles[d]
+               and (m.dims[d].static_extent or MAX_INNER_UNROLL + 1) <= MAX_INNER_UNROLL for d in inner)
 
 
 def _threads_ok(m: MdhExpr, p: TuningParams) -> bool:
@@ -212,7 +229,9 @@ CONSTRAINTS: tuple[Constraint, ...] = (
                _split_ok),
     Constraint("result-tile-fits", "the private result tile has static size <= MAX_RESULT_ELEMS", _result_ok),
     Constraint("loop-order-permutation", "loop_order is a permutation of the dims", _order_ok),
-    Constraint("vector-dim-innermost", "the SIMD dim is the innermost point loop", _vector_ok),
+    Constraint("vector-dim-innermost",
+               "the SIMD dim is the innermost point loop, or a concat dim with only small untiled "
+               "reduction loops (static trip count <= MAX_INNER_UNROLL) inside it", _vector_ok),
     Constraint("threads-nonnegative", "num_threads >= 0", _threads_ok),
 )
 

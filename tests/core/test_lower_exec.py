@@ -133,3 +133,15 @@ def test_param_name_shadows_buffer(tmp_path: Path) -> None:
     mdh = E.matmul(9, 10, 11)
     mdh = replace(mdh, f=replace(mdh.f, params=("B", "A"), results=("B * A",)))
     _go(tmp_path, mdh, MATMUL_REF.format(m=9, n=10, k=11), {"A": (9, 11), "B": (11, 10), "C": (9, 10)})
+
+
+def test_conv2d_small_filter_inside_simd(tmp_path: Path) -> None:
+    n, p, q, k, c, r, s = 1, 37, 41, 1, 1, 5, 5
+    mdh = E.mcc(n, p, q, k, c, r, s)
+    params = default_params(mdh, BACKEND.caps)
+    assert params.vector_dim == 2 and params.loop_order[-3:] == (4, 5, 6)
+    ref = (f"for (long n = 0; n < {n}; n++) for (long p = 0; p < {p}; p++) for (long q = 0; q < {q}; q++)"
+           f" for (long k = 0; k < {k}; k++) for (long r = 0; r < {r}; r++) for (long s = 0; s < {s}; s++)"
+           f" for (long c = 0; c < {c}; c++) out[n][p][q][k] += in[n][p+r][q+s][c] * w[k][r][s][c];")
+    shapes = {"in": (n, p + r - 1, q + s - 1, c), "w": (k, r, s, c), "out": (n, p, q, k)}
+    _go(tmp_path, mdh, ref, shapes, params)
