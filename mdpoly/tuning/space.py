@@ -1,0 +1,238 @@
+"""The search space of one nest: ``MdhExpr`` + sizes + ``TargetCaps`` -> flat ``ParamSpec``s, and back.
+
+``build_space`` flattens ``TuningParams`` (mdpoly/lower/params.py) into pyATF-friendly parameters,
+each with a closed-form candidate ``Set`` and a predicate over parameters defined before it:
+
+* ``SPLIT``: ``-1`` or a reduction dim split over threads (only when the concat domain is static
+  and fits the result bound, and the dim is large);
+* ``T1_<d>``: layer-1 tile of dim ``d``, powers of two below the extent plus the extent itself
+  (the extent means "untiled", except for a parallel dim, where it is one tile); small
+  reduction dims (extent <= ``MAX_INNER_UNROLL``) stay untiled;
+* ``T2_<d>``: layer-2 tile, ``0`` (none) or a power of two dividing ``T1_<d>``; the predicate
+  also keeps the running product of the innermost concat tiles under the result bound, so a
+  too-large result tile is pruned as soon as its prefix is;
+* ``PAR``: the parallel concat dims (a sorted tuple of dims with more than one layer-1 tile);
+* ``VEC``: the SIMD dim or ``-1``; ``ORDER``: a point-loop order from a reduced candidate list
+  (every permutation of the dims that matter when there are at most ``FULL_PERMUTATIONS`` of
+  them, else the heuristic order, its rotations and the reductions-first variants);
+* ``THREADS``: ``0`` (the runtime default, all cores) or fewer threads.
+
+Under ``SPLIT`` the concat tiles and ``PAR`` are ignored by ``to_params`` (the split lowering
+keeps whole-domain partials); equal ``TuningParams`` then come from different configurations,
+which the evaluator memoises. Groups that do not read each other stay independent trees, so
+the space of a 7-deep MCC is generated in milliseconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.heuristics import MIN_VECTOR_EXTENT, choose_vector_dim, default_params, elem_bytes
+from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams, violations
+from mdpoly.tuning.atf import Config, ParamSpec
+
+#: Orders of at most this many non-trivial dims are enumerated completely (4! = 24).
+FULL_PERMUTATIONS = 4
+#: A split reduction dim needs at least this many iterations to be worth sharing.
+MIN_SPLIT_EXTENT = 2 * MAX_INNER_UNROLL
+NONE = -1
+
+
+@dataclass(frozen=True, slots=True)
+class NestSpace:
+    """The flat parameters of one nest and what ``to_params`` needs to map a config back."""
+
+    mdh: MdhExpr
+    extents: tuple[int, ...]
+    specs: tuple[ParamSpec, ...]
+
+    def to_params(self, cfg: Config) -> TuningParams:
+        """The ``TuningParams`` of a flat configuration (see the module docstring)."""
+        dims = self.mdh.dims
+        split = cfg["SPLIT"] if cfg["SPLIT"] != NONE else None
+        par: tuple[int, ...] = () if split is not None else tuple(cfg["PAR"])
+        tiles: list[tuple[int, ...]] = []
+        for d, dim in enumerate(dims):
+            t1, t2, ext = cfg[f"T1_{d}"], cfg[f"T2_{d}"], self.extents[d]
+            if split is not None and not dim.combine.is_reduction:
+                tiles.append(())
+            elif t1 >= ext and d not in par and d != split:
+                tiles.append(())
+            else:
+                tiles.append((t1, t2) if t2 else (t1,))
+        vec = cfg["VEC"] if cfg["VEC"] != NONE else None
+        return TuningParams(tiles=tuple(tiles), parallel_dims=par, loop_order=tuple(cfg["ORDER"]),
+                            vector_dim=vec, split_dim=split, num_threads=cfg["THREADS"])
+
+
+def concrete_extents(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int, ...]:
+    """Each dim's extent under ``sizes``.
+
+    :raises KeyError: naming the first size parameter that has no value.
+    """
+    out = []
+    for d in mdh.dims:
+        out.append(d.extent.constant + sum(c * sizes[n] for n, c in d.extent.terms))
+    return tuple(out)
+
+
+def _pow2_below(n: int) -> list[int]:
+    return [1 << k for k in range(max(n, 1).bit_length()) if (1 << k) < n]
+
+
+def tile_candidates(extent: int) -> tuple[int, ...]:
+    """Layer-1 tile sizes for a dim: powers of two below ``extent``, then ``extent`` (untiled)."""
+    return (*_pow2_below(extent), max(extent, 1))
+
+
+def _result_bound(mdh: MdhExpr, caps: TargetCaps) -> int:
+    return max(1, min(MAX_RESULT_ELEMS, caps.max_local_bytes // elem_bytes(mdh)))
+
+
+def _orders(mdh: MdhExpr, ext: tuple[int, ...], vec: int | None) -> Iterable[tuple[int, ...]]:
+    """Point-loop orders that keep ``vec`` innermost (small reductions may follow a concat ``vec``)."""
+    dims = mdh.dims
+    rest = [d for d in range(len(dims)) if d != vec]
+    trivial = [d for d in rest if ext[d] == 1]
+    small = [d for d in rest if vec is not None and not dims[vec].combine.is_reduction
+             and dims[d].combine.is_reduction and 1 < ext[d] <= MAX_INNER_UNROLL]
+    tails: list[list[int]] = [[]]
+    if vec is not None:
+        tails = [[vec, *small]] + ([[vec]] if small else [])
+    for tail in tails:
+        outer = [d for d in rest if d not in trivial and d not in tail]
+        concat = [d for d in outer if not dims[d].combine.is_reduction]
+        reds = [d for d in outer if dims[d].combine.is_reduction]
+        if len(outer) <= FULL_PERMUTATIONS:
+            heads: Iterable[tuple[int, ...]] = itertools.permutations(outer)
+        else:
+            base, flipped = concat + reds, reds + concat
+            heads = [tuple(b[k:] + b[:k]) for b in (base, flipped) for k in range(len(b))]
+        for head in heads:
+            yield tuple(trivial) + tuple(head) + tuple(tail)
+
+
+def _vector_candidates(mdh: MdhExpr, ext: tuple[int, ...], strict_fp: bool) -> list[int]:
+    chosen = choose_vector_dim(mdh, strict_fp)
+    out = [NONE]
+    for d, dim in enumerate(mdh.dims):
+        if strict_fp and dim.combine.is_reduction:
+            continue
+        if ext[d] >= MIN_VECTOR_EXTENT or d == chosen:
+            out.append(d)
+    return out
+
+
+def build_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps, strict_fp: bool = False) -> NestSpace:
+    """The flat search space of ``mdh`` at ``sizes`` (every size parameter must have a value).
+
+    :raises KeyError: when a size parameter has no value.
+    """
+    ext = concrete_extents(mdh, sizes)
+    dims = mdh.dims
+    concat = [d for d, x in enumerate(dims) if not x.combine.is_reduction]
+    reds = [d for d, x in enumerate(dims) if x.combine.is_reduction]
+    bound = _result_bound(mdh, caps)
+    specs: list[ParamSpec] = []
+
+    # {{{ split
+
+    split_vals = [NONE]
+    if reds and not strict_fp and math.prod(ext[d] for d in concat) <= bound:
+        split_vals += [d for d in reds if ext[d] >= MIN_SPLIT_EXTENT]
+    t1_red = tuple(f"T1_{d}" for d in reds)
+
+    def split_ok(c: Config) -> bool:
+        s = c["SPLIT"]
+        return s == NONE or c[f"T1_{s}"] < ext[s]
+
+    # }}}
+
+    # {{{ tiles (reduction dims first: SPLIT reads them)
+
+    for d in reds:
+        vals = (ext[d],) if ext[d] <= MAX_INNER_UNROLL else tile_candidates(ext[d])
+        specs.append(ParamSpec(f"T1_{d}", vals, doc=f"layer-1 tile of {dims[d].iterator}"))
+        specs.append(_t2_spec(d, ext[d], vals, (), None))
+    specs.append(ParamSpec("SPLIT", tuple(split_vals), split_ok if len(split_vals) > 1 else None,
+                           t1_red if len(split_vals) > 1 else (), doc="reduction dim split over threads"))
+    exts = dict(enumerate(ext))
+    for k, d in enumerate(concat):
+        vals = tile_candidates(ext[d])
+        specs.append(ParamSpec(f"T1_{d}", vals, doc=f"layer-1 tile of {dims[d].iterator}"))
+        specs.append(_t2_spec(d, exts, vals, tuple(concat[:k]), bound if reds else None))
+
+    # }}}
+
+    # {{{ parallel dims
+
+    splittable = [d for d in concat if ext[d] > 1]
+    par_vals: list[tuple[int, ...]] = [()]
+    for n in range(1, len(splittable) + 1):
+        par_vals += list(itertools.combinations(splittable, n))
+    t1_concat = tuple(f"T1_{d}" for d in concat)
+
+    def par_ok(c: Config) -> bool:
+        return all(c[f"T1_{d}"] < ext[d] for d in c["PAR"])
+
+    specs.append(ParamSpec("PAR", tuple(par_vals), par_ok, t1_concat, doc="parallel concat dims (collapsed)"))
+
+    # }}}
+
+    # {{{ simd dim and loop order
+
+    vecs = _vector_candidates(mdh, ext, strict_fp)
+    orders: list[tuple[int, ...]] = []
+    for v in vecs:
+        for o in _orders(mdh, ext, None if v == NONE else v):
+            if o not in orders:
+                orders.append(o)
+    default = default_params(mdh, caps, strict_fp).loop_order
+    if default not in orders:
+        orders.insert(0, default)
+    specs.append(ParamSpec("VEC", tuple(vecs), doc="SIMD dim, -1 for none"))
+
+    def order_ok(c: Config) -> bool:
+        v, o = c["VEC"], c["ORDER"]
+        if v == NONE:
+            return True
+        inner = o[o.index(v) + 1:]
+        if not inner:
+            return True
+        return not dims[v].combine.is_reduction and all(
+            dims[d].combine.is_reduction and ext[d] <= MAX_INNER_UNROLL for d in inner)
+
+    specs.append(ParamSpec("ORDER", tuple(orders), order_ok, ("VEC",), doc="point-loop order, outermost first"))
+
+    # }}}
+
+    threads = [0] + [t for t in sorted({max(1, caps.cores // 2), caps.cores - 1}) if 0 < t < caps.cores]
+    specs.append(ParamSpec("THREADS", tuple(threads), doc="team size, 0 = all cores"))
+    return NestSpace(mdh=mdh, extents=ext, specs=tuple(specs))
+
+
+def _t2_spec(d: int, ext: dict[int, int] | int, t1_vals: tuple[int, ...], earlier: tuple[int, ...],
+             bound: int | None) -> ParamSpec:
+    """``T2_<d>`` (0 = no layer 2), a power of two below and dividing ``T1_<d>``, none when T1 is
+    the whole extent. With ``bound`` (nests that reduce) it also keeps the product of the innermost
+    tiles of ``earlier`` concat dims and ``d`` -- the private result tile -- within ``bound``."""
+    exts = ext if isinstance(ext, dict) else {d: ext}
+    vals = (0, *_pow2_below(max(t1_vals)))
+    name = f"T2_{d}"
+    dims = (*earlier, d) if bound is not None else (d,)
+
+    def ok(c: Config) -> bool:
+        a, b, e = c[f"T1_{d}"], c[name], exts[d]
+        if b and (a >= e or b >= a or a % b):
+            return False
+        if bound is None:
+            return True
+        return math.prod(min(c[f"T2_{x}"] or c[f"T1_{x}"], exts[x]) for x in dims) <= bound
+
+    reads = tuple(n for x in dims for n in (f"T1_{x}", f"T2_{x}"))
+    return ParamSpec(name, vals, ok, reads, doc=f"layer-2 tile of dim {d}, 0 for none")
