@@ -8,6 +8,7 @@ annotation, and build the ``MdhExpr`` -- or record, located, why the nest is kep
 from __future__ import annotations
 
 import islpy as isl
+from pycparser import c_generator
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
 from mdpoly.ir.mdh import Combine, MdhExpr
@@ -53,7 +54,8 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
         severity = Severity.WARNING if cand.marked else Severity.NOTE
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
     return NestAnalysis(loc=cand.loc, span=span, function=cand.function, function_line=func_line, loops=loops,
-                        mdh=mdh, kept=kept, marked=cand.marked)
+                        mdh=mdh, kept=kept, marked=cand.marked,
+                        reference_c=c_generator.CGenerator().visit(cand.node) if mdh is not None else "")
 
 
 def _analyse(parsed: ParsedFile, cand: Candidate, options: Options) -> tuple[Scop, Deps]:

@@ -36,7 +36,11 @@ class LoopSummary:
 
 @dataclass(frozen=True, slots=True)
 class NestAnalysis:
-    """One candidate nest. ``mdh`` is None when the nest is kept; then ``kept`` says why."""
+    """One candidate nest. ``mdh`` is None when the nest is kept; then ``kept`` says why.
+
+    ``reference_c`` is the nest as written, printed from its AST after preprocessing (macros
+    expanded, so self-contained): the tuner compiles it as the reference of correctness.
+    """
 
     loc: SourceLoc
     span: SourceSpan
@@ -46,6 +50,7 @@ class NestAnalysis:
     mdh: MdhExpr | None
     kept: Diagnostic | None = None
     marked: bool = False
+    reference_c: str = ""
 
 
 @dataclass(frozen=True, slots=True)
