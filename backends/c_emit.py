@@ -50,8 +50,11 @@ def _decl(name: str, type_: c_ast.Node, init: c_ast.Node | None = None,
     return c_ast.Decl(name, [], [], storage or [], [], type_, init, None)
 
 
-def param_decl(buf: Buffer) -> c_ast.Decl:
-    """The function parameter for ``buf`` (see ``Buffer.kind``)."""
+def param_decl(buf: Buffer) -> c_ast.Node:
+    """The function parameter for ``buf`` (see ``Buffer.kind``); ``Buffer.c_decl`` verbatim when set
+    (the front end printed it from the user's declaration, so it may hold typedef names)."""
+    if buf.c_decl and buf.kind != "scalar":
+        return c_ast.ID(buf.c_decl)
     if buf.kind == "scalar":
         base = _type_decl(buf.name, buf.elem_type)
         return _decl(buf.name, c_ast.PtrDecl([], base) if buf.written else base)

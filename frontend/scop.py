@@ -12,6 +12,7 @@ candidate nest is skipped silently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from pycparser import c_ast
@@ -37,6 +38,7 @@ PURE_FUNCTIONS = frozenset(
 PURE_FUNCTIONS = PURE_FUNCTIONS | {f"__builtin_{f}" for f in PURE_FUNCTIONS} | {
     f"__builtin_{f}{s}" for f in ("inf", "huge_val", "nan") for s in ("", "f", "l")}
 
+_IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
 _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
 _BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
                          "&&", "||"})
@@ -212,6 +214,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.visit(self.cand.node)
         if not self.statements:
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
+        self._add_shape_sizes()
         prag = self.cand.pragma
         return Scop(
             loc=self.cand.loc, function=self.cand.function, loops=tuple(self.loops),
@@ -220,6 +223,26 @@ class NestBuilder(c_ast.NodeVisitor):
             pragma_text=pragma_text(prag) if prag is not None else None,
             pragma_loc=loc_of(prag) if prag is not None else None,
         )
+
+    def _add_shape_sizes(self) -> None:
+        """Scalars named in variable-length array types (``float A[n][m]``): the generated function
+        must receive them to declare its parameter, so they become read-only scalar variables."""
+        written_in_func: set[str] | None = None
+        for var in list(self.variables.values()):
+            if var.kind in ("scalar", "local"):
+                continue
+            for name in sorted({n for dim in var.shape for n in _IDENT.findall(dim)}):
+                size = self.sym.variable(name)
+                if size is None or name in self.sym.enums:
+                    continue
+                if written_in_func is None:
+                    written_in_func = self.written_in(self.cand.func.body)
+                if size.kind != "scalar" or not size.is_integer or name in written_in_func or (
+                        name not in self.sym.params and name not in self.sym.locals):
+                    raise self._fail(self.cand.node, "vla-size",
+                                     f"the size '{name}' in the type of '{var.name}' is not a constant, an "
+                                     "unmodified parameter or an unmodified local")
+                self.variables[name] = size
 
     def _loc(self, node: c_ast.Node) -> SourceLoc:
         return loc_of(node, self.cand.loc)

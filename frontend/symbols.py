@@ -18,6 +18,7 @@ FUNC_DECLS = (c_ast.FuncDecl, FuncDeclExt)
 from mdpoly.ir.scop import Variable
 
 _QUALS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__", "_Atomic"})
+_RESTRICT = frozenset({"restrict", "__restrict", "__restrict__"})
 
 
 def c_text(node: c_ast.Node) -> str:
@@ -32,28 +33,37 @@ class SymbolTable:
     decls: dict[str, c_ast.Node] = field(default_factory=dict)
     typedefs: dict[str, c_ast.Node] = field(default_factory=dict)
     enums: dict[str, str] = field(default_factory=dict)
+    params: set[str] = field(default_factory=set)  # names that denote the function's parameters
+    locals: set[str] = field(default_factory=set)  # names declared in the function's body
 
     def variable(self, name: str) -> Variable | None:
         node = self.decls.get(name)
         if node is None:
             return None
-        return self._variable(name, node)
+        return self._variable(name, node, name in self.params)
 
-    def _variable(self, name: str, typ: c_ast.Node) -> Variable | None:
+    def _variable(self, name: str, typ: c_ast.Node, is_param: bool = False) -> Variable | None:
+        """``kind``: ``array`` (dense, first level an array), ``pointer`` (dense behind one
+        pointer, e.g. ``float (*A)[64]``), ``indirect`` (a pointer at a deeper level: ``float **A``,
+        ``float *rows[N]``); ``alias`` as in ``mdpoly.ir.scop.AliasClass``."""
         shape: list[str] = []
         kind = "scalar"
+        restrict: list[bool] = []  # one entry per level that is a pointer at run time
         t = typ
         while True:
             if isinstance(t, c_ast.ArrayDecl):
                 if kind == "scalar":
                     kind = "array"
+                    if is_param:  # an array parameter is a pointer
+                        restrict.append(bool(_RESTRICT & set(t.dim_quals or [])))
                 shape.append(c_text(t.dim) if t.dim is not None else "")
                 t = t.type
             elif isinstance(t, c_ast.PtrDecl):
-                if shape and kind == "array":  # an array of pointers: not a dense buffer
-                    return None
                 if kind == "scalar":
                     kind = "pointer"
+                else:
+                    kind = "indirect"
+                restrict.append(bool(_RESTRICT & set(t.quals or [])))
                 shape.append("")
                 t = t.type
             else:
@@ -68,7 +78,11 @@ class SymbolTable:
             elem = f"{type(base).__name__.lower()} {base.name or ''}".strip()
         else:
             return None
-        return Variable(name, elem, tuple(shape), kind, self.resolve(elem))  # type: ignore[arg-type]
+        alias = "object"
+        if restrict:
+            alias = "restrict" if all(restrict) else "pointer"
+        return Variable(name, elem, tuple(shape), kind, self.resolve(elem),  # type: ignore[arg-type]
+                        GnuCGenerator()._generate_type(typ), alias)  # type: ignore[arg-type]
 
     def resolve(self, elem: str) -> str:
         """The builtin type a typedef name stands for (``real`` -> ``double``)."""
@@ -89,6 +103,7 @@ def _add_decl(table: SymbolTable, node: c_ast.Node) -> None:
     elif isinstance(node, c_ast.Decl):
         if node.name and not isinstance(node.type, FUNC_DECLS):
             table.decls[node.name] = node.type
+            table.params.discard(node.name)
         _add_enums(table, node.type)
 
 
@@ -110,6 +125,8 @@ class _LocalCollector(c_ast.NodeVisitor):
 
     def visit_Decl(self, node: c_ast.Decl) -> None:
         _add_decl(self.table, node)
+        if node.name:
+            self.table.locals.add(node.name)
         self.generic_visit(node)
 
     def visit_Typedef(self, node: c_ast.Typedef) -> None:
@@ -133,5 +150,6 @@ def symbols_for(ast: c_ast.FileAST, func: c_ast.FuncDef, nest: c_ast.Node) -> Sy
         for p in fdecl.args.params:
             if isinstance(p, c_ast.Decl) and p.name:
                 table.decls[p.name] = p.type
+                table.params.add(p.name)
     _LocalCollector(table, nest).visit(func.body)
     return table

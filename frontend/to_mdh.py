@@ -114,7 +114,9 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
     uses_indices = any(expr_names(t) & its for t in terms)
 
     written = {s.write.buffer for s in scop.statements}
-    buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written) for v in scop.variables)
+    buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,  # type: ignore[arg-type]
+                           v.c_decl if v.kind != "scalar" and v.c_decl else None)
+                    for v in scop.variables if v.kind != "local")
     sizes = dict(options.sizes)
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)

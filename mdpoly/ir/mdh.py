@@ -91,7 +91,7 @@ class Dim:
         return self.extent.constant if self.extent.is_constant else None
 
 
-BufferKind = Literal["array", "pointer", "scalar"]
+BufferKind = Literal["array", "pointer", "scalar", "indirect"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +101,13 @@ class Buffer:
     ``shape`` holds the C extents of the declared dimensions (macros expanded), ``""`` for an
     unsized first dimension or a pointer; ``()`` for a scalar. ``kind`` says how it is passed:
     arrays and pointers as pointers, scalars by value when only read, by pointer when written.
+    ``indirect``: rows reached through pointers (``float **A``, ``float *rows[N]``): ``A[i][j]``
+    is valid C but the rows are not one dense block, so such a buffer cannot be allocated as one
+    array (the tuner skips nests that have one).
+
+    ``c_decl`` is the parameter declaration as the user declared the variable (``float **A``,
+    ``float (*A)[64]``, ``const real_t *restrict x``, ``float A[n][m]``), which backends print
+    verbatim when set; ``None`` derives the parameter from ``elem_type``, ``shape`` and ``kind``.
     """
 
     name: str
@@ -108,6 +115,7 @@ class Buffer:
     shape: tuple[str, ...]
     kind: BufferKind
     written: bool = False
+    c_decl: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +136,64 @@ UpdateKind = Literal["assign", "accumulate"]
 
 
 @dataclass(frozen=True, slots=True)
+class Finish:
+    """A C expression stored instead of the reduced value: ``out = expr``.
+
+    ``result`` names the reduced value (``init (+) R``) in ``expr``; ``params[k]`` names the
+    element ``inputs[k]`` (read when the result is stored, e.g. ``alpha * R + beta * C[i][j]``).
+    """
+
+    expr: str
+    result: str
+    params: tuple[str, ...] = ()
+    inputs: tuple[Access, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class OutputWrite:
     """How the md_hom result ``R`` of one output reaches its buffer.
 
     ``assign``: ``out = R`` (or ``out = init (+) R`` when ``init`` is a C expression the nest
     wrote into the accumulator before reducing). ``accumulate``: ``out = out (+) R`` -- the
     ``x += e`` form without initialisation in the nest, where the old value is kept.
+    ``finish``, when set, is stored instead of that value (the local-accumulator pattern
+    ``s = init; for k: s += e; out = g(s)``).
     """
 
     access: Access
     elem_type: str
     update: UpdateKind = "assign"
     init: str | None = None
+    finish: Finish | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AddressRange:
+    """The memory a nest may touch in one buffer, from its subscripts over the rectangular domain.
+
+    Scalar (``lo is None``): the object itself. Otherwise from ``buffer + lo`` to
+    ``buffer + hi + 1`` along the first subscript (whole rows of a multi-dimensional buffer).
+    ``row_lo``/``row_hi`` (indirect buffers): also ``buffer[r] + row_lo`` to
+    ``buffer[r] + row_hi + 1`` for every row ``r`` in ``[lo, hi]``.
+    """
+
+    buffer: str
+    lo: Affine | None = None
+    hi: Affine | None = None
+    row_lo: Affine | None = None
+    row_hi: Affine | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class AliasCheck:
+    """A run-time precondition of the generated code: ``a`` and ``b`` do not overlap.
+
+    Emitted for pointers that might point into the same memory (pointer parameters without
+    ``restrict``); when the check fails at run time, the original nest runs instead.
+    """
+
+    a: AddressRange
+    b: AddressRange
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +225,7 @@ class MdhExpr:
     f: ScalarFunction
     params: tuple[tuple[str, int | None], ...] = ()
     reassociates_fp: bool = False
+    alias_checks: tuple[AliasCheck, ...] = ()
 
     @property
     def reduction_op(self) -> Combine | None:
@@ -210,6 +265,11 @@ class MdhExpr:
                 lines.append(f"  {o.access.to_c()} = {o.access.to_c()} {self._op_c()} R")
             elif o.init is not None:
                 lines.append(f"  {o.access.to_c()} = {o.init} {self._op_c()} R")
+            if o.finish is not None:
+                binds = ", ".join(f"{p}={a.to_c()}" for p, a in zip(o.finish.params, o.finish.inputs))
+                lines.append(f"  finally {o.access.to_c()} = {o.finish.expr} [{o.finish.result}=R{'; ' + binds if binds else ''}]")
+        for c in self.alias_checks:
+            lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
         return "\n".join(lines)
 
     def _op_c(self) -> str:
@@ -217,3 +277,12 @@ class MdhExpr:
         return {None: "(+)", Combine.ADD: "+", Combine.MUL: "*", Combine.MAX: "max", Combine.MIN: "min"}.get(
             op, "(+)"
         )
+
+
+def _range_text(r: AddressRange) -> str:
+    if r.lo is None or r.hi is None:
+        return f"&{r.buffer}"
+    text = f"{r.buffer}[{r.lo.to_c()}..{r.hi.to_c()}]"
+    if r.row_lo is not None and r.row_hi is not None:
+        text += f"[{r.row_lo.to_c()}..{r.row_hi.to_c()}]"
+    return text

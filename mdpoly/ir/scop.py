@@ -12,9 +12,18 @@ constants, names (iterators, size parameters, read-only scalars) and ``Ref`` (a 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.mdh import Access, Affine, BufferKind
+from mdpoly.ir.mdh import Access, Affine
+
+#: ``local``: a scalar declared inside the nest and written there (a per-iteration accumulator);
+#: it is modelled as expanded over the loops around its declaration and never becomes a buffer.
+VariableKind = Literal["array", "pointer", "scalar", "indirect", "local"]
+#: ``object``: a named object (a scalar, a non-parameter array) -- distinct objects never overlap;
+#: ``pointer``: may point anywhere (pointer or array parameter, pointer variable, rows of an
+#: indirect buffer); ``restrict``: a ``restrict`` pointer, which the C rules keep from aliasing.
+AliasClass = Literal["object", "pointer", "restrict"]
 
 # {{{ expressions
 
@@ -142,13 +151,18 @@ def render_expr(e: Expr, refs: dict[Access, str] | None = None, prec: int = 0) -
 
 @dataclass(frozen=True, slots=True)
 class Variable:
-    """A variable the nest touches, with its declared type. ``scalar_type`` resolves typedefs."""
+    """A variable the nest touches, with its declared type. ``scalar_type`` resolves typedefs.
+
+    ``c_decl`` is its declaration as a parameter (``float **A``), ``""`` for a local.
+    """
 
     name: str
     elem_type: str
     shape: tuple[str, ...]
-    kind: BufferKind
+    kind: VariableKind
     scalar_type: str = ""
+    c_decl: str = ""
+    alias: AliasClass = "object"
 
     @property
     def is_float(self) -> bool:
