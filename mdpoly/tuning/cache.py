@@ -14,6 +14,8 @@ import json
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -62,8 +64,14 @@ class TuningCache:
             db.execute("PRAGMA journal_mode=WAL")
             db.executescript(SCHEMA)
 
-    def _connect(self) -> sqlite3.Connection:
-        return sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection closed on exit (``sqlite3.Connection``'s own context manager only commits)."""
+        db = sqlite3.connect(self.path, timeout=60.0, isolation_level=None)
+        try:
+            yield db
+        finally:
+            db.close()
 
     def get(self, fields: dict[str, Any]) -> CacheEntry | None:
         with self._connect() as db:

@@ -38,7 +38,7 @@ REFERENCE_HEADERS = ("math.h", "stdlib.h", "string.h", "limits.h", "float.h", "s
 FLOAT_RTOL = 1e-3
 #: Seconds of timed calls one evaluation aims at; the repetition count follows from it.
 TARGET_RUN_SECONDS = 0.25
-MIN_REPEATS, MAX_REPEATS = 3, 15
+MIN_REPEATS, MAX_REPEATS = 3, 200
 
 
 class Rejected(Exception):

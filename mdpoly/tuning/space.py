@@ -28,7 +28,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
@@ -236,3 +236,76 @@ def _t2_spec(d: int, ext: dict[int, int] | int, t1_vals: tuple[int, ...], earlie
 
     reads = tuple(n for x in dims for n in (f"T1_{x}", f"T2_{x}"))
     return ParamSpec(name, vals, ok, reads, doc=f"layer-2 tile of dim {d}, 0 for none")
+
+
+# {{{ neighbourhood (local search around the heuristic default)
+
+
+def _tile_moves(t: tuple[int, ...], ext: int, keep_tiled: bool) -> list[tuple[int, ...]]:
+    out: list[tuple[int, ...]] = []
+    if not t:
+        half = 1 << max(0, (ext - 1).bit_length() - 1)
+        if 1 <= half < ext:
+            out.append((half,))
+        return out
+    t1 = t[0]
+    if 2 * t1 < ext:
+        out.append((2 * t1, *t[1:]) if len(t) < 2 or (2 * t1) % t[1] == 0 else (2 * t1,))
+    if t1 > 1:
+        half = max(1, t1 // 2)
+        out.append((half,) if len(t) > 1 and t[1] >= half else (half, *t[1:]))
+    if len(t) == 1 and t1 >= 4 and t1 % 4 == 0:
+        out.append((t1, t1 // 4))
+    if len(t) == 2:
+        out.append((t1,))
+        if t[1] * 2 < t1 and t1 % (t[1] * 2) == 0:
+            out.append((t1, t[1] * 2))
+        if t[1] > 1:
+            out.append((t1, t[1] // 2))
+    if not keep_tiled:
+        out.append(())
+    return out
+
+
+def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[TuningParams]:
+    """Valid parameter sets one small step from ``p`` (a tile halved/doubled, a layer added or
+    dropped, a parallel dim added or removed, adjacent point loops swapped, another SIMD dim, another
+    thread count), without duplicates; used to refine the default before the global search."""
+    mdh, ext = space.mdh, space.extents
+    dims = mdh.dims
+    out: list[TuningParams] = []
+
+    def add(q: TuningParams) -> None:
+        if q != p and q not in out and not violations(mdh, q):
+            out.append(q)
+
+    for d in range(len(dims)):
+        keep = d in p.parallel_dims or d == p.split_dim
+        for t in _tile_moves(p.tiles[d], ext[d], keep):
+            tiles = p.tiles[:d] + (t,) + p.tiles[d + 1:]
+            add(replace(p, tiles=tiles))
+    if p.split_dim is None:
+        for d, dim in enumerate(dims):
+            if dim.combine.is_reduction or ext[d] <= 1:
+                continue
+            if d in p.parallel_dims:
+                add(replace(p, parallel_dims=tuple(x for x in p.parallel_dims if x != d)))
+            elif p.tiles[d] and p.tiles[d][0] < ext[d]:
+                add(replace(p, parallel_dims=tuple(sorted((*p.parallel_dims, d)))))
+    order = list(p.loop_order)
+    for k in range(len(order) - 1):
+        swapped = order[:k] + [order[k + 1], order[k]] + order[k + 2:]
+        add(replace(p, loop_order=tuple(swapped)))
+    for v in _vector_candidates(mdh, ext, False):
+        vv = None if v == NONE else v
+        if vv == p.vector_dim:
+            continue
+        moved = tuple(x for x in p.loop_order if x != vv) + ((vv,) if vv is not None else ())
+        add(replace(p, vector_dim=vv, loop_order=moved))
+        add(replace(p, vector_dim=vv))
+    for th in (0, caps.cores - 1, caps.cores // 2):
+        if th >= 0:
+            add(replace(p, num_threads=th))
+    return out
+
+# }}}

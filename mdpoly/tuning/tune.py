@@ -1,0 +1,305 @@
+"""The search driver: one nest + sizes + ``TuneSettings`` -> ``TuningResult`` (from the cache or a search).
+
+``tune_nest`` looks the nest up in the ``TuningCache`` (unless ``retune``); on a miss it measures
+the heuristic default first (the baseline), then lets pyATF's technique (AUC bandit by default)
+explore the space of ``mdpoly.tuning.space`` through ``NestEvaluator`` until the time or
+evaluation budget is spent, and stores the best configuration. Every candidate, kept or
+rejected with why, is written to a JSON-lines log under ``<cache dir>/logs/``. A ``rich`` progress
+bar on stderr shows evaluations, the best time and the speedup over the default.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from backends.base import Backend
+from mdpoly import __version__
+from mdpoly.ir.mdh import MdhExpr
+from mdpoly.lower import default_params, violations
+from mdpoly.lower.params import TuningParams
+from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, search
+from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
+from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
+from mdpoly.tuning.space import build_space, concrete_extents, neighbours
+from runtime.openmp import OpenMPRunner
+
+DEFAULT_SECONDS = 60.0
+#: Bumped when the space or the cost function changes what "best" means.
+SPACE_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class TuneSettings:
+    """Budget and technique of one tuning run (from ``Options``)."""
+
+    technique: str = "auc_bandit"
+    seconds: float | None = DEFAULT_SECONDS
+    evaluations: int | None = None
+    retune: bool = False
+    cache_dir: Path | None = None
+    progress: bool = True
+    strict_fp: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class TuningResult:
+    """What tuning chose for one nest; ``to_report`` is the ``--report`` JSON."""
+
+    params: TuningParams
+    tuned_seconds: float
+    default_seconds: float | None
+    evaluations: int
+    from_cache: bool
+    technique: str
+    tuning_seconds: float = 0.0
+    log_path: str | None = None
+    description: str = ""
+    improvements: tuple[tuple[float, float], ...] = field(default=())
+
+    def to_report(self) -> dict[str, Any]:
+        return {"params": self.description, "config": params_to_dict(self.params),
+                "tuned_seconds": self.tuned_seconds, "default_seconds": self.default_seconds,
+                "evaluations": self.evaluations, "from_cache": self.from_cache, "technique": self.technique,
+                "tuning_seconds": round(self.tuning_seconds, 3), "log": self.log_path}
+
+
+# {{{ sizes and keys
+
+
+def known_sizes(mdh: MdhExpr, given: dict[str, int]) -> dict[str, int]:
+    """The nest's static size parameters overlaid with ``--size`` values."""
+    out = {name: v for name, v in mdh.params if v is not None}
+    out.update(given)
+    return out
+
+
+def missing_sizes(mdh: MdhExpr, sizes: dict[str, int]) -> list[str]:
+    """Size parameters the loop bounds need that have no value, in first-use order."""
+    out: list[str] = []
+    for d in mdh.dims:
+        for name in sorted(d.lower.names() | d.extent.names()):
+            if name not in sizes and name not in out:
+                out.append(name)
+    return out
+
+
+def canonical_mdh(mdh: MdhExpr) -> str:
+    """The MDH text with the generated function name normalised away, plus what ``to_dsl`` omits."""
+    text = mdh.to_dsl().replace(mdh.name, "<nest>")
+    lowers = ",".join(f"{d.iterator}>={d.lower.to_c()}" for d in mdh.dims)
+    shapes = ";".join(f"{b.name}:{b.kind}:{b.elem_type}[{']['.join(b.shape)}]{'w' if b.written else ''}"
+                      for b in mdh.buffers)
+    return f"{text}\nlowers {lowers}\nbuffers {shapes}"
+
+
+def key_fields(mdh: MdhExpr, sizes: dict[str, int], backend: Backend, runner: OpenMPRunner,
+               strict_fp: bool) -> dict[str, Any]:
+    """Everything that decides the best configuration; the technique and budget are not in it."""
+    return {
+        "mdh": canonical_mdh(mdh),
+        "sizes": sorted(sizes.items()),
+        "extents": list(concrete_extents(mdh, sizes)),
+        "elem_types": sorted({b.elem_type for b in mdh.buffers}),
+        "target": backend.name,
+        "caps": asdict(backend.caps),
+        "device": runner.device_identity(),
+        "compiler": runner.compiler_identity(),
+        "mdpoly": __version__,
+        "space": SPACE_VERSION,
+        "strict_fp": strict_fp,
+    }
+
+
+def params_to_dict(p: TuningParams) -> dict[str, Any]:
+    return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
+            "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
+            "num_threads": p.num_threads}
+
+
+def params_from_dict(d: dict[str, Any]) -> TuningParams:
+    return TuningParams(tiles=tuple(tuple(int(x) for x in t) for t in d["tiles"]),
+                        parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
+                        vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]))
+
+# }}}
+
+
+#: Share of the budget that local search around the default may take before the global search.
+REFINE_SHARE = 0.5
+
+
+def _refine(ev: NestEvaluator, space: Any, backend: Backend, start_params: TuningParams,
+            consider: Any, settings: TuneSettings, start: float, tick: Any, best: Any) -> None:
+    """First-improvement hill climbing from ``start_params`` over ``neighbours`` (memoised), within
+    ``REFINE_SHARE`` of the time and evaluation budgets; stops at a local optimum."""
+    t_cap = None if settings.seconds is None else settings.seconds * REFINE_SHARE
+    e_cap = None if settings.evaluations is None else max(1, int(settings.evaluations * REFINE_SHARE))
+    current = start_params
+    improved = True
+    while improved:
+        improved = False
+        for q in neighbours(space, current, backend.caps):
+            if t_cap is not None and time.perf_counter() - start >= t_cap:
+                return
+            if e_cap is not None and len(ev.history) >= e_cap:
+                return
+            try:
+                seconds = ev.evaluate(q)
+            except Rejected:
+                tick()
+                continue
+            consider(q, seconds)
+            tick()
+            b = best()
+            if b is not None and b[1] == q:
+                current, improved = q, True
+                break
+
+
+class _Progress:
+    """A ``rich`` bar on stderr (a no-op when disabled or stderr is not a terminal)."""
+
+    def __init__(self, enabled: bool, name: str, settings: TuneSettings) -> None:
+        self.bar: Any = None
+        self.start = time.perf_counter()
+        if not (enabled and sys.stderr.isatty()):
+            return
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.total = float(settings.evaluations or 0) if settings.seconds is None else float(settings.seconds)
+        self.by_time = settings.seconds is not None
+        self.bar = Progress(TextColumn(f"tuning {name}"), BarColumn(), TimeElapsedColumn(),
+                            TextColumn("{task.fields[info]}"), console=Console(stderr=True), transient=True)
+        self.task = self.bar.add_task("tune", total=self.total or None, info="")
+        self.bar.start()
+
+    def update(self, evaluations: int, best: float | None, default: float | None) -> None:
+        if self.bar is None:
+            return
+        info = f"{evaluations} evals"
+        if best is not None:
+            info += f", best {best * 1e3:.3f} ms"
+            if default:
+                info += f" ({default / best:.2f}x default)"
+        done = time.perf_counter() - self.start if self.by_time else float(evaluations)
+        self.bar.update(self.task, completed=min(done, self.total) if self.total else done, info=info)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.stop()
+
+
+def _log_path(cache_dir: Path, key: str) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return cache_dir / "logs" / f"{stamp}-{key[:12]}-{os.getpid()}.jsonl"
+
+
+def tune_nest(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Backend,
+              settings: TuneSettings, *, runner: OpenMPRunner | None = None, cache: TuningCache | None = None,
+              render: Render | None = None) -> TuningResult:
+    """Tune ``mdh`` at ``sizes`` (every loop-bound size must be known, see ``missing_sizes``).
+
+    ``render`` replaces the candidate source generator (tests inject broken candidates with it).
+
+    :raises Rejected: (``reference``) when neither the original nest nor the default plan runs.
+    """
+    if settings.technique not in TECHNIQUES:
+        raise ValueError(f"unknown tuning technique '{settings.technique}'")
+    default = default_params(mdh, backend.caps, settings.strict_fp)
+    with tempfile.TemporaryDirectory(prefix="mdpoly-tune-") as work:
+        rt = runner or OpenMPRunner(work_dir=work)
+        fields = key_fields(mdh, sizes, backend, rt, settings.strict_fp)
+        key = cache_key(fields)
+        cache_dir = settings.cache_dir
+        db = cache or (TuningCache(cache_dir) if cache_dir is not None else None)
+        if db is not None and not settings.retune:
+            hit = db.get(fields)
+            if hit is not None:
+                params = params_from_dict(hit.config)
+                if not violations(mdh, params):
+                    return TuningResult(params, hit.tuned_seconds, hit.default_seconds, hit.evaluations, True,
+                                        settings.technique, hit.tuning_seconds, None, params.describe(mdh))
+        log_path = _log_path(cache_dir, key) if cache_dir is not None else None
+        log = TuningLog(log_path)
+        try:
+            result = _search(mdh, reference_c, sizes, backend, settings, rt, log, default, render)
+        finally:
+            log.close()
+    result = replace(result, log_path=str(log_path) if log_path else None)
+    if db is not None:
+        db.put(fields, CacheEntry(params_to_dict(result.params), result.tuned_seconds, result.default_seconds,
+                                  result.evaluations, result.tuning_seconds))
+    return result
+
+
+def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Backend, settings: TuneSettings,
+            runner: OpenMPRunner, log: TuningLog, default: TuningParams, render: Render | None) -> TuningResult:
+    start = time.perf_counter()
+    log.write({"event": "start", "nest": mdh.name, "mdh": mdh.to_dsl(), "sizes": sizes,
+               "technique": settings.technique, "seconds": settings.seconds, "evaluations": settings.evaluations,
+               "default": default.describe(mdh)})
+    ev = NestEvaluator(mdh, reference_c, sizes, backend, runner, log, default, render)
+    space = build_space(mdh, sizes, backend.caps, settings.strict_fp)
+    progress = _Progress(settings.progress, mdh.name, settings)
+    best: tuple[float, TuningParams] | None = None
+    improvements: list[tuple[float, float]] = []
+    default_seconds: float | None = None
+
+    def consider(p: TuningParams, seconds: float) -> None:
+        nonlocal best
+        if best is None or seconds < best[0]:
+            best = (seconds, p)
+            improvements.append((round(time.perf_counter() - start, 3), seconds))
+
+    try:
+        try:
+            default_seconds = ev.evaluate(default)
+            consider(default, default_seconds)
+        except Rejected as exc:
+            log.write({"event": "default-rejected", "kind": exc.kind, "why": exc.why})
+        progress.update(len(ev.history), best[0] if best else None, default_seconds)
+
+        def cost(cfg: Config) -> float:
+            p = space.to_params(cfg)
+            try:
+                seconds = ev.evaluate(p)
+            except Rejected as exc:
+                raise InvalidConfiguration(f"{exc.kind}: {exc.why}") from exc
+            finally:
+                progress.update(len(ev.history), best[0] if best else None, default_seconds)
+            consider(p, seconds)
+            progress.update(len(ev.history), best[0] if best else None, default_seconds)
+            return seconds
+
+        _refine(ev, space, backend, default if best is None else best[1], consider, settings, start,
+                lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
+                lambda: best)
+        left = None if settings.seconds is None else max(1.0, settings.seconds - (time.perf_counter() - start))
+        evals = None if settings.evaluations is None else settings.evaluations - len(ev.history)
+        if evals is None or evals > 0:
+            search(space.specs, cost, technique=settings.technique, seconds=left, evaluations=evals)
+    finally:
+        progress.close()
+    elapsed = time.perf_counter() - start
+    if best is None:
+        log.write({"event": "result", "status": "no valid configuration; default kept"})
+        return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
+                            elapsed, None, default.describe(mdh))
+    seconds, params = best
+    rejected: dict[str, int] = {}
+    for o in ev.history:
+        if o.kind != "ok":
+            rejected[o.kind] = rejected.get(o.kind, 0) + 1
+    log.write({"event": "result", "params": params.describe(mdh), "seconds": seconds,
+               "default_seconds": default_seconds, "evaluations": len(ev.history), "rejected": rejected,
+               "improvements": improvements, "tuning_seconds": round(elapsed, 3)})
+    return TuningResult(params, seconds, default_seconds, len(ev.history), False, settings.technique, elapsed,
+                        None, params.describe(mdh), tuple(improvements))
+
