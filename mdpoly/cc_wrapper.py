@@ -199,7 +199,9 @@ def compile_with_mdpoly(command: CompilerCommand, options: Sequence[str]) -> int
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mdpoly-cc``; returns the real compiler's exit status."""
     wrapper_options, compiler_args = split_wrapper_args(sys.argv[1:] if argv is None else argv)
-    options = shlex.split(os.environ.get("MDPOLY_FLAGS", "")) + wrapper_options
+    # No tuning by default inside builds (it measures for up to a minute per nest);
+    # MDPOLY_FLAGS="--tune" or "--tune-time 30" turns it on (later flags win).
+    options = ["--no-tune", *shlex.split(os.environ.get("MDPOLY_FLAGS", "")), *wrapper_options]
 
     if os.environ.get(_DEPTH_VAR):
         warn("MDPOLY_CC points back at mdpoly-cc; using cc")

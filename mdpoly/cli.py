@@ -1,7 +1,9 @@
 """The ``mdpoly`` command: argv -> ``Options`` -> front end -> driver -> ``out.c`` (exit status).
 
 gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR] [-D NAME[=VAL]]
-[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--size NAME=VALUE] [-q]``.
+[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--size NAME=VALUE] [-q]
+[--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]``.
+Tuning is on by default (60 s per nest, cached in ``$MDPOLY_CACHE_DIR`` or the XDG cache).
 Exit status 0 on success, 1 on an error in the input (located ``file:line:col: error: ...``,
 no output written), 2 on misuse of the command line. Only this module reads the environment.
 """
@@ -16,6 +18,8 @@ from collections.abc import Sequence
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, MdpolyError, Severity
 from mdpoly.options import Options
+from mdpoly.tuning.atf import TECHNIQUES
+from mdpoly.tuning.cache import default_cache_dir
 
 
 class _Parser(argparse.ArgumentParser):
@@ -38,9 +42,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict-fp", action="store_true", help="never reassociate floating-point reductions")
     p.add_argument("--all-nests", action="store_true", help="consider every outermost nest, even with markers")
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="problem size hint")
+    tune = p.add_argument_group("auto-tuning")
+    tune.add_argument("--tune", dest="tune", action="store_true", default=True,
+                      help="tune each nest by measuring candidates (default)")
+    tune.add_argument("--no-tune", dest="tune", action="store_false", help="use the heuristic defaults, measure nothing")
+    tune.add_argument("--tune-time", type=_positive_float, action=_Enable, metavar="SECONDS",
+                      help="tuning time budget per nest (default 60)")
+    tune.add_argument("--tune-evals", type=int, action=_Enable, metavar="N", help="at most N evaluations per nest")
+    tune.add_argument("--tune-technique", choices=TECHNIQUES, default="auc_bandit", help="search technique")
+    tune.add_argument("--retune", action="store_true", help="ignore cached tuning results (and replace them)")
     p.add_argument("-q", "--quiet", action="store_true", help="silence remarks and notes")
     p.add_argument("--version", action="version", version=f"mdpoly {__version__}")
     return p
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be positive")
+    return value
+
+
+class _Enable(argparse.Action):
+    """Store the value and turn tuning on (so ``--no-tune --tune-time 5`` tunes)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, ns: argparse.Namespace, values: object,
+                  option_string: str | None = None) -> None:
+        setattr(ns, self.dest, values)
+        ns.tune = True
 
 
 def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[tuple[str, int], ...]:
@@ -61,6 +90,9 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         target=ns.target, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
         sizes=_sizes(parser, ns.size), cpp=os.environ.get("MDPOLY_CPP", "cpp"),
+        tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),
+        tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,
+        cache_dir=str(default_cache_dir(dict(os.environ))),
     )
 
 

@@ -1,7 +1,7 @@
 """The transformation driver: ``transform(analysis, options, sink) -> (out_text, outcomes)``.
 
 For every nest of a ``FileAnalysis``: kept when the front end kept it or it has too little work;
-otherwise default tuning parameters -> ``lower`` -> ``check_plan`` -> backend ``render``; then all
+otherwise tuning parameters (tuned when ``options.tune``) -> ``lower`` -> ``check_plan`` -> backend ``render``; then all
 generated code is spliced into the original text. Returns the new text and one ``NestOutcome``
 per nest, in order; diagnostics about the outcomes are the report's job.
 """
@@ -19,6 +19,7 @@ from mdpoly.lower import check_plan, default_params, lower
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
 from mdpoly.splice import Replacement, splice
+from mdpoly.tuning.hook import choose_params
 
 
 class _Analysis(Protocol):
@@ -69,8 +70,10 @@ def transform(analysis: _Analysis, options: Options,
         used_names.add(name)
         if name != mdh.name:
             mdh = replace(mdh, name=name)
+        tuning = None
         try:
-            plan = lower(mdh, default_params(mdh, backend.caps, options.strict_fp))
+            params, tuning = choose_params(nest, mdh, backend, options, sink)
+            plan = lower(mdh, params)
             check_plan(plan)
             code = backend.render(plan)
         except UnsupportedInput as err:
@@ -80,6 +83,7 @@ def transform(analysis: _Analysis, options: Options,
             outcomes.append(_kept(nest, err.code, f"internal error, nest kept: {err.message}"))
             continue
         reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))
-        outcomes.append(NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name))
+        outcomes.append(NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
+                                    tuning=tuning.to_report() if tuning is not None else None))
     text = splice(analysis.source_text, reps, analysis.path)
     return text, tuple(outcomes)

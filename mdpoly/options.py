@@ -19,4 +19,11 @@ class Options:
     all_nests: bool = False
     sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints
     cpp: str = "cpp"
+    # Auto-tuning (issue #4). The CLI turns it on by default; library callers opt in.
+    tune: bool = False
+    tune_seconds: float | None = 60.0        # per nest; None = no time limit
+    tune_evals: int | None = None
+    tune_technique: str = "auc_bandit"
+    retune: bool = False
+    cache_dir: str | None = None              # None = no persistent cache
     extra: dict[str, str] = field(default_factory=dict, hash=False, compare=False)

@@ -4,7 +4,9 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
 (``in.c:12:5: remark: loop nest parallelized: i:++ j:++ k:+``); the JSON schema is stable::
 
     {"nests": [{"file", "line", "column", "status": "transformed"|"kept", "reason", "code",
-                "loops": [{"iterator", "extent", "combine"}], "mdh": <dsl string or null>, "target"}]}
+                "loops": [{"iterator", "extent", "combine"}], "mdh": <dsl string or null>, "target",
+                "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
+                           "from_cache", "technique", ...} or null}]}
 
 ``line``/``column`` locate the outermost ``for`` of the nest.
 """
@@ -63,6 +65,7 @@ def report_dict(outcomes: tuple[NestOutcome, ...]) -> dict[str, Any]:
             "loops": [{"iterator": lp.iterator, "extent": lp.extent, "combine": lp.combine.value} for lp in n.loops],
             "mdh": n.mdh.to_dsl() if n.mdh is not None else None,
             "target": o.target,
+            "tuning": o.tuning,
         })
     return {"nests": nests}
 

@@ -62,6 +62,7 @@ class NestOutcome:
     reason: str | None   # why kept (None when transformed)
     code: str | None     # stable reason code, e.g. "too-little-work", "non-affine-subscript"
     target: str | None   # backend used when transformed
+    tuning: dict[str, object] | None = None   # the report's "tuning" object; None when untuned
 
 
 @dataclass(frozen=True, slots=True)

@@ -86,7 +86,7 @@ def build_c(source: Path, exe: Path, defines: Mapping[str, int | str], *, openmp
 def run_mdpoly(source: Path, out: Path, defines: Mapping[str, int | str], *,
                extra: Sequence[str] = ()) -> subprocess.CompletedProcess[str]:
     """Run ``mdpoly source -o out -D ... --all-nests`` (plus ``extra``); raise unless it succeeds."""
-    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", "openmp", "--all-nests"]
+    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", "openmp", "--all-nests", "--no-tune"]
     for name, value in defines.items():
         cmd += ["-D", f"{name}={value}"]
     cmd += list(extra)

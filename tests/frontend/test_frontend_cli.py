@@ -129,7 +129,7 @@ def test_report_schema(tmp_path, capsys):
     assert rc == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert list(rep) == ["nests"] and len(rep["nests"]) == 3
-    keys = {"file", "line", "column", "status", "reason", "code", "loops", "mdh", "target"}
+    keys = {"file", "line", "column", "status", "reason", "code", "loops", "mdh", "target", "tuning"}
     for n in rep["nests"]:
         assert set(n) == keys
         for lp in n["loops"]:

@@ -1,0 +1,66 @@
+"""The driver's tuning hook: ``choose_params(nest, mdh, backend, options, sink) -> (TuningParams, TuningResult|None)``.
+
+Without ``options.tune`` (or when tuning cannot run) this is ``default_params``. Otherwise the
+nest is tuned at its sizes (static ones from the MDH, symbolic ones from ``--size``); a nest with
+an unknown size, an element type the runtime cannot allocate, or whose reference does not run
+gets the defaults and a remark saying why it was not tuned. Each tuned nest gets a remark with
+the chosen parameters, the times and where they came from (search or cache).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from backends.base import Backend
+from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
+from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.nest import NestAnalysis
+from mdpoly.lower import default_params
+from mdpoly.lower.params import TuningParams
+from mdpoly.options import Options
+from mdpoly.tuning.tune import TuneSettings, TuningResult, known_sizes, missing_sizes, tune_nest
+
+
+def settings_from(options: Options) -> TuneSettings:
+    return TuneSettings(technique=options.tune_technique, seconds=options.tune_seconds,
+                        evaluations=options.tune_evals, retune=options.retune,
+                        cache_dir=Path(options.cache_dir) if options.cache_dir else None,
+                        progress=not options.quiet, strict_fp=options.strict_fp)
+
+
+def _remark(sink: DiagnosticSink | None, nest: NestAnalysis, code: str, message: str) -> None:
+    if sink is not None:
+        sink.emit(Diagnostic(Severity.REMARK, code, nest.loc, message))
+
+
+def _ms(seconds: float | None) -> str:
+    return "?" if seconds is None else f"{seconds * 1e3:.3f} ms"
+
+
+def choose_params(nest: NestAnalysis, mdh: MdhExpr, backend: Backend, options: Options,
+                  sink: DiagnosticSink | None) -> tuple[TuningParams, TuningResult | None]:
+    """The parameters to lower ``mdh`` with, and the tuning result when tuning chose them."""
+    default = default_params(mdh, backend.caps, options.strict_fp)
+    if not options.tune:
+        return default, None
+    sizes = known_sizes(mdh, dict(options.sizes))
+    missing = missing_sizes(mdh, sizes)
+    if missing:
+        n = missing[0]
+        _remark(sink, nest, "not-tuned", f"not tuned: size of '{n}' unknown (use --size {n}=VALUE)")
+        return default, None
+    try:
+        result = tune_nest(mdh, nest.reference_c, sizes, backend, settings_from(options))
+    except Exception as exc:  # noqa: BLE001 - tuning is an optimisation: any failure keeps the defaults, said
+        _remark(sink, nest, "not-tuned", f"not tuned: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+        return default, None
+    if result.tuned_seconds == float("inf"):
+        _remark(sink, nest, "not-tuned", f"not tuned: no candidate ran correctly ({result.evaluations} tried)")
+        return default, None
+    speed = (f", {result.default_seconds / result.tuned_seconds:.2f}x over the default"
+             if result.default_seconds and result.tuned_seconds else "")
+    origin = "from the tuning cache" if result.from_cache else (
+        f"{result.evaluations} evaluations in {result.tuning_seconds:.1f} s, {result.technique}")
+    _remark(sink, nest, "tuned", f"tuned ({origin}): {_ms(result.tuned_seconds)} vs default "
+            f"{_ms(result.default_seconds)}{speed}; {result.description}")
+    return result.params, result
