@@ -11,6 +11,12 @@ class TargetCaps:
 
     ``parallel_layers`` counts the levels of parallel hardware (OpenMP threads = 1, plus SIMD when
     ``simd``); ``max_local_bytes`` bounds a thread's private result buffer (stack on a CPU).
+
+    Work-group targets (OpenCL, CUDA; ``parallel_layers == 2``) also read: ``max_work_group_size``
+    (work-items per group), ``max_work_item_sizes`` (per NDRange dimension), ``local_mem_bytes``
+    (``__local`` memory per group), ``compute_units``, ``preferred_wg_multiple`` (warp/SIMD
+    width), ``is_gpu``. Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
+    replaces them (``mdpoly.lower.gpu_params.caps_from_device``).
     """
 
     name: str
@@ -21,3 +27,9 @@ class TargetCaps:
     l1_bytes: int = 32 * 1024
     l2_bytes: int = 1024 * 1024
     max_local_bytes: int = 256 * 1024
+    max_work_group_size: int = 256
+    max_work_item_sizes: tuple[int, int, int] = (256, 256, 256)
+    local_mem_bytes: int = 32 * 1024
+    compute_units: int = 8
+    preferred_wg_multiple: int = 32
+    is_gpu: bool = False

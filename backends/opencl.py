@@ -1,0 +1,382 @@
+"""``OpenCLBackend``: renders a ``KernelPlan`` as OpenCL C kernels plus C host code (OpenCL 1.2 API).
+
+Device code only spells what the plan decided: ids from ``get_group_id``/``get_local_id``
+(decoded with div/mod where several MDH dims share an NDRange dimension), the private tile
+loops with remainder guards, the strided reduction loops, the ``__local`` tree combine with
+``barrier(CLK_LOCAL_MEM_FENCE)``, the stores, and the combine kernel over per-work-group
+partials. Tuned values are ``#define`` constants. Host code is in ``backends.opencl_host``.
+"""
+
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from backends.base import Backend, GeneratedCode
+from backends.c_emit import CEmitter
+from backends.opencl_host import host_function, host_preamble
+from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
+from mdpoly.ir.mdh import Combine
+from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount
+from mdpoly.ir.target import TargetCaps
+
+OPENCL_CAPS = TargetCaps(name="opencl", parallel_layers=2, simd=False, cores=8, max_work_group_size=256,
+                         max_work_item_sizes=(256, 256, 256), local_mem_bytes=32 * 1024, compute_units=8,
+                         preferred_wg_multiple=32, is_gpu=False)
+
+#: C spellings the user's expressions may contain (after glibc's cpp) that OpenCL C lacks.
+COMPAT_MACROS = (
+    "#ifndef INFINITY",
+    "#define INFINITY (1.0f / 0.0f)",
+    "#endif",
+    "#ifndef NAN",
+    "#define NAN (0.0f / 0.0f)",
+    "#endif",
+    "#ifndef __clang__",
+    "#define __builtin_inff() INFINITY",
+    "#define __builtin_inf() INFINITY",
+    "#define __builtin_huge_valf() INFINITY",
+    "#define __builtin_huge_val() INFINITY",
+    "#define __builtin_nanf(s) NAN",
+    "#define __builtin_nan(s) NAN",
+    "#endif",
+    "#define LLONG_MIN LONG_MIN",
+    "#define LLONG_MAX LONG_MAX",
+    "#define ULLONG_MAX ULONG_MAX",
+    "#define sqrtf sqrt", "#define expf exp", "#define logf log", "#define fabsf fabs",
+    "#define sinf sin", "#define cosf cos", "#define tanhf tanh", "#define powf pow",
+    "#define fminf fmin", "#define fmaxf fmax", "#define floorf floor", "#define ceilf ceil",
+)
+
+
+class _NoDialect:
+    """The expression printer needs no loop spellings (kernel loops are spelled here)."""
+
+    def loop_pragmas(self, loop: Loop) -> list[str]:
+        return []
+
+    def thread_count(self, stmt: ThreadCount) -> c_ast.Node:
+        raise TypeError("no thread counts in OpenCL kernels")
+
+    def region_pragmas(self, region: ParallelRegion) -> list[str]:
+        return []
+
+    def thread_id(self) -> c_ast.Node:
+        raise TypeError("no thread ids in OpenCL kernels")
+
+
+class _Lines:
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.depth = 0
+
+    def __call__(self, text: str) -> None:
+        self.lines.append("    " * self.depth + text)
+
+    def open(self, head: str) -> None:
+        self(head + " {")
+        self.depth += 1
+
+    def close(self) -> None:
+        self.depth -= 1
+        self("}")
+
+    def text(self) -> str:
+        return "\n".join(self.lines) + "\n"
+
+
+def _combine(op: Combine, a: str, b: str) -> str:
+    if op is Combine.ADD:
+        return f"{a} + {b}"
+    if op is Combine.MUL:
+        return f"{a} * {b}"
+    cmp = ">" if op is Combine.MAX else "<"
+    return f"(({a}) {cmp} ({b}) ? ({a}) : ({b}))"
+
+
+def _pow2_ceil(n: int) -> int:
+    p = 1
+    while p < n:
+        p *= 2
+    return p
+
+
+class _KernelWriter:
+    """Writes the OpenCL C source of one ``KernelPlan``."""
+
+    def __init__(self, plan: KernelPlan) -> None:
+        self.k = plan
+        self.expr = CEmitter(_NoDialect())
+
+    # {{{ names
+
+    @staticmethod
+    def wi(d: KDim) -> str:
+        return f"mdp_wi_{d.index}"
+
+    @staticmethod
+    def wg(d: KDim) -> str:
+        return f"mdp_wg_{d.index}"
+
+    @staticmethod
+    def idx(d: KDim) -> str:
+        return f"mdp_i_{d.index}"
+
+    @staticmethod
+    def hi(d: KDim) -> str:
+        return f"(mdp_lo_{d.index} + mdp_ext_{d.index})"
+
+    @staticmethod
+    def nwg(d: KDim) -> str:
+        return f"MDP_NUM_WG_{d.index}" if d.is_reduction else f"mdp_nwg_{d.index}"
+
+    def f(self, v: FExpr) -> str:
+        return str(self.expr.gen.visit(self.expr.fexpr(v)))
+
+    # }}}
+
+    def params(self) -> list[str]:
+        out: list[str] = []
+        for b in self.k.buffers:
+            if b.role == "value":
+                out.append(f"const {b.device_type} {b.name}")
+            else:
+                const = "" if b.written else "const "
+                out.append(f"__global {const}{b.device_type} *{b.name}")
+        for d in self.k.dims:
+            out += [f"const long mdp_lo_{d.index}", f"const long mdp_ext_{d.index}"]
+        out += [f"const long mdp_nwg_{d.index}" for d in self.k.concat]
+        if self.k.partials:
+            out += [f"__global {o.elem_type} *mdp_part{n}" for n, o in enumerate(self.k.outputs)]
+        return out
+
+    def defines(self, w: _Lines) -> None:
+        k = self.k
+        w(f"/* {k.name}: {k.tuning.describe(k.mdh)} */")  # type: ignore[attr-defined]
+        for d in k.dims:
+            w(f"#define MDP_NUM_WI_{d.index} {d.num_wi}  /* {d.iterator} ({d.combine.value}) */")
+            if d.is_reduction:
+                w(f"#define MDP_NUM_WG_{d.index} {d.num_wg}")
+            else:
+                w(f"#define MDP_PT_{d.index} {d.pt}")
+        red_wi = 1
+        red_wg = 1
+        for d in k.reductions:
+            red_wi *= d.num_wi
+            red_wg *= d.num_wg
+        pt_total = 1
+        for d in k.concat:
+            pt_total *= d.pt
+        w(f"#define MDP_WG_SIZE {k.wg_size()}")
+        w(f"#define MDP_RED_WI {red_wi}")
+        w(f"#define MDP_RED_WI_POW2 {_pow2_ceil(red_wi)}")
+        w(f"#define MDP_RED_WG {red_wg}")
+        w(f"#define MDP_PT_TOTAL {pt_total}")
+
+    def decode_ids(self, w: _Lines) -> None:
+        k = self.k
+        w("long mdp_l, mdp_g;")
+        for d in k.dims:
+            w(f"long {self.wi(d)}, {self.wg(d)};")
+        for g, group in enumerate(k.ocl_groups):
+            w(f"mdp_l = (long)get_local_id({g});")
+            w(f"mdp_g = (long)get_group_id({g});")
+            for d in reversed([k.dims[i] for i in group]):
+                w(f"{self.wi(d)} = mdp_l % MDP_NUM_WI_{d.index};")
+                w(f"mdp_l /= MDP_NUM_WI_{d.index};")
+                w(f"{self.wg(d)} = mdp_g % {self.nwg(d)};")
+                w(f"mdp_g /= {self.nwg(d)};")
+
+    def linear(self, dims: tuple[KDim, ...], val: str, size: str) -> str:
+        expr = "0"
+        for d in dims:
+            v = val.format(d=d.index)
+            s = size.format(d=d.index)
+            expr = v if expr == "0" else f"({expr}) * {s} + {v}"
+        return expr
+
+    def open_point_loops(self, w: _Lines) -> None:
+        for d in self.k.concat:
+            w.open(f"for (int mdp_p_{d.index} = 0; mdp_p_{d.index} < MDP_PT_{d.index}; ++mdp_p_{d.index})")
+        for d in self.k.concat:
+            w(f"const long {self.idx(d)} = mdp_lo_{d.index} + ({self.wg(d)} * MDP_PT_{d.index} + mdp_p_{d.index})"
+              f" * MDP_NUM_WI_{d.index} + {self.wi(d)};")
+        w(f"const int mdp_pc = {self.linear(self.k.concat, 'mdp_p_{d}', 'MDP_PT_{d}')};")
+
+    def close_point_loops(self, w: _Lines) -> None:
+        for _ in self.k.concat:
+            w.close()
+
+    def concat_guard(self) -> str:
+        conds = [f"{self.idx(d)} < {self.hi(d)}" for d in self.k.concat]
+        return " && ".join(conds) if conds else "1"
+
+    def bind_iterators(self, w: _Lines, dims: tuple[KDim, ...]) -> None:
+        for d in dims:
+            w(f"const int {d.iterator} = (int){self.idx(d)};")
+
+    def store(self, w: _Lines, o: KOutput, result: str) -> None:
+        assert self.k.op is not None
+        target = o.access.to_c()
+        if o.start == "old":
+            value = _combine(self.k.op, target, result)
+        elif o.start == "init":
+            value = _combine(self.k.op, "(" + str(o.init) + ")", result)
+        else:
+            value = result
+        if o.finish is None:
+            w(f"{target} = {value};")
+            return
+        w.open("")
+        w(f"const {o.elem_type} mdp_fin = {value};")
+        w(f"{target} = {self.f(o.finish)};")
+        w.close()
+
+    def accumulate(self, w: _Lines, n: int, o: KOutput) -> None:
+        op = self.k.op
+        assert op is not None
+        val = self.f(o.value)
+        if op is Combine.ADD:
+            w(f"mdp_a{n} += {val};")
+        elif op is Combine.MUL:
+            w(f"mdp_a{n} *= {val};")
+        else:
+            w.open("")
+            w(f"const {o.elem_type} mdp_v = {val};")
+            w(f"mdp_a{n} = {_combine(op, f'mdp_a{n}', 'mdp_v')};")
+            w.close()
+
+    def main_kernel(self, w: _Lines) -> None:
+        k = self.k
+        w.open(f"__kernel void {k.name}({', '.join(self.params())})")
+        self.decode_ids(w)
+        outs = list(enumerate(k.outputs))
+        if not k.reductions:
+            self.open_point_loops(w)
+            w.open(f"if ({self.concat_guard()})")
+            self.bind_iterators(w, k.concat)
+            for _, o in outs:
+                w(f"{o.access.to_c()} = {self.f(o.value)};")
+            w.close()
+            self.close_point_loops(w)
+            w.close()
+            return
+        for n, o in outs:
+            w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
+        # private phase: each work-item's share of every reduction, per concat point
+        self.open_point_loops(w)
+        for n, o in outs:
+            w(f"{o.elem_type} mdp_a{n} = {o.neutral};")
+        w.open(f"if ({self.concat_guard()})")
+        self.bind_iterators(w, k.concat)
+        for d in k.reductions:
+            i = d.index
+            w.open(f"for (long {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * MDP_NUM_WI_{i} + {self.wi(d)}; "
+                   f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += (long)MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
+            w(f"const int {d.iterator} = (int){self.idx(d)};")
+        for n, o in outs:
+            self.accumulate(w, n, o)
+        for _ in k.reductions:
+            w.close()
+        w.close()
+        for n, _ in outs:
+            w(f"mdp_acc{n}[mdp_pc] = mdp_a{n};")
+        self.close_point_loops(w)
+        red_rank = self.linear(k.reductions, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
+        w(f"const long mdp_rw = {red_rank};")
+        # work-group phase: combine the work-items that share concat points, in local memory
+        if k.local_combine:
+            assert k.op is not None
+            cw = self.linear(k.concat, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
+            w(f"const long mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
+            for n, o in outs:
+                w(f"__local {o.elem_type} mdp_scratch{n}[MDP_WG_SIZE];")
+            w.open("for (int mdp_q = 0; mdp_q < MDP_PT_TOTAL; ++mdp_q)")
+            for n, _ in outs:
+                w(f"mdp_scratch{n}[mdp_slot] = mdp_acc{n}[mdp_q];")
+            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w.open("for (int mdp_s = MDP_RED_WI_POW2 / 2; mdp_s > 0; mdp_s >>= 1)")
+            w.open("if (mdp_rw < mdp_s && mdp_rw + mdp_s < MDP_RED_WI)")
+            for n, _ in outs:
+                a, b = f"mdp_scratch{n}[mdp_slot]", f"mdp_scratch{n}[mdp_slot + mdp_s]"
+                w(f"{a} = {_combine(k.op, a, b)};")
+            w.close()
+            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w.close()
+            for n, _ in outs:
+                w(f"mdp_acc{n}[mdp_q] = mdp_scratch{n}[mdp_slot - mdp_rw];")
+            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w.close()
+        # store: one work-item per concat point writes the result, or its group's partial
+        w.open("if (mdp_rw == 0)")
+        self.open_point_loops(w)
+        w.open(f"if ({self.concat_guard()})")
+        if k.partials:
+            cp = self.linear(k.concat, "(mdp_i_{d} - mdp_lo_{d})", "mdp_ext_{d}")
+            ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
+            wgr = self.linear(k.reductions, "mdp_wg_{d}", "MDP_NUM_WG_{d}")
+            w(f"const long mdp_ncp = {ncp};")
+            for n, _ in outs:
+                w(f"mdp_part{n}[({wgr}) * mdp_ncp + {cp}] = mdp_acc{n}[mdp_pc];")
+        else:
+            self.bind_iterators(w, k.concat)
+            for n, o in outs:
+                self.store(w, o, f"mdp_acc{n}[mdp_pc]")
+        w.close()
+        self.close_point_loops(w)
+        w.close()
+        w.close()
+
+    def combine_kernel(self, w: _Lines) -> None:
+        """One work-item per concat point folds the work-groups' partials in group order."""
+        k = self.k
+        assert k.op is not None
+        w.open(f"__kernel void {k.name}_combine({', '.join(self.params())})")
+        ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
+        w(f"const long mdp_ncp = {ncp};")
+        w("const long mdp_cp = (long)get_global_id(0);")
+        w("if (mdp_cp >= mdp_ncp) return;")
+        w("long mdp_r = mdp_cp;")
+        for d in reversed(k.concat):
+            w(f"const long {self.idx(d)} = mdp_lo_{d.index} + mdp_r % mdp_ext_{d.index};")
+            w(f"mdp_r /= mdp_ext_{d.index};")
+        self.bind_iterators(w, k.concat)
+        for n, o in enumerate(k.outputs):
+            w(f"{o.elem_type} mdp_t{n} = {o.neutral};")
+            w(f"for (int mdp_q = 0; mdp_q < MDP_RED_WG; ++mdp_q) "
+              f"mdp_t{n} = {_combine(k.op, f'mdp_t{n}', f'mdp_part{n}[mdp_q * mdp_ncp + mdp_cp]')};")
+            self.store(w, o, f"mdp_t{n}")
+        w.close()
+
+    def source(self) -> str:
+        w = _Lines()
+        if self.k.needs_fp64:
+            w("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        for m in COMPAT_MACROS:
+            w(m)
+        self.defines(w)
+        self.main_kernel(w)
+        if self.k.partials:
+            self.combine_kernel(w)
+        return w.text()
+
+
+def kernel_source(plan: KernelPlan) -> str:
+    """The OpenCL C source of ``plan``: its main kernel and, with partials, ``<name>_combine``."""
+    return _KernelWriter(plan).source()
+
+
+class OpenCLBackend(Backend):
+    """OpenCL 1.2 kernels plus C host code; the generated file links with ``-lOpenCL``."""
+
+    name = "opencl"
+
+    def __init__(self, caps: TargetCaps = OPENCL_CAPS) -> None:
+        self.caps = caps
+
+    def render(self, plan: KernelPlan) -> GeneratedCode:  # type: ignore[override]
+        source = kernel_source(plan)
+        definition = host_function(plan, source)
+        call = CEmitter(_NoDialect()).call(plan)  # type: ignore[arg-type]
+        return GeneratedCode(name=plan.name, definition=definition, call=call,
+                             headers=("CL/cl.h", "stdio.h", "stdlib.h", "string.h"), flags=("-lOpenCL",),
+                             device_sources=((plan.name + ".cl", source),), preamble=host_preamble())

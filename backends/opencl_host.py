@@ -1,0 +1,356 @@
+"""C host code for ``OpenCLBackend`` (OpenCL 1.2 API): ``host_preamble()`` and ``host_function(plan, src)``.
+
+The preamble (once per file) holds the process-wide state and helpers: device choice
+(``MDPOLY_OPENCL_DEVICE`` = index or name substring, else the first GPU, else the first device),
+one context and in-order queue, program building with the build log on failure, error checks that
+name the failed call and its code and ``exit(1)``, and an ``atexit`` release of everything.
+Each nest's function embeds its kernel source as a string, builds it on first use, creates
+device buffers sized as the plan says, copies in what the nest reads, launches the main kernel
+(and the combine kernel when the plan has partials), copies back what it writes, and releases
+the buffers. Nothing here is specific to one OpenCL implementation.
+"""
+
+from __future__ import annotations
+
+from pycparser import c_ast, c_generator
+
+from backends.c_emit import affine, param_decl
+from mdpoly.ir.kernel import KernelPlan
+
+_PREAMBLE = r"""#ifndef MDP_OPENCL_RUNTIME
+#define MDP_OPENCL_RUNTIME
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define MDP_CL_MAX_OBJECTS 256
+static cl_device_id mdp_cl_device;
+static cl_context mdp_cl_context;
+static cl_command_queue mdp_cl_queue;
+static cl_program mdp_cl_programs[MDP_CL_MAX_OBJECTS];
+static cl_kernel mdp_cl_kernels[MDP_CL_MAX_OBJECTS];
+static int mdp_cl_nprograms, mdp_cl_nkernels;
+
+static const char *mdp_cl_error_name(cl_int err)
+{
+    switch (err) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_PLATFORM: return "CL_INVALID_PLATFORM";
+    case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+    case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+    case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
+    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
+    case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
+    case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
+    case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown error";
+    }
+}
+
+static void mdp_cl_check(cl_int err, const char *call)
+{
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "mdpoly: OpenCL error: %s failed with error %d (%s)\n", call, (int)err,
+                mdp_cl_error_name(err));
+        exit(1);
+    }
+}
+
+static void mdp_cl_release(void)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nkernels; ++i)
+        clReleaseKernel(mdp_cl_kernels[i]);
+    for (i = 0; i < mdp_cl_nprograms; ++i)
+        clReleaseProgram(mdp_cl_programs[i]);
+    if (mdp_cl_queue)
+        clReleaseCommandQueue(mdp_cl_queue);
+    if (mdp_cl_context)
+        clReleaseContext(mdp_cl_context);
+    mdp_cl_nkernels = mdp_cl_nprograms = 0;
+    mdp_cl_queue = NULL;
+    mdp_cl_context = NULL;
+}
+
+static int mdp_cl_contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle), i, j;
+    for (i = 0; hay[i]; ++i) {
+        for (j = 0; j < n && hay[i + j] && tolower((unsigned char)hay[i + j]) == tolower((unsigned char)needle[j]); ++j)
+            ;
+        if (j == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+static void mdp_cl_init(void)
+{
+    cl_uint nplat = 0, p, d;
+    cl_platform_id *plats;
+    cl_device_id chosen = NULL, first = NULL, first_gpu = NULL;
+    const char *want = getenv("MDPOLY_OPENCL_DEVICE");
+    int want_index = -1, index = 0;
+    cl_int err;
+    if (mdp_cl_queue)
+        return;
+    if (want && *want) {
+        const char *c = want;
+        while (isdigit((unsigned char)*c))
+            ++c;
+        if (*c == '\0')
+            want_index = atoi(want);
+    }
+    err = clGetPlatformIDs(0, NULL, &nplat);
+    if (err == -1001 || (err == CL_SUCCESS && nplat == 0)) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL platform found (clGetPlatformIDs returned %d, %s); "
+                "install an OpenCL driver (ICD) for your device, e.g. pocl-opencl-icd for CPUs\n",
+                (int)err, mdp_cl_error_name(err));
+        exit(1);
+    }
+    mdp_cl_check(err, "clGetPlatformIDs");
+    plats = (cl_platform_id *)malloc(nplat * sizeof *plats);
+    if (!plats)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "malloc");
+    mdp_cl_check(clGetPlatformIDs(nplat, plats, NULL), "clGetPlatformIDs");
+    for (p = 0; p < nplat; ++p) {
+        cl_uint ndev = 0;
+        cl_device_id devs[64];
+        err = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 64, devs, &ndev);
+        if (err == CL_DEVICE_NOT_FOUND)
+            continue;
+        mdp_cl_check(err, "clGetDeviceIDs");
+        if (ndev > 64)
+            ndev = 64;
+        for (d = 0; d < ndev; ++d, ++index) {
+            char name[512] = "", pname[256] = "";
+            cl_device_type type = 0;
+            mdp_cl_check(clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name - 1, name, NULL), "clGetDeviceInfo");
+            mdp_cl_check(clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL),
+                         "clGetPlatformInfo");
+            mdp_cl_check(clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof type, &type, NULL), "clGetDeviceInfo");
+            if (!first)
+                first = devs[d];
+            if (!first_gpu && (type & CL_DEVICE_TYPE_GPU))
+                first_gpu = devs[d];
+            if (!chosen && want && *want
+                && (want_index >= 0 ? index == want_index : mdp_cl_contains(name, want) || mdp_cl_contains(pname, want)))
+                chosen = devs[d];
+            if (want && *want && getenv("MDPOLY_OPENCL_VERBOSE"))
+                fprintf(stderr, "mdpoly: OpenCL device %d: %s (%s)\n", index, name, pname);
+        }
+    }
+    free(plats);
+    if (want && *want && !chosen) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL device matches MDPOLY_OPENCL_DEVICE=\"%s\" "
+                "(%d device(s) found; give an index or part of a device or platform name)\n", want, index);
+        exit(1);
+    }
+    if (!chosen)
+        chosen = first_gpu ? first_gpu : first;
+    if (!chosen) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL device found on any platform\n");
+        exit(1);
+    }
+    mdp_cl_device = chosen;
+    mdp_cl_context = clCreateContext(NULL, 1, &chosen, NULL, NULL, &err);
+    mdp_cl_check(err, "clCreateContext");
+    mdp_cl_queue = clCreateCommandQueue(mdp_cl_context, chosen, 0, &err);
+    mdp_cl_check(err, "clCreateCommandQueue");
+    atexit(mdp_cl_release);
+}
+
+static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char *kernel)
+{
+    static cl_program last_program;
+    static const char *last_source;
+    cl_program prog;
+    cl_kernel k;
+    cl_int err;
+    mdp_cl_init();
+    if (last_source == source) {
+        prog = last_program;
+    } else {
+        prog = clCreateProgramWithSource(mdp_cl_context, 1, &source, NULL, &err);
+        mdp_cl_check(err, "clCreateProgramWithSource");
+        err = clBuildProgram(prog, 1, &mdp_cl_device, "", NULL, NULL);
+        if (err != CL_SUCCESS) {
+            size_t size = 0;
+            char *log;
+            clGetProgramBuildInfo(prog, mdp_cl_device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+            log = (char *)malloc(size + 1);
+            if (log) {
+                log[0] = '\0';
+                clGetProgramBuildInfo(prog, mdp_cl_device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+                log[size] = '\0';
+            }
+            fprintf(stderr, "mdpoly: OpenCL error: clBuildProgram failed with error %d (%s) for the kernels of "
+                    "'%s'; build log:\n%s\n", (int)err, mdp_cl_error_name(err), nest, log ? log : "(none)");
+            free(log);
+            exit(1);
+        }
+        if (mdp_cl_nprograms == MDP_CL_MAX_OBJECTS)
+            mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_kernel (too many programs)");
+        mdp_cl_programs[mdp_cl_nprograms++] = prog;
+        last_program = prog;
+        last_source = source;
+    }
+    k = clCreateKernel(prog, kernel, &err);
+    mdp_cl_check(err, "clCreateKernel");
+    if (mdp_cl_nkernels == MDP_CL_MAX_OBJECTS)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_kernel (too many kernels)");
+    mdp_cl_kernels[mdp_cl_nkernels++] = k;
+    return k;
+}
+#endif /* MDP_OPENCL_RUNTIME */
+"""
+
+
+def host_preamble() -> str:
+    """The shared host runtime: includes, static OpenCL state and helpers (guarded, once per file)."""
+    return _PREAMBLE
+
+
+def _c_string(text: str) -> str:
+    out: list[str] = []
+    for line in text.splitlines():
+        esc = line.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'    "{esc}\\n"')
+    return "\n".join(out) or '    ""'
+
+
+def _expr(a: object) -> str:
+    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+
+
+def host_function(plan: KernelPlan, source: str) -> str:
+    """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
+    gen = c_generator.CGenerator(reduce_parentheses=True)
+    decl = c_ast.FuncDecl(c_ast.ParamList([param_decl(b) for b in plan.params]),
+                          c_ast.TypeDecl(plan.name, [], None, c_ast.IdentifierType(["void"])))
+    signature = str(gen.visit(c_ast.Decl(plan.name, [], [], ["static"], [], decl, None, None)))
+    name = plan.name
+    lines: list[str] = [f"static const char mdp_src_{name}[] =", _c_string(source) + ";", signature, "{"]
+
+    def w(text: str) -> None:
+        lines.append("    " + text)
+
+    w("static cl_kernel mdp_kernel = NULL;")
+    if plan.partials:
+        w("static cl_kernel mdp_combine = NULL;")
+    w("cl_int mdp_err;")
+    w("cl_uint mdp_arg = 0;")
+    for d in plan.dims:
+        w(f"const cl_long mdp_lo_{d.index} = (cl_long)({_expr(d.lower)});")
+        w(f"const cl_long mdp_ext_{d.index} = (cl_long)({_expr(d.extent)});")
+    globals_ = [b for b in plan.buffers if b.role == "global"]
+    for b in globals_:
+        w(f"cl_mem mdp_mem_{b.name};")
+        w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
+    for n, o in enumerate(plan.outputs if plan.partials else ()):
+        w(f"cl_mem mdp_mem_part{n};")
+    ngroups = len(plan.ocl_groups)
+    w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
+    for d in plan.concat:
+        w(f"cl_long mdp_nwg_{d.index};")
+    empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
+    if empty:
+        w(f"if ({empty})")
+        w("    return;")
+    for d in plan.concat:
+        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, (cl_long){d.pt * d.num_wi});")
+    w("if (!mdp_kernel)")
+    w(f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");')
+    if plan.partials:
+        w("if (!mdp_combine)")
+        w(f'    mdp_combine = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}_combine");')
+    for g, group in enumerate(plan.ocl_groups):
+        local = 1
+        wgs: list[str] = []
+        for i in group:
+            d = plan.dims[i]
+            local *= d.num_wi
+            wgs.append(f"(size_t){d.num_wg}" if d.is_reduction else f"(size_t)mdp_nwg_{d.index}")
+        w(f"mdp_local[{g}] = {local};")
+        w(f"mdp_global[{g}] = {' * '.join(wgs)} * mdp_local[{g}];")
+    for b in globals_:
+        flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
+        w(f"mdp_mem_{b.name} = clCreateBuffer(mdp_cl_context, {flags}, mdp_bytes_{b.name}, NULL, &mdp_err);")
+        w('mdp_cl_check(mdp_err, "clCreateBuffer");')
+        if b.copy_in:
+            w(f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_FALSE, 0, mdp_bytes_{b.name}, "
+              f'(const void *){b.name}, 0, NULL, NULL), "clEnqueueWriteBuffer");')
+    if plan.partials:
+        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
+        red_wg = 1
+        for d in plan.reductions:
+            red_wg *= d.num_wg
+        for n, o in enumerate(plan.outputs):
+            host_t = plan.mdh.outputs[n].elem_type
+            w(f"mdp_mem_part{n} = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, "
+              f"{ncp} * {red_wg} * sizeof({host_t}), NULL, &mdp_err);")
+            w('mdp_cl_check(mdp_err, "clCreateBuffer");')
+    kernels = ["mdp_kernel"] + (["mdp_combine"] if plan.partials else [])
+    for kern in kernels:
+        w("mdp_arg = 0;")
+
+        def arg(size: str, ptr: str, kern: str = kern) -> None:
+            w(f'mdp_cl_check(clSetKernelArg({kern}, mdp_arg++, {size}, {ptr}), "clSetKernelArg");')
+
+        for b in plan.buffers:
+            if b.role == "global":
+                arg("sizeof(cl_mem)", f"&mdp_mem_{b.name}")
+            else:
+                arg(f"sizeof({b.name})", f"&{b.name}")
+        for d in plan.dims:
+            arg("sizeof(cl_long)", f"&mdp_lo_{d.index}")
+            arg("sizeof(cl_long)", f"&mdp_ext_{d.index}")
+        for d in plan.concat:
+            arg("sizeof(cl_long)", f"&mdp_nwg_{d.index}")
+        if plan.partials:
+            for n, _ in enumerate(plan.outputs):
+                arg("sizeof(cl_mem)", f"&mdp_mem_part{n}")
+    w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {ngroups}, NULL, mdp_global, mdp_local, "
+      '0, NULL, NULL), "clEnqueueNDRangeKernel");')
+    if plan.partials:
+        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
+        w("{")
+        w(f"    size_t mdp_points = {ncp};")
+        w("    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_combine, 1, NULL, &mdp_points, NULL, 0, NULL, "
+          'NULL), "clEnqueueNDRangeKernel");')
+        w("}")
+    for b in globals_:
+        if b.copy_out:
+            w(f"mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_TRUE, 0, mdp_bytes_{b.name}, "
+              f'(void *){b.name}, 0, NULL, NULL), "clEnqueueReadBuffer");')
+    w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+    for b in globals_:
+        w(f'mdp_cl_check(clReleaseMemObject(mdp_mem_{b.name}), "clReleaseMemObject");')
+    if plan.partials:
+        for n, _ in enumerate(plan.outputs):
+            w(f'mdp_cl_check(clReleaseMemObject(mdp_mem_part{n}), "clReleaseMemObject");')
+    lines.append("}")
+    return "\n".join(lines) + "\n"

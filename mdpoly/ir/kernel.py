@@ -1,0 +1,132 @@
+"""The work-group Plan IR: ``KernelPlan``, one nest lowered for OpenCL-style targets.
+
+Produced by ``mdpoly.lower.gpu.lower_gpu(mdh, GpuParams, caps)``, rendered by
+``backends.opencl.OpenCLBackend`` (device code) and ``backends.opencl_host`` (host code); a CUDA
+backend can render the same plan. Everything the code does is decided here: how each MDH dim
+is spread over work-groups, work-items and a private tile, which NDRange dimension it uses,
+whether a work-group combines partial results in local memory, whether a second kernel combines
+per-work-group partials, where each buffer's data lives and how many elements move each way.
+Index expressions are final C text in the names the kernel declares (``KAccess.flat``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
+from mdpoly.ir.plan import FExpr
+
+
+@dataclass(frozen=True, slots=True)
+class KDim:
+    """One MDH dim on the NDRange.
+
+    Concat dims: work-group ``wg`` and work-item ``wi`` compute the points
+    ``lower + (wg * pt + p) * num_wi + wi`` for ``p < pt`` (neighbouring work-items touch
+    neighbouring points); the number of work-groups is ``ceil(extent / (pt * num_wi))``, computed
+    by the host. Reduction dims: each work-item walks ``lower + wg * num_wi + wi`` in steps of
+    ``num_wg * num_wi`` (``num_wg`` is a constant).
+    """
+
+    index: int
+    iterator: str
+    lower: Affine
+    extent: Affine
+    combine: Combine
+    num_wi: int
+    pt: int
+    num_wg: int
+
+    @property
+    def is_reduction(self) -> bool:
+        return self.combine.is_reduction
+
+
+@dataclass(frozen=True, slots=True)
+class KBuffer:
+    """A host buffer as the kernel sees it.
+
+    ``role``: ``global`` -- a device buffer of ``count`` elements (``count`` is C text over the
+    host function's parameters) copied in when ``copy_in`` and out when ``copy_out``;
+    ``value`` -- a read-only scalar passed by value. ``device_type`` is the element type spelled
+    in OpenCL C; ``host_type`` as the user wrote it.
+    """
+
+    name: str
+    host_type: str
+    device_type: str
+    role: Literal["global", "value"]
+    written: bool = False
+    copy_in: bool = False
+    copy_out: bool = False
+    count: str = "1"
+
+
+@dataclass(frozen=True, slots=True)
+class KAccess:
+    """``buffer[flat]`` in kernel scope; ``flat`` is C text over iterators and value arguments."""
+
+    buffer: str
+    flat: str
+
+    def to_c(self) -> str:
+        return f"{self.buffer}[{self.flat}]"
+
+
+StartKind = Literal["none", "old", "init"]
+
+
+@dataclass(frozen=True, slots=True)
+class KOutput:
+    """Output ``o``: where it goes, its value ``f`` (bindings to ``KAccess`` text), and how the
+    reduction result ``R`` meets the old value: ``none`` -> ``out = R``; ``old`` ->
+    ``out = out (op) R``; ``init`` -> ``out = init (op) R``."""
+
+    access: KAccess
+    elem_type: str
+    value: FExpr
+    start: StartKind = "none"
+    init: str | None = None
+    neutral: str = "0"
+    finish: FExpr | None = None   # stored instead of the reduced value; binds ``mdp_fin`` to it
+
+
+@dataclass(frozen=True, slots=True)
+class KernelPlan:
+    """One nest as a main kernel (``name``) plus, when ``partials``, a combine kernel.
+
+    ``params``: the host function's parameters (as the OpenMP function takes them).
+    ``local_combine``: work-items that share concat points combine their private results in
+    ``__local`` memory (tree, barriers); ``partials``: each work-group writes its results to a
+    partials buffer (reduction-group-major), and ``<name>_combine`` folds them in group order.
+    """
+
+    name: str
+    loc: SourceLoc
+    mdh: MdhExpr
+    params: tuple[Buffer, ...]
+    dims: tuple[KDim, ...]
+    ocl_groups: tuple[tuple[int, ...], ...]
+    buffers: tuple[KBuffer, ...]
+    outputs: tuple[KOutput, ...]
+    op: Combine | None
+    local_combine: bool
+    partials: bool
+    needs_fp64: bool
+    tuning: object  # GpuParams
+
+    @property
+    def concat(self) -> tuple[KDim, ...]:
+        return tuple(d for d in self.dims if not d.is_reduction)
+
+    @property
+    def reductions(self) -> tuple[KDim, ...]:
+        return tuple(d for d in self.dims if d.is_reduction)
+
+    def wg_size(self) -> int:
+        n = 1
+        for d in self.dims:
+            n *= d.num_wi
+        return n

@@ -1,0 +1,230 @@
+"""Work-group lowering: ``lower_gpu(mdh, params, caps) -> KernelPlan`` for OpenCL (and CUDA).
+
+Every MDH dim is spread over work-groups x work-items (``GpuParams``); a work-item computes a
+private tile of concat points and, for reduction dims, accumulates its strided share of the
+reduction privately. Work-items of one group that share concat points combine in local memory;
+with several work-groups along the reductions, per-group partials go to a global buffer that a
+second kernel folds in group order (deterministic, no atomics). Outputs are written per their
+update kind (``out = R``, ``out = init (op) R``, ``out = out (op) R``).
+
+Buffers: flat device buffers; each access becomes a flat C index using the declared shape (the
+strides may name read-only scalar parameters, which the kernel receives by value). Element counts
+come from the declared shape when complete, else from the largest index the accesses reach over
+the (rectangular) domain. A buffer is copied in when the nest reads it or writes only part of it,
+and out when written.
+"""
+
+from __future__ import annotations
+
+import re
+
+from mdpoly.diagnostics import CompilerBug, UnsupportedInput
+from mdpoly.ir.kernel import KAccess, KBuffer, KDim, KernelPlan, KOutput, StartKind
+from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
+from mdpoly.ir.plan import FExpr, Var
+from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations
+from mdpoly.lower.lower import function_params
+from mdpoly.lower.neutral import base_type, neutral
+
+#: C element types and their OpenCL C spelling (sizes agree on LP64 hosts).
+DEVICE_TYPES: dict[str, str] = {
+    "char": "char", "signed char": "char", "unsigned char": "uchar",
+    "short": "short", "short int": "short", "signed short": "short", "unsigned short": "ushort",
+    "unsigned short int": "ushort",
+    "int": "int", "signed": "int", "signed int": "int", "unsigned": "uint", "unsigned int": "uint",
+    "long": "long", "long int": "long", "signed long": "long", "unsigned long": "ulong",
+    "unsigned long int": "ulong", "long long": "long", "long long int": "long",
+    "unsigned long long": "ulong", "unsigned long long int": "ulong", "size_t": "ulong",
+    "float": "float", "double": "double",
+}
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def device_type(elem_type: str, mdh: MdhExpr) -> str:
+    """The OpenCL C spelling of a C element type.
+
+    :raises UnsupportedInput: for types OpenCL C lacks or mdpoly cannot size (``long double``,
+        typedef names).
+    """
+    t = base_type(elem_type)
+    if t not in DEVICE_TYPES:
+        raise UnsupportedInput(f"type '{elem_type}' has no OpenCL C equivalent", mdh.loc,
+                               code="opencl-unsupported-type")
+    return DEVICE_TYPES[t]
+
+
+def _paren(text: str) -> str:
+    return text if _IDENT.fullmatch(text) or text.isdigit() else f"({text})"
+
+
+def _flat_index(acc: Access, buf: Buffer) -> str:
+    if buf.kind == "scalar":
+        return "0"
+    parts = [_paren(e.to_c()) for e in acc.index]
+    if not parts:
+        return "0"
+    flat = f"(long){parts[0]}" if len(parts) > 1 else parts[0]
+    for k in range(1, len(parts)):
+        flat = f"({flat}) * {_paren(buf.shape[k])} + {parts[k]}"
+    return flat
+
+
+def _max_over_box(e: Affine, mdh: MdhExpr) -> str:
+    """The largest value of ``e`` over the nest's rectangular domain, as C text (host scope)."""
+    bounds = {d.iterator: d for d in mdh.dims}
+    out: list[str] = []
+    for name, c in e.terms:
+        d = bounds.get(name)
+        if d is None:
+            out.append(f"{c} * (long){name}")
+        elif c > 0:
+            out.append(f"{c} * ((long)({d.lower.to_c()}) + ({d.extent.to_c()}) - 1)")
+        else:
+            out.append(f"{c} * (long)({d.lower.to_c()})")
+    out.append(str(e.constant))
+    return " + ".join(out)
+
+
+class _GpuLowerer:
+    def __init__(self, mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> None:
+        self.m = mdh
+        self.p = p
+        self.caps = caps
+        self.op = mdh.reduction_op
+        self.reds = [d for d in mdh.dims if d.combine.is_reduction]
+        if self.reds and self.op is None:
+            raise UnsupportedInput("reduction dimensions combine with different operators", mdh.loc,
+                                   code="mixed-reduction-operators")
+
+    # {{{ buffers
+
+    def _read(self, name: str) -> bool:
+        if any(a.buffer == name for a in self.m.inputs):
+            return True
+        return any(o.access.buffer == name and o.update == "accumulate" for o in self.m.outputs)
+
+    def _covers(self, buf: Buffer) -> bool:
+        """Whether the outputs on ``buf`` write every element of its declared shape."""
+        concat = {d.iterator: d for d in self.m.dims if not d.combine.is_reduction}
+        for o in self.m.outputs:
+            if o.access.buffer != buf.name or len(o.access.index) != len(buf.shape):
+                continue
+            ok = True
+            for e, ext in zip(o.access.index, buf.shape):
+                if len(e.terms) != 1 or e.constant != 0 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
+                    ok = False
+                    break
+                d = concat[e.terms[0][0]]
+                if not (d.lower.is_constant and d.lower.constant == 0) or d.extent.to_c() != ext.strip():
+                    ok = False
+                    break
+            if ok:
+                return True
+        return False
+
+    def _count(self, buf: Buffer) -> str:
+        if buf.kind == "scalar":
+            return "1"
+        if buf.shape and all(s.strip() for s in buf.shape):
+            return " * ".join(_paren(s) for s in buf.shape)
+        accs = [a for a in self.m.inputs if a.buffer == buf.name] + [
+            o.access for o in self.m.outputs if o.access.buffer == buf.name]
+        first = [_max_over_box(a.index[0], self.m) for a in accs if a.index]
+        if not first:
+            return "1"
+        top = first[0]
+        for f in first[1:]:
+            top = f"MDP_MAX({top}, {f})"
+        rest = "".join(f" * {_paren(s)}" for s in buf.shape[1:])
+        return f"MDP_MAX(({top}) + 1, 1){rest}"
+
+    def buffers(self) -> tuple[KBuffer, ...]:
+        out: list[KBuffer] = []
+        value_names = {b.name for b in self.m.buffers if b.kind == "scalar" and not b.written}
+        for b in function_params(self.m):
+            if b.kind not in ("array", "pointer", "scalar"):
+                raise UnsupportedInput(f"'{b.name}' is not one dense array (rows reached through pointers)",
+                                       self.m.loc, code="opencl-indirect-buffer")
+            dev = device_type(b.elem_type, self.m)
+            if b.kind == "scalar" and not b.written:
+                out.append(KBuffer(b.name, b.elem_type, dev, "value"))
+                continue
+            for s in b.shape[1:]:
+                missing = set(_IDENT.findall(s)) - value_names
+                if missing:
+                    raise UnsupportedInput(f"extent '{s}' of '{b.name}' names {', '.join(sorted(missing))}, "
+                                           "which the nest does not receive", self.m.loc,
+                                           code="opencl-unknown-extent")
+            written = b.written
+            copy_in = self._read(b.name) or (written and not self._covers(b))
+            out.append(KBuffer(b.name, b.elem_type, dev, "global", written=written, copy_in=copy_in,
+                               copy_out=written, count=self._count(b)))
+        return tuple(out)
+
+    # }}}
+
+    def access(self, acc: Access) -> KAccess:
+        return KAccess(acc.buffer, _flat_index(acc, self.m.buffer(acc.buffer)))
+
+    def outputs(self) -> tuple[KOutput, ...]:
+        f = self.m.f
+        binds = tuple((name, Var(self.access(acc).to_c())) for name, acc in zip(f.params, self.m.inputs))
+        outs: list[KOutput] = []
+        for k, o in enumerate(self.m.outputs):
+            start: StartKind = "none"
+            neut = "0"
+            if self.reds:
+                assert self.op is not None
+                neut, _ = neutral(self.op, o.elem_type)
+                if o.update == "accumulate":
+                    start = "old"
+                elif o.init is not None:
+                    if "[" in o.init:
+                        raise UnsupportedInput("an initial value read from an array is not supported for "
+                                               "OpenCL yet", self.m.loc, code="opencl-array-init")
+                    start = "init"
+            elif o.update == "accumulate" or o.init is not None:
+                raise UnsupportedInput("an accumulating output needs a reduction dimension to give its operator",
+                                       self.m.loc, code="no-reduction-operator")
+            fin = getattr(o, "finish", None)
+            finish = None
+            if fin is not None:
+                fin_binds = ((fin.result, Var("mdp_fin")),) + tuple(
+                    (name, Var(self.access(acc).to_c())) for name, acc in zip(fin.params, fin.inputs))
+                finish = FExpr(fin.expr, fin_binds)
+            outs.append(KOutput(self.access(o.access), device_type(o.elem_type, self.m),
+                                FExpr(f.results[k], binds), start, o.init, neut, finish))
+        return tuple(outs)
+
+    def run(self) -> KernelPlan:
+        dims = tuple(KDim(k, d.iterator, d.lower, d.extent, d.combine, self.p.num_wi[k], self.p.pt[k],
+                          self.p.num_wg[k]) for k, d in enumerate(self.m.dims))
+        buffers = self.buffers()
+        outputs = self.outputs()
+        red_wi = 1
+        red_wg = 1
+        for d in dims:
+            if d.is_reduction:
+                red_wi *= d.num_wi
+                red_wg *= d.num_wg
+        fp64 = any(b.device_type == "double" for b in buffers) or "double" in self.m.f.body
+        return KernelPlan(
+            name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
+            ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
+            local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p)
+
+
+def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
+    """Lower ``mdh`` for a work-group target with ``params``.
+
+    :raises CompilerBug: when ``params`` breaks a constraint of ``mdpoly.lower.gpu_params``.
+    :raises UnsupportedInput: for nests the kernel cannot express (mixed reduction operators,
+        element types without an OpenCL C spelling, extents naming variables the nest lacks).
+    """
+    bad = gpu_violations(mdh, params, caps)
+    if bad:
+        raise CompilerBug(f"invalid work-group parameters for '{mdh.name}' ({params.describe(mdh)}): "
+                          + ", ".join(bad), mdh.loc)
+    return _GpuLowerer(mdh, params, caps).run()
