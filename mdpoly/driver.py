@@ -35,6 +35,9 @@ def backend_for(options: Options) -> Backend:
     """
     if options.target == "openmp":
         return OpenMPBackend()
+    if options.target == "opencl":
+        from backends.opencl import OpenCLBackend
+        return OpenCLBackend()
     raise MdpolyError(f"target '{options.target}' is not implemented yet")
 
 
@@ -72,10 +75,15 @@ def transform(analysis: _Analysis, options: Options,
             mdh = replace(mdh, name=name)
         tuning = None
         try:
-            params, tuning = choose_params(nest, mdh, backend, options, sink)
-            plan = lower(mdh, params)
-            check_plan(plan)
-            code = backend.render(plan)
+            if backend.caps.parallel_layers >= 2:   # work-group targets: mdpoly.lower.gpu
+                from mdpoly.lower.gpu import lower_gpu
+                from mdpoly.lower.gpu_params import default_gpu_params
+                code = backend.render(lower_gpu(mdh, default_gpu_params(mdh, backend.caps), backend.caps))  # type: ignore[arg-type]
+            else:
+                params, tuning = choose_params(nest, mdh, backend, options, sink)
+                plan = lower(mdh, params)
+                check_plan(plan)
+                code = backend.render(plan)
         except UnsupportedInput as err:
             outcomes.append(_kept(nest, err.code, err.message))
             continue
