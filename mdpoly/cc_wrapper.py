@@ -42,6 +42,7 @@ MDPOLY_MAIN = "import sys; from mdpoly.cli import main; sys.exit(main())"
 # Flags the real compiler needs for code generated for each target: (compiling, linking).
 TARGET_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openmp": (("-fopenmp",), ("-fopenmp",)),
+    "opencl": ((), ("-lOpenCL",)),
 }
 
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
@@ -137,12 +138,14 @@ def rewrite_compiler_args(command: CompilerCommand, transformed: Sequence[Transf
     extra: list[str] = []
     for src_dir in quote_dirs:
         extra += ["-iquote", src_dir]
-    extra += compile_flags if command.mode != "link" else tuple(dict.fromkeys(compile_flags + link_flags))
+    flags = compile_flags if command.mode != "link" else tuple(dict.fromkeys(compile_flags + link_flags))
+    extra += [f for f in flags if not f.startswith("-l")]
+    libs = [f for f in flags if f.startswith("-l")]   # libraries after the objects that need them
     if (command.mode in ("compile", "assemble") and command.output is None and not command.syntax_only
             and len(command.sources) == 1 and any(t.generated for t in transformed)):
         suffix = ".o" if command.mode == "compile" else ".s"
         extra += ["-o", Path(command.sources[0]).with_suffix(suffix).name]
-    return extra + args
+    return extra + args + libs
 
 
 def dependency_file(command: CompilerCommand) -> Path | None:
