@@ -13,7 +13,8 @@ from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
 
-from mdpoly.ir.mdh import Affine, Buffer, Combine
+from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine
+from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
     Apply, Assign, Block, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value,
     Var,
@@ -209,10 +210,85 @@ class CEmitter:
         return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
 
     def call(self, plan: Plan) -> str:
-        """``name(args);`` -- written scalars are passed by address."""
+        """``name(args);`` -- written scalars are passed by address. With alias checks:
+        ``if (no overlap) name(args); else { <original nest> }`` (see ``guarded``)."""
         args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written else c_ast.ID(b.name)
                 for b in plan.params]
-        return str(self.gen.visit(c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args)))) + ";"
+        call = c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))
+        if not plan.mdh.alias_checks:
+            return str(self.gen.visit(call)) + ";"
+        return self.guarded(plan.mdh.alias_checks, call)
+
+    def guarded(self, checks: tuple[AliasCheck, ...], call: c_ast.Node) -> str:
+        """The call under run-time no-overlap checks; the else branch is ``ORIGINAL_NEST``, which
+        the splicer replaces by the nest as written. Rows of indirect buffers are checked in a loop."""
+        simple: list[c_ast.Node] = []
+        per_row: list[tuple[AddressRange, c_ast.Node]] = []
+        row = c_ast.ID(f"{_GUARD}r")
+        for chk in checks:
+            a, b = (chk.a, chk.b) if chk.b.row_lo is None else (chk.b, chk.a)
+            simple.append(_disjoint(_bytes(a), _bytes(b)))
+            if a.row_lo is not None:
+                per_row.append((a, _disjoint(_row_bytes(a, row), _bytes(b))))
+        cond = _all(simple)
+        fallback = c_ast.Compound([c_ast.ID(ORIGINAL_NEST.rstrip(";"))])
+        if not per_row:
+            return str(self.gen.visit(c_ast.If(cond, c_ast.Compound([call]), fallback)))
+        ok = c_ast.ID(f"{_GUARD}ok")
+        items: list[c_ast.Node] = [_decl(ok.name, _type_decl(ok.name, "int"), cond)]
+        for rng, test in per_row:
+            assert rng.lo is not None and rng.hi is not None
+            items.append(c_ast.For(
+                c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), affine(rng.lo))]),
+                c_ast.BinaryOp("&&", ok, c_ast.BinaryOp("<=", row, affine(rng.hi))),
+                c_ast.UnaryOp("p++", row), c_ast.Assignment("=", ok, test)))
+        items.append(c_ast.If(ok, c_ast.Compound([call]), fallback))
+        return str(self.gen.visit(c_ast.Compound(items))).rstrip()
+
+
+# {{{ alias checks
+
+_GUARD = "mdp_alias_"
+
+
+def _as_bytes(node: c_ast.Node) -> c_ast.Node:
+    t = c_ast.PtrDecl([], c_ast.TypeDecl(None, ["const"], None, c_ast.IdentifierType(["char"])))
+    return c_ast.Cast(c_ast.Typename(None, [], None, t), node)
+
+
+def _bytes(r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
+    """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
+    base = c_ast.ID(r.buffer)
+    if r.lo is None or r.hi is None:
+        first: c_ast.Node = c_ast.UnaryOp("&", base)
+        return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
+                                                          c_ast.Constant("int", "1")))
+    return (_as_bytes(c_ast.BinaryOp("+", base, affine(r.lo))),
+            _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), affine(_plus_one(r.hi)))))
+
+
+def _row_bytes(r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
+    assert r.row_lo is not None and r.row_hi is not None
+    def at(e: Affine) -> c_ast.Node:
+        return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(r.buffer), c_ast.ID(row.name)), affine(e)))
+    return at(r.row_lo), at(_plus_one(r.row_hi))
+
+
+def _plus_one(a: Affine) -> Affine:
+    return Affine(a.terms, a.constant + 1)
+
+
+def _disjoint(a: tuple[c_ast.Node, c_ast.Node], b: tuple[c_ast.Node, c_ast.Node]) -> c_ast.Node:
+    return c_ast.BinaryOp("||", c_ast.BinaryOp("<=", a[1], b[0]), c_ast.BinaryOp("<=", b[1], a[0]))
+
+
+def _all(conds: list[c_ast.Node]) -> c_ast.Node:
+    out = conds[0]
+    for c in conds[1:]:
+        out = c_ast.BinaryOp("&&", out, c)
+    return out
+
+# }}}
 
 
 # {{{ expression surgery

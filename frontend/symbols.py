@@ -7,7 +7,7 @@ VLA parameters ``float A[n][m]``). Typedefs are resolved for classification.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from pycparser import c_ast
 from pycparserext.ext_c_generator import GnuCGenerator
@@ -35,12 +35,17 @@ class SymbolTable:
     enums: dict[str, str] = field(default_factory=dict)
     params: set[str] = field(default_factory=set)  # names that denote the function's parameters
     locals: set[str] = field(default_factory=set)  # names declared in the function's body
+    addressed: set[str] = field(default_factory=set)  # names whose address ``&x`` the function takes
 
     def variable(self, name: str) -> Variable | None:
         node = self.decls.get(name)
         if node is None:
             return None
-        return self._variable(name, node, name in self.params)
+        var = self._variable(name, node, name in self.params)
+        if (var is not None and var.kind == "scalar" and (name in self.params or name in self.locals)
+                and name not in self.addressed):
+            var = replace(var, alias="private")
+        return var
 
     def _variable(self, name: str, typ: c_ast.Node, is_param: bool = False) -> Variable | None:
         """``kind``: ``array`` (dense, first level an array), ``pointer`` (dense behind one
@@ -131,6 +136,15 @@ class _LocalCollector(c_ast.NodeVisitor):
 
     def visit_Typedef(self, node: c_ast.Typedef) -> None:
         _add_decl(self.table, node)
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op == "&":
+            inner = node.expr
+            while isinstance(inner, c_ast.ArrayRef | c_ast.StructRef):
+                inner = inner.name
+            if isinstance(inner, c_ast.ID):
+                self.table.addressed.add(inner.name)
+        self.generic_visit(node)
 
     def generic_visit(self, node: c_ast.Node) -> None:
         if node is self.skip:

@@ -16,6 +16,7 @@ from mdpoly.ir.mdh import Access, Buffer, Combine, Dim, MdhExpr, OutputWrite, Sc
 from mdpoly.ir.scop import Binary, Expr, Ref, Scop, Statement, expr_names, expr_refs, render_expr
 from mdpoly.options import Options
 
+from frontend.alias import alias_checks
 from frontend.deps import Deps, Reduction
 
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>", "&=": "&",
@@ -125,7 +126,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
         name=nest_name(scop), loc=scop.loc, dims=dims, buffers=buffers, inputs=tuple(inputs),
         outputs=tuple(outputs),
         f=ScalarFunction(tuple(names), results, uses_indices, " ".join(s.text for s in scop.statements)),
-        params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp,
+        params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
     )
 
 

@@ -10,10 +10,11 @@ user's compiler messages pointing at the original lines; generated code reads as
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from mdpoly.diagnostics import CompilerBug
-from mdpoly.ir.nest import SourceSpan
+from mdpoly.ir.nest import ORIGINAL_NEST, SourceSpan
 
 GENERATED_FILE = "<mdpoly generated>"
 
@@ -36,6 +37,15 @@ def _line_directive(line: int, path: str) -> str:
 
 def _ensure_newline(text: str) -> str:
     return text if text.endswith("\n") else text + "\n"
+
+
+def original_text(lines: list[str], span: SourceSpan) -> str:
+    """The nest's text as written, from its ``for`` to its last character (no ``#pragma mdh``)."""
+    if span.end_line == span.start.line:
+        return lines[span.end_line - 1][span.start.column - 1: span.end_column]
+    body = [lines[span.start.line - 1][span.start.column - 1:], *lines[span.start.line: span.end_line - 1],
+            lines[span.end_line - 1][: span.end_column]]
+    return "".join(body)
 
 
 def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replacement], path: str = "<input>") -> str:
@@ -86,9 +96,13 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
             prefix = first[: len(first) - len(first.lstrip(" \t"))]
         last = lines[sp.end_line - 1]
         suffix = last[sp.end_column:]
-        out.append(_ensure_newline(prefix + r.call + suffix))
+        call = r.call
+        if ORIGINAL_NEST in call:
+            nest = _line_directive(sp.start.line, path) + " " * (sp.start.column - 1) + original_text(lines, sp)
+            call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), lambda _m: nest, call)
+        out.append(_ensure_newline(prefix + call + suffix))
         n = sp.end_line + 1
-        if sp.end_line > sp.first_line and n <= len(lines):
+        if (sp.end_line > sp.first_line or "\n" in call) and n <= len(lines):
             out.append(_line_directive(n, path))
     text = "".join(out)
     if not source_text.endswith("\n") and text.endswith("\n") and not lines[-1].endswith("\n"):

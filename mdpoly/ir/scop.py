@@ -22,8 +22,9 @@ from mdpoly.ir.mdh import Access, Affine
 VariableKind = Literal["array", "pointer", "scalar", "indirect", "local"]
 #: ``object``: a named object (a scalar, a non-parameter array) -- distinct objects never overlap;
 #: ``pointer``: may point anywhere (pointer or array parameter, pointer variable, rows of an
-#: indirect buffer); ``restrict``: a ``restrict`` pointer, which the C rules keep from aliasing.
-AliasClass = Literal["object", "pointer", "restrict"]
+#: indirect buffer); ``restrict``: a ``restrict`` pointer, which the C rules keep from aliasing;
+#: ``private``: a scalar parameter or local whose address the function never takes.
+AliasClass = Literal["object", "pointer", "restrict", "private"]
 
 # {{{ expressions
 

@@ -1,0 +1,126 @@
+"""Run-time alias preconditions: ``Scop`` -> ``tuple[AliasCheck, ...]`` for one accepted nest.
+
+The dependence analysis treats every buffer name as its own memory. That holds for distinct
+named objects (globals, locals declared as arrays, scalars whose address is never taken), not for
+pointers: a pointer parameter may point into any other buffer the nest touches. For every pair
+of buffers that may overlap, at least one of them written, this module computes the memory the
+nest touches in each (``AddressRange``: the first subscript's minimum and maximum over the
+rectangular domain, whole rows of a multi-dimensional buffer); the generated call runs only when
+no pair overlaps, else the original nest runs. ``restrict`` pointers need no check: the C rules
+already forbid them to overlap anything that is modified.
+
+Writes through the row pointers of an indirect buffer (``float **A``) would need every pair of
+rows checked; such nests are kept (code ``indirect-write``).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
+from mdpoly.ir.scop import Scop, Statement, Variable
+
+
+def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
+    """The no-overlap checks the generated code of ``scop`` needs (empty when none).
+
+    Expects a rectangular single-chain nest (``frontend.to_mdh.check_loops`` passed).
+    :raises UnsupportedInput: a write through an indirect buffer, or an indirect buffer of more
+        than two levels that needs a check.
+    """
+    written = {s.write.buffer for s in scop.statements}
+    vars_ = [v for v in scop.variables if v.kind != "local"]
+    for s in scop.statements:
+        if scop.variable(s.write.buffer).kind == "indirect":
+            raise UnsupportedInput(f"'{s.write.to_c()}' writes through row pointers of '{s.write.buffer}', which "
+                                   "may point to overlapping rows", s.loc, "indirect-write")
+    ranges = _ranges(scop)
+    checks: list[AliasCheck] = []
+    for x, y in combinations(vars_, 2):
+        if not _may_overlap(x, y) or (x.name not in written and y.name not in written):
+            continue
+        for a in ranges.get(x.name, [AddressRange(x.name)]):
+            for b in ranges.get(y.name, [AddressRange(y.name)]):
+                checks.append(AliasCheck(a, b))
+    return tuple(checks)
+
+
+def _may_overlap(x: Variable, y: Variable) -> bool:
+    kinds = {x.alias, y.alias}
+    if "restrict" in kinds or "private" in kinds:
+        return False
+    return "pointer" in kinds
+
+
+def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
+    out: dict[str, list[AddressRange]] = {}
+    for s in scop.statements:
+        for acc in (s.write, *s.reads):
+            var = scop.variable(acc.buffer)
+            if var.kind in ("scalar", "local") or not acc.index:
+                continue
+            r = _range(scop, s, var, acc)
+            rs = out.setdefault(acc.buffer, [])
+            for k, old in enumerate(rs):
+                merged = _merge(old, r)
+                if merged is not None:
+                    rs[k] = merged
+                    break
+            else:
+                rs.append(r)
+    return out
+
+
+def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange:
+    lo, hi = _extremes(scop, s, acc.index[0])
+    if var.kind != "indirect":
+        return AddressRange(acc.buffer, lo, hi)
+    if len(acc.index) != 2:
+        raise UnsupportedInput(f"'{acc.to_c()}' goes through {len(acc.index) - 1} levels of row pointers; only "
+                               "'T **A' / 'T *A[N]' can be checked for overlap", s.loc, "may-alias")
+    row_lo, row_hi = _extremes(scop, s, acc.index[1])
+    return AddressRange(acc.buffer, lo, hi, row_lo, row_hi)
+
+
+def _extremes(scop: Scop, s: Statement, e: Affine) -> tuple[Affine, Affine]:
+    """Minimum and maximum of ``e`` over the statement's (rectangular) domain, in size parameters."""
+    lo, hi = Affine.of(constant=e.constant), Affine.of(constant=e.constant)
+    bounds = {scop.loops[k].iterator: scop.loops[k] for k in s.loops}
+    for name, c in e.terms:
+        lp = bounds.get(name)
+        if lp is None:
+            lo = _plus(lo, Affine.of({name: c}))
+            hi = _plus(hi, Affine.of({name: c}))
+            continue
+        first, last = lp.lower, _plus(lp.upper, Affine.of(constant=-1))
+        lo = _plus(lo, _times(first if c > 0 else last, c))
+        hi = _plus(hi, _times(last if c > 0 else first, c))
+    return lo, hi
+
+
+def _merge(a: AddressRange, b: AddressRange) -> AddressRange | None:
+    """One range covering both when their bounds differ by constants, else None."""
+    pairs = [(a.lo, b.lo, min), (a.hi, b.hi, max), (a.row_lo, b.row_lo, min), (a.row_hi, b.row_hi, max)]
+    out: list[Affine | None] = []
+    for x, y, pick in pairs:
+        if x is None or y is None:
+            if x is not y:
+                return None
+            out.append(None)
+            continue
+        if x.terms != y.terms:
+            return None
+        out.append(Affine(x.terms, pick(x.constant, y.constant)))
+    return AddressRange(a.buffer, *out)
+
+
+def _plus(a: Affine, b: Affine) -> Affine:
+    d = dict(a.terms)
+    for n, c in b.terms:
+        d[n] = d.get(n, 0) + c
+    return Affine.of(d, a.constant + b.constant)
+
+
+def _times(a: Affine, k: int) -> Affine:
+    return Affine.of({n: c * k for n, c in a.terms}, a.constant * k)
