@@ -204,6 +204,10 @@ def default_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams:
         want_groups = max(1, 4 * caps.compute_units // max(groups_along_concat, 1))
         per_item = 16  # points each work-item reduces before groups are added
         num_wg[r] = max(1, min(want_groups, ext[r] // (num_wi[r] * per_item)))
+    for k, g in enumerate(groups):   # folded NDRange dims: the product must fit the item size
+        while math.prod(num_wi[d] for d in g) > caps.max_work_item_sizes[k]:
+            d = max(g, key=lambda x: num_wi[x])
+            num_wi[d] //= 2
     params = GpuParams(tuple(num_wi), tuple(pt), tuple(num_wg), groups)
     # Larger private tiles along the innermost concat dim when there are many points per item.
     inner = concat[-1] if concat else None
