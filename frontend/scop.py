@@ -205,6 +205,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.stmt_positions: list[int] = []  # positions of the enclosing loops
         self.statements: list[Statement] = []
         self.temps: dict[str, Expr] = {}
+        self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access
         self.params: list[str] = []
         self.variables: dict[str, Variable] = {}
 
@@ -268,9 +269,9 @@ class NestBuilder(c_ast.NodeVisitor):
         self.stmt_positions.append(self._next_position())
         self.stack.append(idx)
         self.positions.append(0)
-        saved = dict(self.temps)
+        saved, saved_accs = dict(self.temps), dict(self.local_accs)
         self.visit(node.stmt)
-        self.temps = saved
+        self.temps, self.local_accs = saved, saved_accs
         self.positions.pop()
         self.stack.pop()
         self.stmt_positions.pop()
@@ -340,13 +341,30 @@ class NestBuilder(c_ast.NodeVisitor):
             raise self._fail(node, "unsupported-statement",
                              f"local variable '{node.name}' is declared without an initialiser")
         if node.name in self.written:
-            raise self._fail(node, "unsupported-statement",
-                             f"local variable '{node.name}' is assigned after its declaration")
+            self._local_accumulator(node)
+            return
         var = self.sym._variable(node.name, node.type)
         e = self.expr(node.init)
         if var is not None:
             e = Cast(var.elem_type, e) if not _same_type_constant(e) else e
         self.temps[node.name] = e
+
+    def _local_accumulator(self, node: c_ast.Decl) -> None:
+        """``T s = init;`` later assigned in the nest: modelled as ``s[i][j..] = init`` over the
+        loops around it (scalar expansion -- every iteration of them has its own ``s``)."""
+        var = self.sym._variable(node.name, node.type)
+        if var is None or var.kind != "scalar" or not self.stack:
+            raise self._fail(node, "unsupported-statement", f"local variable '{node.name}' cannot be modelled")
+        if node.name in self.variables or node.name in self.local_accs:
+            raise self._fail(node, "unsupported-statement", f"local variable '{node.name}' shadows another variable")
+        rhs = self.expr(node.init)
+        acc = Access(node.name, tuple(Affine.of({it: 1}) for it in self._iterators()))
+        self.variables[node.name] = Variable(node.name, var.elem_type, (), "local", var.scalar_type, "", "private")
+        self.local_accs[node.name] = acc
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
+            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";"))
 
     def visit_DeclList(self, node: c_ast.DeclList) -> None:
         for d in node.decls:
@@ -492,6 +510,8 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def lvalue(self, node: c_ast.Node, stmt: c_ast.Node | None = None) -> Access:
         if isinstance(node, c_ast.ID):
+            if node.name in self.local_accs:
+                return self.local_accs[node.name]
             if node.name in self.nest_locals:
                 raise self._fail(node, "unsupported-statement",
                                  f"local variable '{node.name}' is assigned after its declaration")
@@ -567,6 +587,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
             return Var(name)
         if name in nb.temps:
             return nb.temps[name]
+        if name in nb.local_accs:
+            return Ref(nb.local_accs[name])
         if name in nb.nest_locals:
             raise nb._fail(node, "unsupported-statement", f"local variable '{name}' is used outside its scope")
         if name in nb.sym.enums and nb.sym.variable(name) is None:

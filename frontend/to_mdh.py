@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.ir.mdh import Access, Buffer, Combine, Dim, MdhExpr, OutputWrite, ScalarFunction
+from mdpoly.ir.mdh import Access, Buffer, Combine, Dim, Finish, MdhExpr, OutputWrite, ScalarFunction
 from mdpoly.ir.scop import Binary, Expr, Ref, Scop, Statement, expr_names, expr_refs, render_expr
 from mdpoly.options import Options
 
@@ -83,6 +83,8 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
         if any(not combine[k].is_reduction for k in range(first_red, depth)) and outer:
             raise UnsupportedInput("initialisation statements need every loop inside them to be a reduction",
                                    scop.loc, "imperfect-nest")
+        stores = _local_stores(scop, outer, first_red)
+        outer = [s for s in outer if s not in stores.values()]
         inits = _inits(scop, outer, first_red, inner, reductions)
         seen: set[str] = set()
         for s in inner:
@@ -96,7 +98,15 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
             seen.add(red.accumulator.buffer)
             elem = scop.variable(red.accumulator.buffer).elem_type
             init = inits.get(red.accumulator)
-            if init is None:
+            store = stores.get(red.accumulator.buffer)
+            if store is not None:
+                assert init is not None  # a local accumulator always has its declaration's initialiser
+                target, finish = _finish(scop, store, red.accumulator)
+                if any(o.access.buffer == target.buffer for o in outputs):
+                    raise UnsupportedInput(f"'{target.buffer}' is stored by several statements", store.loc,
+                                           "unsupported-statement")
+                outputs.append(OutputWrite(target, elem, "assign", render_expr(init.rhs), finish))
+            elif init is None:
                 outputs.append(OutputWrite(red.accumulator, elem, "accumulate"))
             else:
                 outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs)))
@@ -162,6 +172,54 @@ def _inits(scop: Scop, outer: list[Statement], first_red: int, inner: list[State
                                    "a reduction accumulator", s.loc, "imperfect-nest")
         out[s.write] = s
     return out
+
+
+def _local_stores(scop: Scop, outer: list[Statement], first_red: int) -> dict[str, Statement]:
+    """Each local accumulator -> the one statement storing it (``C[i][j] = g(s)``) after its loops.
+
+    :raises UnsupportedInput: a local read anywhere else, or stored before its reduction loops.
+    """
+    locals_ = {v.name for v in scop.variables if v.kind == "local"}
+    out: dict[str, Statement] = {}
+    for s in scop.statements:
+        for r in s.reads:
+            if r.buffer not in locals_ or r.buffer == s.write.buffer:
+                continue
+            ok = (s in outer and len(s.loops) == first_red and r.buffer not in out
+                  and s.position[-1] > _inner_loop_position(scop, first_red)
+                  and scop.variable(s.write.buffer).kind != "local")
+            if not ok:
+                raise UnsupportedInput(f"statement '{s.text}' reads the local accumulator '{r.buffer}'; only one "
+                                       "store after its reduction loops is supported", s.loc, "local-accumulator")
+            out[r.buffer] = s
+    for name in locals_:
+        if name not in out:
+            raise UnsupportedInput(f"local accumulator '{name}' is never stored", scop.loc, "local-accumulator")
+    return out
+
+
+def _finish(scop: Scop, store: Statement, acc: Access) -> tuple[Access, Finish | None]:
+    """The output access of a local accumulator's store and what is stored (None: the value itself)."""
+    full = store.rhs if store.op == "=" else Binary(_COMPOUND[store.op], Ref(store.write), store.rhs)
+    if full == Ref(acc):
+        return store.write, None
+    written = {s.write.buffer for s in scop.statements}
+    inputs: list[Access] = []
+    for a in expr_refs(full):
+        if a == acc or a in inputs:
+            continue
+        if a.buffer in written and a != store.write:
+            raise UnsupportedInput(f"'{store.text}' reads '{a.to_c()}', which the nest writes", store.loc,
+                                   "local-accumulator")
+        inputs.append(a)
+    taken = {v.name for v in scop.variables} | {lp.iterator for lp in scop.loops} | {scop.function}
+    result = "mdp_R"
+    while result in taken:
+        result += "_"
+    names = _param_names(inputs, taken | {result})
+    refs = dict(zip(inputs, names))
+    refs[acc] = result
+    return store.write, Finish(render_expr(full, refs), result, tuple(names), tuple(inputs))
 
 
 def _inner_loop_position(scop: Scop, depth: int) -> int:

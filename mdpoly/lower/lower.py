@@ -154,6 +154,14 @@ class _Lowerer:
             return FExpr(out.init, role="init")
         return self.neutral(o)
 
+    def stored(self, o: int, value: Value) -> Value:
+        """What output ``o`` receives for its reduced ``value``: the value, or its ``finish``."""
+        fin = self.m.outputs[o].finish
+        if fin is None:
+            return value
+        binds = ((fin.result, value),) + tuple((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs))
+        return FExpr(fin.expr, binds)
+
     def combine_into(self, target: Ref | Var, o: int) -> tuple[Stmt, ...]:
         """``target = target (op) f_o``; max/min bind ``f_o`` first so it is computed once."""
         assert self.op is not None
@@ -250,7 +258,8 @@ class _Lowerer:
                           for o in outs)
             init = self.concat_point_nest(tuple(Assign(self.res_ref(o), self.start_value(o)) for o in outs))
             store = self.concat_point_nest(
-                tuple(Assign(self.access_ref(self.m.outputs[o].access), self.res_ref(o)) for o in outs))
+                tuple(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, self.res_ref(o)))
+                      for o in outs))
             inner = (Block(decls + init + inner + store),)
         stmts = self.wrap_tiles(self.concat_tile_order(), inner)
         if self.p.parallel_dims:
@@ -290,7 +299,7 @@ class _Lowerer:
             *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
             Loop(t_var, _const(0), (_var(nt),), 1,
                  tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
-            *(Assign(self.access_ref(self.m.outputs[o].access), Var(total[o])) for o in outs),
+            *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
         ))
         return (Block((
             ThreadCount(nt, self.p.num_threads),
