@@ -83,8 +83,8 @@ def test_transform_all_nests_and_marked() -> None:
 
 
 def test_other_targets_not_implemented() -> None:
-    with pytest.raises(MdpolyError, match="target 'opencl' is not implemented yet"):
-        transform(_analysis(), Options(target="opencl"), None)
+    with pytest.raises(MdpolyError, match="target 'cuda' is not implemented yet"):
+        transform(_analysis(), Options(target="cuda"), None)
 
 
 def test_estimate_symbolic_uses_size_hints() -> None:
