@@ -100,12 +100,41 @@ def _pow2_ceil(n: int) -> int:
     return p
 
 
-class _KernelWriter:
-    """Writes the OpenCL C source of one ``KernelPlan``."""
+class KernelWriter:
+    """Writes the OpenCL C source of one ``KernelPlan``.
+
+    The C-style kernel renderer shared with CUDA (``backends.cuda.CudaKernelWriter``): every
+    spelling that differs between the two (qualifiers, ids, barrier, prelude) is a class
+    attribute or one of the small methods in the ``spellings`` section.
+    """
+
+    kernel_head = "__kernel void"
+    global_qual = "__global "
+    local_qual = "__local"
+    barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
 
     def __init__(self, plan: KernelPlan) -> None:
         self.k = plan
         self.expr = CEmitter(_NoDialect())
+
+    # {{{ spellings
+
+    def local_id(self, g: int) -> str:
+        return f"(long)get_local_id({g})"
+
+    def group_id(self, g: int) -> str:
+        return f"(long)get_group_id({g})"
+
+    def global_id0(self) -> str:
+        return "(long)get_global_id(0)"
+
+    def prelude(self, w: _Lines) -> None:
+        if self.k.needs_fp64:
+            w("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        for m in COMPAT_MACROS:
+            w(m)
+
+    # }}}
 
     # {{{ names
 
@@ -141,12 +170,12 @@ class _KernelWriter:
                 out.append(f"const {b.device_type} {b.name}")
             else:
                 const = "" if b.written else "const "
-                out.append(f"__global {const}{b.device_type} *{b.name}")
+                out.append(f"{self.global_qual}{const}{b.device_type} *{b.name}")
         for d in self.k.dims:
             out += [f"const long mdp_lo_{d.index}", f"const long mdp_ext_{d.index}"]
         out += [f"const long mdp_nwg_{d.index}" for d in self.k.concat]
         if self.k.partials:
-            out += [f"__global {o.elem_type} *mdp_part{n}" for n, o in enumerate(self.k.outputs)]
+            out += [f"{self.global_qual}{o.elem_type} *mdp_part{n}" for n, o in enumerate(self.k.outputs)]
         return out
 
     def defines(self, w: _Lines) -> None:
@@ -178,8 +207,8 @@ class _KernelWriter:
         for d in k.dims:
             w(f"long {self.wi(d)}, {self.wg(d)};")
         for g, group in enumerate(k.ocl_groups):
-            w(f"mdp_l = (long)get_local_id({g});")
-            w(f"mdp_g = (long)get_group_id({g});")
+            w(f"mdp_l = {self.local_id(g)};")
+            w(f"mdp_g = {self.group_id(g)};")
             for d in reversed([k.dims[i] for i in group]):
                 w(f"{self.wi(d)} = mdp_l % MDP_NUM_WI_{d.index};")
                 w(f"mdp_l /= MDP_NUM_WI_{d.index};")
@@ -247,7 +276,7 @@ class _KernelWriter:
 
     def main_kernel(self, w: _Lines) -> None:
         k = self.k
-        w.open(f"__kernel void {k.name}({', '.join(self.params())})")
+        w.open(f"{self.kernel_head} {k.name}({', '.join(self.params())})")
         self.decode_ids(w)
         outs = list(enumerate(k.outputs))
         if not k.reductions:
@@ -289,22 +318,22 @@ class _KernelWriter:
             cw = self.linear(k.concat, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
             w(f"const long mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
             for n, o in outs:
-                w(f"__local {o.elem_type} mdp_scratch{n}[MDP_WG_SIZE];")
+                w(f"{self.local_qual} {o.elem_type} mdp_scratch{n}[MDP_WG_SIZE];")
             w.open("for (int mdp_q = 0; mdp_q < MDP_PT_TOTAL; ++mdp_q)")
             for n, _ in outs:
                 w(f"mdp_scratch{n}[mdp_slot] = mdp_acc{n}[mdp_q];")
-            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w(self.barrier)
             w.open("for (int mdp_s = MDP_RED_WI_POW2 / 2; mdp_s > 0; mdp_s >>= 1)")
             w.open("if (mdp_rw < mdp_s && mdp_rw + mdp_s < MDP_RED_WI)")
             for n, _ in outs:
                 a, b = f"mdp_scratch{n}[mdp_slot]", f"mdp_scratch{n}[mdp_slot + mdp_s]"
                 w(f"{a} = {_combine(k.op, a, b)};")
             w.close()
-            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w(self.barrier)
             w.close()
             for n, _ in outs:
                 w(f"mdp_acc{n}[mdp_q] = mdp_scratch{n}[mdp_slot - mdp_rw];")
-            w("barrier(CLK_LOCAL_MEM_FENCE);")
+            w(self.barrier)
             w.close()
         # store: one work-item per concat point writes the result, or its group's partial
         w.open("if (mdp_rw == 0)")
@@ -330,10 +359,10 @@ class _KernelWriter:
         """One work-item per concat point folds the work-groups' partials in group order."""
         k = self.k
         assert k.op is not None
-        w.open(f"__kernel void {k.name}_combine({', '.join(self.params())})")
+        w.open(f"{self.kernel_head} {k.name}_combine({', '.join(self.params())})")
         ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
         w(f"const long mdp_ncp = {ncp};")
-        w("const long mdp_cp = (long)get_global_id(0);")
+        w(f"const long mdp_cp = {self.global_id0()};")
         w("if (mdp_cp >= mdp_ncp) return;")
         w("long mdp_r = mdp_cp;")
         for d in reversed(k.concat):
@@ -349,10 +378,7 @@ class _KernelWriter:
 
     def source(self) -> str:
         w = _Lines()
-        if self.k.needs_fp64:
-            w("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
-        for m in COMPAT_MACROS:
-            w(m)
+        self.prelude(w)
         self.defines(w)
         self.main_kernel(w)
         if self.k.partials:
@@ -362,7 +388,7 @@ class _KernelWriter:
 
 def kernel_source(plan: KernelPlan) -> str:
     """The OpenCL C source of ``plan``: its main kernel and, with partials, ``<name>_combine``."""
-    return _KernelWriter(plan).source()
+    return KernelWriter(plan).source()
 
 
 class OpenCLBackend(Backend):
