@@ -103,6 +103,10 @@ class _GpuLowerer:
     def _read(self, name: str) -> bool:
         if any(a.buffer == name for a in self.m.inputs):
             return True
+        for o in self.m.outputs:
+            fin = getattr(o, "finish", None)
+            if fin is not None and any(a.buffer == name for a in fin.inputs):
+                return True
         return any(o.access.buffer == name and o.update == "accumulate" for o in self.m.outputs)
 
     def _covers(self, buf: Buffer) -> bool:
@@ -130,7 +134,9 @@ class _GpuLowerer:
         if buf.shape and all(s.strip() for s in buf.shape):
             return " * ".join(_paren(s) for s in buf.shape)
         accs = [a for a in self.m.inputs if a.buffer == buf.name] + [
-            o.access for o in self.m.outputs if o.access.buffer == buf.name]
+            o.access for o in self.m.outputs if o.access.buffer == buf.name] + [
+            a for o in self.m.outputs if getattr(o, "finish", None) is not None
+            for a in o.finish.inputs if a.buffer == buf.name]
         first = [_max_over_box(a.index[0], self.m) for a in accs if a.index]
         if not first:
             return "1"

@@ -150,3 +150,18 @@ def test_cc_wrapper_links_opencl(tmp_path: Path) -> None:
     ex = _example("matvec")
     reference = run_program(build_c(ex.source, tmp_path / "orig", {"I": 37, "K": 101}, openmp=False))
     assert compare_outputs(reference, run_program(exe), rtol=ex.rtol, atol=ex.atol) is None
+
+
+FRONTEND_CASES = sorted((Path(__file__).parent / "frontend_cases").glob("*.c"))
+
+
+@needs_opencl
+@pytest.mark.parametrize("source", [pytest.param(p, id=p.stem) for p in FRONTEND_CASES])
+def test_opencl_frontend_cases_match_original(source: Path, tmp_path: Path) -> None:
+    """The front end's harder inputs (aliasing guards, local accumulators with a finish expression)."""
+    reference = run_program(build_c(source, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    run_mdpoly(source, out_c, {}, extra=["-q", "--target", "opencl"])
+    got = run_program(build_opencl(out_c, tmp_path / "cl", {}))
+    mismatch = compare_outputs(reference, got, rtol=1e-4, atol=1e-5)
+    assert mismatch is None, f"{source.name} (out.c kept in {tmp_path}): {mismatch}"
