@@ -19,6 +19,7 @@ VARIANT_TITLES = {
     "omp_for": "omp parallel for",
     "numpy": "numpy",
     "mdpoly": "mdpoly",
+    "mdpoly_tuned": "mdpoly tuned",
 }
 
 
@@ -76,14 +77,16 @@ def write_results(rows: Sequence[dict], machine: dict[str, str], out_dir: Path, 
     lines += [f"- **{key}**: {value}" for key, value in machine.items()]
     lines += ["", "Median kernel time of each variant (GFLOP/s in parentheses). Ratios are speedups of "
               "mdpoly over the other variant (>1 means mdpoly is faster).", ""]
-    header = ["workload", "sizes", *VARIANT_TITLES.values(), "mdpoly vs seq", "mdpoly vs omp for", "mdpoly vs numpy"]
+    header = ["workload", "sizes", *VARIANT_TITLES.values(), "mdpoly vs seq", "mdpoly vs omp for", "mdpoly vs numpy",
+              "tuned vs mdpoly", "tuned vs omp for", "tuned vs numpy"]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in rows:
         ms: dict[str, Measurement | None] = row["measurements"]
         sizes = " ".join(f"{k}={v}" for k, v in row["sizes"].items())
         cells = [row["workload"], sizes, *(_cell(ms.get(v), row["flops"]) for v in VARIANT_TITLES),
                  _ratio(ms.get("seq"), ms.get("mdpoly")), _ratio(ms.get("omp_for"), ms.get("mdpoly")),
-                 _ratio(ms.get("numpy"), ms.get("mdpoly"))]
+                 _ratio(ms.get("numpy"), ms.get("mdpoly")), _ratio(ms.get("mdpoly"), ms.get("mdpoly_tuned")),
+                 _ratio(ms.get("omp_for"), ms.get("mdpoly_tuned")), _ratio(ms.get("numpy"), ms.get("mdpoly_tuned"))]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Notes: `omp parallel for` is the original with `#pragma omp parallel for` on the kernel's "
               "outermost loop (for `dot`, `reduction(+:s)` is added, since a plain one races); for MCC RW "

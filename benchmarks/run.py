@@ -25,7 +25,7 @@ from variants import Measurement, measure
 from workloads import WORKLOADS
 
 HERE = Path(__file__).resolve().parent
-C_VARIANTS = ("seq", "omp_for", "mdpoly")
+C_VARIANTS = ("seq", "omp_for", "mdpoly", "mdpoly_tuned")
 CHECKSUM_RTOL = 1e-3
 
 
@@ -56,6 +56,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds per build or run step")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results")
     parser.add_argument("--build-dir", type=Path, default=HERE / "build")
+    parser.add_argument("--tag", default="", help="suffix of the result files (cpu_<date>[_quick][_TAG])")
+    parser.add_argument("--no-tuned", action="store_true", help="skip the mdpoly_tuned variant (tuning takes minutes)")
     args = parser.parse_args(argv)
     reps = max(args.reps, 5)
     wanted = {w for w in args.only.split(",") if w}
@@ -74,12 +76,14 @@ def main(argv: list[str] | None = None) -> int:
         flops = workload.flops(sizes)
         measurements: dict[str, Measurement | None] = {}
         for variant in C_VARIANTS:
+            if variant == "mdpoly_tuned" and args.no_tuned:
+                continue
             print(f"[{workload.name}] {variant} ...", file=sys.stderr, flush=True)
             measurements[variant] = measure(variant, workload.source, sizes, build_root / workload.name,
                                             reps=reps, timeout=args.timeout)
         seq = measurements["seq"]
         assert seq is not None
-        for variant in ("omp_for", "mdpoly"):
+        for variant in ("omp_for", "mdpoly", "mdpoly_tuned"):
             m = measurements[variant]
             if m is not None:
                 measurements[variant] = check_against_seq(m, seq)
@@ -93,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
                      "measurements": measurements})
 
     stem = f"cpu_{datetime.date.today().isoformat()}" + ("_quick" if args.quick else "")
+    stem += f"_{args.tag}" if args.tag else ""
     md_path, json_path = write_results(rows, machine, args.out_dir, stem,
                                        "quick" if args.quick else "full")
     print(md_path.read_text())

@@ -76,8 +76,15 @@ def mdpoly_command() -> list[str]:
     return [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
 
 
-def generate_mdpoly_source(source: Path, sizes: dict[str, int], out: Path, timeout: float) -> Path:
-    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", "openmp", "-q"]
+#: mdpoly's tuning flags per variant: ``mdpoly`` = heuristic defaults, ``mdpoly_tuned`` = auto-tuned
+#: (the tuning cache makes reruns instant; ``MDPOLY_BENCH_TUNE`` overrides the budget flags).
+TUNE_FLAGS = {"mdpoly": ("--no-tune",),
+              "mdpoly_tuned": tuple(os.environ.get("MDPOLY_BENCH_TUNE", "--tune-time 60").split())}
+
+
+def generate_mdpoly_source(source: Path, sizes: dict[str, int], out: Path, timeout: float,
+                           flags: tuple[str, ...] = ("--no-tune",)) -> Path:
+    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", "openmp", "-q", *flags]
     for name, value in sizes.items():
         cmd += ["-D", f"{name}={value}"]
     env = dict(os.environ)
@@ -114,7 +121,7 @@ def time_program(exe: Path, timeout: float) -> tuple[float, float]:
 
 def measure(variant: str, source: Path, sizes: dict[str, int], workdir: Path, *, reps: int,
             timeout: float) -> Measurement:
-    """Build and time one C variant (``seq``, ``omp_for`` or ``mdpoly``) of ``source``."""
+    """Build and time one C variant (``seq``, ``omp_for``, ``mdpoly`` or ``mdpoly_tuned``) of ``source``."""
     workdir.mkdir(parents=True, exist_ok=True)
     try:
         if variant == "seq":
@@ -123,9 +130,10 @@ def measure(variant: str, source: Path, sizes: dict[str, int], workdir: Path, *,
             variant_src = workdir / f"omp_for_{source.name}"
             variant_src.write_text(insert_omp_pragma(source.read_text()))
             exe = build(variant_src, sizes, workdir / "omp_for", openmp=True, reps=reps, timeout=timeout)
-        elif variant == "mdpoly":
-            out = generate_mdpoly_source(source, sizes, workdir / f"mdpoly_{source.name}", timeout)
-            exe = build(out, sizes, workdir / "mdpoly", openmp=True, reps=reps, timeout=timeout)
+        elif variant in TUNE_FLAGS:
+            out = generate_mdpoly_source(source, sizes, workdir / f"{variant}_{source.name}", timeout,
+                                         TUNE_FLAGS[variant])
+            exe = build(out, sizes, workdir / variant, openmp=True, reps=reps, timeout=timeout)
         else:
             raise StepError(f"unknown variant {variant}")
         seconds, checksum = time_program(exe, timeout)
