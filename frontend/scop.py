@@ -64,6 +64,7 @@ class Candidate:
     func: c_ast.FuncDef
     marked: bool
     pragma: c_ast.Pragma | None  # a directly preceding ``#pragma mdh(...)``
+    omp_pragma: c_ast.Pragma | None = None  # a directly preceding ``#pragma omp ...``
 
     @property
     def loc(self) -> SourceLoc:
@@ -111,7 +112,9 @@ class _CandidateFinder(c_ast.NodeVisitor):
                     in_scop = False
             elif isinstance(item, c_ast.For) and (in_scop or self.auto or _is_mdh(prev)):
                 mdh = prev if _is_mdh(prev) else None
-                self.found.append(Candidate(item, self.func, in_scop or mdh is not None, mdh))  # type: ignore[arg-type]
+                omp = prev if isinstance(prev, c_ast.Pragma) and pragma_text(prev).split()[:1] == ["omp"] else None
+                self.found.append(Candidate(item, self.func, in_scop or mdh is not None, mdh,  # type: ignore[arg-type]
+                                            omp))
             else:
                 self.visit(item)
             prev = item
@@ -181,6 +184,59 @@ class _WrittenNames(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
+class _IteratorUses(c_ast.NodeVisitor):
+    """Uses of ``names`` outside ``nest``, except in ``for`` loops that assign them first."""
+
+    def __init__(self, nest: c_ast.Node, names: set[str]) -> None:
+        self.nest = nest
+        self.names = names
+        self.uses: list[tuple[str, int]] = []  # (name, line)
+        self.loop_depth = 0
+        self.nest_in_loop = False
+
+    def visit_ID(self, node: c_ast.ID) -> None:
+        if node.name in self.names:
+            self.uses.append((node.name, node.coord.line if node.coord is not None else 1 << 30))
+
+    def _loop(self, node: c_ast.Node) -> None:
+        self.loop_depth += 1
+        self.generic_visit(node)
+        self.loop_depth -= 1
+
+    visit_While = _loop
+    visit_DoWhile = _loop
+
+    def visit_For(self, node: c_ast.For) -> None:
+        if node is self.nest:
+            self.nest_in_loop = self.loop_depth > 0
+            return
+        init = node.init
+        if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID) \
+                and init.lvalue.name in self.names:
+            inner = _IteratorUses(self.nest, self.names - {init.lvalue.name})
+            inner.loop_depth = self.loop_depth + 1
+            for part in (init.rvalue, node.cond, node.next, node.stmt):
+                if part is not None:
+                    inner.visit(part)
+            self.uses += inner.uses
+            self.nest_in_loop = self.nest_in_loop or inner.nest_in_loop
+            return
+        self._loop(node)
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if node.init is not None:
+            self.visit(node.init)
+
+
+def _used_elsewhere(body: c_ast.Node, nest: c_ast.Node, names: set[str]) -> set[str]:
+    if not names:
+        return set()
+    v = _IteratorUses(nest, names)
+    v.visit(body)
+    start = nest.coord.line if nest.coord is not None else 0
+    return {n for n, line in v.uses if v.nest_in_loop or line > start}
+
+
 def _base_name(node: c_ast.Node) -> str:
     while isinstance(node, c_ast.ArrayRef):
         node = node.name
@@ -212,9 +268,18 @@ class NestBuilder(c_ast.NodeVisitor):
     # -- entry
 
     def build(self) -> Scop:
+        if self.cand.omp_pragma is not None:
+            raise self._fail(self.cand.node, "already-parallel",
+                             f"the loop is already annotated '#pragma {pragma_text(self.cand.omp_pragma)}'")
         self.visit(self.cand.node)
         if not self.statements:
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
+        outside = [lp.iterator for lp in self.loops if lp.iterator not in self.nest_locals]
+        live = _used_elsewhere(self.cand.func.body, self.cand.node, set(outside))
+        if live:
+            raise self._fail(self.cand.node, "iterator-live-out",
+                             f"loop iterator '{sorted(live)[0]}' is declared outside the nest and used after it; "
+                             "the generated code does not leave it at its final value")
         self._add_shape_sizes()
         prag = self.cand.pragma
         return Scop(
