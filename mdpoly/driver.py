@@ -38,6 +38,9 @@ def backend_for(options: Options) -> Backend:
     if options.target == "opencl":
         from backends.opencl import OpenCLBackend
         return OpenCLBackend()
+    if options.target == "cuda":
+        from backends.cuda import CudaBackend
+        return CudaBackend()
     raise MdpolyError(f"target '{options.target}' is not implemented yet")
 
 

@@ -83,8 +83,14 @@ def test_transform_all_nests_and_marked() -> None:
 
 
 def test_other_targets_not_implemented() -> None:
-    with pytest.raises(MdpolyError, match="target 'cuda' is not implemented yet"):
-        transform(_analysis(), Options(target="cuda"), None)
+    with pytest.raises(MdpolyError, match="target 'vulkan' is not implemented yet"):
+        transform(_analysis(), Options(target="vulkan"), None)  # type: ignore[arg-type]
+
+
+def test_cuda_target_renders_kernels() -> None:
+    text, outcomes = transform(_analysis(), Options(target="cuda", all_nests=True), None)
+    assert outcomes[0].status == "transformed" and outcomes[0].target == "cuda"
+    assert "cuLaunchKernel" in text and '__global__ void' in text
 
 
 def test_estimate_symbolic_uses_size_hints() -> None:

@@ -1,0 +1,156 @@
+"""``CudaBackend``: renders a ``KernelPlan`` as CUDA C kernels plus C host code (driver API + NVRTC).
+
+The kernels come from the same work-group lowering as OpenCL (``mdpoly.lower.gpu``) and the same
+C-style writer (``backends.opencl.KernelWriter``); only spellings differ: a work-group is a block,
+a work-item a thread, ``__local`` is ``__shared__``, the barrier ``__syncthreads()``, kernels are
+``extern "C" __global__`` (unmangled names for ``cuModuleGetFunction``). Reductions across the
+threads of a block use the shared-memory tree; across blocks, per-block partials and the
+``<name>_combine`` kernel (deterministic, no atomics).
+
+Block ids: CUDA limits ``gridDim.y``/``gridDim.z`` to 65535, so the host launches a one-dimensional
+grid of all blocks and each kernel decodes the plan's up to three group indices from
+``blockIdx.x`` (the first NDRange dimension fastest). Thread ids use ``threadIdx.x/y/z``.
+
+The prelude supplies what NVRTC lacks without system headers: OpenCL's short unsigned type names
+(``uchar``, ``uint``, ...) that the plan spells, the ``limits.h``/``math.h`` constants neutral
+elements and user expressions may use, and the glibc spellings of ``INFINITY``/``NAN``.
+Host code is in ``backends.cuda_host``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from backends.base import Backend, GeneratedCode
+from backends.c_emit import CEmitter
+from backends.cuda_host import host_function, host_preamble
+from backends.opencl import KernelWriter, _Lines, _NoDialect
+from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.target import TargetCaps
+
+#: CUDA limits for every device of compute capability >= 5.0: 1024 threads per block, block
+#: dims (1024, 1024, 64), 48 KiB of static ``__shared__`` memory per block. ``compute_units``
+#: is a planning guess (an H100 has 132 SMs); a device query replaces it when tuning.
+CUDA_CAPS = TargetCaps(name="cuda", parallel_layers=2, simd=False, cores=132, max_work_group_size=1024,
+                       max_work_item_sizes=(1024, 1024, 64), local_mem_bytes=48 * 1024, compute_units=132,
+                       preferred_wg_multiple=32, is_gpu=True)
+
+_THREAD_AXES = ("x", "y", "z")
+
+#: Names the plan and user expressions may use that NVRTC does not predefine.
+CUDA_PRELUDE = (
+    "typedef unsigned char uchar;",
+    "typedef unsigned short ushort;",
+    "typedef unsigned int uint;",
+    "typedef unsigned long ulong;",
+    "#ifndef INFINITY",
+    "#define INFINITY __int_as_float(0x7f800000)",
+    "#endif",
+    "#ifndef NAN",
+    "#define NAN __int_as_float(0x7fffffff)",
+    "#endif",
+    "#ifndef HUGE_VAL",
+    "#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)",
+    "#endif",
+    "#ifndef HUGE_VALF",
+    "#define HUGE_VALF INFINITY",
+    "#endif",
+    "#define __builtin_inff() INFINITY",
+    "#define __builtin_inf() HUGE_VAL",
+    "#define __builtin_huge_valf() INFINITY",
+    "#define __builtin_huge_val() HUGE_VAL",
+    "#define __builtin_nanf(s) NAN",
+    "#define __builtin_nan(s) __longlong_as_double(0x7ff8000000000000LL)",
+    "#ifndef INT_MAX",
+    "#define CHAR_BIT 8",
+    "#define SCHAR_MIN (-128)",
+    "#define SCHAR_MAX 127",
+    "#define UCHAR_MAX 255",
+    "#define CHAR_MIN SCHAR_MIN",
+    "#define CHAR_MAX SCHAR_MAX",
+    "#define SHRT_MIN (-32768)",
+    "#define SHRT_MAX 32767",
+    "#define USHRT_MAX 65535",
+    "#define INT_MIN (-2147483647 - 1)",
+    "#define INT_MAX 2147483647",
+    "#define UINT_MAX 4294967295U",
+    "#define LONG_MIN (-9223372036854775807L - 1)",
+    "#define LONG_MAX 9223372036854775807L",
+    "#define ULONG_MAX 18446744073709551615UL",
+    "#define LLONG_MIN (-9223372036854775807LL - 1)",
+    "#define LLONG_MAX 9223372036854775807LL",
+    "#define ULLONG_MAX 18446744073709551615ULL",
+    "#endif",
+    "#ifndef FLT_MAX",
+    "#define FLT_MAX 3.40282347e+38F",
+    "#define FLT_MIN 1.17549435e-38F",
+    "#define DBL_MAX 1.7976931348623157e+308",
+    "#define DBL_MIN 2.2250738585072014e-308",
+    "#endif",
+)
+
+
+class CudaKernelWriter(KernelWriter):
+    """CUDA C spellings over the shared work-group kernel writer."""
+
+    kernel_head = 'extern "C" __global__ void'
+    global_qual = ""
+    local_qual = "__shared__"
+    barrier = "__syncthreads();"
+
+    def local_id(self, g: int) -> str:
+        return f"(long)threadIdx.{_THREAD_AXES[g]}"
+
+    def group_counts(self) -> list[str]:
+        """C text of the number of blocks along each NDRange dimension (kernel scope)."""
+        out: list[str] = []
+        for group in self.k.ocl_groups:
+            out.append(" * ".join(self.nwg(self.k.dims[i]) for i in group))
+        return out
+
+    def group_id(self, g: int) -> str:
+        counts = self.group_counts()
+        below = " * ".join(f"({c})" for c in counts[:g])
+        blk = "(long)blockIdx.x" if not below else f"((long)blockIdx.x / ({below}))"
+        return blk if g == len(counts) - 1 else f"({blk} % ({counts[g]}))"
+
+    def global_id0(self) -> str:
+        return "((long)blockIdx.x * blockDim.x + threadIdx.x)"
+
+    def prelude(self, w: _Lines) -> None:
+        for line in CUDA_PRELUDE:
+            w(line)
+
+
+def kernel_source(plan: KernelPlan) -> str:
+    """The CUDA C source of ``plan``: its main kernel and, with partials, ``<name>_combine``."""
+    return CudaKernelWriter(plan).source()
+
+
+def check_block_shape(plan: KernelPlan, caps: TargetCaps) -> None:
+    """Assert that the plan's blocks fit CUDA's block limits (lowering checked ``caps``)."""
+    dims = [1, 1, 1]
+    for g, group in enumerate(plan.ocl_groups):
+        for i in group:
+            dims[g] *= plan.dims[i].num_wi
+    assert all(d <= m for d, m in zip(dims, caps.max_work_item_sizes)), (dims, caps.max_work_item_sizes)
+
+
+class CudaBackend(Backend):
+    """CUDA C kernels compiled by NVRTC at first call, launched through the driver API; the
+    generated file links with ``-lcuda -lnvrtc``."""
+
+    name = "cuda"
+
+    def __init__(self, caps: TargetCaps = CUDA_CAPS) -> None:
+        self.caps = replace(caps, name="cuda")
+
+    def render(self, plan: KernelPlan) -> GeneratedCode:  # type: ignore[override]
+        check_block_shape(plan, self.caps)
+        source = kernel_source(plan)
+        definition = host_function(plan, source)
+        call = CEmitter(_NoDialect()).call(plan)  # type: ignore[arg-type]
+        return GeneratedCode(name=plan.name, definition=definition, call=call,
+                             headers=("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h"),
+                             flags=("-lcuda", "-lnvrtc"), device_sources=((plan.name + ".cu", source),),
+                             preamble=host_preamble())

@@ -1,0 +1,443 @@
+"""C host code for ``CudaBackend`` (CUDA driver API + NVRTC): ``host_preamble()`` and ``host_function(plan, src)``.
+
+The preamble (once per file) holds the process-wide state and helpers:
+
+* device: ``cuInit``, then ``MDPOLY_CUDA_DEVICE`` (a device index, default 0); the device's
+  primary context (``cuDevicePrimaryCtxRetain`` + ``cuCtxSetCurrent``, the same call sequence
+  under CUDA 12 and 13, unlike ``cuCtxCreate``);
+* compilation at first call: NVRTC for the device's compute capability, ``sm_XY`` CUBIN when
+  NVRTC knows the architecture, else PTX for the newest ``compute_XY`` it knows that is not newer
+  than the device (the driver JIT-compiles it); ``--fmad=false`` so that float results round as
+  the sequential C program's do; the compile log on failure;
+* a disk cache of compiled modules: ``$MDPOLY_CACHE_DIR/cuda``, else
+  ``$XDG_CACHE_HOME/mdpoly/cuda``, else ``$HOME/.cache/mdpoly/cuda``, one file
+  ``<hash>-<arch>.cubin`` (or ``.ptx``) per kernel source, NVRTC version and options (FNV-1a),
+  written atomically (temporary file + ``rename``); ``MDPOLY_CUDA_NO_CACHE=1`` disables it, and a
+  cache that cannot be written is skipped silently;
+* error checks naming the failed call and ``cuGetErrorName``/``cuGetErrorString`` (or
+  ``nvrtcGetErrorString``), then ``exit(1)``; an ``atexit`` handler unloads the modules and
+  releases the primary context.
+
+Each nest's function embeds its kernel source as a string, loads its module on first use,
+allocates device buffers as the plan sizes them (``cuMemAlloc``), copies in what the nest reads
+and out what it writes, launches the main kernel (one-dimensional grid of all blocks; the kernel
+decodes the group indices) and, with partials, the combine kernel, synchronizes, and frees.
+"""
+
+from __future__ import annotations
+
+from pycparser import c_ast, c_generator
+
+from backends.c_emit import affine, param_decl
+from backends.opencl_host import _c_string
+from mdpoly.ir.kernel import KernelPlan
+
+#: Threads per block of the combine kernel (one thread per concat point).
+COMBINE_BLOCK = 256
+
+#: Upper-case identifiers that ``cuda.h``/``nvrtc.h`` use outside directives (parameter names such
+#: as ``N`` in ``cuMemsetD8``, enumerators): a user's size macro of that name (``#define N 500``)
+#: would break the headers, which splicing places after the user's macros, so the preamble
+#: suspends them around the includes (``push_macro``/``pop_macro``, GCC and Clang).
+#: ``tests/backends/test_cuda_render.py`` recomputes the list from the installed headers.
+HEADER_IDENTIFIERS = ("C", "N", "T", "LTOIR", "UNDNAME_NAME_ONLY", "UNDNAME_NO_ARGUMENTS",
+                      "RESOURCE_ABI_EXTERNAL_BYTES", "RESOURCE_ABI_VERSION")
+
+_SUSPEND = "".join(f'#pragma push_macro("{n}")\n#undef {n}\n' for n in HEADER_IDENTIFIERS)
+_RESTORE = "".join(f'#pragma pop_macro("{n}")\n' for n in HEADER_IDENTIFIERS)
+
+_PREAMBLE = r"""#ifndef MDP_CUDA_RUNTIME
+#define MDP_CUDA_RUNTIME
+@SUSPEND@#include <cuda.h>
+#include <nvrtc.h>
+@RESTORE@#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define MDP_CU_MAX_MODULES 256
+static CUdevice mdp_cu_device;
+static CUcontext mdp_cu_context;
+static int mdp_cu_ready;
+static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
+static int mdp_cu_nmodules;
+
+static void mdp_cu_check(CUresult err, const char *call)
+{
+    if (err != CUDA_SUCCESS) {
+        const char *name = NULL, *text = NULL;
+        cuGetErrorName(err, &name);
+        cuGetErrorString(err, &text);
+        fprintf(stderr, "mdpoly: CUDA error: %s failed with error %d (%s: %s)\n", call, (int)err,
+                name ? name : "unknown error", text ? text : "no description");
+        exit(1);
+    }
+}
+
+static void mdp_nvrtc_check(nvrtcResult err, const char *call)
+{
+    if (err != NVRTC_SUCCESS) {
+        fprintf(stderr, "mdpoly: NVRTC error: %s failed with error %d (%s)\n", call, (int)err,
+                nvrtcGetErrorString(err));
+        exit(1);
+    }
+}
+
+static void mdp_cu_release(void)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nmodules; ++i)
+        cuModuleUnload(mdp_cu_modules[i]);
+    mdp_cu_nmodules = 0;
+    if (mdp_cu_ready)
+        cuDevicePrimaryCtxRelease(mdp_cu_device);
+    mdp_cu_ready = 0;
+}
+
+static void mdp_cu_init(void)
+{
+    const char *want = getenv("MDPOLY_CUDA_DEVICE");
+    int index = 0, count = 0;
+    CUresult err;
+    if (mdp_cu_ready)
+        return;
+    if (want && *want) {
+        const char *c = want;
+        while (isdigit((unsigned char)*c))
+            ++c;
+        if (*c != '\0') {
+            fprintf(stderr, "mdpoly: CUDA error: MDPOLY_CUDA_DEVICE=\"%s\" is not a device index\n", want);
+            exit(1);
+        }
+        index = atoi(want);
+    }
+    err = cuInit(0);
+    if (err != CUDA_SUCCESS) {
+        const char *name = NULL, *text = NULL;
+        cuGetErrorName(err, &name);
+        cuGetErrorString(err, &text);
+        fprintf(stderr, "mdpoly: CUDA error: cuInit failed with error %d (%s: %s); is an NVIDIA driver "
+                "installed and a GPU visible?\n", (int)err, name ? name : "unknown error",
+                text ? text : "no description");
+        exit(1);
+    }
+    mdp_cu_check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (index >= count) {
+        fprintf(stderr, "mdpoly: CUDA error: MDPOLY_CUDA_DEVICE=%d but %d CUDA device(s) found\n", index, count);
+        exit(1);
+    }
+    mdp_cu_check(cuDeviceGet(&mdp_cu_device, index), "cuDeviceGet");
+    mdp_cu_check(cuDevicePrimaryCtxRetain(&mdp_cu_context, mdp_cu_device), "cuDevicePrimaryCtxRetain");
+    mdp_cu_ready = 1;
+    atexit(mdp_cu_release);
+    mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
+}
+
+/* FNV-1a, 64 bits: the cache key of a kernel source, its options and the NVRTC version. */
+static unsigned long long mdp_cu_hash(unsigned long long h, const char *s)
+{
+    if (!h)
+        h = 1469598103934665603ULL;
+    for (; *s; ++s) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int mdp_cu_cache_dir(char *dir, size_t size)
+{
+    const char *base = getenv("MDPOLY_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *off = getenv("MDPOLY_CUDA_NO_CACHE");
+    int n;
+    char *p;
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0;
+    if (base && *base)
+        n = snprintf(dir, size, "%s/cuda", base);
+    else if (xdg && *xdg)
+        n = snprintf(dir, size, "%s/mdpoly/cuda", xdg);
+    else if (home && *home)
+        n = snprintf(dir, size, "%s/.cache/mdpoly/cuda", home);
+    else
+        return 0;
+    if (n <= 0 || (size_t)n >= size)
+        return 0;
+    for (p = dir + 1; *p; ++p) {   /* mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+                return 0;
+            *p = '/';
+        }
+    }
+    return mkdir(dir, 0777) == 0 || errno == EEXIST;
+}
+
+static char *mdp_cu_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    data = (char *)malloc((size_t)n + 1);
+    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    if (data) {
+        data[n] = '\0';
+        *size = (size_t)n;
+    }
+    return data;
+}
+
+static void mdp_cu_write_file(const char *path, const char *data, size_t size)
+{
+    char tmp[4200];
+    FILE *f;
+    int ok;
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
+        return;
+    f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    ok = fwrite(data, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+/* The device's architecture for NVRTC: sm_XY when NVRTC supports it (CUBIN), else the newest
+   compute_XY it supports below the device (PTX, JIT-compiled by the driver). */
+static int mdp_cu_arch(int *cubin)
+{
+    int major = 0, minor = 0, n = 0, i, best = 0, dev;
+    int archs[128];
+    mdp_cu_check(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, mdp_cu_device),
+                 "cuDeviceGetAttribute");
+    mdp_cu_check(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, mdp_cu_device),
+                 "cuDeviceGetAttribute");
+    dev = major * 10 + minor;
+    mdp_nvrtc_check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+    if (n > 128)
+        n = 128;
+    mdp_nvrtc_check(nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs");
+    for (i = 0; i < n; ++i) {
+        if (archs[i] == dev) {
+            *cubin = 1;
+            return dev;
+        }
+        if (archs[i] < dev && archs[i] > best)
+            best = archs[i];
+    }
+    if (!best) {
+        fprintf(stderr, "mdpoly: NVRTC error: this NVRTC cannot compile for compute capability %d.%d\n", major, minor);
+        exit(1);
+    }
+    *cubin = 0;
+    return best;
+}
+
+static char *mdp_cu_compile(const char *source, const char *nest, const char *arch_opt, int cubin, size_t *size)
+{
+    nvrtcProgram prog;
+    nvrtcResult err;
+    const char *opts[2];
+    char *image;
+    opts[0] = arch_opt;
+    opts[1] = "--fmad=false";
+    mdp_nvrtc_check(nvrtcCreateProgram(&prog, source, nest, 0, NULL, NULL), "nvrtcCreateProgram");
+    err = nvrtcCompileProgram(prog, 2, opts);
+    if (err != NVRTC_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && (log = (char *)malloc(n + 1)) != NULL) {
+            log[0] = '\0';
+            nvrtcGetProgramLog(prog, log);
+            log[n] = '\0';
+        }
+        fprintf(stderr, "mdpoly: NVRTC error: nvrtcCompileProgram failed with error %d (%s) for the kernels of "
+                "'%s' (%s); log:\n%s\n", (int)err, nvrtcGetErrorString(err), nest, arch_opt, log ? log : "(none)");
+        free(log);
+        exit(1);
+    }
+    if (cubin) {
+        mdp_nvrtc_check(nvrtcGetCUBINSize(prog, size), "nvrtcGetCUBINSize");
+        image = (char *)malloc(*size + 1);
+        if (!image)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "malloc");
+        mdp_nvrtc_check(nvrtcGetCUBIN(prog, image), "nvrtcGetCUBIN");
+    } else {
+        mdp_nvrtc_check(nvrtcGetPTXSize(prog, size), "nvrtcGetPTXSize");
+        image = (char *)malloc(*size + 1);
+        if (!image)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "malloc");
+        mdp_nvrtc_check(nvrtcGetPTX(prog, image), "nvrtcGetPTX");
+    }
+    image[*size] = '\0';
+    mdp_nvrtc_check(nvrtcDestroyProgram(&prog), "nvrtcDestroyProgram");
+    return image;
+}
+
+/* The module of one nest's kernels: from the disk cache, else compiled by NVRTC (and cached). */
+static CUmodule mdp_cu_module(const char *source, const char *nest)
+{
+    char arch_opt[64], dir[4000], path[4200], key[64];
+    int cubin = 0, arch, major = 0, minor = 0, have_dir;
+    unsigned long long h;
+    size_t size = 0;
+    char *image;
+    CUmodule mod;
+    mdp_cu_init();
+    arch = mdp_cu_arch(&cubin);
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
+    mdp_nvrtc_check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    snprintf(key, sizeof key, "nvrtc %d.%d --fmad=false ", major, minor);
+    h = mdp_cu_hash(mdp_cu_hash(mdp_cu_hash(0, key), arch_opt), source);
+    have_dir = mdp_cu_cache_dir(dir, sizeof dir);
+    image = NULL;
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/%016llx-%s_%d.%s", dir, h, cubin ? "sm" : "compute", arch,
+                 cubin ? "cubin" : "ptx");
+        image = mdp_cu_read_file(path, &size);
+    }
+    if (!image) {
+        image = mdp_cu_compile(source, nest, arch_opt, cubin, &size);
+        if (have_dir)
+            mdp_cu_write_file(path, image, cubin ? size : strlen(image));
+    }
+    mdp_cu_check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+    free(image);
+    if (mdp_cu_nmodules == MDP_CU_MAX_MODULES)
+        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_module (too many modules)");
+    mdp_cu_modules[mdp_cu_nmodules++] = mod;
+    return mod;
+}
+
+static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
+{
+    CUfunction f;
+    mdp_cu_check(cuModuleGetFunction(&f, mod, kernel), "cuModuleGetFunction");
+    return f;
+}
+#endif /* MDP_CUDA_RUNTIME */
+"""
+
+
+def host_preamble() -> str:
+    """The shared host runtime: includes, static CUDA state and helpers (guarded, once per file)."""
+    return _PREAMBLE.replace("@SUSPEND@", _SUSPEND).replace("@RESTORE@", _RESTORE)
+
+
+def _expr(a: object) -> str:
+    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+
+
+def host_function(plan: KernelPlan, source: str) -> str:
+    """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
+    gen = c_generator.CGenerator(reduce_parentheses=True)
+    decl = c_ast.FuncDecl(c_ast.ParamList([param_decl(b) for b in plan.params]),
+                          c_ast.TypeDecl(plan.name, [], None, c_ast.IdentifierType(["void"])))
+    signature = str(gen.visit(c_ast.Decl(plan.name, [], [], ["static"], [], decl, None, None)))
+    name = plan.name
+    lines: list[str] = [f"static const char mdp_cu_src_{name}[] =", _c_string(source) + ";", signature, "{"]
+
+    def w(text: str) -> None:
+        lines.append("    " + text)
+
+    w("static CUfunction mdp_kernel = NULL;")
+    if plan.partials:
+        w("static CUfunction mdp_combine = NULL;")
+    for d in plan.dims:
+        w(f"long long mdp_lo_{d.index} = (long long)({_expr(d.lower)});")
+        w(f"long long mdp_ext_{d.index} = (long long)({_expr(d.extent)});")
+    globals_ = [b for b in plan.buffers if b.role == "global"]
+    for b in globals_:
+        w(f"CUdeviceptr mdp_mem_{b.name};")
+        w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
+    parts = list(enumerate(plan.outputs)) if plan.partials else []
+    for n, _ in parts:
+        w(f"CUdeviceptr mdp_mem_part{n};")
+    for d in plan.concat:
+        w(f"long long mdp_nwg_{d.index};")
+    w("unsigned int mdp_block[3] = {1, 1, 1};")
+    w("long long mdp_blocks = 1;")
+    empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
+    if empty:
+        w(f"if ({empty})")
+        w("    return;")
+    for d in plan.concat:
+        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, (long long){d.pt * d.num_wi});")
+    w("if (!mdp_kernel) {")
+    w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}");')
+    w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
+    if plan.partials:
+        w(f'    mdp_combine = mdp_cu_function(mdp_mod, "{name}_combine");')
+    w("}")
+    for g, group in enumerate(plan.ocl_groups):
+        local = 1
+        for i in group:
+            d = plan.dims[i]
+            local *= d.num_wi
+            w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'mdp_nwg_{d.index}'};")
+        w(f"mdp_block[{g}] = {local};")
+    w("if (mdp_blocks > 2147483647LL) {")
+    w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{name}\' exceed the grid limit (2^31 - 1)\\n", '
+      "mdp_blocks);")
+    w("    exit(1);")
+    w("}")
+    for b in globals_:
+        w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_{b.name}, MDP_MAX(mdp_bytes_{b.name}, 1)), "cuMemAlloc");')
+        if b.copy_in:
+            w(f"if (mdp_bytes_{b.name})")
+            w(f"    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b.name}, (const void *){b.name}, mdp_bytes_{b.name}), "
+              '"cuMemcpyHtoD");')
+    if plan.partials:
+        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
+        red_wg = 1
+        for d in plan.reductions:
+            red_wg *= d.num_wg
+        for n, _ in parts:
+            host_t = plan.mdh.outputs[n].elem_type
+            w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_part{n}, {ncp} * {red_wg} * sizeof({host_t})), "cuMemAlloc");')
+    # kernel arguments: the order of KernelWriter.params()
+    args: list[str] = []
+    for b in plan.buffers:
+        args.append(f"&mdp_mem_{b.name}" if b.role == "global" else f"(void *)&{b.name}")
+    for d in plan.dims:
+        args += [f"&mdp_lo_{d.index}", f"&mdp_ext_{d.index}"]
+    args += [f"&mdp_nwg_{d.index}" for d in plan.concat]
+    args += [f"&mdp_mem_part{n}" for n, _ in parts]
+    w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
+    w("  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)mdp_blocks, 1, 1, mdp_block[0], mdp_block[1], "
+      'mdp_block[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
+    if plan.partials:
+        ncp = " * ".join(f"(long long)mdp_ext_{d.index}" for d in plan.concat) or "1LL"
+        w(f"  {{ long long mdp_points = {ncp};")
+        w(f"    mdp_cu_check(cuLaunchKernel(mdp_combine, (unsigned int)MDP_CDIV(mdp_points, {COMBINE_BLOCK}LL), 1, 1, "
+          f'{COMBINE_BLOCK}, 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }}')
+    w("}")
+    w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
+    for b in globals_:
+        if b.copy_out:
+            w(f"if (mdp_bytes_{b.name})")
+            w(f"    mdp_cu_check(cuMemcpyDtoH((void *){b.name}, mdp_mem_{b.name}, mdp_bytes_{b.name}), "
+              '"cuMemcpyDtoH");')
+    for b in globals_:
+        w(f'mdp_cu_check(cuMemFree(mdp_mem_{b.name}), "cuMemFree");')
+    for n, _ in parts:
+        w(f'mdp_cu_check(cuMemFree(mdp_mem_part{n}), "cuMemFree");')
+    lines.append("}")
+    return "\n".join(lines) + "\n"
