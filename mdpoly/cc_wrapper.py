@@ -9,7 +9,9 @@ For every ``.c`` input of a compiling command (``-c``, ``-S`` or compile-and-lin
 runs mdpoly on it (with the command's ``-I``/``-D``/``-U`` flags) into a temporary directory,
 keeping the file's base name, and calls the real compiler with the same arguments, the
 transformed file in place of the original, ``-iquote <source dir>`` so that quoted includes
-still resolve, and what the target needs (``-fopenmp`` for OpenMP, also when linking).
+still resolve, and what the target needs (``-fopenmp`` for OpenMP, also when linking;
+``-lOpenCL``; for CUDA the toolkit's ``-I``/``-L`` flags and ``-lcuda -lnvrtc``, see
+``mdpoly.cuda_toolkit``).
 ``-M``/``-MM``/``-E``, version and ``-v`` queries pass straight through; dependency files written
 by ``-MD``/``-MMD`` name the original source, not the temporary one. A source mdpoly cannot
 handle is compiled unchanged, with a ``mdpoly-cc: warning:`` line on stderr.
@@ -44,6 +46,19 @@ TARGET_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "openmp": (("-fopenmp",), ("-fopenmp",)),
     "opencl": ((), ("-lOpenCL",)),
 }
+
+
+def target_flags(target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(compiling, linking) flags for ``target``; CUDA's name the toolkit ``find_cuda`` finds
+    (``-I``, ``-L`` incl. ``lib64/stubs``, ``-lcuda -lnvrtc``), or just the libraries without one."""
+    if target == "cuda":
+        from mdpoly.cuda_toolkit import find_cuda
+        kit = find_cuda()
+        if kit is None:
+            return (), ("-lcuda", "-lnvrtc")
+        return kit.compile_flags(), kit.link_flags()
+    return TARGET_FLAGS.get(target, ((), ()))
+
 
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
 
@@ -126,7 +141,7 @@ def transform_sources(command: CompilerCommand, options: Sequence[str], workdir:
 
 def rewrite_compiler_args(command: CompilerCommand, transformed: Sequence[Transformed], target: str) -> list[str]:
     """The compiler arguments with generated files in place of the sources, plus target flags."""
-    compile_flags, link_flags = TARGET_FLAGS.get(target, ((), ()))
+    compile_flags, link_flags = target_flags(target)
     args = list(command.args)
     quote_dirs: list[str] = []
     for index, item in zip(command.source_indices, transformed):
@@ -212,7 +227,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ[_DEPTH_VAR] = "1"
 
     command = parse_compiler_args(compiler_args)
-    link_flags = list(TARGET_FLAGS.get(target_of(options), ((), ()))[1])
+    link_flags = list(target_flags(target_of(options))[1])
     if command.mode in ("query", "preprocess"):
         return run_compiler(command.args)
     if command.response_file:
