@@ -144,7 +144,7 @@ class NestEvaluator:
                 why = f"{exc.kind}: {str(exc)[:2000]}"
         self.log.write({"event": "reference", "source": "default plan", "why_not_original": why})
         try:
-            m = self._run(self.default, self.render(self.default), repeats=1, timeout=600.0)
+            m = self._run(self.render(self.default), repeats=1, timeout=600.0)
         except (RuntimeFailure, MdpolyError) as exc:
             raise Rejected("reference", f"neither the original nest nor the default plan ran: {exc}") from exc
         self._calibrate(m.median)
@@ -174,8 +174,7 @@ class NestEvaluator:
             raise Rejected("constraint", f"{type(exc).__name__}: {exc}") from exc
         return code.preamble + code.definition + entry_function(ENTRY, plan.params, plan.name)
 
-    def _run(self, params: TuningParams, source: str, repeats: int, timeout: float) -> Measurement:
-        del params
+    def _run(self, source: str, repeats: int, timeout: float) -> Measurement:
         built = self.runner.build(BuildRequest(source, ENTRY, self.args))
         return self.runner.run(built, self.inputs, repeats=repeats, warmup=1, timeout=timeout)
 
@@ -192,7 +191,7 @@ class NestEvaluator:
         start = time.perf_counter()
         try:
             source = self.render(params)
-            m = self._run(params, source, self.repeats, self.timeout)
+            m = self._run(source, self.repeats, self.timeout)
             for b in self.params:
                 if b.written:
                     why = _compare(b.name, m.outputs[b.name], self.reference[b.name])
