@@ -8,6 +8,15 @@ Each nest's function embeds its kernel source as a string, builds it on first us
 device buffers sized as the plan says, copies in what the nest reads, launches the main kernel
 (and the combine kernel when the plan has partials), copies back what it writes, and releases
 the buffers. Nothing here is specific to one OpenCL implementation.
+
+Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, at initialization) the queue
+is created with ``CL_QUEUE_PROFILING_ENABLE``, every command of a nest gets an event, and each
+call adds its kernels' and its transfers' ``CL_PROFILING_COMMAND_START..END`` to the nest's sums;
+at exit one line per nest goes to stderr::
+
+    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
+
+Unset, no events are requested (the commands get ``NULL``) and the queue is an ordinary one.
 """
 
 from __future__ import annotations
@@ -36,6 +45,9 @@ static cl_command_queue mdp_cl_queue;
 static cl_program mdp_cl_programs[MDP_CL_MAX_OBJECTS];
 static cl_kernel mdp_cl_kernels[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprograms, mdp_cl_nkernels;
+static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
+static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
+static int mdp_cl_nprof;
 
 static const char *mdp_cl_error_name(cl_int err)
 {
@@ -105,6 +117,46 @@ static int mdp_cl_contains(const char *hay, const char *needle)
             return 1;
     }
     return n == 0;
+}
+
+/* MDPOLY_PROFILE: the device time of each nest's commands, summed over its calls and printed at exit. */
+static double mdp_cl_event_ns(cl_event ev)
+{
+    cl_ulong start = 0, end = 0;
+    mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL),
+                 "clGetEventProfilingInfo");
+    mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL),
+                 "clGetEventProfilingInfo");
+    mdp_cl_check(clReleaseEvent(ev), "clReleaseEvent");
+    return end > start ? (double)(end - start) : 0.0;
+}
+
+/* Adds one call of 'nest': its kernel events and transfer events (completed; released here). */
+static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_event *transfers, int nt)
+{
+    int i, slot;
+    for (slot = 0; slot < mdp_cl_nprof && strcmp(mdp_cl_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot == MDP_CL_MAX_OBJECTS)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_profile_add (too many nests)");
+    if (slot == mdp_cl_nprof) {
+        mdp_cl_prof[slot].nest = nest;
+        ++mdp_cl_nprof;
+    }
+    mdp_cl_prof[slot].calls++;
+    for (i = 0; i < nk; ++i)
+        mdp_cl_prof[slot].kernel_ns += mdp_cl_event_ns(kernels[i]);
+    for (i = 0; i < nt; ++i)
+        mdp_cl_prof[slot].transfer_ns += mdp_cl_event_ns(transfers[i]);
+}
+
+static void mdp_cl_profile_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nprof; ++i)
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cl_prof[i].nest,
+                mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6, mdp_cl_prof[i].transfer_ns * 1e-6);
+    fflush(stderr);
 }
 
 static void mdp_cl_init(void)
@@ -178,9 +230,13 @@ static void mdp_cl_init(void)
     mdp_cl_device = chosen;
     mdp_cl_context = clCreateContext(NULL, 1, &chosen, NULL, NULL, &err);
     mdp_cl_check(err, "clCreateContext");
-    mdp_cl_queue = clCreateCommandQueue(mdp_cl_context, chosen, 0, &err);
+    want = getenv("MDPOLY_PROFILE");
+    mdp_cl_profile = want && *want && strcmp(want, "0") != 0;
+    mdp_cl_queue = clCreateCommandQueue(mdp_cl_context, chosen, mdp_cl_profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
     mdp_cl_check(err, "clCreateCommandQueue");
     atexit(mdp_cl_release);
+    if (mdp_cl_profile)
+        atexit(mdp_cl_profile_report);
 }
 
 static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char *kernel)
@@ -263,10 +319,14 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w("static cl_kernel mdp_combine = NULL;")
     w("cl_int mdp_err;")
     w("cl_uint mdp_arg = 0;")
+    globals_ = [b for b in plan.buffers if b.role == "global"]
+    # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
+    ntransfers = sum(1 for b in globals_ if b.copy_in) + sum(1 for b in globals_ if b.copy_out)
+    w(f"cl_event mdp_kev[2], mdp_tev[{max(ntransfers, 1)}];")
+    w("int mdp_nk = 0, mdp_nt = 0;")
     for d in plan.dims:
         w(f"const cl_long mdp_lo_{d.index} = (cl_long)({_expr(d.lower)});")
         w(f"const cl_long mdp_ext_{d.index} = (cl_long)({_expr(d.extent)});")
-    globals_ = [b for b in plan.buffers if b.role == "global"]
     for b in globals_:
         w(f"cl_mem mdp_mem_{b.name};")
         w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
@@ -302,7 +362,7 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w('mdp_cl_check(mdp_err, "clCreateBuffer");')
         if b.copy_in:
             w(f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_FALSE, 0, mdp_bytes_{b.name}, "
-              f'(const void *){b.name}, 0, NULL, NULL), "clEnqueueWriteBuffer");')
+              f'(const void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
     if plan.partials:
         ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
         red_wg = 1
@@ -334,19 +394,21 @@ def host_function(plan: KernelPlan, source: str) -> str:
             for n, _ in enumerate(plan.outputs):
                 arg("sizeof(cl_mem)", f"&mdp_mem_part{n}")
     w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {ngroups}, NULL, mdp_global, mdp_local, "
-      '0, NULL, NULL), "clEnqueueNDRangeKernel");')
+      '0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
     if plan.partials:
         ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
         w("{")
         w(f"    size_t mdp_points = {ncp};")
         w("    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_combine, 1, NULL, &mdp_points, NULL, 0, NULL, "
-          'NULL), "clEnqueueNDRangeKernel");')
+          'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
         w("}")
     for b in globals_:
         if b.copy_out:
             w(f"mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_TRUE, 0, mdp_bytes_{b.name}, "
-              f'(void *){b.name}, 0, NULL, NULL), "clEnqueueReadBuffer");')
+              f'(void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
     w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+    w("if (mdp_cl_profile)")
+    w(f'    mdp_cl_profile_add("{name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
     for b in globals_:
         w(f'mdp_cl_check(clReleaseMemObject(mdp_mem_{b.name}), "clReleaseMemObject");')
     if plan.partials:

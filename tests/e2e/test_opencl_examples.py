@@ -165,3 +165,33 @@ def test_opencl_frontend_cases_match_original(source: Path, tmp_path: Path) -> N
     got = run_program(build_opencl(out_c, tmp_path / "cl", {}))
     mismatch = compare_outputs(reference, got, rtol=1e-4, atol=1e-5)
     assert mismatch is None, f"{source.name} (out.c kept in {tmp_path}): {mismatch}"
+
+
+PROFILE_LINE = r"mdpoly-profile: (\w+) calls=(\d+) kernel_ms=([0-9.]+) transfer_ms=([0-9.]+)"
+
+
+@needs_opencl
+@pytest.mark.parametrize(("name", "sizes"), [("saxpy_scalar", {"N": 1001}), ("dot", {"N": 1000003})])
+def test_profile_prints_kernel_and_transfer_time_per_nest(name: str, sizes: dict[str, int], tmp_path: Path) -> None:
+    """``MDPOLY_PROFILE=1``: one ``mdpoly-profile:`` line per nest at exit; unset or ``0``: none."""
+    import re
+
+    ex = _example(name)
+    out_c = opencl_out(ex, sizes, tmp_path)
+    exe = build_opencl(out_c, tmp_path / "cl", sizes)
+    reference = run_program(build_c(ex.source, tmp_path / "orig", sizes, openmp=False))
+    for value in ("1", "0", None):
+        env = {k: v for k, v in os.environ.items() if k != "MDPOLY_PROFILE"}
+        if value is not None:
+            env["MDPOLY_PROFILE"] = value
+        proc = subprocess.run([str(exe)], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert compare_outputs(reference, proc.stdout, rtol=ex.rtol, atol=ex.atol) is None
+        lines = re.findall(PROFILE_LINE, proc.stderr)
+        if value != "1":
+            assert not lines, proc.stderr
+            continue
+        nests = re.findall(r'mdp_cl_profile_add\("(\w+)"', out_c.read_text())
+        assert nests and sorted(line[0] for line in lines) == sorted(nests), proc.stderr
+        for _, calls, kernel_ms, transfer_ms in lines:
+            assert int(calls) >= 1 and float(kernel_ms) > 0 and float(transfer_ms) > 0
