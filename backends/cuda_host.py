@@ -22,6 +22,16 @@ Each nest's function embeds its kernel source as a string, loads its module on f
 allocates device buffers as the plan sizes them (``cuMemAlloc``), copies in what the nest reads
 and out what it writes, launches the main kernel (one-dimensional grid of all blocks; the kernel
 decodes the group indices) and, with partials, the combine kernel, synchronizes, and frees.
+
+Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu_init``), five
+events (created once) are recorded on the default stream around each call's copies in, its
+launches and its copies out; the nest's sums of ``cuEventElapsedTime`` (kernels: from before the
+first launch to after the last, so a few microseconds of launch latency are included; transfers:
+the two copy intervals) go to stderr at exit, one line per nest::
+
+    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
+
+Unset, each call only tests the flag.
 """
 
 from __future__ import annotations
@@ -66,6 +76,10 @@ static CUcontext mdp_cu_context;
 static int mdp_cu_ready;
 static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
 static int mdp_cu_nmodules;
+static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
+static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
+static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+static int mdp_cu_nprof;
 
 static void mdp_cu_check(CUresult err, const char *call)
 {
@@ -94,9 +108,52 @@ static void mdp_cu_release(void)
     for (i = 0; i < mdp_cu_nmodules; ++i)
         cuModuleUnload(mdp_cu_modules[i]);
     mdp_cu_nmodules = 0;
+    for (i = 0; i < 5; ++i)
+        if (mdp_cu_ev[i])
+            cuEventDestroy(mdp_cu_ev[i]);
     if (mdp_cu_ready)
         cuDevicePrimaryCtxRelease(mdp_cu_device);
     mdp_cu_ready = 0;
+}
+
+/* MDPOLY_PROFILE: each nest's device time between its events, summed over its calls, printed at exit. */
+static float mdp_cu_elapsed(int from, int to)
+{
+    float ms = 0.0f;
+    mdp_cu_check(cuEventElapsedTime(&ms, mdp_cu_ev[from], mdp_cu_ev[to]), "cuEventElapsedTime");
+    return ms;
+}
+
+static void mdp_cu_profile_record(int which)
+{
+    mdp_cu_check(cuEventRecord(mdp_cu_ev[which], NULL), "cuEventRecord");
+}
+
+/* Adds one call of 'nest' once its last event (after the copies out) has completed. */
+static void mdp_cu_profile_add(const char *nest)
+{
+    int slot;
+    mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
+    for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot == MDP_CU_MAX_MODULES)
+        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_profile_add (too many nests)");
+    if (slot == mdp_cu_nprof) {
+        mdp_cu_prof[slot].nest = nest;
+        ++mdp_cu_nprof;
+    }
+    mdp_cu_prof[slot].calls++;
+    mdp_cu_prof[slot].kernel_ms += mdp_cu_elapsed(1, 2);
+    mdp_cu_prof[slot].transfer_ms += mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
+}
+
+static void mdp_cu_profile_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nprof; ++i)
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cu_prof[i].nest,
+                mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms);
+    fflush(stderr);
 }
 
 static void mdp_cu_init(void)
@@ -136,6 +193,14 @@ static void mdp_cu_init(void)
     mdp_cu_ready = 1;
     atexit(mdp_cu_release);
     mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
+    want = getenv("MDPOLY_PROFILE");
+    mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
+    if (mdp_cu_profile) {
+        int i;
+        for (i = 0; i < 5; ++i)
+            mdp_cu_check(cuEventCreate(&mdp_cu_ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+        atexit(mdp_cu_profile_report);
+    }
 }
 
 /* FNV-1a, 64 bits: the cache key of a kernel source, its options and the NVRTC version. */
@@ -400,10 +465,6 @@ def host_function(plan: KernelPlan, source: str) -> str:
     w("}")
     for b in globals_:
         w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_{b.name}, MDP_MAX(mdp_bytes_{b.name}, 1)), "cuMemAlloc");')
-        if b.copy_in:
-            w(f"if (mdp_bytes_{b.name})")
-            w(f"    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b.name}, (const void *){b.name}, mdp_bytes_{b.name}), "
-              '"cuMemcpyHtoD");')
     if plan.partials:
         ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
         red_wg = 1
@@ -412,6 +473,16 @@ def host_function(plan: KernelPlan, source: str) -> str:
         for n, _ in parts:
             host_t = plan.mdh.outputs[n].elem_type
             w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_part{n}, {ncp} * {red_wg} * sizeof({host_t})), "cuMemAlloc");')
+    # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
+    w("if (mdp_cu_profile)")
+    w("    mdp_cu_profile_record(0);")
+    for b in globals_:
+        if b.copy_in:
+            w(f"if (mdp_bytes_{b.name})")
+            w(f"    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b.name}, (const void *){b.name}, mdp_bytes_{b.name}), "
+              '"cuMemcpyHtoD");')
+    w("if (mdp_cu_profile)")
+    w("    mdp_cu_profile_record(1);")
     # kernel arguments: the order of KernelWriter.params()
     args: list[str] = []
     for b in plan.buffers:
@@ -429,12 +500,20 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w(f"    mdp_cu_check(cuLaunchKernel(mdp_combine, (unsigned int)MDP_CDIV(mdp_points, {COMBINE_BLOCK}LL), 1, 1, "
           f'{COMBINE_BLOCK}, 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }}')
     w("}")
+    w("if (mdp_cu_profile)")
+    w("    mdp_cu_profile_record(2);")
     w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
+    w("if (mdp_cu_profile)")
+    w("    mdp_cu_profile_record(3);")
     for b in globals_:
         if b.copy_out:
             w(f"if (mdp_bytes_{b.name})")
             w(f"    mdp_cu_check(cuMemcpyDtoH((void *){b.name}, mdp_mem_{b.name}, mdp_bytes_{b.name}), "
               '"cuMemcpyDtoH");')
+    w("if (mdp_cu_profile) {")
+    w("    mdp_cu_profile_record(4);")
+    w(f'    mdp_cu_profile_add("{name}");')
+    w("}")
     for b in globals_:
         w(f'mdp_cu_check(cuMemFree(mdp_mem_{b.name}), "cuMemFree");')
     for n, _ in parts:

@@ -152,3 +152,17 @@ def test_suspended_macros_cover_the_installed_headers() -> None:
 def test_kernels_compile_with_nvrtc_for_sm90(name: str, tmp_path: Path) -> None:
     plan = plan_of(name)
     compile_for_sm90(kernel_source(plan), plan.name, tmp_path)
+
+
+def test_profile_events_bracket_copies_and_launches() -> None:
+    """``MDPOLY_PROFILE``: events 0/1 around the copies in, 1/2 around the launches, 3/4 around the copies out."""
+    code = CudaBackend().render(plan_of("dot"))
+    body = code.definition
+    order = [body.index(f"mdp_cu_profile_record({i});") for i in range(5)]
+    assert order == sorted(order)
+    assert order[0] > body.rindex('"cuMemAlloc"') and order[1] > body.rindex("cuMemcpyHtoD")
+    assert order[1] < body.index("cuLaunchKernel") and order[2] > body.rindex("cuLaunchKernel")
+    assert order[2] < body.index("cuCtxSynchronize") < order[3] < body.index("cuMemcpyDtoH") < order[4]
+    assert body.index("mdp_cu_profile_add(") > order[4]
+    assert 'getenv("MDPOLY_PROFILE")' in code.preamble and "atexit(mdp_cu_profile_report)" in code.preamble
+    assert "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f" in code.preamble

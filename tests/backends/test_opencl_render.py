@@ -149,3 +149,16 @@ def test_buffer_order_matches_host_params() -> None:
     plan = lower_gpu(mdh, default_gpu_params(mdh, CPU_CAPS), CPU_CAPS)
     assert [b.name for b in plan.buffers] == [b.name for b in plan.params]
     assert all(isinstance(b, Buffer) for b in plan.params)
+
+
+def test_profile_requests_events_only_when_profiling() -> None:
+    """``MDPOLY_PROFILE``: a profiling queue and one event per command; otherwise NULL events."""
+    mdh = MDHS["dot"]
+    code = OpenCLBackend(CPU_CAPS).render(lower_gpu(mdh, default_gpu_params(mdh, GPU_CAPS), CPU_CAPS))
+    assert 'getenv("MDPOLY_PROFILE")' in code.preamble
+    assert "mdp_cl_profile ? CL_QUEUE_PROFILING_ENABLE : 0" in code.preamble
+    assert "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f" in code.preamble
+    for line in code.definition.splitlines():
+        if "clEnqueue" in line:
+            assert "mdp_cl_profile ? &mdp_" in line and ": NULL)" in line, line
+    assert code.definition.index("clFinish") < code.definition.index("mdp_cl_profile_add(")
