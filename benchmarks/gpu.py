@@ -1,0 +1,485 @@
+#!/usr/bin/env python3
+"""GPU benchmarks: mdpoly's OpenCL and CUDA output vs cuBLAS / cuDNN, prepared here, run on a GPU machine.
+
+Three steps::
+
+    python benchmarks/gpu.py prepare OUTDIR [--quick]
+        # here, with mdpoly: copies the kernel programs, writes mdpoly's --target opencl and
+        # --target cuda outputs for each workload (sizes as -D), manifest.json and the scripts
+        # the run needs (this file, gpu_vendor.py, gpu_report.py) into OUTDIR
+    python3 OUTDIR/gpu.py run OUTDIR [--out DIR]
+        # there, with python3 (stdlib; numpy, CuPy / PyTorch for the vendor references), cc, the
+        # CUDA toolkit and driver: builds each variant, runs it with MDPOLY_PROFILE=1 several
+        # times, checks its checksum against the sequential C build, times the vendor libraries,
+        # writes gpu_results.json and gpu_results.md into DIR (default $OUT, else OUTDIR)
+    python benchmarks/gpu.py report gpu_results.json
+        # here: benchmarks/results/gpu_<date>.md, .json and .png (matplotlib, the bench extra)
+
+A variant that fails to build or run is recorded as failed with the reason; the others go on.
+The run keeps to a time budget (``--budget``, default 270 s): steps that would start after it
+are recorded as skipped. OpenCL builds link ``-lOpenCL`` (the toolkit's headers); when
+``OCL_ICD_VENDORS`` is unset and NVIDIA's ``libnvidia-opencl.so.1`` is installed, an ICD file
+naming it is written to ``OUTDIR/build/icd`` and used. CUDA builds link ``-lcuda -lnvrtc`` from
+``$CUDA_HOME``, ``$CUDA_PATH``, ``nvcc``'s toolkit or ``/usr/local/cuda`` (NVRTC from the
+``nvidia-cuda-nvrtc`` wheel when the toolkit lacks it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import datetime
+import glob
+import importlib.util
+import json
+import math
+import os
+import platform
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+TARGETS = ("opencl", "cuda")
+CHECKSUM_RTOL = 1e-3
+SCRIPTS = ("gpu.py", "gpu_vendor.py", "gpu_report.py")
+PROFILE_LINE = re.compile(r"^mdpoly-profile: (\S+) calls=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=([0-9.eE+-]+)$",
+                          re.MULTILINE)
+
+
+# {{{ workloads
+
+
+@dataclass(frozen=True)
+class GpuWorkload:
+    """One GPU benchmark: a kernel program, its sizes, the vendor reference and the issues' anchors.
+
+    :arg anchors: kernel times (ms) reported in the issues for the full sizes on an H200, not
+        measured by us: ``vendor`` (cuBLAS / cuDNN) and ``ppcg`` (PPCG's default CUDA).
+    """
+
+    name: str
+    kernel: str
+    full: dict[str, int]
+    quick: dict[str, int]
+    vendor: str                      # gpu_vendor.CANDIDATES key
+    anchors: dict[str, float] = field(default_factory=dict)
+
+    def sizes(self, quick: bool) -> dict[str, int]:
+        return dict(self.quick if quick else self.full)
+
+
+#: RW sgemm: the thesis's "10x500x64" read as M x N x K (C is 10 x 500, the reduction has 64 terms),
+#: the MDH papers' I x J x K order for matrix multiplication.
+WORKLOADS = (
+    GpuWorkload("sgemm", "sgemm.c", {"M": 1024, "N": 1024, "K": 1024}, {"M": 128, "N": 128, "K": 128},
+                "sgemm", {"vendor": 0.074, "ppcg": 0.236}),
+    GpuWorkload("sgemm_rw", "sgemm.c", {"M": 10, "N": 500, "K": 64}, {"M": 10, "N": 500, "K": 64},
+                "sgemm", {"vendor": 0.0196}),
+    GpuWorkload("mcc_rw", "mcc.c", {"N": 1, "P": 7, "Q": 7, "K": 512, "C": 512, "R": 3, "S": 3},
+                {"N": 1, "P": 7, "Q": 7, "K": 32, "C": 32, "R": 3, "S": 3}, "mcc", {"vendor": 0.127, "ppcg": 39.0}),
+    GpuWorkload("mcc_pc", "mcc.c", {"N": 1, "P": 4092, "Q": 4092, "K": 1, "C": 1, "R": 5, "S": 5},
+                {"N": 1, "P": 252, "Q": 252, "K": 1, "C": 1, "R": 5, "S": 5}, "mcc", {"vendor": 1.93}),
+)
+
+# }}}
+
+# {{{ prepare (here, with mdpoly)
+
+
+def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]) -> int:
+    """Write the sources, mdpoly's outputs, the manifest and the scripts into ``out_dir``; 1 on any failure."""
+    repo = HERE.parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "src").mkdir(exist_ok=True)
+    shutil.copy(HERE / "kernels" / "bench_common.h", out_dir / "src" / "bench_common.h")
+    for script in SCRIPTS:
+        shutil.copy(HERE / script, out_dir / script)
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(repo), env.get("PYTHONPATH")]))
+    failures, entries = 0, []
+    for w in WORKLOADS:
+        if only and w.name not in only:
+            continue
+        shutil.copy(HERE / "kernels" / w.kernel, out_dir / "src" / w.kernel)
+        sizes = w.sizes(quick)
+        entry: dict[str, Any] = {"workload": w.name, "kernel": f"src/{w.kernel}", "sizes": sizes,
+                                 "vendor": w.vendor, "anchors": w.anchors, "generated": {}, "prepare_errors": {}}
+        for target in targets:
+            (out_dir / target).mkdir(exist_ok=True)
+            rel = f"{target}/{w.name}.c"
+            # relative paths, run inside out_dir: the #line directives name src/<kernel>.c, nothing of this machine
+            cmd = [sys.executable, "-m", "mdpoly", f"src/{w.kernel}", "-o", rel, "--target", target, "--no-tune", "-q",
+                   *(f"-D{k}={v}" for k, v in sizes.items())]
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, env=env, timeout=600)
+            text = (out_dir / rel).read_text() if proc.returncode == 0 and (out_dir / rel).is_file() else ""
+            if not text or "mdp_" not in text:
+                reason = (proc.stderr.strip() or "mdpoly left the kernel as it was")[-1500:]
+                print(f"[{w.name}] mdpoly --target {target} failed: {reason}", file=sys.stderr)
+                entry["prepare_errors"][target] = reason
+                failures += 1
+                continue
+            entry["generated"][target] = rel
+            print(f"[{w.name}] {rel}", file=sys.stderr)
+        entries.append(entry)
+    manifest = {"kind": "mdpoly-gpu-bench", "mode": "quick" if quick else "full",
+                "prepared": datetime.datetime.now().isoformat(timespec="seconds"),
+                "mdpoly_commit": _git_commit(repo), "workloads": entries}
+    (out_dir / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
+    leaks = _absolute_paths(out_dir, [str(repo), str(out_dir.resolve()), str(Path.home())])
+    if leaks:
+        print("absolute paths of this machine in the prepared files:\n  " + "\n  ".join(leaks), file=sys.stderr)
+        failures += 1
+    size = sum(p.stat().st_size for p in out_dir.rglob("*") if p.is_file())
+    print(f"prepared {len(entries)} workloads ({'quick' if quick else 'full'} sizes) for {', '.join(targets)} "
+          f"in {out_dir} ({size / 1e6:.2f} MB)", file=sys.stderr)
+    return 1 if failures else 0
+
+
+def _git_commit(repo: Path) -> str:
+    proc = subprocess.run(["git", "-C", str(repo), "rev-parse", "--short", "HEAD"], capture_output=True, text=True)
+    dirty = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=no"],
+                           capture_output=True, text=True).stdout.strip()
+    return proc.stdout.strip() + ("-dirty" if dirty else "") if proc.returncode == 0 else "unknown"
+
+
+def _absolute_paths(out_dir: Path, needles: list[str]) -> list[str]:
+    found = []
+    for path in out_dir.rglob("*"):
+        if path.is_file() and path.suffix in (".c", ".h", ".json"):
+            text = path.read_text(errors="replace")
+            found += [f"{path.relative_to(out_dir)}: {n}" for n in needles if n and n != "/" and n in text]
+    return found
+
+# }}}
+
+# {{{ run (there: stdlib; numpy and CuPy / PyTorch for the vendor references)
+
+
+class StepError(Exception):
+    """A build or run step failed; the message says which and why."""
+
+
+class Deadline:
+    """The run's time budget: each step's timeout is cut to what is left."""
+
+    def __init__(self, seconds: float, step_timeout: float) -> None:
+        self.end = time.monotonic() + seconds
+        self.step_timeout = step_timeout
+
+    def timeout(self) -> float:
+        left = self.end - time.monotonic()
+        if left <= 1:
+            raise StepError("skipped: the run's time budget is spent")
+        return min(self.step_timeout, left)
+
+
+def sh(cmd: list[str], deadline: Deadline, env: Mapping[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    timeout = deadline.timeout()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+    except subprocess.TimeoutExpired as exc:
+        raise StepError(f"timed out after {timeout:.0f}s: {Path(cmd[0]).name}") from exc
+    except OSError as exc:
+        raise StepError(f"cannot run {cmd[0]}: {exc}") from exc
+    if proc.returncode != 0:
+        tail = " / ".join((proc.stderr.strip() or proc.stdout.strip() or "no output").splitlines()[-4:])
+        raise StepError(f"{Path(cmd[0]).name} exit {proc.returncode}: {tail[-600:]}")
+    return proc
+
+
+def find_cuda() -> dict[str, Any] | None:
+    """The CUDA toolkit: root, include and link flags (NVRTC from the pip wheel when the toolkit lacks it)."""
+    roots = [os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH")]
+    nvcc = shutil.which("nvcc")
+    if nvcc:
+        roots.append(str(Path(nvcc).resolve().parent.parent))
+    roots.append("/usr/local/cuda")
+    root = next((Path(r) for r in roots if r and (Path(r) / "include" / "cuda.h").is_file()), None)
+    if root is None:
+        return None
+    lib = root / "lib64" if (root / "lib64").is_dir() else root / "lib"
+    include, link = [f"-I{root / 'include'}"], [f"-L{lib}", f"-Wl,-rpath,{lib}"]
+    if (lib / "stubs").is_dir():
+        link.append(f"-L{lib / 'stubs'}")   # after lib: only for linking; the driver's libcuda.so.1 runs
+    nvrtc = "-lnvrtc"
+    if not (root / "include" / "nvrtc.h").is_file():
+        spec = importlib.util.find_spec("nvidia")
+        bases = list(spec.submodule_search_locations or []) if spec else []
+        dirs = [Path(b) / sub for b in bases for sub in ("cu13", "cu12", "cuda_nvrtc")]
+        wheel = next((d for d in dirs if (d / "include" / "nvrtc.h").is_file()), None)
+        if wheel is None:
+            return {"root": str(root), "include": include, "link": link + ["-lcuda", nvrtc],
+                    "note": "nvrtc.h not found (toolkit or nvidia-cuda-nvrtc wheel)"}
+        include.append(f"-I{wheel / 'include'}")
+        link += [f"-L{wheel / 'lib'}", f"-Wl,-rpath,{wheel / 'lib'}"]
+        if not (wheel / "lib" / "libnvrtc.so").exists():
+            names = sorted(glob.glob(str(wheel / "lib" / "libnvrtc.so.*[0-9]")), key=len)
+            if names:
+                nvrtc = f"-l:{Path(names[0]).name}"
+    return {"root": str(root), "include": include, "link": link + ["-lcuda", nvrtc]}
+
+
+def setup_opencl_icd(build: Path) -> str:
+    """Point the ICD loader at NVIDIA's OpenCL when nothing else says where to look; say what is used."""
+    if os.environ.get("OCL_ICD_VENDORS"):
+        return f"OCL_ICD_VENDORS={os.environ['OCL_ICD_VENDORS']}"
+    dirs = ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64", "/usr/local/nvidia/lib")
+    found = any(Path(d, "libnvidia-opencl.so.1").exists() for d in dirs)
+    if not found and shutil.which("ldconfig"):
+        found = "libnvidia-opencl.so.1" in subprocess.run(["ldconfig", "-p"], capture_output=True, text=True).stdout
+    if not found:
+        return "system ICDs (/etc/OpenCL/vendors)"
+    icd = build / "icd"
+    icd.mkdir(parents=True, exist_ok=True)
+    (icd / "nvidia.icd").write_text("libnvidia-opencl.so.1\n")
+    os.environ["OCL_ICD_VENDORS"] = str(icd)
+    return "libnvidia-opencl.so.1 (ICD file written by gpu.py)"
+
+
+def build(src: Path, exe: Path, sizes: Mapping[str, int], reps: int, flags: list[str], link: list[str],
+          deadline: Deadline) -> None:
+    """``cc -O2`` compile, then link (so a failure says which of the two failed)."""
+    cc = os.environ.get("CC", "cc")
+    obj = exe.with_suffix(".o")
+    defines = [f"-DREPS={reps}", *(f"-D{k}={v}" for k, v in sizes.items())]
+    try:
+        sh([cc, "-O2", *defines, f"-I{src.parent.parent / 'src'}", *flags, "-c", str(src), "-o", str(obj)], deadline)
+    except StepError as exc:
+        raise StepError(f"compile: {exc}") from exc
+    try:
+        sh([cc, str(obj), "-o", str(exe), *link, "-lm"], deadline)
+    except StepError as exc:
+        raise StepError(f"link: {exc}") from exc
+
+
+def run_program(exe: Path, env: Mapping[str, str], deadline: Deadline) -> dict[str, Any]:
+    """One run: the program's ``median_s`` and ``checksum``, and its ``mdpoly-profile:`` lines summed."""
+    proc = sh([str(exe)], deadline, env)
+    values = dict(line.split(" ", 1) for line in proc.stdout.splitlines() if " " in line)
+    if "median_s" not in values:
+        raise StepError(f"program printed no median_s: {proc.stdout[-200:]}")
+    result: dict[str, Any] = {"median_s": float(values["median_s"]), "checksum": float(values.get("checksum", "nan"))}
+    lines = PROFILE_LINE.findall(proc.stderr)
+    if lines:
+        calls = max(int(c) for _, c, _, _ in lines)
+        result.update(nests=[n for n, _, _, _ in lines], calls=calls,
+                      kernel_ms=sum(float(k) for _, _, k, _ in lines) / calls,
+                      transfer_ms=sum(float(t) for _, _, _, t in lines) / calls)
+    return result
+
+
+def checksum_matches(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=CHECKSUM_RTOL, abs_tol=1e-6)
+
+
+def measure_variant(entry: Mapping[str, Any], target: str, root: Path, flags: dict[str, tuple[list[str], list[str]]],
+                    reps: int, runs: int, deadline: Deadline) -> dict[str, Any]:
+    """Build and run one mdpoly variant ``runs`` times; medians over the runs."""
+    rel = entry["generated"].get(target)
+    if rel is None:
+        return {"status": "failed", "detail": f"prepare: {entry['prepare_errors'].get(target, 'not generated')}"}
+    if target not in flags:
+        return {"status": "failed", "detail": f"no {target} toolchain found on this machine"}
+    exe = root / "build" / f"{entry['workload']}.{target}"
+    env = dict(os.environ, MDPOLY_PROFILE="1", MDPOLY_CACHE_DIR=str(root / "build" / "cache"))
+    try:
+        build(root / rel, exe, entry["sizes"], reps, *flags[target], deadline)
+        results = [run_program(exe, env, deadline) for _ in range(runs)]
+    except StepError as exc:
+        return {"status": "skipped" if str(exc).startswith("skipped") else "failed", "detail": str(exc)}
+    out: dict[str, Any] = {"status": "ok", "whole_ms": statistics.median(r["median_s"] for r in results) * 1e3,
+                           "checksum": results[0]["checksum"], "runs": results}
+    if all("kernel_ms" in r for r in results):
+        out["kernel_ms"] = statistics.median(r["kernel_ms"] for r in results)
+        out["transfer_ms"] = statistics.median(r["transfer_ms"] for r in results)
+    else:
+        out["detail"] = "no mdpoly-profile line (profiling missing in this host code?)"
+    return out
+
+
+def measure_seq(entry: Mapping[str, Any], root: Path, deadline: Deadline) -> dict[str, Any]:
+    """The sequential C build's checksum (one warm-up and one timed call: it is the reference, not a contender)."""
+    exe = root / "build" / f"{entry['workload']}.seq"
+    try:
+        build(root / entry["kernel"], exe, entry["sizes"], 1, [], [], deadline)
+        r = run_program(exe, os.environ, deadline)
+    except StepError as exc:
+        return {"status": "failed", "detail": str(exc)}
+    return {"status": "ok", "whole_ms": r["median_s"] * 1e3, "checksum": r["checksum"]}
+
+
+def machine_description(cuda: Mapping[str, Any] | None, icd: str) -> dict[str, str]:
+    smi = shutil.which("nvidia-smi")
+    gpu = "unknown (no nvidia-smi)"
+    driver = cap = "unknown"
+    if smi:
+        proc = subprocess.run([smi, "--query-gpu=name,driver_version,compute_cap", "--format=csv,noheader"],
+                              capture_output=True, text=True)
+        first = proc.stdout.strip().splitlines()[0] if proc.returncode == 0 and proc.stdout.strip() else ""
+        parts = [p.strip() for p in first.split(",")]
+        if len(parts) == 3:
+            gpu, driver, cap = parts
+        else:
+            gpu = f"nvidia-smi failed: {(proc.stderr or proc.stdout).strip()[-200:]}"
+    cc = os.environ.get("CC", "cc")
+    try:
+        cc_version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
+    except (OSError, IndexError):
+        cc_version = "unknown"
+    versions = {}
+    for module in ("numpy", "cupy", "torch"):
+        try:
+            versions[module] = __import__(module).__version__
+        except Exception:   # not installed, or broken: the reference will say so
+            versions[module] = "not available"
+    return {"gpu": gpu, "driver": driver, "compute_capability": cap,
+            "cuda_toolkit": cuda["root"] if cuda else "not found", "opencl_icd": icd, "compiler": cc_version,
+            "python": platform.python_version(), **versions, "host": platform.node()}
+
+
+def measure_vendor(entry: Mapping[str, Any], seq: Mapping[str, Any], deadline: Deadline) -> dict[str, Any]:
+    try:
+        deadline.timeout()
+        from gpu_vendor import measure_vendor as vendor
+    except StepError as exc:
+        return {"status": "skipped", "detail": str(exc)}
+    except ImportError as exc:
+        return {"status": "skipped", "detail": f"numpy missing: {exc}"}
+    v = vendor(entry["vendor"], entry["sizes"])
+    out = {"name": v.name, "status": v.status, "kernel_ms": v.kernel_ms, "checksum": v.checksum, "detail": v.detail,
+           "candidates": v.candidates}
+    if v.status == "ok" and seq.get("status") == "ok" and v.checksum is not None:
+        if not checksum_matches(v.checksum, seq["checksum"]):
+            out.update(status="wrong", detail=f"checksum {v.checksum:.6g} vs seq {seq['checksum']:.6g}")
+    return out
+
+
+def run(root: Path, out: Path, targets: tuple[str, ...], reps: int, runs: int, budget: float, step_timeout: float,
+        vendor: bool, only: set[str]) -> int:
+    """Measure every prepared workload; write ``gpu_results.json`` and ``.md`` into ``out``. 1 when anything failed."""
+    started = time.monotonic()
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from gpu_report import render_markdown
+
+    manifest = json.loads((root / "manifest.json").read_text())
+    (root / "build").mkdir(exist_ok=True)
+    deadline = Deadline(budget, step_timeout)
+    cuda = find_cuda()
+    icd = setup_opencl_icd(root / "build")
+    flags: dict[str, tuple[list[str], list[str]]] = {}
+    if cuda is not None:
+        flags["cuda"] = (cuda["include"], cuda["link"])
+    ocl_inc = cuda["include"][:1] if cuda else []
+    ocl_lib = [f for f in cuda["link"] if f.startswith("-L")][:1] if cuda else []
+    flags["opencl"] = (ocl_inc, [*ocl_lib, "-lOpenCL"])
+    machine = machine_description(cuda, icd)
+    print(f"GPU: {machine['gpu']} (driver {machine['driver']}); CUDA: {machine['cuda_toolkit']}; OpenCL: {icd}",
+          file=sys.stderr, flush=True)
+    entries = [e for e in manifest["workloads"] if not only or e["workload"] in only]
+
+    # the sequential references first, in parallel (CPU only, before any GPU timing)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(entries), os.cpu_count() or 1))) as pool:
+        seqs = list(pool.map(lambda e: measure_seq(e, root, deadline), entries))
+    rows, failed = [], 0
+    for entry, seq in zip(entries, seqs):
+        name = entry["workload"]
+        print(f"[{name}] seq: {seq['status']} {seq.get('detail', '')}", file=sys.stderr, flush=True)
+        variants = {}
+        for target in targets:
+            v = measure_variant(entry, target, root, flags, reps, runs, deadline)
+            if v["status"] == "ok" and seq["status"] == "ok" and not checksum_matches(v["checksum"], seq["checksum"]):
+                v.update(status="wrong", detail=f"checksum {v['checksum']:.6g} vs seq {seq['checksum']:.6g}")
+            failed += v["status"] != "ok"
+            variants[target] = v
+            shown = (f"kernel {v.get('kernel_ms', float('nan')):.4f} ms, whole call {v['whole_ms']:.4f} ms"
+                     if v["status"] == "ok" else f"{v['status']}: {v['detail']}")
+            print(f"[{name}] {target}: {shown}", file=sys.stderr, flush=True)
+        rows.append({"workload": name, "kernel": entry["kernel"], "sizes": entry["sizes"], "seq": seq,
+                     "variants": variants, "anchors": entry["anchors"]})
+    for row, entry in zip(rows, entries):
+        row["vendor"] = measure_vendor(entry, row["seq"], deadline) if vendor else {"status": "skipped",
+                                                                                   "detail": "--no-vendor"}
+        v = row["vendor"]
+        ms = "" if v.get("kernel_ms") is None else f"{v['kernel_ms']:.4f} ms"
+        print(f"[{row['workload']}] vendor: {v['status']} {v.get('name', '')} {ms} {v.get('detail', '')}",
+              file=sys.stderr, flush=True)
+
+    record = {"kind": "mdpoly-gpu-results", "mode": manifest["mode"],
+              "date": datetime.date.today().isoformat(), "machine": machine,
+              "settings": {"reps per run": reps, "runs per variant": runs, "targets": ", ".join(targets),
+                           "mdpoly commit": manifest.get("mdpoly_commit", "unknown"),
+                           "elapsed_s": f"{time.monotonic() - started:.1f}"},
+              "rows": rows}
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "gpu_results.json").write_text(json.dumps(record, indent=1) + "\n")
+    md = render_markdown(record)
+    (out / "gpu_results.md").write_text(md)
+    print(md)
+    print(f"wrote {out / 'gpu_results.json'} and {out / 'gpu_results.md'} "
+          f"({time.monotonic() - started:.0f}s)", file=sys.stderr)
+    return 1 if failed else 0
+
+# }}}
+
+# {{{ report (here)
+
+
+def report(json_path: Path, out_dir: Path) -> int:
+    """``gpu_<date>[_quick].md``, ``.json`` and ``.png`` in ``out_dir`` from a run's record."""
+    from gpu_report import plot, render_markdown
+
+    record = json.loads(json_path.read_text())
+    stem = f"gpu_{record.get('date', datetime.date.today().isoformat())}"
+    stem += "_quick" if record.get("mode") == "quick" else ""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    png = plot(record, out_dir / f"{stem}.png")
+    md = render_markdown(record) + f"\n![mdpoly vs vendor kernel times]({png.name})\n"
+    (out_dir / f"{stem}.md").write_text(md)
+    if json_path.resolve() != (out_dir / f"{stem}.json").resolve():
+        shutil.copy(json_path, out_dir / f"{stem}.json")
+    print(f"wrote {out_dir / stem}.md, .json and .png", file=sys.stderr)
+    return 0
+
+# }}}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("step", choices=("prepare", "run", "report"))
+    p.add_argument("path", type=Path, help="OUTDIR (prepare, run) or gpu_results.json (report)")
+    p.add_argument("--quick", action="store_true", help="prepare: small sizes (a smoke run, e.g. on PoCL)")
+    p.add_argument("--targets", default=",".join(TARGETS))
+    p.add_argument("--only", default="", help="comma-separated workload names")
+    p.add_argument("--out", type=Path, default=None,
+                   help="run: where the results go (default $OUT, else OUTDIR); report: default benchmarks/results")
+    p.add_argument("--reps", type=int, default=20, help="run: timed calls per program run")
+    p.add_argument("--runs", type=int, default=3, help="run: program runs per variant")
+    p.add_argument("--budget", type=float, default=270.0, help="run: seconds for the whole run")
+    p.add_argument("--timeout", type=float, default=120.0, help="run: seconds per build or run step")
+    p.add_argument("--no-vendor", action="store_true", help="run: skip the cuBLAS / cuDNN references")
+    ns = p.parse_args(argv)
+    targets = tuple(t for t in ns.targets.split(",") if t)
+    if set(targets) - set(TARGETS):
+        p.error(f"unknown target(s): {', '.join(sorted(set(targets) - set(TARGETS)))}")
+    only = {w for w in ns.only.split(",") if w}
+    if only - {w.name for w in WORKLOADS}:
+        p.error(f"unknown workloads: {', '.join(sorted(only - {w.name for w in WORKLOADS}))}")
+    if ns.step == "prepare":
+        return prepare(ns.path, ns.quick, targets, only)
+    if ns.step == "run":
+        out = ns.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else ns.path)
+        return run(ns.path.resolve(), out, targets, max(ns.reps, 1), max(ns.runs, 1), ns.budget, ns.timeout,
+                   not ns.no_vendor, only)
+    return report(ns.path, ns.out or HERE / "results")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
