@@ -16,7 +16,8 @@ from pycparser import c_ast, c_generator, c_parser
 from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
-    Apply, Assign, Block, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value,
+    Apply, Assign, Assume, Block, BlockEnd, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt,
+    ThreadCount, Value,
     Var,
 )
 
@@ -130,6 +131,11 @@ class CEmitter:
             return c_ast.TernaryOp(c_ast.BinaryOp(cmp, a, b), a, self.value(v.b))
         if isinstance(v, FExpr):
             return self.fexpr(v)
+        if isinstance(v, BlockEnd):
+            lo = affine(v.lower)
+            span = c_ast.BinaryOp("-", _min([affine(u) for u in v.upper]), affine(v.lower))
+            step = c_ast.Constant("int", str(v.step))
+            return c_ast.BinaryOp("+", lo, c_ast.BinaryOp("*", c_ast.BinaryOp("/", span, step), step))
         raise TypeError(f"unknown value {v!r}")
 
     def _parse_expr(self, text: str) -> c_ast.Node | None:
@@ -184,6 +190,9 @@ class CEmitter:
             return [c_ast.Compound(self.stmts(s.body))]
         if isinstance(s, ThreadCount):
             return [_decl(s.var, _type_decl(s.var, "int"), self.dialect.thread_count(s))]
+        if isinstance(s, Assume):
+            empty = c_ast.BinaryOp(">=", affine(s.lower), _min([affine(u) for u in s.upper]))
+            return [c_ast.If(empty, c_ast.FuncCall(c_ast.ID("__builtin_unreachable"), None), None)]
         if isinstance(s, ParallelRegion):
             tid = _decl(s.thread_var, _type_decl(s.thread_var, "int"), self.dialect.thread_id())
             return [c_ast.Pragma(p) for p in self.dialect.region_pragmas(s)] + [

@@ -66,7 +66,17 @@ class FExpr:
     role: Literal["f", "init"] = "f"
 
 
-Value = Union[Ref, Var, Const, Apply, FExpr]
+@dataclass(frozen=True, slots=True)
+class BlockEnd:
+    """``lower + (min(upper) - lower) / step * step``: where the full blocks of ``step`` points
+    of ``[lower, min(upper))`` end (a register-tiled range's remainder starts here)."""
+
+    lower: Affine
+    upper: tuple[Affine, ...]
+    step: int
+
+
+Value = Union[Ref, Var, Const, Apply, FExpr, BlockEnd]
 
 # }}}
 
@@ -89,6 +99,9 @@ class Assign:
     value: Value
 
 
+#: ``Loop.layer`` of a register block loop (see ``Loop``).
+REGISTER_LAYER = 3
+
 LoopSchedule = Literal["seq", "parallel", "thread_for", "simd"]
 
 
@@ -102,8 +115,9 @@ class Loop:
     ``simd`` -- a vector loop, reducing ``reductions`` ``(op, variable)`` pairs.
     ``num_threads`` (``parallel`` only): team size, 0 = the runtime default.
     ``dim`` is the MDH dimension the loop walks and ``layer`` its tiling layer
-    (0 = point loop, 1 = outermost tile loop, 2 = inner tile loop); ``dim == -1`` for helper loops
-    over thread partials.
+    (0 = point loop, 1 = outermost tile loop, 2 = inner tile loop, ``REGISTER_LAYER`` = a register
+    block loop, whose body covers the points ``var .. var + step - 1`` of ``dim`` unrolled);
+    ``dim == -1`` for helper loops (over thread partials, or the SIMD lanes of a register block).
     """
 
     var: str
@@ -146,7 +160,17 @@ class ParallelRegion:
     body: tuple[Stmt, ...]
 
 
-Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion]
+@dataclass(frozen=True, slots=True)
+class Assume:
+    """A promise that ``[lower, min(upper))`` is not empty, for the C compiler (gcc vectorises
+    an outer SIMD loop around an inner loop only when it knows the inner one runs); a backend
+    may print nothing for it."""
+
+    lower: Affine
+    upper: tuple[Affine, ...]
+
+
+Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion, Assume]
 
 # }}}
 

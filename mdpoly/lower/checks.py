@@ -8,7 +8,8 @@ parameters. Each property is one function:
   loops over reduction dims reduce only into their declared reduction variables.
 * ``check_combine_operator_matches_reduction`` -- every combine is the MDH's reduction operator.
 * ``check_tiles_cover_domain`` -- the points the scalar phase visits are exactly the MDH domain
-  (by isl, for symbolic sizes too).
+  (by isl, for symbolic sizes too); with register blocks the micro-kernel's and the remainder
+  nests' point sets are disjoint and together the domain.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import islpy as isl
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.mdh import Affine, Combine
 from mdpoly.ir.plan import (
-    Apply, Assign, Block, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, Value, Var, walk,
+    REGISTER_LAYER, Apply, Assign, Block, BlockEnd, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, Value,
+    Var, walk,
 )
 
 
@@ -98,22 +100,21 @@ def check_combine_operator_matches_reduction(plan: Plan) -> None:
                     raise _bug(plan, f"simd reduction '{rop.value}' differs from the reduction operator")
 
 
-def _compute_path(stmts: tuple[Stmt, ...], path: tuple[Loop, ...] = ()) -> tuple[Loop, ...] | None:
-    """The loops enclosing the scalar phase (the statements evaluating ``f``)."""
+def _compute_paths(stmts: tuple[Stmt, ...], path: tuple[Loop, ...] = (),
+                   out: list[tuple[Loop, ...]] | None = None) -> list[tuple[Loop, ...]]:
+    """The loop paths enclosing the scalar phases (statements evaluating ``f``), each once: the
+    plain nest, or with register blocks the micro-kernel and each remainder nest."""
+    found: list[tuple[Loop, ...]] = [] if out is None else out
     for s in stmts:
         if isinstance(s, (Assign, Declare)):
             v = s.value if isinstance(s, Assign) else s.init
-            if v is not None and _evaluates_f(v):
-                return path
+            if v is not None and _evaluates_f(v) and not any(p == path for p in found):
+                found.append(path)
         if isinstance(s, Loop):
-            found = _compute_path(s.body, path + (s,))
-            if found is not None:
-                return found
+            _compute_paths(s.body, path + (s,), found)
         if isinstance(s, (Block, ParallelRegion)):
-            found = _compute_path(s.body, path)
-            if found is not None:
-                return found
-    return None
+            _compute_paths(s.body, path, found)
+    return found
 
 
 def _evaluates_f(v: Value) -> bool:
@@ -128,39 +129,78 @@ def _isl(a: Affine) -> str:
     return a.to_c().replace(" * ", "*")
 
 
-def check_tiles_cover_domain(plan: Plan) -> None:
+def _block_ends(plan: Plan) -> dict[str, BlockEnd]:
+    return {s.name: s.init for s in walk(plan.body) if isinstance(s, Declare) and isinstance(s.init, BlockEnd)}
+
+
+def _covered(plan: Plan, loops: tuple[Loop, ...], head: str, its: list[str],
+             ends: dict[str, BlockEnd]) -> isl.Set:
+    """The points of the MDH domain one scalar-phase path visits, as an isl set over ``its``."""
     mdh = plan.mdh
-    loops = _compute_path(plan.body)
-    if loops is None:
-        raise _bug(plan, "no scalar phase found")
-    its = [d.iterator for d in mdh.dims]
-    walked = [lp.var for lp in loops if lp.layer == 0 and lp.dim >= 0]
-    if sorted(walked) != sorted(its):
+    walked = sorted([lp.var for lp in loops if lp.layer == 0 and lp.dim >= 0]
+                    + [its[lp.dim] for lp in loops if lp.layer == REGISTER_LAYER])
+    if walked != sorted(its):
         raise _bug(plan, f"scalar phase loops {walked} do not walk the dims {its}")
-    tile_vars = [lp.var for lp in loops if lp.layer > 0]
+    exist = [lp.var for lp in loops if lp.layer > 0]
     cons: list[str] = []
-    exist: list[str] = list(tile_vars)
+    used: set[str] = set()
     for n, lp in enumerate(loops):
         if lp.dim < 0:
             continue
         v, lo = lp.var, _isl(lp.lower)
         cons.append(f"{v} >= {lo}")
         cons += [f"{v} < {_isl(u)}" for u in lp.upper]
+        used |= lp.lower.names() | {x for u in lp.upper for x in u.names()}
         if lp.step != 1:
             e = f"mdp_e{n}"
             exist.append(e)
             cons.append(f"{v} = {lo} + {lp.step}*{e}")
+        if lp.layer == REGISTER_LAYER:
+            it = its[lp.dim]
+            cons.append(f"{v} <= {it} < {v} + {lp.step}")
+    for k, (name, be) in enumerate(sorted(ends.items())):
+        if name not in used:
+            continue
+        q = f"mdp_q{k}"
+        exist += [name, q]
+        lo = _isl(be.lower)
+        cons.append(f"{name} = {lo} + {be.step}*{q} and {name} >= {lo}")
+        cons += [f"{name} <= {_isl(u)}" for u in be.upper]
+        cons.append("(" + " or ".join(f"{name} + {be.step} > {_isl(u)}" for u in be.upper) + ")")
+    if not exist:
+        return isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(cons)} }}")
+    return isl.Set(f"{head}{{ [{', '.join(its)}] : exists ({', '.join(exist)} : {' and '.join(cons)}) }}")
+
+
+def check_tiles_cover_domain(plan: Plan) -> None:
+    """The scalar-phase paths visit pairwise disjoint point sets whose union is the domain."""
+    mdh = plan.mdh
+    paths = _compute_paths(plan.body)
+    if not paths:
+        raise _bug(plan, "no scalar phase found")
+    its = [d.iterator for d in mdh.dims]
+    ends = _block_ends(plan)
     names: set[str] = set()
     for d in mdh.dims:
         names |= d.lower.names() | d.extent.names()
-    for lp in loops:
-        names |= lp.lower.names()
-        for u in lp.upper:
-            names |= u.names()
-    params = sorted(names - set(its) - set(tile_vars))
+    for loops in paths:
+        for lp in loops:
+            names |= lp.lower.names()
+            for u in lp.upper:
+                names |= u.names()
+    for be in ends.values():
+        names |= be.lower.names() | {x for u in be.upper for x in u.names()}
+    tile_vars = {lp.var for loops in paths for lp in loops if lp.layer > 0}
+    params = sorted(names - set(its) - tile_vars - set(ends))
     head = f"[{', '.join(params)}] -> " if params else ""
-    covered = isl.Set(f"{head}{{ [{', '.join(its)}] : exists ({', '.join(exist)} : {' and '.join(cons)}) }}"
-                      if exist else f"{head}{{ [{', '.join(its)}] : {' and '.join(cons)} }}")
+    sets = [_covered(plan, loops, head, its, ends) for loops in paths]
+    for a in range(len(sets)):
+        for b in range(a + 1, len(sets)):
+            if not sets[a].intersect(sets[b]).is_empty():
+                raise _bug(plan, f"scalar phases overlap: {sets[a].intersect(sets[b])}")
+    covered = sets[0]
+    for extra in sets[1:]:
+        covered = covered.union(extra)
     dom_cons = [f"{_isl(d.lower)} <= {d.iterator} < {_isl(d.lower)} + {_isl(d.extent)}" for d in mdh.dims]
     domain = isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(dom_cons)} }}")
     if not covered.is_equal(domain):

@@ -17,6 +17,12 @@ The rules, in order:
    tiles, shrinking tiles when there are too few; if the concat tiles still cannot feed
    ``caps.cores`` threads and the concat domain is small and static, split the largest reduction
    dim over the threads instead (not under ``strict_fp``).
+5. Register block (nests that reduce, not split, ``f`` not using indices): with a concat SIMD
+   dim, ``REGISTER_VECTORS`` vectors of ``caps.vector_bytes`` along it times ``REGISTER_ROWS``
+   points of the innermost other concat dim (whose tile is rounded down to a multiple of them);
+   with a reduction SIMD dim, ``REGISTER_ROWS`` x ``REGISTER_VECTORS`` points of the two innermost
+   other concat dims, each accumulator a vector of partial sums. At most 12 accumulators, so
+   16 vector registers (AVX2) hold them with the operands.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ REDUCTION_TILE = 256
 PAR_SLACK = 4
 SPLIT_MIN_WORK = 1 << 15
 MIN_VECTOR_EXTENT = 8
+REGISTER_ROWS = 6
+REGISTER_VECTORS = 2
 
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
@@ -172,6 +180,8 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
         tiles[d] = (max(1, eff(d) // 2),)
         par, n = par_pick()
 
+    reg, lanes = _register_block(mdh, caps, order, v, tiles, ext, esz, strict_fp)
+
     split: int | None = None
     concat_elems = math.prod(e if e is not None else math.inf for e in (ext[d] for d in concat))
     red_work = math.prod(e if e is not None else math.inf for e in (ext[d] for d in reds)) if reds else 0
@@ -185,5 +195,48 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
             tiles[d] = ()
         par = []
 
+    if split is not None:
+        reg, lanes = (), 0
     return TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
-                        split_dim=split, num_threads=0)
+                        split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes)
+
+
+def _register_block(mdh: MdhExpr, caps: TargetCaps, order: list[int], v: int | None, tiles: list[tuple[int, ...]],
+                    ext: list[int | None], esz: int, strict_fp: bool) -> tuple[tuple[int, ...], int]:
+    """Rule 5: the register tile and SIMD lanes; may round a tile in ``tiles`` down to a block multiple."""
+    dims = mdh.dims
+    if mdh.f.uses_indices or not any(d.combine.is_reduction for d in dims) or v is None:
+        return (), 0
+
+    def size(d: int) -> int:
+        t, e = tiles[d], ext[d]
+        if t:
+            return t[-1] if e is None else min(t[-1], e)
+        return e if e is not None else 1 << 30
+
+    others = [d for d in order if not dims[d].combine.is_reduction and d != v and size(d) >= 2]
+    reg = [1] * len(dims)
+    lanes = 0
+    if not dims[v].combine.is_reduction:
+        if not others:
+            return (), 0
+        lanes = max(1, caps.vector_bytes // esz)
+        if size(v) < REGISTER_VECTORS * lanes:
+            return (), 0
+        reg[v] = REGISTER_VECTORS * lanes
+        rows = [others[-1]]
+        counts = [REGISTER_ROWS]
+    else:
+        rows = others[-2:]
+        counts = [REGISTER_ROWS, REGISTER_VECTORS][-len(rows):] if rows else []
+        if not rows:
+            return (), 0
+    for d, n in zip(rows, counts):
+        n = min(n, size(d))
+        reg[d] = n
+        t = tiles[d]
+        if t and len(t) == 1 and t[0] > n and t[0] % n and (ext[d] is None or t[0] < ext[d]):
+            tiles[d] = (t[0] // n * n,)
+    if all(r == 1 for r in reg):
+        return (), 0
+    return tuple(reg), lanes

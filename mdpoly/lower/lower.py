@@ -19,11 +19,13 @@ Concat-only nests write their outputs directly from the point loops.
 
 from __future__ import annotations
 
+import itertools
+
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import (
-    Apply, Assign, Block, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, ThreadCount,
-    Value, Var,
+    REGISTER_LAYER, Apply, Assign, Assume, Block, BlockEnd, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref,
+    Stmt, ThreadCount, Value, Var,
 )
 from mdpoly.lower.neutral import neutral
 from mdpoly.lower.params import TuningParams, violations
@@ -47,6 +49,19 @@ def _var(name: str) -> Affine:
 
 def _const(c: int) -> Affine:
     return Affine.of({}, c)
+
+
+def _subst(a: Affine, m: dict[str, Affine]) -> Affine:
+    """``a`` with each name of ``m`` replaced by its affine expression."""
+    out = Affine.of({n: c for n, c in a.terms if n not in m}, a.constant)
+    for n, c in a.terms:
+        if n in m:
+            out = _add(out, m[n], c)
+    return out
+
+
+def _subst_ref(r: Ref, m: dict[str, Affine]) -> Ref:
+    return Ref(r.name, tuple(_subst(e, m) for e in r.index), r.deref)
 
 # }}}
 
@@ -96,8 +111,9 @@ class _Lowerer:
         return base, (_add(base, _const(t[-1])), self.hi(d))
 
     def point_loop(self, d: int, body: tuple[Stmt, ...], simd: bool = False,
-                   reductions: tuple[tuple[Combine, str], ...] = ()) -> Loop:
-        lo, up = self.point_range(d)
+                   reductions: tuple[tuple[Combine, str], ...] = (),
+                   ranges: dict[int, tuple[Affine, tuple[Affine, ...]]] | None = None) -> Loop:
+        lo, up = ranges[d] if ranges and d in ranges else self.point_range(d)
         return Loop(self.it(d), lo, up, 1, body, dim=d, layer=0,
                     schedule="simd" if simd else "seq", reductions=reductions)
 
@@ -134,9 +150,10 @@ class _Lowerer:
         buf = self.m.buffer(acc.buffer)
         return Ref(acc.buffer, acc.index, deref=buf.kind == "scalar" and buf.written)
 
-    def f_value(self, o: int) -> FExpr:
+    def f_value(self, o: int, at: dict[str, Affine] | None = None) -> FExpr:
+        """``f``'s result ``o``; ``at`` moves the point (iterator -> affine expression)."""
         f = self.m.f
-        binds = tuple((name, self.access_ref(acc)) for name, acc in zip(f.params, self.m.inputs))
+        binds = tuple((name, _subst_ref(self.access_ref(acc), at or {})) for name, acc in zip(f.params, self.m.inputs))
         return FExpr(f.results[o], binds)
 
     def neutral(self, o: int) -> Const:
@@ -162,13 +179,14 @@ class _Lowerer:
         binds = ((fin.result, value),) + tuple((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs))
         return FExpr(fin.expr, binds)
 
-    def combine_into(self, target: Ref | Var, o: int) -> tuple[Stmt, ...]:
+    def combine_into(self, target: Ref | Var, o: int, at: dict[str, Affine] | None = None,
+                     tag: str = "") -> tuple[Stmt, ...]:
         """``target = target (op) f_o``; max/min bind ``f_o`` first so it is computed once."""
         assert self.op is not None
         cur: Value = target
-        val: Value = self.f_value(o)
+        val: Value = self.f_value(o, at)
         if self.op in (Combine.MAX, Combine.MIN):
-            tmp = f"{PREFIX}v{o}"
+            tmp = f"{PREFIX}v{o}{tag}"
             return (Declare(tmp, self.m.outputs[o].elem_type, init=val),
                     Assign(target, Apply(self.op, cur, Var(tmp))))
         return (Assign(target, Apply(self.op, cur, val)),)
@@ -196,9 +214,16 @@ class _Lowerer:
             stmts = (Loop(self.it(d), self.dims[d].lower, (self.hi(d),), 1, stmts, dim=d),)
         return stmts
 
-    def compute(self) -> tuple[Stmt, ...]:
-        """The scalar phase: point loops in ``loop_order`` around the combine or the store."""
-        order = list(self.p.loop_order)
+    def compute(self, ranges: dict[int, tuple[Affine, tuple[Affine, ...]]] | None = None,
+                dims: list[int] | None = None) -> tuple[Stmt, ...]:
+        """The scalar phase: point loops in ``loop_order`` around the combine or the store.
+
+        ``dims`` restricts the point loops to those dims (the others are walked outside),
+        ``ranges`` overrides their point ranges (register-block remainders).
+        """
+        if dims is None and self.p.register_blocked:
+            return self.compute_blocked()
+        order = [d for d in self.p.loop_order if dims is None or d in dims]
         v = self.p.vector_dim
         outs = range(len(self.m.outputs))
         if not self.reds:
@@ -206,7 +231,7 @@ class _Lowerer:
                 Assign(self.access_ref(self.m.outputs[o].access), self.f_value(o)) for o in outs)
             stmts = inner
             for d in reversed(order):
-                stmts = (self.point_loop(d, stmts, simd=(d == v)),)
+                stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges),)
             return stmts
         if v is not None and v in self.reds:
             assert self.op is not None
@@ -215,7 +240,7 @@ class _Lowerer:
             for o in outs:
                 body += self.combine_into(Var(accs[o]), o)
             red = tuple((self.op, a) for a in accs)
-            simd_loop = self.point_loop(v, body, simd=True, reductions=red)
+            simd_loop = self.point_loop(v, body, simd=True, reductions=red, ranges=ranges)
             stmts = (Block(
                 tuple(Declare(accs[o], self.m.outputs[o].elem_type, init=self.res_ref(o)) for o in outs)
                 + (simd_loop,)
@@ -227,8 +252,95 @@ class _Lowerer:
                 body += self.combine_into(self.res_ref(o), o)
             stmts = body
         for d in reversed(order):
-            stmts = (self.point_loop(d, stmts, simd=(d == v)),)
+            stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges),)
         return stmts
+
+    # }}}
+
+    # {{{ register blocks
+
+    def compute_blocked(self) -> tuple[Stmt, ...]:
+        """The scalar phase with register blocks over the blocked concat dims ``B``.
+
+        Concat dims that are not blocked keep their point loops outside. Inside, the block loops
+        (step = register tile, over the full blocks) hold the micro-kernel; for each blocked dim
+        ``B[m]`` a remainder nest walks ``B[:m]`` over their full blocks, ``B[m]`` past them and
+        ``B[m+1:]`` whole, with the plain point loops -- together exactly the tile's points.
+        """
+        p = self.p
+        order = list(p.loop_order)
+        blocked = [d for d in order if d in self.concat and p.register_tile[d] > 1]
+        outer = [d for d in order if d in self.concat and d not in blocked]
+        rng = {d: self.point_range(d) for d in blocked}
+        ends = {d: f"{PREFIX}{self.it(d)}_e" for d in blocked}
+        decls = tuple(Declare(ends[d], "long", init=BlockEnd(rng[d][0], rng[d][1], p.register_tile[d]))
+                      for d in blocked)
+        stmts: tuple[Stmt, ...] = self.micro_kernel(blocked)
+        for d in reversed(blocked):
+            stmts = (Loop(self.rvar(d), rng[d][0], (_var(ends[d]),), p.register_tile[d], stmts,
+                          dim=d, layer=REGISTER_LAYER),)
+        rest: tuple[Stmt, ...] = ()
+        inner = blocked + [d for d in order if d not in self.concat]
+        for m, dm in enumerate(blocked):
+            ranges = {d: (rng[d][0], (_var(ends[d]),)) for d in blocked[:m]}
+            ranges[dm] = (_var(ends[dm]), rng[dm][1])
+            rest += self.compute(ranges, inner)
+        body: tuple[Stmt, ...] = (Block(decls + stmts + rest),)
+        for d in reversed(outer):
+            body = (self.point_loop(d, body),)
+        return body
+
+    def rvar(self, d: int) -> str:
+        return f"{PREFIX}{self.it(d)}_r"
+
+    def micro_kernel(self, blocked: list[int]) -> tuple[Stmt, ...]:
+        """One register block: accumulators loaded from the result tile, the reduction point loops
+        around every block point's combine (unrolled), accumulators stored back.
+
+        A concat SIMD dim ``v`` becomes a ``simd_lanes``-wide SIMD loop around it all (point
+        ``v = lane + u * lanes``); a reduction SIMD dim is the innermost loop, reducing into
+        every accumulator.
+        """
+        assert self.op is not None
+        p = self.p
+        v = p.vector_dim
+        lanes = p.simd_lanes
+        lane = f"{PREFIX}{self.it(v)}_l" if v in blocked else ""
+        offsets: list[list[tuple[int, Affine]]] = []
+        for d in blocked:
+            if d == v:
+                offsets.append([(d, _add(_var(lane), _const(u * lanes))) for u in range(p.register_tile[d] // lanes)])
+            else:
+                offsets.append([(d, _add(_var(self.rvar(d)), _const(a))) for a in range(p.register_tile[d])])
+        points = [{self.it(d): e for d, e in pt} for pt in itertools.product(*offsets)]
+        outs = range(len(self.m.outputs))
+        accs = {(n, o): f"{PREFIX}a{o}_{n}" for n in range(len(points)) for o in outs}
+        loads = tuple(Declare(accs[n, o], self.m.outputs[o].elem_type, init=_subst_ref(self.res_ref(o), pt))
+                      for n, pt in enumerate(points) for o in outs)
+        stores = tuple(Assign(_subst_ref(self.res_ref(o), pt), Var(accs[n, o]))
+                       for n, pt in enumerate(points) for o in outs)
+        body: tuple[Stmt, ...] = ()
+        for n, pt in enumerate(points):
+            for o in outs:
+                body += self.combine_into(Var(accs[n, o]), o, pt, tag=f"_{n}")
+        reds = [d for d in p.loop_order if d in self.reds]
+        if v is not None and v in self.reds:
+            reds.remove(v)
+            red = tuple((self.op, a) for a in accs.values())
+            body = (self.point_loop(v, body, simd=True, reductions=red),)
+        for d in reversed(reds):
+            body = (self.point_loop(d, body),)
+        kernel = loads + body + stores
+        if not lane:
+            return (Block(kernel),)
+        assert v is not None
+        start = _var(self.rvar(v))
+        promises = tuple(Assume(*self.point_range(d)) for d in reds)
+        return promises + (Loop(lane, start, (_add(start, _const(lanes)),), 1, kernel, schedule="simd"),)
+
+    # }}}
+
+    # {{{ tile nests
 
     def wrap_tiles(self, dims_layers: list[tuple[int, int]], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
         stmts = body

@@ -14,6 +14,7 @@ are named predicates; ``violations(mdh, params)`` lists the ones a candidate bre
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -21,6 +22,8 @@ from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 
 MAX_TILE_LAYERS = 2
+#: Register block sizes the table offers per concat dim (the vector dim's are multiples of lanes).
+REGISTER_TILE_CANDIDATES = (1, 2, 3, 4, 6, 8, 16, 32, 64)
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,14 @@ class TuningParams:
     ``num_threads``: 0 = runtime default. ``loop_order``: permutation of all dims for the point
     loops, outermost first. ``vector_dim``: the SIMD loop, ``None``, ``loop_order[-1]``, or a concat dim followed only by
     small untiled reduction dims (see ``MAX_INNER_UNROLL``).
+
+    ``register_tile[d]`` (``()`` = none): points of concat dim ``d`` per register block, 1 = not
+    blocked. Inside the innermost tile, the blocked dims are unrolled and jammed: one scalar
+    accumulator per block point, loaded from the result tile before the reduction point loops and
+    stored after them (once per reduction tile); points past the last full block run the plain
+    point loops. A concat ``vector_dim`` must be blocked, by a multiple of ``simd_lanes``: the
+    block's SIMD loop runs ``simd_lanes`` lanes wide around the reduction loops (outer-loop
+    vectorisation), each accumulator one vector register.
     """
 
     tiles: tuple[tuple[int, ...], ...]
@@ -44,6 +55,12 @@ class TuningParams:
     vector_dim: int | None = None
     split_dim: int | None = None
     num_threads: int = 0
+    register_tile: tuple[int, ...] = ()
+    simd_lanes: int = 0
+
+    @property
+    def register_blocked(self) -> bool:
+        return any(r > 1 for r in self.register_tile)
 
     def describe(self, mdh: MdhExpr) -> str:
         its = [d.iterator for d in mdh.dims]
@@ -52,7 +69,11 @@ class TuningParams:
         split = its[self.split_dim] if self.split_dim is not None else "-"
         vec = its[self.vector_dim] if self.vector_dim is not None else "-"
         order = ",".join(its[d] for d in self.loop_order)
-        return f"tiles={tiles} parallel={par} split={split} order={order} simd={vec} threads={self.num_threads}"
+        text = f"tiles={tiles} parallel={par} split={split} order={order} simd={vec} threads={self.num_threads}"
+        if self.register_blocked:
+            reg = ",".join(f"{its[d]}:{r}" for d, r in enumerate(self.register_tile) if r > 1)
+            text += f" reg={reg} lanes={self.simd_lanes}"
+        return text
 
 
 # {{{ parameter table
@@ -100,6 +121,16 @@ def _vector_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int | None]:
     yield from range(len(mdh.dims))
 
 
+def _register_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[tuple[int, ...]]:
+    yield ()
+    per_dim = [(1,) if d.combine.is_reduction else REGISTER_TILE_CANDIDATES for d in mdh.dims]
+    yield from itertools.product(*per_dim)
+
+
+def _lanes_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int]:
+    yield from (0, 4, 8, 16)
+
+
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
     """One tuning parameter: its ``TuningParams`` field, meaning, and candidate values."""
@@ -120,6 +151,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("num_threads", "#PRT(COR)", "threads of the team, 0 = runtime default", _threads_values),
     ParamSpec("loop_order", "D1/S1/R1", "order of the point loops, outermost first", _order_values),
     ParamSpec("vector_dim", "SIMD layer", "dim of the innermost `omp simd` loop, or none", _vector_values),
+    ParamSpec("register_tile", "#PRT(REG)", "points per register block (unroll-and-jam) per concat dim, 1 = none",
+              _register_values),
+    ParamSpec("simd_lanes", "SIMD layer width", "lanes of a register block's SIMD loop along a concat vector dim",
+              _lanes_values),
 )
 
 # }}}
@@ -216,6 +251,43 @@ def _vector_ok(m: MdhExpr, p: TuningParams) -> bool:
                and (m.dims[d].static_extent or MAX_INNER_UNROLL + 1) <= MAX_INNER_UNROLL for d in inner)
 
 
+#: Register accumulators (vectors along a concat SIMD dim, else scalars or vector partials of a
+#: reduction SIMD dim) one block may hold: the 32 vector registers of AVX-512; more would spill.
+MAX_REGISTER_ACCUMULATORS = 32
+
+
+def register_accumulators(m: MdhExpr, p: TuningParams) -> int:
+    """Accumulators of one register block (all outputs)."""
+    n = len(m.outputs) * math.prod(p.register_tile) if p.register_tile else 0
+    v = p.vector_dim
+    if v is not None and not m.dims[v].combine.is_reduction and p.simd_lanes > 0:
+        n //= p.simd_lanes
+    return n
+
+
+def _register_ok(m: MdhExpr, p: TuningParams) -> bool:
+    r = p.register_tile
+    if not r:
+        return True
+    if len(r) != len(m.dims) or any(x < 1 for x in r):
+        return False
+    if any(x > 1 for d, x in zip(m.dims, r) if d.combine.is_reduction):
+        return False
+    if not p.register_blocked:
+        return True
+    if not _has_reduction(m) or p.split_dim is not None or m.f.uses_indices:
+        return False
+    v = p.vector_dim
+    if v is not None and not m.dims[v].combine.is_reduction:
+        lanes = p.simd_lanes
+        if lanes < 1 or r[v] < 2 or r[v] % lanes:
+            return False
+        if p.loop_order[-1] != v and any(not m.dims[d].combine.is_reduction
+                                         for d in p.loop_order[p.loop_order.index(v) + 1:]):
+            return False
+    return register_accumulators(m, p) <= MAX_REGISTER_ACCUMULATORS
+
+
 def _threads_ok(m: MdhExpr, p: TuningParams) -> bool:
     return p.num_threads >= 0
 
@@ -233,6 +305,10 @@ CONSTRAINTS: tuple[Constraint, ...] = (
                "the SIMD dim is the innermost point loop, or a concat dim with only small untiled "
                "reduction loops (static trip count <= MAX_INNER_UNROLL) inside it", _vector_ok),
     Constraint("threads-nonnegative", "num_threads >= 0", _threads_ok),
+    Constraint("register-tile",
+               "one entry per dim (or none), 1 on reduction dims; blocking needs a reduction, no split and "
+               "no index use in f; a blocked concat SIMD dim is a multiple (>= 2) of simd_lanes; at most "
+               "MAX_REGISTER_ACCUMULATORS accumulators", _register_ok),
 )
 
 

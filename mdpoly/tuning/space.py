@@ -15,7 +15,9 @@ each with a closed-form candidate ``Set`` and a predicate over parameters define
 * ``VEC``: the SIMD dim or ``-1``; ``ORDER``: a point-loop order from a reduced candidate list
   (every permutation of the dims that matter when there are at most ``FULL_PERMUTATIONS`` of
   them, else the heuristic order, its rotations and the reductions-first variants);
-* ``THREADS``: ``0`` (the runtime default, all cores) or fewer threads.
+* ``THREADS``: ``0`` (the runtime default, all cores) or fewer threads;
+* ``REG``: the register block as ``(rows, vectors, lanes)``, ``(0, 0, 0)`` for none, placed by
+  ``register_tile_for`` on the chosen SIMD dim and order (a block the lowering rejects is dropped).
 
 Under ``SPLIT`` the concat tiles and ``PAR`` are ignored by ``to_params`` (the split lowering
 keeps whole-domain partials); equal ``TuningParams`` then come from different configurations,
@@ -32,8 +34,12 @@ from dataclasses import dataclass, replace
 
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.heuristics import MIN_VECTOR_EXTENT, choose_vector_dim, default_params, elem_bytes
-from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams, violations
+from mdpoly.lower.heuristics import (
+    MIN_VECTOR_EXTENT, REGISTER_ROWS, REGISTER_VECTORS, choose_vector_dim, default_params, elem_bytes,
+)
+from mdpoly.lower.params import (
+    MAX_INNER_UNROLL, MAX_REGISTER_ACCUMULATORS, MAX_RESULT_ELEMS, TuningParams, violations,
+)
 from mdpoly.tuning.atf import Config, ParamSpec
 
 #: Orders of at most this many non-trivial dims are enumerated completely (4! = 24).
@@ -66,8 +72,33 @@ class NestSpace:
             else:
                 tiles.append((t1, t2) if t2 else (t1,))
         vec = cfg["VEC"] if cfg["VEC"] != NONE else None
-        return TuningParams(tiles=tuple(tiles), parallel_dims=par, loop_order=tuple(cfg["ORDER"]),
-                            vector_dim=vec, split_dim=split, num_threads=cfg["THREADS"])
+        p = TuningParams(tiles=tuple(tiles), parallel_dims=par, loop_order=tuple(cfg["ORDER"]),
+                         vector_dim=vec, split_dim=split, num_threads=cfg["THREADS"])
+        reg, lanes = register_tile_for(self.mdh, self.extents, p, cfg.get("REG", (0, 0, 0)))
+        q = replace(p, register_tile=reg, simd_lanes=lanes)
+        return p if violations(self.mdh, q) else q
+
+
+def register_tile_for(mdh: MdhExpr, ext: tuple[int, ...], p: TuningParams,
+                      shape: tuple[int, int, int]) -> tuple[tuple[int, ...], int]:
+    """``(register_tile, simd_lanes)`` of a ``REG`` value ``(rows, vectors, lanes)`` under ``p``: a
+    concat SIMD dim gets ``vectors * lanes`` points and the innermost other concat dim ``rows``;
+    a reduction SIMD dim leaves ``rows`` and ``vectors`` to the two innermost other concat dims."""
+    rows, vectors, lanes = shape
+    v = p.vector_dim
+    if not rows or v is None:
+        return (), 0
+    dims = mdh.dims
+    others = [d for d in p.loop_order if not dims[d].combine.is_reduction and d != v and ext[d] >= 2]
+    reg = [1] * len(dims)
+    if not dims[v].combine.is_reduction:
+        if not others:
+            return (), 0
+        reg[v], reg[others[-1]] = vectors * lanes, rows
+        return tuple(reg), lanes
+    for d, n in zip(others[-2:], (rows, vectors)[-len(others[-2:]):] if others else ()):
+        reg[d] = n
+    return tuple(reg), 0
 
 
 def concrete_extents(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int, ...]:
@@ -213,7 +244,23 @@ def build_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps, strict_fp
 
     threads = [0] + [t for t in sorted({max(1, caps.cores // 2), caps.cores - 1}) if 0 < t < caps.cores]
     specs.append(ParamSpec("THREADS", tuple(threads), doc="team size, 0 = all cores"))
+    specs.append(ParamSpec("REG", _register_shapes(mdh, caps), doc="register block (rows, vectors, lanes)"))
     return NestSpace(mdh=mdh, extents=ext, specs=tuple(specs))
+
+
+def _register_shapes(mdh: MdhExpr, caps: TargetCaps) -> tuple[tuple[int, int, int], ...]:
+    """``REG`` values: none, the heuristic's shape, then rows x vectors of the caps' vector width
+    and of twice it (wider registers than the caps claim), within the accumulator budget."""
+    if not any(d.combine.is_reduction for d in mdh.dims) or mdh.f.uses_indices:
+        return ((0, 0, 0),)
+    lanes = max(1, caps.vector_bytes // elem_bytes(mdh))
+    out = [(0, 0, 0), (REGISTER_ROWS, REGISTER_VECTORS, lanes)]
+    for w in (lanes, 2 * lanes):
+        for rows in (2, 4, 6, 8):
+            for vectors in (1, 2, 3, 4):
+                if rows * vectors <= MAX_REGISTER_ACCUMULATORS and (rows, vectors, w) not in out:
+                    out.append((rows, vectors, w))
+    return tuple(out)
 
 
 def _t2_spec(d: int, ext: dict[int, int] | int, t1_vals: tuple[int, ...], earlier: tuple[int, ...],
@@ -306,6 +353,9 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
     for th in (0, caps.cores - 1, caps.cores // 2):
         if th >= 0:
             add(replace(p, num_threads=th))
+    for shape in _register_shapes(mdh, caps):
+        reg, lanes = register_tile_for(mdh, ext, p, shape)
+        add(replace(p, register_tile=reg, simd_lanes=lanes))
     return out
 
 # }}}

@@ -124,3 +124,18 @@ def matmul_symbolic(ty: str = "double") -> MdhExpr:
         f=ScalarFunction(("a", "b"), ("a * b",)),
         params=(("n", None), ("m", None), ("l", None)),
     )
+
+
+def contraction(a: int, b: int, c: int, d: int, e: int, ty: str = "float") -> MdhExpr:
+    """Tensor contraction ``C[a][b][c] += sum_{d,e} A[a][e][b][d] * B[d][e][c]``."""
+    red = Combine.ADD
+    return MdhExpr(
+        name="mdp_tc", loc=LOC,
+        dims=(dim("a", a), dim("b", b), dim("c", c), dim("d", d, red), dim("e", e, red)),
+        buffers=(Buffer("A", ty, (str(a), str(e), str(b), str(d)), "array"),
+                 Buffer("B", ty, (str(d), str(e), str(c)), "array"),
+                 Buffer("C", ty, (str(a), str(b), str(c)), "array", written=True)),
+        inputs=(Access("A", idx("a", "e", "b", "d")), Access("B", idx("d", "e", "c"))),
+        outputs=(OutputWrite(Access("C", idx("a", "b", "c")), ty, "accumulate"),),
+        f=ScalarFunction(("x", "y"), ("x * y",)),
+    )
