@@ -19,7 +19,7 @@ from mdpoly.lower import check_plan, default_params, lower
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
 from mdpoly.splice import Replacement, splice
-from mdpoly.tuning.hook import choose_params
+from mdpoly.tuning.hook import choose_gpu_params, choose_params
 
 
 class _Analysis(Protocol):
@@ -80,8 +80,9 @@ def transform(analysis: _Analysis, options: Options,
         try:
             if backend.caps.parallel_layers >= 2:   # work-group targets: mdpoly.lower.gpu
                 from mdpoly.lower.gpu import lower_gpu
-                from mdpoly.lower.gpu_params import default_gpu_params
-                code = backend.render(lower_gpu(mdh, default_gpu_params(mdh, backend.caps), backend.caps))  # type: ignore[arg-type]
+                gparams, caps, tuning = choose_gpu_params(nest, mdh, backend, options, sink)
+                renderer = backend if caps == backend.caps else type(backend)(caps)  # type: ignore[call-arg]
+                code = renderer.render(lower_gpu(mdh, gparams, caps))  # type: ignore[arg-type]
             else:
                 params, tuning = choose_params(nest, mdh, backend, options, sink)
                 plan = lower(mdh, params)

@@ -1,13 +1,14 @@
-"""The cost function: ``TuningParams`` -> median seconds of the generated code, or a typed rejection.
+"""The cost function: a target's parameters -> median seconds of the generated code, or a typed rejection.
 
-``NestEvaluator`` owns one nest at fixed sizes: random inputs (``make_buffers``), the reference
-outputs (the original nest compiled once; if that fails, the default plan's outputs, said in the
-log), and a memo of every candidate already measured. ``evaluate(params)`` lowers, checks,
-renders, wraps the function in ``mdpoly_entry`` (``backends/entry.py``), builds it with the
-runner, runs it, compares the outputs with the reference and returns the median time of the
-timed calls. Every outcome, good or bad, goes to the ``TuningLog``; a bad one raises ``Rejected``
-with its kind: ``constraint`` (the parameters or the plan are invalid), ``build``, ``crash``,
-``timeout`` or ``wrong``.
+``NestEvaluator`` owns one nest at fixed sizes and one ``TuningTarget``: random inputs
+(``make_buffers``), the reference outputs (the original nest compiled once for the host CPU by
+the reference runner; if that fails, the default candidate's outputs, said in the log), and a
+memo of every candidate already measured. ``evaluate(params)`` asks the target for the
+candidate (OpenMP: lowered, checked, rendered and wrapped in ``mdpoly_entry``; OpenCL/CUDA: the
+kernel source and its launches), builds it with the target's runner, runs it, compares the
+outputs with the reference and returns the median time of the timed calls. Every outcome, good
+or bad, goes to the ``TuningLog``; a bad one raises ``Rejected`` with its kind: ``constraint``
+(the parameters or the plan are invalid), ``build``, ``crash``, ``timeout`` or ``wrong``.
 """
 
 from __future__ import annotations
@@ -21,33 +22,26 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from backends.base import Backend
-from backends.entry import entry_function, reference_function
+from backends.entry import reference_function
 from mdpoly.diagnostics import MdpolyError
 from mdpoly.ir.mdh import MdhExpr
-from mdpoly.lower import check_plan, lower, violations
 from mdpoly.lower.lower import function_params
 from mdpoly.lower.params import TuningParams
 from mdpoly.tuning.buffers import make_buffers, numpy_dtype
-from runtime.base import ArgSpec, BuildRequest, Measurement, RuntimeFailure
-from runtime.openmp import OpenMPRunner
+from mdpoly.tuning.target import ENTRY, Candidate, Rejected, TuningTarget
+from runtime.base import ArgSpec, BuildRequest, Measurement, Runner, RuntimeFailure
 
-ENTRY = "mdpoly_entry"
+__all__ = ["ENTRY", "NestEvaluator", "Outcome", "Rejected", "Render", "TuningLog"]
 REFERENCE = "mdpoly_reference"
 REFERENCE_HEADERS = ("math.h", "stdlib.h", "string.h", "limits.h", "float.h", "stdint.h", "stddef.h")
 FLOAT_RTOL = 1e-3
 #: Seconds of timed calls one evaluation aims at; the repetition count follows from it.
 TARGET_RUN_SECONDS = 0.25
 MIN_REPEATS, MAX_REPEATS = 3, 200
-
-
-class Rejected(Exception):
-    """A candidate that cannot be used; ``kind`` says why in one word."""
-
-    def __init__(self, kind: str, why: str) -> None:
-        super().__init__(f"{kind}: {why}")
-        self.kind = kind
-        self.why = why
+#: Targets calibrated on the default candidate (GPU kernels): its seconds of timed calls, and how
+#: many times the default's time a candidate may take before it is cut off as ``timeout``.
+DEVICE_RUN_SECONDS = 0.05
+DEVICE_SLOWDOWN_CUTOFF = 20.0
 
 
 class TuningLog:
@@ -78,7 +72,7 @@ Render = Callable[[TuningParams], str]
 class Outcome:
     """One measured candidate."""
 
-    params: TuningParams
+    params: Any
     seconds: float | None
     kind: str            # "ok" or the rejection kind
     why: str = ""
@@ -103,23 +97,22 @@ def _compare(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
 
 
 class NestEvaluator:
-    """Measures candidates of one nest at fixed sizes (see the module docstring)."""
+    """Measures ``target``'s candidates of one nest at fixed sizes (see the module docstring)."""
 
-    def __init__(self, mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Backend,
-                 runner: OpenMPRunner, log: TuningLog, default: TuningParams,
-                 render: Render | None = None, seed: int = 0) -> None:
+    def __init__(self, mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
+                 reference_runner: Runner, log: TuningLog, default: Any, seed: int = 0) -> None:
         self.mdh = mdh
         self.sizes = dict(sizes)
-        self.backend = backend
-        self.runner = runner
+        self.target = target
+        self.runner = target.runner
+        self.reference_runner = reference_runner
         self.log = log
         self.default = default
-        self.render = render or self.render_candidate
         self.params = function_params(mdh)
         self.inputs = make_buffers(mdh, self.sizes, seed)
         self.args = tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(self.inputs[b.name].shape), b.written)
                           for b in self.params)
-        self.memo: dict[TuningParams, Outcome] = {}
+        self.memo: dict[Any, Outcome] = {}
         self.history: list[Outcome] = []
         self.repeats = MIN_REPEATS
         self.timeout = 60.0
@@ -134,8 +127,8 @@ class NestEvaluator:
             src = "".join(f"#include <{h}>\n" for h in REFERENCE_HEADERS) + reference_function(
                 REFERENCE, self.params, reference_c, its)
             try:
-                built = self.runner.build(BuildRequest(src, REFERENCE, self.args))
-                m = self.runner.run(built, self.inputs, repeats=1, warmup=0, timeout=600.0)
+                built = self.reference_runner.build(BuildRequest(src, REFERENCE, self.args))
+                m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0, timeout=600.0)
                 self._calibrate(m.median)
                 self.log.write({"event": "reference", "source": "original nest", "seconds": m.median,
                                 "repeats": self.repeats, "timeout": self.timeout})
@@ -144,8 +137,8 @@ class NestEvaluator:
                 why = f"{exc.kind}: {str(exc)[:2000]}"
         self.log.write({"event": "reference", "source": "default plan", "why_not_original": why})
         try:
-            m = self._run(self.render(self.default), repeats=1, timeout=600.0)
-        except (RuntimeFailure, MdpolyError) as exc:
+            m = self._run(self.candidate(self.default), repeats=1, timeout=600.0)
+        except (RuntimeFailure, MdpolyError, Rejected) as exc:
             raise Rejected("reference", f"neither the original nest nor the default plan ran: {exc}") from exc
         self._calibrate(m.median)
         return m.outputs, m.median
@@ -156,29 +149,37 @@ class NestEvaluator:
         self.repeats = int(min(MAX_REPEATS, max(MIN_REPEATS, TARGET_RUN_SECONDS / per)))
         self.timeout = 10.0 + 4.0 * per * (self.repeats + 2)
 
+    def calibrate_device(self, default_seconds: float) -> None:
+        """Repetitions and timeout from the default candidate's kernel time (GPU targets): about
+        ``DEVICE_RUN_SECONDS`` of timed calls; a candidate ``DEVICE_SLOWDOWN_CUTOFF`` times slower
+        than the default is cut off after its first call."""
+        per = max(default_seconds, 1e-6)
+        self.repeats = int(min(MAX_REPEATS, max(MIN_REPEATS, DEVICE_RUN_SECONDS / per)))
+        self.timeout = 1.0 + DEVICE_SLOWDOWN_CUTOFF * per * (self.repeats + 1)
+        self.log.write({"event": "calibrate", "default_seconds": default_seconds, "repeats": self.repeats,
+                        "timeout": self.timeout})
+
     # }}}
 
-    def render_candidate(self, params: TuningParams) -> str:
-        """The candidate's C source: preamble, generated function, ``mdpoly_entry``.
+    def candidate(self, params: Any) -> Candidate:
+        """The target's candidate for ``params``.
 
-        :raises Rejected: (``constraint``) when lowering or the plan checks refuse ``params``.
+        :raises Rejected: (``constraint``) when the parameters, lowering or the plan checks refuse them.
         """
-        bad = violations(self.mdh, params)
+        bad = self.target.violations(self.mdh, params)
         if bad:
             raise Rejected("constraint", ", ".join(bad))
         try:
-            plan = lower(self.mdh, params)
-            check_plan(plan)
-            code = self.backend.render(plan)
+            return self.target.candidate(self.mdh, params, self.sizes, self.args)
         except MdpolyError as exc:
             raise Rejected("constraint", f"{type(exc).__name__}: {exc}") from exc
-        return code.preamble + code.definition + entry_function(ENTRY, plan.params, plan.name)
 
-    def _run(self, source: str, repeats: int, timeout: float) -> Measurement:
-        built = self.runner.build(BuildRequest(source, ENTRY, self.args))
-        return self.runner.run(built, self.inputs, repeats=repeats, warmup=1, timeout=timeout)
+    def _run(self, cand: Candidate, repeats: int, timeout: float) -> Measurement:
+        built = self.runner.build(cand.request)
+        inputs = {**self.inputs, **cand.inputs} if cand.inputs else self.inputs
+        return self.runner.run(built, inputs, repeats=repeats, warmup=1, timeout=timeout)
 
-    def evaluate(self, params: TuningParams) -> float:
+    def evaluate(self, params: Any) -> float:
         """Median seconds of ``params``'s code on the nest's inputs.
 
         :raises Rejected: for an invalid, failing or wrong candidate (also when memoised).
@@ -190,8 +191,7 @@ class NestEvaluator:
             return o.seconds
         start = time.perf_counter()
         try:
-            source = self.render(params)
-            m = self._run(source, self.repeats, self.timeout)
+            m = self._run(self.candidate(params), self.repeats, self.timeout)
             for b in self.params:
                 if b.written:
                     why = _compare(b.name, m.outputs[b.name], self.reference[b.name])
@@ -202,10 +202,12 @@ class NestEvaluator:
             outcome = Outcome(params, None, exc.kind, exc.why)
         except RuntimeFailure as exc:
             outcome = Outcome(params, None, exc.kind, str(exc)[:2000])
+        except MdpolyError as exc:
+            outcome = Outcome(params, None, "constraint", f"{type(exc).__name__}: {exc}"[:2000])
         self.memo[params] = outcome
         self.history.append(outcome)
-        self.log.write({"event": "candidate", "params": params.describe(self.mdh), "status": outcome.kind,
-                        "seconds": outcome.seconds, "why": outcome.why or None,
+        self.log.write({"event": "candidate", "params": self.target.describe(self.mdh, params),
+                        "status": outcome.kind, "seconds": outcome.seconds, "why": outcome.why or None,
                         "eval_seconds": round(time.perf_counter() - start, 3)})
         if outcome.seconds is None:
             raise Rejected(outcome.kind, outcome.why)

@@ -2,8 +2,9 @@
 
 ``tune_nest`` looks the nest up in the ``TuningCache`` (unless ``retune``); on a miss it measures
 the heuristic default first (the baseline), then lets pyATF's technique (AUC bandit by default)
-explore the space of ``mdpoly.tuning.space`` through ``NestEvaluator`` until the time or
-evaluation budget is spent, and stores the best configuration. Every candidate, kept or
+explore the target's space through ``NestEvaluator`` until the time or evaluation budget is
+spent, and stores the best configuration. The target (``mdpoly.tuning.target.TuningTarget``) is
+OpenMP unless one is given (``mdpoly.tuning.gpu`` for OpenCL and CUDA). Every candidate, kept or
 rejected with why, is written to a JSON-lines log under ``<cache dir>/logs/``. A ``rich`` progress
 bar on stderr shows evaluations, the best time and the speedup over the default.
 """
@@ -21,13 +22,15 @@ from typing import Any
 from backends.base import Backend
 from mdpoly import __version__
 from mdpoly.ir.mdh import MdhExpr
-from mdpoly.lower import default_params, violations
-from mdpoly.lower.params import TuningParams
 from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
 from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
-from mdpoly.tuning.space import build_space, concrete_extents, neighbours
+from mdpoly.tuning.space import concrete_extents
+from mdpoly.tuning.target import OpenMPTarget, TuningTarget, params_from_dict, params_to_dict
 from runtime.openmp import OpenMPRunner
+
+__all__ = ["TuneSettings", "TuningResult", "canonical_mdh", "key_fields", "known_sizes", "missing_sizes",
+           "params_from_dict", "params_to_dict", "tune_nest"]
 
 DEFAULT_SECONDS = 60.0
 #: Bumped when the space or the cost function changes what "best" means.
@@ -51,7 +54,7 @@ class TuneSettings:
 class TuningResult:
     """What tuning chose for one nest; ``to_report`` is the ``--report`` JSON."""
 
-    params: TuningParams
+    params: Any                     # the target's parameters (TuningParams, GpuParams)
     tuned_seconds: float
     default_seconds: float | None
     evaluations: int
@@ -61,9 +64,11 @@ class TuningResult:
     log_path: str | None = None
     description: str = ""
     improvements: tuple[tuple[float, float], ...] = field(default=())
+    config: dict[str, Any] | None = field(default=None, compare=False)   # the target's ``to_dict``
 
     def to_report(self) -> dict[str, Any]:
-        return {"params": self.description, "config": params_to_dict(self.params),
+        config = self.config if self.config is not None else params_to_dict(self.params)
+        return {"params": self.description, "config": config,
                 "tuned_seconds": self.tuned_seconds, "default_seconds": self.default_seconds,
                 "evaluations": self.evaluations, "from_cache": self.from_cache, "technique": self.technique,
                 "tuning_seconds": round(self.tuning_seconds, 3), "log": self.log_path}
@@ -98,9 +103,12 @@ def canonical_mdh(mdh: MdhExpr) -> str:
     return f"{text}\nlowers {lowers}\nbuffers {shapes}"
 
 
-def key_fields(mdh: MdhExpr, sizes: dict[str, int], backend: Backend, runner: OpenMPRunner,
-               strict_fp: bool) -> dict[str, Any]:
-    """Everything that decides the best configuration; the technique and budget are not in it."""
+def key_fields(mdh: MdhExpr, sizes: dict[str, int], backend: Backend, runner: Any,
+               strict_fp: bool, space_version: int = SPACE_VERSION) -> dict[str, Any]:
+    """Everything that decides the best configuration; the technique and budget are not in it.
+
+    ``runner`` is anything with ``device_identity()`` and ``compiler_identity()`` (a runner, or a
+    target naming its device: for OpenCL platform, device and driver version)."""
     return {
         "mdh": canonical_mdh(mdh),
         "sizes": sorted(sizes.items()),
@@ -111,21 +119,10 @@ def key_fields(mdh: MdhExpr, sizes: dict[str, int], backend: Backend, runner: Op
         "device": runner.device_identity(),
         "compiler": runner.compiler_identity(),
         "mdpoly": __version__,
-        "space": SPACE_VERSION,
+        "space": space_version,
         "strict_fp": strict_fp,
     }
 
-
-def params_to_dict(p: TuningParams) -> dict[str, Any]:
-    return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
-            "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
-            "num_threads": p.num_threads}
-
-
-def params_from_dict(d: dict[str, Any]) -> TuningParams:
-    return TuningParams(tiles=tuple(tuple(int(x) for x in t) for t in d["tiles"]),
-                        parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
-                        vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]))
 
 # }}}
 
@@ -134,7 +131,7 @@ def params_from_dict(d: dict[str, Any]) -> TuningParams:
 REFINE_SHARE = 0.5
 
 
-def _refine(ev: NestEvaluator, space: Any, backend: Backend, start_params: TuningParams,
+def _refine(ev: NestEvaluator, space: Any, target: TuningTarget[Any], start_params: Any,
             consider: Any, settings: TuneSettings, start: float, tick: Any, best: Any) -> None:
     """First-improvement hill climbing from ``start_params`` over ``neighbours`` (memoised), within
     ``REFINE_SHARE`` of the time and evaluation budgets; stops at a local optimum."""
@@ -144,7 +141,7 @@ def _refine(ev: NestEvaluator, space: Any, backend: Backend, start_params: Tunin
     improved = True
     while improved:
         improved = False
-        for q in neighbours(space, current, backend.caps):
+        for q in target.neighbours(space, current):
             if t_cap is not None and time.perf_counter() - start >= t_cap:
                 return
             if e_cap is not None and len(ev.history) >= e_cap:
@@ -203,56 +200,82 @@ def _log_path(cache_dir: Path, key: str) -> Path:
 
 def tune_nest(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Backend,
               settings: TuneSettings, *, runner: OpenMPRunner | None = None, cache: TuningCache | None = None,
-              render: Render | None = None) -> TuningResult:
+              render: Render | None = None, target: TuningTarget[Any] | None = None) -> TuningResult:
     """Tune ``mdh`` at ``sizes`` (every loop-bound size must be known, see ``missing_sizes``).
 
-    ``render`` replaces the candidate source generator (tests inject broken candidates with it).
+    ``target`` is the target to tune for (default: ``OpenMPTarget`` over ``backend`` and
+    ``runner``); ``runner`` (default: a fresh ``OpenMPRunner``) also builds the reference.
+    ``render`` replaces the OpenMP candidate source generator (tests inject broken candidates).
 
     :raises Rejected: (``reference``) when neither the original nest nor the default plan runs.
     """
     if settings.technique not in TECHNIQUES:
         raise ValueError(f"unknown tuning technique '{settings.technique}'")
-    default = default_params(mdh, backend.caps, settings.strict_fp)
     with tempfile.TemporaryDirectory(prefix="mdpoly-tune-") as work:
         rt = runner or OpenMPRunner(work_dir=work)
-        fields = key_fields(mdh, sizes, backend, rt, settings.strict_fp)
+        tg: TuningTarget[Any] = target or OpenMPTarget(backend, rt, settings.strict_fp, render)
+        default = tg.default(mdh)
+        ident = rt if target is None else _Identity(tg.identity())
+        fields = key_fields(mdh, sizes, backend, ident, settings.strict_fp, tg.space_version)
+        if target is not None:
+            fields["caps"] = asdict(tg.caps)
         key = cache_key(fields)
         cache_dir = settings.cache_dir
         db = cache or (TuningCache(cache_dir) if cache_dir is not None else None)
         if db is not None and not settings.retune:
             hit = db.get(fields)
             if hit is not None:
-                params = params_from_dict(hit.config)
-                if not violations(mdh, params):
+                try:
+                    params = tg.from_dict(hit.config)
+                    bad = tg.violations(mdh, params)
+                except (KeyError, TypeError, ValueError):
+                    bad = ["unreadable cache entry"]
+                if not bad:
                     return TuningResult(params, hit.tuned_seconds, hit.default_seconds, hit.evaluations, True,
-                                        settings.technique, hit.tuning_seconds, None, params.describe(mdh))
+                                        settings.technique, hit.tuning_seconds, None, tg.describe(mdh, params),
+                                        config=tg.to_dict(params))
         log_path = _log_path(cache_dir, key) if cache_dir is not None else None
         log = TuningLog(log_path)
         try:
-            result = _search(mdh, reference_c, sizes, backend, settings, rt, log, default, render)
+            result = _search(mdh, reference_c, sizes, tg, settings, rt, log, default)
         finally:
             log.close()
-    result = replace(result, log_path=str(log_path) if log_path else None)
-    if db is not None:
-        db.put(fields, CacheEntry(params_to_dict(result.params), result.tuned_seconds, result.default_seconds,
+    result = replace(result, log_path=str(log_path) if log_path else None, config=tg.to_dict(result.params))
+    if db is not None and (target is None or result.tuned_seconds != float("inf")):
+        db.put(fields, CacheEntry(tg.to_dict(result.params), result.tuned_seconds, result.default_seconds,
                                   result.evaluations, result.tuning_seconds))
     return result
 
 
-def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Backend, settings: TuneSettings,
-            runner: OpenMPRunner, log: TuningLog, default: TuningParams, render: Render | None) -> TuningResult:
+class _Identity:
+    """A target's ``identity()`` in the shape ``key_fields`` reads."""
+
+    def __init__(self, ident: dict[str, str]) -> None:
+        self.ident = ident
+
+    def device_identity(self) -> str:
+        return self.ident.get("device", "")
+
+    def compiler_identity(self) -> str:
+        return self.ident.get("compiler", "")
+
+
+def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
+            settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any) -> TuningResult:
     start = time.perf_counter()
-    log.write({"event": "start", "nest": mdh.name, "mdh": mdh.to_dsl(), "sizes": sizes,
+    log.write({"event": "start", "nest": mdh.name, "mdh": mdh.to_dsl(), "sizes": sizes, "target": target.name,
+               "device": target.identity().get("device"),
                "technique": settings.technique, "seconds": settings.seconds, "evaluations": settings.evaluations,
-               "default": default.describe(mdh)})
-    ev = NestEvaluator(mdh, reference_c, sizes, backend, runner, log, default, render)
-    space = build_space(mdh, sizes, backend.caps, settings.strict_fp)
+               "default": target.describe(mdh, default)})
+    ev = NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default)
+    space = target.space(mdh, sizes)
+    log.write({"event": "space", "parameters": {s.name: len(s.values) for s in space.specs}})
     progress = _Progress(settings.progress, mdh.name, settings)
-    best: tuple[float, TuningParams] | None = None
+    best: tuple[float, Any] | None = None
     improvements: list[tuple[float, float]] = []
     default_seconds: float | None = None
 
-    def consider(p: TuningParams, seconds: float) -> None:
+    def consider(p: Any, seconds: float) -> None:
         nonlocal best
         if best is None or seconds < best[0]:
             best = (seconds, p)
@@ -262,6 +285,8 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Back
         try:
             default_seconds = ev.evaluate(default)
             consider(default, default_seconds)
+            if target.calibrate_from_default:
+                ev.calibrate_device(default_seconds)
         except Rejected as exc:
             log.write({"event": "default-rejected", "kind": exc.kind, "why": exc.why})
         progress.update(len(ev.history), best[0] if best else None, default_seconds)
@@ -278,7 +303,7 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Back
             progress.update(len(ev.history), best[0] if best else None, default_seconds)
             return seconds
 
-        _refine(ev, space, backend, default if best is None else best[1], consider, settings, start,
+        _refine(ev, space, target, default if best is None else best[1], consider, settings, start,
                 lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
                 lambda: best)
         left = None if settings.seconds is None else max(1.0, settings.seconds - (time.perf_counter() - start))
@@ -291,15 +316,16 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Back
     if best is None:
         log.write({"event": "result", "status": "no valid configuration; default kept"})
         return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
-                            elapsed, None, default.describe(mdh))
+                            elapsed, None, target.describe(mdh, default))
     seconds, params = best
     rejected: dict[str, int] = {}
     for o in ev.history:
         if o.kind != "ok":
             rejected[o.kind] = rejected.get(o.kind, 0) + 1
-    log.write({"event": "result", "params": params.describe(mdh), "seconds": seconds,
+    log.write({"event": "result", "params": target.describe(mdh, params), "config": target.to_dict(params),
+               "seconds": seconds,
                "default_seconds": default_seconds, "evaluations": len(ev.history), "rejected": rejected,
                "improvements": improvements, "tuning_seconds": round(elapsed, 3)})
     return TuningResult(params, seconds, default_seconds, len(ev.history), False, settings.technique, elapsed,
-                        None, params.describe(mdh), tuple(improvements))
+                        None, target.describe(mdh, params), tuple(improvements))
 

@@ -1,0 +1,348 @@
+"""Tuning the work-group targets: the ``GpuParams`` space and the OpenCL / CUDA ``TuningTarget``s.
+
+``gpu_space(mdh, sizes, caps)`` flattens ``GpuParams`` (``mdpoly.lower.gpu_params``; Table I of
+the MDH paper) into pyATF parameters with closed-form candidate sets:
+
+* ``OCL``: the grouping of MDH dims into NDRange dims (``σ_arr→ocl``): for at most three dims
+  every order of one dim per NDRange dim, plus the merges of two neighbours; for more, every
+  choice of the two MDH dims on NDRange dims 0 and 1 (the rest share dim 2), plus all in one;
+  dims of extent 1 never decide anything and stay in the last group; the default is always there;
+* ``WI_<d>``: work-items along dim ``d``, powers of two up to the extent (rounded up for concat
+  dims, down for reductions); the predicate keeps the running product within
+  ``max_work_group_size``, each NDRange dim's product within ``max_work_item_sizes`` (it reads
+  ``OCL``), a reduction's ``__local`` scratch within ``local_mem_bytes``, and, on a GPU, the
+  work-group at least a warp when the domain allows;
+* ``PT_<d>``: private tile of a concat dim, powers of two up to the extent whose product stays
+  within ``MAX_PRIVATE_ELEMS`` (an independent tree: it reads no ``WI``);
+* ``WG_<d>``: work-groups along a reduction dim, powers of two up to ``extent / 16``.
+
+The limits are the device's, queried when tuning starts (``caps_from_device`` over the runner's
+``device_limits()``), so every configuration of the space passes ``gpu_violations``.
+
+A candidate is the backend's kernel source with the configuration's constants, launched as the
+generated host code launches it (``kernel_request``), on the nest's random inputs; its time is
+the kernels' device time (OpenCL profiling events, CUDA events).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields, replace
+from typing import Any
+
+import numpy as np
+
+from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.mdh import Affine, MdhExpr
+from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.gpu import lower_gpu
+from mdpoly.lower.gpu_params import (
+    MAX_PRIVATE_ELEMS, GpuParams, caps_from_device, default_gpu_params, gpu_violations,
+)
+from mdpoly.lower.heuristics import elem_bytes
+from mdpoly.tuning.atf import Config, ParamSpec
+from mdpoly.tuning.space import concrete_extents
+from mdpoly.tuning.target import Candidate
+from runtime.base import ArgSpec
+from runtime.opencl import KernelRequest, Launch
+
+#: Bumped when the GPU space or cost function changes what "best" means.
+GPU_SPACE_VERSION = 1
+#: Points of a reduction each work-item should reduce at least (bounds ``WG_<d>``).
+MIN_POINTS_PER_ITEM = 16
+MAX_WG = 1024
+_PREFIX = "__mdp_"
+
+Groups = tuple[tuple[int, ...], ...]
+
+
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(0, (max(n, 1) - 1).bit_length())
+
+
+def _pow2_upto(n: int) -> list[int]:
+    return [1 << k for k in range(max(n, 1).bit_length()) if (1 << k) <= n]
+
+
+# {{{ the space
+
+
+def ocl_candidates(ext: tuple[int, ...], default: Groups) -> list[Groups]:
+    """Groupings of the MDH dims into at most three NDRange dims (see the module docstring)."""
+    n = len(ext)
+    live = [d for d in range(n) if ext[d] > 1]
+    dead = [d for d in range(n) if ext[d] <= 1]
+    out: list[Groups] = [default]
+
+    def add(groups: list[list[int]]) -> None:
+        gs = [list(g) for g in groups if g]
+        if dead:
+            gs = gs[:-1] + [gs[-1] + dead] if gs else [dead]
+        g = tuple(tuple(x) for x in gs)
+        if g and g not in out:
+            out.append(g)
+
+    if len(live) <= 3:
+        for perm in itertools.permutations(live):
+            add([[d] for d in perm])
+            for k in range(len(perm) - 1):
+                add([[d] for d in perm[:k]] + [sorted(perm[k:k + 2])] + [[d] for d in perm[k + 2:]])
+    else:
+        for a, b in itertools.permutations(live, 2):
+            add([[a], [b], [d for d in live if d not in (a, b)]])
+    add([list(live)])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GpuSpace:
+    """The flat parameters of one nest's work-group space; ``to_params`` maps a config back."""
+
+    mdh: MdhExpr
+    extents: tuple[int, ...]
+    specs: tuple[ParamSpec, ...]
+    ocl: tuple[Groups, ...]
+
+    def to_params(self, cfg: Config) -> GpuParams:
+        n = len(self.mdh.dims)
+        return GpuParams(num_wi=tuple(int(cfg[f"WI_{d}"]) for d in range(n)),
+                         pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
+                         num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
+                         ocl_groups=self.ocl[int(cfg["OCL"])])
+
+
+def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace:
+    """The work-group search space of ``mdh`` at ``sizes`` on a device with ``caps``.
+
+    :raises KeyError: when a size parameter has no value.
+    """
+    ext = concrete_extents(mdh, sizes)
+    dims = mdh.dims
+    n = len(dims)
+    red = [dims[d].combine.is_reduction for d in range(n)]
+    default = default_gpu_params(mdh, caps)
+    ocl = tuple(ocl_candidates(ext, default.ocl_groups))
+    group_of = [{d: k for k, g in enumerate(groups) for d in g} for groups in ocl]
+    max_wg = caps.max_work_group_size
+    scratch = elem_bytes(mdh) * max(len(mdh.outputs), 1)
+    reachable = math.prod(min(_pow2_ceil(e) if not red[d] else _pow2_upto(e)[-1], max_wg) for d, e in enumerate(ext))
+    floor = min(caps.preferred_wg_multiple, reachable, max_wg) if caps.is_gpu else 1
+    specs: list[ParamSpec] = [ParamSpec("OCL", tuple(range(len(ocl))), doc="NDRange grouping (index into the candidates)")]
+
+    for d in range(n):
+        top = min(_pow2_upto(ext[d])[-1] if red[d] else _pow2_ceil(ext[d]), max_wg)
+        vals = sorted(set(_pow2_upto(top)) | {default.num_wi[d]})
+        name = f"WI_{d}"
+        earlier = tuple(f"WI_{x}" for x in range(d))
+        last = d == n - 1
+
+        def ok(c: Config, d: int = d, last: bool = last) -> bool:
+            wi = [c[f"WI_{x}"] for x in range(d + 1)]
+            if math.prod(wi) > max_wg:
+                return False
+            gk = group_of[c["OCL"]]
+            per = [1, 1, 1]
+            for x, w in enumerate(wi):
+                per[gk[x]] *= w
+            if any(p > m for p, m in zip(per, caps.max_work_item_sizes)):
+                return False
+            if last:
+                size = math.prod(wi)
+                if size < floor:
+                    return False
+                red_wi = math.prod(w for x, w in enumerate(wi) if red[x])
+                if red_wi > 1 and size * scratch > caps.local_mem_bytes:
+                    return False
+            return True
+
+        specs.append(ParamSpec(name, tuple(vals), ok, ("OCL", *earlier), doc=f"NUM_WI of {dims[d].iterator}"))
+
+    concat = [d for d in range(n) if not red[d]]
+    for k, d in enumerate(concat):
+        top = min(_pow2_ceil(ext[d]), MAX_PRIVATE_ELEMS)
+        vals = sorted(set(_pow2_upto(top)) | {default.pt[d]})
+        names = tuple(f"PT_{x}" for x in concat[:k])
+
+        def pt_ok(c: Config, d: int = d, names: tuple[str, ...] = names) -> bool:
+            return c[f"PT_{d}"] * math.prod(c[x] for x in names) <= MAX_PRIVATE_ELEMS
+
+        specs.append(ParamSpec(f"PT_{d}", tuple(vals), pt_ok if names else None, names,
+                               doc=f"PT_SIZE of {dims[d].iterator}"))
+    for d in range(n):
+        if red[d]:
+            top = max(1, min(MAX_WG, ext[d] // MIN_POINTS_PER_ITEM))
+            vals = sorted(set(_pow2_upto(top)) | {default.num_wg[d]})
+            specs.append(ParamSpec(f"WG_{d}", tuple(vals), doc=f"NUM_WG of reduction {dims[d].iterator}"))
+    return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl)
+
+
+def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuParams]:
+    """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
+    factor two of the work-group moved between dims, the first two NDRange dims swapped."""
+    mdh, ext = space.mdh, space.extents
+    n = len(mdh.dims)
+    out: list[GpuParams] = []
+
+    def add(q: GpuParams) -> None:
+        if q != p and q not in out and not gpu_violations(mdh, q, caps):
+            out.append(q)
+
+    def put(t: tuple[int, ...], d: int, v: int) -> tuple[int, ...]:
+        return t[:d] + (v,) + t[d + 1:]
+
+    for d in range(n):
+        is_red = mdh.dims[d].combine.is_reduction
+        for v in (p.num_wi[d] * 2, p.num_wi[d] // 2):
+            if 1 <= v <= _pow2_ceil(ext[d]):
+                add(replace(p, num_wi=put(p.num_wi, d, v)))
+        if not is_red:
+            for v in (p.pt[d] * 2, p.pt[d] // 2):
+                if 1 <= v <= _pow2_ceil(ext[d]):
+                    add(replace(p, pt=put(p.pt, d, v)))
+        else:
+            for v in (p.num_wg[d] * 2, p.num_wg[d] // 2):
+                if 1 <= v <= max(1, ext[d] // MIN_POINTS_PER_ITEM):
+                    add(replace(p, num_wg=put(p.num_wg, d, v)))
+    for a, b in itertools.permutations(range(n), 2):
+        if p.num_wi[a] >= 2 and p.num_wi[b] * 2 <= _pow2_ceil(ext[b]):
+            add(replace(p, num_wi=put(put(p.num_wi, a, p.num_wi[a] // 2), b, p.num_wi[b] * 2)))
+    if len(p.ocl_groups) >= 2:
+        g = p.ocl_groups
+        add(replace(p, ocl_groups=(g[1], g[0], *g[2:])))
+    return out
+
+# }}}
+
+# {{{ candidates
+
+
+def _value(e: Affine, sizes: dict[str, int]) -> int:
+    return e.constant + sum(c * sizes[name] for name, c in e.terms)
+
+
+def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: tuple[ArgSpec, ...]) -> Candidate:
+    """The kernel arguments and launches of ``plan`` as its generated host code makes them:
+    the nest's buffers (``args``, by name), then per dim its lower bound and extent, per concat
+    dim its number of work-groups, then the per-work-group partials; one NDRange launch of the
+    main kernel and, with partials, a one-dimensional launch of ``<name>_combine``."""
+    by_name = {a.name: a for a in args}
+    specs: list[ArgSpec] = []
+    extra: dict[str, np.ndarray] = {}
+    for b in plan.buffers:
+        specs.append(by_name[b.name] if b.role == "global" else replace(by_name[b.name], shape=(), is_output=False))
+
+    def scalar(name: str, value: int) -> None:
+        specs.append(ArgSpec(_PREFIX + name, "int64", ()))
+        extra[_PREFIX + name] = np.array(value, dtype=np.int64)
+
+    ext = {d.index: _value(d.extent, sizes) for d in plan.dims}
+    for d in plan.dims:
+        scalar(f"lo{d.index}", _value(d.lower, sizes))
+        scalar(f"ext{d.index}", ext[d.index])
+    nwg = {d.index: max(1, math.ceil(ext[d.index] / (d.pt * d.num_wi))) for d in plan.concat}
+    for d in plan.concat:
+        scalar(f"nwg{d.index}", nwg[d.index])
+    ncp = math.prod(max(ext[d.index], 0) for d in plan.concat)
+    if plan.partials:
+        red_wg = math.prod(d.num_wg for d in plan.reductions)
+        for k, o in enumerate(plan.outputs):
+            dtype = by_name[plan.mdh.outputs[k].access.buffer].dtype
+            name = f"{_PREFIX}part{k}"
+            specs.append(ArgSpec(name, dtype, (max(ncp * red_wg, 1),)))
+            extra[name] = np.zeros(max(ncp * red_wg, 1), dtype=dtype)
+    glob: list[int] = []
+    loc: list[int] = []
+    for g in plan.ocl_groups:
+        lsz = math.prod(plan.dims[i].num_wi for i in g)
+        groups = math.prod(plan.dims[i].num_wg if plan.dims[i].is_reduction else nwg[i] for i in g)
+        loc.append(lsz)
+        glob.append(lsz * groups)
+    launches = [Launch(plan.name, tuple(glob), tuple(loc))]
+    if plan.partials:
+        launches.append(Launch(plan.name + "_combine", (max(ncp, 1),), None))
+    req = KernelRequest(source, plan.name, tuple(specs), language="opencl", launches=tuple(launches))
+    return Candidate(req, extra)
+
+# }}}
+
+# {{{ targets
+
+
+class GpuTarget:
+    """A work-group target (``GpuParams``) measured on a real device by ``runner``.
+
+    ``caps`` are ``base`` with the device's queried limits; ``render`` turns a ``KernelPlan`` into
+    the device source (the backend's ``kernel_source``).
+    """
+
+    space_version = GPU_SPACE_VERSION
+    calibrate_from_default = True
+
+    def __init__(self, name: str, base: TargetCaps, runner: Any, render: Callable[[KernelPlan], str]) -> None:
+        self.name = name
+        self.runner = runner
+        self.caps = caps_from_device(base, runner.device_limits())
+        self.render = render
+
+    def default(self, mdh: MdhExpr) -> GpuParams:
+        return default_gpu_params(mdh, self.caps)
+
+    def space(self, mdh: MdhExpr, sizes: dict[str, int]) -> GpuSpace:
+        return gpu_space(mdh, sizes, self.caps)
+
+    def neighbours(self, space: GpuSpace, params: GpuParams) -> list[GpuParams]:
+        return gpu_neighbours(space, params, self.caps)
+
+    def violations(self, mdh: MdhExpr, params: GpuParams) -> list[str]:
+        return gpu_violations(mdh, params, self.caps)
+
+    def candidate(self, mdh: MdhExpr, params: GpuParams, sizes: dict[str, int],
+                  args: tuple[ArgSpec, ...]) -> Candidate:
+        plan = lower_gpu(mdh, params, self.caps)
+        return kernel_request(plan, self.render(plan), sizes, args)
+
+    def describe(self, mdh: MdhExpr, params: GpuParams) -> str:
+        return params.describe(mdh)
+
+    def to_dict(self, params: GpuParams) -> dict[str, Any]:
+        return {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in asdict(params).items()}
+
+    def from_dict(self, data: dict[str, Any]) -> GpuParams:
+        """The inverse of ``to_dict`` (every field of ``GpuParams``, tuples of ints or of tuples).
+
+        :raises KeyError, TypeError: for an entry written by an incompatible version.
+        """
+        def tup(v: Any) -> tuple[Any, ...]:
+            return tuple(tuple(int(y) for y in x) if isinstance(x, list) else int(x) for x in v)
+
+        known = {f.name for f in fields(GpuParams)}
+        return GpuParams(**{k: tup(v) for k, v in data.items() if k in known})
+
+    def identity(self) -> dict[str, str]:
+        compiler = getattr(self.runner, "compiler_identity", None)
+        return {"device": self.runner.device_identity(), "compiler": compiler() if compiler else ""}
+
+
+def opencl_target(selector: str | None = None) -> GpuTarget:
+    """The OpenCL target on the device the generated host code would pick (``selector`` =
+    ``MDPOLY_OPENCL_DEVICE``: index or name substring, else the first GPU, else the first device).
+
+    :raises runtime.opencl.NoOpenCLDevice: without pyopencl or a (matching) device.
+    """
+    from backends.opencl import OPENCL_CAPS, kernel_source
+    from runtime.opencl import OpenCLRunner
+    return GpuTarget("opencl", OPENCL_CAPS, OpenCLRunner(selector), kernel_source)
+
+
+def cuda_target(device: str | None = None) -> GpuTarget:
+    """The CUDA target on device ``device`` (default ``MDPOLY_CUDA_DEVICE``, else 0).
+
+    :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
+    """
+    from backends.cuda import CUDA_CAPS, kernel_source
+    from runtime.cuda import CudaRunner
+    return GpuTarget("cuda", CUDA_CAPS, CudaRunner(device), kernel_source)
+
+# }}}

@@ -1,0 +1,214 @@
+"""Tuning the work-group targets (OpenCL; CUDA shares the code): space, candidates, driver.
+
+The space tests need no device. The tuning runs need an OpenCL device (PoCL in CI) and are
+skipped with the reason when there is none; they use tiny budgets and assert no timings.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from backends.opencl import OPENCL_CAPS, OpenCLBackend
+from mdpoly.differential import compare_outputs
+from mdpoly.lower.gpu_params import caps_from_device, default_gpu_params, gpu_violations
+from mdpoly.tuning.atf import build_search_space
+from mdpoly.tuning.gpu import GpuTarget, gpu_neighbours, gpu_space, opencl_target
+from mdpoly.tuning.tune import TuneSettings, tune_nest
+
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests" / "core"))
+import mdh_examples as ex  # noqa: E402
+
+MDPOLY = [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
+
+
+def _target() -> GpuTarget | str:
+    try:
+        return opencl_target(os.environ.get("MDPOLY_OPENCL_DEVICE") or None)
+    except Exception as exc:  # noqa: BLE001 - no pyopencl, no ICD, no device
+        return f"no OpenCL device to tune on: {exc}"
+
+
+TARGET = _target()
+needs_device = pytest.mark.skipif(isinstance(TARGET, str), reason=str(TARGET))
+needs_cl_build = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+
+
+def _all_configs(specs):
+    space = build_search_space(specs, one_dimensional=True)
+    return [space.get_configuration(i) for i in range(space.constrained_size)]
+
+
+# {{{ the space (no device)
+
+
+TIGHT = replace(OPENCL_CAPS, max_work_group_size=64, max_work_item_sizes=(32, 8, 4), local_mem_bytes=512,
+                is_gpu=True, preferred_wg_multiple=8)
+
+
+@pytest.mark.parametrize("mdh", [ex.matmul(24, 40, 33), ex.dot(5000), ex.matvec(37, 64)], ids=lambda m: m.name)
+def test_space_honours_device_limits(mdh):
+    space = gpu_space(mdh, {}, TIGHT)
+    configs = _all_configs(space.specs)
+    assert configs
+    for cfg in configs:
+        p = space.to_params(cfg)
+        assert gpu_violations(mdh, p, TIGHT) == [], (cfg, p)
+        assert p.wg_size() <= 64
+        for k, g in enumerate(p.ocl_groups):
+            assert math.prod(p.num_wi[d] for d in g) <= TIGHT.max_work_item_sizes[k]
+        if p.reduction_wi(mdh) > 1:
+            assert p.wg_size() * 4 * len(mdh.outputs) <= TIGHT.local_mem_bytes or mdh.name.endswith("dot")
+
+
+def test_space_uses_the_limits_it_is_given():
+    mdh = ex.matmul(64, 64, 64)
+    small = len(_all_configs(gpu_space(mdh, {}, TIGHT).specs))
+    big = build_search_space(gpu_space(mdh, {}, replace(TIGHT, max_work_group_size=256,
+                                                        max_work_item_sizes=(256, 256, 256))).specs)
+    assert big.constrained_size > small
+
+
+def test_default_and_neighbours_are_valid():
+    mdh = ex.mcc(1, 7, 7, 64, 32, 3, 3)
+    space = gpu_space(mdh, {}, TIGHT)
+    d = default_gpu_params(mdh, TIGHT)
+    assert d.ocl_groups in space.ocl
+    ns = gpu_neighbours(space, d, TIGHT)
+    assert ns and all(gpu_violations(mdh, q, TIGHT) == [] for q in ns)
+
+
+@needs_device
+def test_device_caps_come_from_the_device():
+    assert isinstance(TARGET, GpuTarget)
+    lim = TARGET.runner.device_limits()
+    assert TARGET.caps == caps_from_device(OPENCL_CAPS, lim)
+    mdh = ex.matmul(16, 16, 16)
+    for cfg in _all_configs(gpu_space(mdh, {}, TARGET.caps).specs)[::97]:
+        p = gpu_space(mdh, {}, TARGET.caps).to_params(cfg)
+        assert p.wg_size() <= lim["max_work_group_size"]
+
+# }}}
+
+# {{{ tuning on a device
+
+
+def _settings(tmp_path: Path, evals: int = 6) -> TuneSettings:
+    return TuneSettings(seconds=None, evaluations=evals, retune=True, cache_dir=tmp_path / "cache", progress=False)
+
+
+@needs_device
+@pytest.mark.parametrize("mdh", [ex.matmul(33, 20, 47), ex.dot(3001)], ids=lambda m: m.name)
+def test_small_budget_tuning_returns_a_valid_config(mdh, tmp_path):
+    assert isinstance(TARGET, GpuTarget)
+    r = tune_nest(mdh, "", {}, OpenCLBackend(), _settings(tmp_path), target=TARGET)
+    assert r.tuned_seconds < float("inf") and 1 <= r.evaluations <= 6
+    assert gpu_violations(mdh, r.params, TARGET.caps) == []
+    assert r.config == TARGET.to_dict(r.params) and TARGET.from_dict(r.config) == r.params
+    log = [json.loads(line) for line in Path(r.log_path).read_text().splitlines()]
+    assert log[0]["target"] == "opencl" and log[0]["device"] == TARGET.runner.device_identity()
+    statuses = {c["status"] for c in log if c["event"] == "candidate"}
+    assert "ok" in statuses and statuses <= {"ok", "timeout"}, statuses   # timeout: far slower than the default
+
+
+class _Broken(GpuTarget):
+    """Breaks every candidate but the default: a build error or a wrong result, alternately."""
+
+    def __init__(self, base: GpuTarget, mdh) -> None:
+        self.__dict__.update(base.__dict__)
+        self.good = default_gpu_params(mdh, base.caps)
+        self.n = 0
+
+    def candidate(self, mdh, params, sizes, args):
+        cand = super().candidate(mdh, params, sizes, args)
+        if params == self.good:
+            return cand
+        self.n += 1
+        if self.n % 2:   # a build error
+            return replace(cand, request=replace(cand.request, source="this is not C;\n" + cand.request.source))
+        # a wrong result, memory-safe: the kernel is told dim 0 is one shorter, so it skips the last row
+        inputs = dict(cand.inputs)
+        inputs["__mdp_ext0"] = inputs["__mdp_ext0"] - 1
+        return replace(cand, inputs=inputs)
+
+
+@needs_device
+def test_broken_candidates_are_discarded(tmp_path):
+    assert isinstance(TARGET, GpuTarget)
+    mdh = ex.matmul(17, 19, 23)
+    broken = _Broken(TARGET, mdh)
+    r = tune_nest(mdh, "", {}, OpenCLBackend(), _settings(tmp_path, 8), target=broken)
+    assert r.params == broken.good and r.tuned_seconds < float("inf")
+    log = [json.loads(line) for line in Path(r.log_path).read_text().splitlines()]
+    kinds = {c["status"] for c in log if c["event"] == "candidate"}
+    assert {"ok", "build", "wrong"} <= kinds
+    assert next(c for c in log if c["event"] == "result")["rejected"]
+
+# }}}
+
+# {{{ the driver
+
+
+def _run(cmd: list[str], env: dict[str, str]) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+
+
+def _env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k.startswith(("OCL_", "POCL_", "MDPOLY_OPENCL"))}
+    env.update(PATH=os.environ.get("PATH", "/usr/bin:/bin"), PYTHONPATH=str(REPO),
+               MDPOLY_CACHE_DIR=str(tmp_path / "cache"), **extra)
+    return env
+
+
+def _build_run(src: Path, exe: Path, *flags: str) -> str:
+    subprocess.run(["cc", "-O2", str(src), "-o", str(exe), *flags, "-lm"], check=True, capture_output=True)
+    return subprocess.run([str(exe)], check=True, capture_output=True, text=True, timeout=300).stdout
+
+
+@needs_device
+@needs_cl_build
+@pytest.mark.parametrize("example,defines", [("matmul.c", ["-D", "N=40"]), ("dot.c", ["-D", "N=20000"])])
+def test_cli_tunes_opencl_and_out_c_is_correct(example, defines, tmp_path):
+    src = REPO / "c_examples" / example
+    out = tmp_path / "out.c"
+    env = _env(tmp_path)
+    cmd = [*MDPOLY, str(src), "-o", str(out), "--target", "opencl", "--tune-evals", "5", "--all-nests", *defines,
+           "--report", str(tmp_path / "r.json")]
+    proc = _run(cmd, env)
+    assert proc.returncode == 0, proc.stderr
+    assert "remark: tuned on " in proc.stderr, proc.stderr
+    nest = next(n for n in json.loads((tmp_path / "r.json").read_text())["nests"] if n.get("tuning"))
+    assert {"num_wi", "pt", "num_wg", "ocl_groups"} <= set(nest["tuning"]["config"])
+    flags = [f"-D{d}" for d in defines if d != "-D"]
+    want = _build_run(src, tmp_path / "orig", *flags)
+    got = _build_run(out, tmp_path / "got", *flags, "-lOpenCL")
+    assert compare_outputs(want, got, rtol=1e-4, atol=1e-5) is None, (want, got)
+    # the cache is keyed by the device: the second run hits it
+    proc = _run(cmd, env)
+    assert proc.returncode == 0 and "from the tuning cache" in proc.stderr, proc.stderr
+    db = sqlite3.connect(tmp_path / "cache" / "tuning.sqlite3")
+    fields = [json.loads(row[0]) for row in db.execute("SELECT key_fields FROM tuned")]
+    assert TARGET.runner.device_identity() in {f["device"] for f in fields}
+
+
+def test_no_device_falls_back_to_defaults_with_a_remark(tmp_path):
+    src = REPO / "c_examples" / "matmul.c"
+    out = tmp_path / "out.c"
+    env = _env(tmp_path, MDPOLY_OPENCL_DEVICE="no-such-device-anywhere")
+    proc = _run([*MDPOLY, str(src), "-o", str(out), "--target", "opencl", "--tune-evals", "3"], env)
+    assert proc.returncode == 0, proc.stderr
+    assert "not tuned: no OpenCL device available to tune on" in proc.stderr
+    assert "matmul.c:" in proc.stderr.split("not tuned: no OpenCL")[0].splitlines()[-1]
+    assert "__kernel void" in out.read_text()
+
+# }}}
