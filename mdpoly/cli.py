@@ -47,7 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="tune each nest by measuring candidates (default)")
     tune.add_argument("--no-tune", dest="tune", action="store_false", help="use the heuristic defaults, measure nothing")
     tune.add_argument("--tune-time", type=_positive_float, action=_Enable, metavar="SECONDS",
-                      help="tuning time budget per nest (default 60)")
+                      help="tuning time budget per nest, spent in full (default: up to 60, scaled down to "
+                           "2000 runs of the nest's default code, at least 5)")
     tune.add_argument("--tune-evals", type=int, action=_Enable, metavar="N", help="at most N evaluations per nest")
     tune.add_argument("--tune-technique", choices=TECHNIQUES, default="auc_bandit", help="search technique")
     tune.add_argument("--retune", action="store_true", help="ignore cached tuning results (and replace them)")
@@ -91,6 +92,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
         sizes=_sizes(parser, ns.size), cpp=os.environ.get("MDPOLY_CPP", "cpp"),
         tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),
+        tune_seconds_explicit=ns.tune_time is not None,
         tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,
         cache_dir=str(default_cache_dir(dict(os.environ))),
     )

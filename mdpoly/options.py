@@ -22,6 +22,7 @@ class Options:
     # Auto-tuning (issue #4). The CLI turns it on by default; library callers opt in.
     tune: bool = False
     tune_seconds: float | None = 60.0        # per nest; None = no time limit
+    tune_seconds_explicit: bool = False      # --tune-time given: spend it all (else scaled to the nest)
     tune_evals: int | None = None
     tune_technique: str = "auc_bandit"
     retune: bool = False

@@ -35,7 +35,8 @@ def settings_from(options: Options) -> TuneSettings:
     return TuneSettings(technique=options.tune_technique, seconds=options.tune_seconds,
                         evaluations=options.tune_evals, retune=options.retune,
                         cache_dir=Path(options.cache_dir) if options.cache_dir else None,
-                        progress=not options.quiet, strict_fp=options.strict_fp)
+                        progress=not options.quiet, strict_fp=options.strict_fp,
+                        scale_to_default=not options.tune_seconds_explicit and options.tune_evals is None)
 
 
 def _remark(sink: DiagnosticSink | None, nest: NestAnalysis, code: str, message: str) -> None:

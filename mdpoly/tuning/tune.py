@@ -48,6 +48,26 @@ class TuneSettings:
     cache_dir: Path | None = None
     progress: bool = True
     strict_fp: bool = False
+    #: The budget was not given explicitly: scale it to what tuning can repay (``scaled_budget``).
+    scale_to_default: bool = False
+
+
+#: An implicit budget is worth at most this many runs of the default configuration ...
+AMORTIZE_RUNS = 2000
+#: ... but never less than this many seconds.
+MIN_IMPLICIT_SECONDS = 5.0
+
+
+def scaled_budget(seconds: float | None, default_seconds: float | None) -> float | None:
+    """The implicit time budget for a nest whose default runs ``default_seconds``.
+
+    Tuning a kernel that runs in microseconds for a minute cannot pay for itself, so without an
+    explicit ``--tune-time`` the budget is ``AMORTIZE_RUNS`` runs of the default, between
+    ``MIN_IMPLICIT_SECONDS`` and the configured maximum.
+    """
+    if seconds is None or default_seconds is None or default_seconds == float("inf"):
+        return seconds
+    return min(seconds, max(MIN_IMPLICIT_SECONDS, AMORTIZE_RUNS * default_seconds))
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,6 +208,13 @@ class _Progress:
         done = time.perf_counter() - self.start if self.by_time else float(evaluations)
         self.bar.update(self.task, completed=min(done, self.total) if self.total else done, info=info)
 
+    def rescale(self, settings: TuneSettings) -> None:
+        """Follow a budget changed after the bar started (see ``scaled_budget``)."""
+        if self.bar is None or not self.by_time or settings.seconds is None:
+            return
+        self.total = float(settings.seconds)
+        self.bar.update(self.task, total=self.total)
+
     def close(self) -> None:
         if self.bar is not None:
             self.bar.stop()
@@ -289,6 +316,13 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                 ev.calibrate_device(default_seconds)
         except Rejected as exc:
             log.write({"event": "default-rejected", "kind": exc.kind, "why": exc.why})
+        if settings.scale_to_default:
+            budget = scaled_budget(settings.seconds, default_seconds)
+            if budget != settings.seconds:
+                log.write({"event": "budget", "seconds": budget,
+                           "why": f"implicit budget scaled to {AMORTIZE_RUNS} default runs"})
+                settings = replace(settings, seconds=budget)
+                progress.rescale(settings)
         progress.update(len(ev.history), best[0] if best else None, default_seconds)
 
         def cost(cfg: Config) -> float:

@@ -68,3 +68,13 @@ def test_two_concurrent_writer_processes(tmp_path):
         assert p.exitcode == 0
     cache = TuningCache(tmp_path)
     assert all(cache.get({"k": k}) == _entry(k) for k in range(60))
+
+
+def test_implicit_budget_scales_with_the_default_time() -> None:
+    from mdpoly.tuning.tune import MIN_IMPLICIT_SECONDS, scaled_budget
+
+    assert scaled_budget(60.0, 6e-6) == MIN_IMPLICIT_SECONDS       # microsecond kernel: minimum
+    assert scaled_budget(60.0, 0.010) == 20.0                      # 2000 runs of 10 ms
+    assert scaled_budget(60.0, 1.0) == 60.0                        # never above the maximum
+    assert scaled_budget(None, 0.010) is None                      # evaluation budget only
+    assert scaled_budget(60.0, None) == 60.0                       # default failed: keep the maximum
