@@ -117,6 +117,9 @@ class CudaKernelWriter(KernelWriter):
     def global_id0(self) -> str:
         return "((long)blockIdx.x * blockDim.x + threadIdx.x)"
 
+    def flat_local_id(self) -> str:
+        return "(int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"
+
     def prelude(self, w: _Lines) -> None:
         for line in CUDA_PRELUDE:
             w(line)

@@ -8,7 +8,9 @@ The preamble (once per file) holds the process-wide state and helpers:
 * compilation at first call: NVRTC for the device's compute capability, ``sm_XY`` CUBIN when
   NVRTC knows the architecture, else PTX for the newest ``compute_XY`` it knows that is not newer
   than the device (the driver JIT-compiles it); ``--fmad=false`` so that float results round as
-  the sequential C program's do; the compile log on failure;
+  the sequential C program's do, unless the nest reassociates a float reduction anyway
+  (``MdhExpr.reassociates_fp``, not ``--strict-fp``): then ``--fmad=true`` (multiply-adds contract
+  as OpenCL C's default ``FP_CONTRACT`` allows); the compile log on failure;
 * a disk cache of compiled modules: ``$MDPOLY_CACHE_DIR/cuda``, else
   ``$XDG_CACHE_HOME/mdpoly/cuda``, else ``$HOME/.cache/mdpoly/cuda``, one file
   ``<hash>-<arch>.cubin`` (or ``.ptx``) per kernel source, NVRTC version and options (FNV-1a),
@@ -315,14 +317,15 @@ static int mdp_cu_arch(int *cubin)
     return best;
 }
 
-static char *mdp_cu_compile(const char *source, const char *nest, const char *arch_opt, int cubin, size_t *size)
+static char *mdp_cu_compile(const char *source, const char *nest, const char *arch_opt, int cubin, int fmad,
+                            size_t *size)
 {
     nvrtcProgram prog;
     nvrtcResult err;
     const char *opts[2];
     char *image;
     opts[0] = arch_opt;
-    opts[1] = "--fmad=false";
+    opts[1] = fmad ? "--fmad=true" : "--fmad=false";
     mdp_nvrtc_check(nvrtcCreateProgram(&prog, source, nest, 0, NULL, NULL), "nvrtcCreateProgram");
     err = nvrtcCompileProgram(prog, 2, opts);
     if (err != NVRTC_SUCCESS) {
@@ -357,7 +360,7 @@ static char *mdp_cu_compile(const char *source, const char *nest, const char *ar
 }
 
 /* The module of one nest's kernels: from the disk cache, else compiled by NVRTC (and cached). */
-static CUmodule mdp_cu_module(const char *source, const char *nest)
+static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
 {
     char arch_opt[64], dir[4000], path[4200], key[64];
     int cubin = 0, arch, major = 0, minor = 0, have_dir;
@@ -369,7 +372,7 @@ static CUmodule mdp_cu_module(const char *source, const char *nest)
     arch = mdp_cu_arch(&cubin);
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
     mdp_nvrtc_check(nvrtcVersion(&major, &minor), "nvrtcVersion");
-    snprintf(key, sizeof key, "nvrtc %d.%d --fmad=false ", major, minor);
+    snprintf(key, sizeof key, "nvrtc %d.%d --fmad=%s ", major, minor, fmad ? "true" : "false");
     h = mdp_cu_hash(mdp_cu_hash(mdp_cu_hash(0, key), arch_opt), source);
     have_dir = mdp_cu_cache_dir(dir, sizeof dir);
     image = NULL;
@@ -379,7 +382,7 @@ static CUmodule mdp_cu_module(const char *source, const char *nest)
         image = mdp_cu_read_file(path, &size);
     }
     if (!image) {
-        image = mdp_cu_compile(source, nest, arch_opt, cubin, &size);
+        image = mdp_cu_compile(source, nest, arch_opt, cubin, fmad, &size);
         if (have_dir)
             mdp_cu_write_file(path, image, cubin ? size : strlen(image));
     }
@@ -446,7 +449,8 @@ def host_function(plan: KernelPlan, source: str) -> str:
     for d in plan.concat:
         w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, (long long){d.pt * d.num_wi});")
     w("if (!mdp_kernel) {")
-    w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}");')
+    fmad = 1 if plan.mdh.reassociates_fp else 0   # contraction rounds like reassociation does
+    w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
     w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
     if plan.partials:
         w(f'    mdp_combine = mdp_cu_function(mdp_mod, "{name}_combine");')

@@ -16,7 +16,7 @@ from backends.c_emit import CEmitter
 from backends.opencl_host import host_function, host_preamble
 from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
 from mdpoly.ir.mdh import Combine
-from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount
+from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
 from mdpoly.ir.target import TargetCaps
 
 OPENCL_CAPS = TargetCaps(name="opencl", parallel_layers=2, simd=False, cores=8, max_work_group_size=256,
@@ -93,6 +93,11 @@ def _combine(op: Combine, a: str, b: str) -> str:
     return f"(({a}) {cmp} ({b}) ? ({a}) : ({b}))"
 
 
+def _par(text: str) -> str:
+    t = text.strip()
+    return t if t.isidentifier() or t.isdigit() else f"({t})"
+
+
 def _pow2_ceil(n: int) -> int:
     p = 1
     while p < n:
@@ -127,6 +132,10 @@ class KernelWriter:
 
     def global_id0(self) -> str:
         return "(long)get_global_id(0)"
+
+    def flat_local_id(self) -> str:
+        """The work-item's rank in its work-group, NDRange dim 0 fastest (hardware order)."""
+        return "(int)(get_local_id(0) + get_local_size(0) * (get_local_id(1) + get_local_size(1) * get_local_id(2)))"
 
     def prelude(self, w: _Lines) -> None:
         if self.k.needs_fp64:
@@ -185,6 +194,8 @@ class KernelWriter:
             w(f"#define MDP_NUM_WI_{d.index} {d.num_wi}  /* {d.iterator} ({d.combine.value}) */")
             if d.is_reduction:
                 w(f"#define MDP_NUM_WG_{d.index} {d.num_wg}")
+                if k.tiles is not None:
+                    w(f"#define MDP_KT_{d.index} {d.kt}")
             else:
                 w(f"#define MDP_PT_{d.index} {d.pt}")
         red_wi = 1
@@ -223,8 +234,10 @@ class KernelWriter:
             expr = v if expr == "0" else f"({expr}) * {s} + {v}"
         return expr
 
-    def open_point_loops(self, w: _Lines) -> None:
+    def open_point_loops(self, w: _Lines, unroll: bool = False) -> None:
         for d in self.k.concat:
+            if unroll:
+                w("#pragma unroll")
             w.open(f"for (int mdp_p_{d.index} = 0; mdp_p_{d.index} < MDP_PT_{d.index}; ++mdp_p_{d.index})")
         for d in self.k.concat:
             w(f"const long {self.idx(d)} = mdp_lo_{d.index} + ({self.wg(d)} * MDP_PT_{d.index} + mdp_p_{d.index})"
@@ -260,18 +273,122 @@ class KernelWriter:
         w(f"{target} = {self.f(o.finish)};")
         w.close()
 
-    def accumulate(self, w: _Lines, n: int, o: KOutput) -> None:
+    def accumulate(self, w: _Lines, n: int, o: KOutput, value: FExpr | None = None, acc: str = "") -> None:
         op = self.k.op
         assert op is not None
-        val = self.f(o.value)
+        val = self.f(value or o.value)
+        a = acc or f"mdp_a{n}"
         if op is Combine.ADD:
-            w(f"mdp_a{n} += {val};")
+            w(f"{a} += {val};")
         elif op is Combine.MUL:
-            w(f"mdp_a{n} *= {val};")
+            w(f"{a} *= {val};")
         else:
             w.open("")
             w(f"const {o.elem_type} mdp_v = {val};")
-            w(f"mdp_a{n} = {_combine(op, f'mdp_a{n}', 'mdp_v')};")
+            w(f"{a} = {_combine(op, a, 'mdp_v')};")
+            w.close()
+
+    def tiled_private_phase(self, w: _Lines) -> None:
+        """Reduction tiles outer: copy the cached inputs' footprints to ``__local``, barrier; per
+        reduction point, read each input into its register fragment, update the register tile of
+        accumulators (constant, unrolled point loops); barrier."""
+        k = self.k
+        assert k.tiles is not None
+        outs = list(enumerate(k.outputs))
+        cached = [(x, t) for x, t in enumerate(k.tiles) if t.cached]
+        for x, t in cached:
+            w(f"{self.local_qual} {t.elem_type} mdp_l{x}[{t.box_elems}];")
+        for n, o in outs:
+            w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
+        w("#pragma unroll")
+        w.open("for (int mdp_q = 0; mdp_q < MDP_PT_TOTAL; ++mdp_q)")
+        for n, o in outs:
+            w(f"mdp_acc{n}[mdp_q] = {o.neutral};")
+        w.close()
+        if cached:
+            w(f"const int mdp_lid = {self.flat_local_id()};")
+        for d in k.concat:
+            i = d.index
+            w(f"const long mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * (MDP_PT_{i} * MDP_NUM_WI_{i});")
+        for d in k.reductions:
+            i = d.index
+            w.open(f"for (long mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
+                   f"mdp_t_{i} += MDP_NUM_WG_{i})")
+            w(f"const long mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
+        for x, t in cached:
+            w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems}; mdp_e += MDP_WG_SIZE)")
+            w("int mdp_rem = mdp_e;")
+            for j in reversed(range(len(t.box))):
+                if j == 0:
+                    w(f"const long mdp_g0 = {t.origin[0]} + mdp_rem;")
+                else:
+                    w(f"const long mdp_g{j} = {t.origin[j]} + mdp_rem % {t.box[j]};")
+                    w(f"mdp_rem /= {t.box[j]};")
+            cond = " && ".join(f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(len(t.box)))
+            flat = "mdp_g0"
+            for j in range(1, len(t.box)):
+                flat = f"({flat}) * {_par(t.shape[j])} + mdp_g{j}"
+            w(f"mdp_l{x}[mdp_e] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+            w.close()
+        if cached:
+            w(self.barrier)
+        full = " && ".join(f"mdp_tb_{d.index} + MDP_KT_{d.index} <= {self.hi(d)}" for d in k.reductions)
+        w.open(f"if ({full})")
+        self.tile_points(w, guarded=False)
+        w.close()
+        w.open("else")
+        self.tile_points(w, guarded=True)
+        w.close()
+        if cached:
+            w(self.barrier)
+        for _ in k.reductions:
+            w.close()
+
+    def tile_points(self, w: _Lines, guarded: bool) -> None:
+        """The reduction points of one tile (``guarded``: the last, partial tile)."""
+        k = self.k
+        assert k.tiles is not None
+        outs = list(enumerate(k.outputs))
+        for d in k.reductions:
+            i = d.index
+            start = f"(int){self.wi(d)}" if d.num_wi > 1 else "0"
+            w("#pragma unroll")
+            w.open(f"for (int mdp_kk_{i} = {start}; mdp_kk_{i} < MDP_KT_{i}; mdp_kk_{i} += MDP_NUM_WI_{i})")
+        guard = " && ".join(f"mdp_tb_{d.index} + mdp_kk_{d.index} < {self.hi(d)}" for d in k.reductions)
+        w.open(f"if ({guard if guarded else 1})")
+        for d in k.reductions:
+            i = d.index
+            w(f"const int mdp_off_{i} = mdp_kk_{i};")
+            w(f"const int {d.iterator} = (int)(mdp_tb_{i} + mdp_kk_{i});")
+        binds: list[tuple[str, Var]] = []
+        for x, t in enumerate(k.tiles):
+            deps = [k.dims[d] for d in t.deps]
+            size = " * ".join(f"MDP_PT_{d.index}" for d in deps) or "1"
+            q = self.linear(tuple(deps), "mdp_p_{d}", "MDP_PT_{d}")
+            binds.append((t.param, Var(f"mdp_f{x}[{q}]")))
+            w(f"{t.elem_type} mdp_f{x}[{size}];")
+            for d in deps:
+                w("#pragma unroll")
+                w.open(f"for (int mdp_p_{d.index} = 0; mdp_p_{d.index} < MDP_PT_{d.index}; ++mdp_p_{d.index})")
+            for d in deps:
+                i = d.index
+                w(f"const int mdp_off_{i} = mdp_p_{i} * MDP_NUM_WI_{i} + (int){self.wi(d)};")
+                w(f"const long {self.idx(d)} = mdp_tb_{i} + mdp_off_{i};")
+            if t.cached:
+                w(f"mdp_f{x}[{q}] = mdp_l{x}[{t.local}];")
+            else:
+                self.bind_iterators(w, tuple(deps))
+                cond = " && ".join(f"{self.idx(d)} < {self.hi(d)}" for d in deps) or "1"
+                w(f"mdp_f{x}[{q}] = ({cond}) ? {t.access.to_c()} : ({t.elem_type})0;")
+            for _ in deps:
+                w.close()
+        self.open_point_loops(w, unroll=True)
+        self.bind_iterators(w, k.concat)
+        for n, o in outs:
+            self.accumulate(w, n, o, FExpr(o.value.text, tuple(binds), o.value.role), f"mdp_acc{n}[mdp_pc]")
+        self.close_point_loops(w)
+        w.close()
+        for _ in k.reductions:
             w.close()
 
     def main_kernel(self, w: _Lines) -> None:
@@ -289,9 +406,18 @@ class KernelWriter:
             self.close_point_loops(w)
             w.close()
             return
+        if k.tiles is not None:
+            self.tiled_private_phase(w)
+        else:
+            self.private_phase(w)
+        self.group_phase(w)
+
+    def private_phase(self, w: _Lines) -> None:
+        """Each work-item's strided share of every reduction, per concat point, from ``__global``."""
+        k = self.k
+        outs = list(enumerate(k.outputs))
         for n, o in outs:
             w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
-        # private phase: each work-item's share of every reduction, per concat point
         self.open_point_loops(w)
         for n, o in outs:
             w(f"{o.elem_type} mdp_a{n} = {o.neutral};")
@@ -310,6 +436,11 @@ class KernelWriter:
         for n, _ in outs:
             w(f"mdp_acc{n}[mdp_pc] = mdp_a{n};")
         self.close_point_loops(w)
+
+    def group_phase(self, w: _Lines) -> None:
+        """Combine within the work-group (``__local`` tree), then store results or partials."""
+        k = self.k
+        outs = list(enumerate(k.outputs))
         red_rank = self.linear(k.reductions, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
         w(f"const long mdp_rw = {red_rank};")
         # work-group phase: combine the work-items that share concat points, in local memory
@@ -319,6 +450,8 @@ class KernelWriter:
             w(f"const long mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
             for n, o in outs:
                 w(f"{self.local_qual} {o.elem_type} mdp_scratch{n}[MDP_WG_SIZE];")
+            if k.tiles is not None:
+                w("#pragma unroll")
             w.open("for (int mdp_q = 0; mdp_q < MDP_PT_TOTAL; ++mdp_q)")
             for n, _ in outs:
                 w(f"mdp_scratch{n}[mdp_slot] = mdp_acc{n}[mdp_q];")
@@ -337,7 +470,7 @@ class KernelWriter:
             w.close()
         # store: one work-item per concat point writes the result, or its group's partial
         w.open("if (mdp_rw == 0)")
-        self.open_point_loops(w)
+        self.open_point_loops(w, unroll=k.tiles is not None)
         w.open(f"if ({self.concat_guard()})")
         if k.partials:
             cp = self.linear(k.concat, "(mdp_i_{d} - mdp_lo_{d})", "mdp_ext_{d}")

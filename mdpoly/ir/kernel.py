@@ -28,6 +28,11 @@ class KDim:
     neighbouring points); the number of work-groups is ``ceil(extent / (pt * num_wi))``, computed
     by the host. Reduction dims: each work-item walks ``lower + wg * num_wi + wi`` in steps of
     ``num_wg * num_wi`` (``num_wg`` is a constant).
+
+    Tiled kernels (``KernelPlan.tiles``): a reduction dim is walked in tiles of ``kt`` points,
+    tile ``t`` covering ``lower + t * kt + [0, kt)``; work-group ``wg`` takes the tiles ``wg``,
+    ``wg + num_wg``, ...; inside a tile, work-item ``wi`` takes the points ``wi``, ``wi + num_wi``,
+    ... A concat dim's work-group tile is ``lower + wg * pt * num_wi + [0, pt * num_wi)``.
     """
 
     index: int
@@ -38,6 +43,7 @@ class KDim:
     num_wi: int
     pt: int
     num_wg: int
+    kt: int = 0
 
     @property
     def is_reduction(self) -> bool:
@@ -73,6 +79,43 @@ class KAccess:
 
     def to_c(self) -> str:
         return f"{self.buffer}[{self.flat}]"
+
+
+@dataclass(frozen=True, slots=True)
+class KInput:
+    """Input ``f.params[k]`` of a tiled kernel, read once per reduction point into registers.
+
+    Names in the C text (the writer defines them): ``mdp_tb_<d>`` -- the first point of dim
+    ``d``'s current tile (work-group tile for concat dims, reduction tile for reduction dims);
+    ``mdp_off_<d>`` -- a point's offset from it; ``mdp_lo_<d>``/``mdp_ext_<d>`` -- the domain.
+
+    ``deps``: the concat dims its index depends on; each work-item keeps one value per point of
+    its private tile along those dims (``prod pt``), loaded before the point loops.
+    ``cached``: the work-group first copies the input's footprint over the current tile -- the
+    box of ``box`` elements (row-major, one extent per index position) whose first element has
+    the global coordinates ``origin`` -- into ``__local`` memory; coordinates outside the
+    domain's range ``[lo, hi]`` (per position) are filled with 0 and never read for a point in
+    the domain. ``local`` is a point's flat index into that box; ``access`` the global read.
+    """
+
+    param: str
+    access: KAccess
+    elem_type: str
+    deps: tuple[int, ...]
+    cached: bool = False
+    box: tuple[int, ...] = ()
+    origin: tuple[str, ...] = ()
+    lo: tuple[str, ...] = ()
+    hi: tuple[str, ...] = ()
+    shape: tuple[str, ...] = ()
+    local: str = "0"
+
+    @property
+    def box_elems(self) -> int:
+        n = 1
+        for e in self.box:
+            n *= e
+        return n
 
 
 StartKind = Literal["none", "old", "init"]
@@ -116,6 +159,9 @@ class KernelPlan:
     partials: bool
     needs_fp64: bool
     tuning: object  # GpuParams
+    #: Tiled kernel (GpuParams.kt): reduction tiles of ``KDim.kt`` points, per-input register
+    #: fragments and ``__local`` copies (``KInput``); ``None``: the untiled kernel.
+    tiles: tuple[KInput, ...] | None = None
 
     @property
     def concat(self) -> tuple[KDim, ...]:

@@ -7,6 +7,13 @@ with several work-groups along the reductions, per-group partials go to a global
 second kernel folds in group order (deterministic, no atomics). Outputs are written per their
 update kind (``out = R``, ``out = init (op) R``, ``out = out (op) R``).
 
+Tiled kernels (``GpuParams.kt``): the reductions are walked tile by tile (the work-group's
+reduction tiles outer, the private tile's points inner); per tile, the work-group copies the
+footprint of each cached input -- the box its affine index spans over the concat tile x the
+reduction tile -- into ``__local`` memory, and each work-item reads every input once per
+reduction point into registers (one value per private point the input depends on) before it
+updates its ``prod PT`` accumulators.
+
 Buffers: flat device buffers; each access becomes a flat C index using the declared shape (the
 strides may name read-only scalar parameters, which the kernel receives by value). Element counts
 come from the declared shape when complete, else from the largest index the accesses reach over
@@ -19,11 +26,11 @@ from __future__ import annotations
 import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
-from mdpoly.ir.kernel import KAccess, KBuffer, KDim, KernelPlan, KOutput, StartKind
+from mdpoly.ir.kernel import KAccess, KBuffer, KDim, KernelPlan, KInput, KOutput, StartKind
 from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.gpu_params import GpuParams, gpu_violations
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box
 from mdpoly.lower.lower import function_params
 from mdpoly.lower.neutral import base_type, neutral
 
@@ -204,9 +211,63 @@ class _GpuLowerer:
                                 FExpr(f.results[k], binds), start, o.init, neut, finish))
         return tuple(outs)
 
+    def _bound(self, e: Affine, top: bool) -> str:
+        """The least (``top`` false) or largest value of ``e`` over the domain (kernel scope)."""
+        its = {d.iterator: n for n, d in enumerate(self.m.dims)}
+        out = [str(e.constant)]
+        for name, c in e.terms:
+            d = its.get(name)
+            if d is None:
+                out.append(f"{c} * (long){name}")
+            elif (c > 0) == top:
+                out.append(f"{c} * (mdp_lo_{d} + mdp_ext_{d} - 1)")
+            else:
+                out.append(f"{c} * mdp_lo_{d}")
+        return " + ".join(out)
+
+    def tiles(self) -> tuple[KInput, ...]:
+        """Per input: the concat dims it depends on and, when cached, its ``__local`` box."""
+        m, p = self.m, self.p
+        its = {d.iterator: n for n, d in enumerate(m.dims)}
+        cache = p.cached(len(m.inputs))
+        out: list[KInput] = []
+        for k, (param, acc) in enumerate(zip(m.f.params, m.inputs)):
+            names = {name for e in acc.index for name, _ in e.terms}
+            deps = tuple(d for d, dim in enumerate(m.dims) if not dim.combine.is_reduction and dim.iterator in names)
+            buf = m.buffer(acc.buffer)
+            kin = KInput(param, self.access(acc), device_type(buf.elem_type, m), deps)
+            if cache[k]:
+                box = input_box(m, p, k)
+                origin: list[str] = []
+                local: list[str] = []
+                for e in acc.index:
+                    o = [str(e.constant)]
+                    loc = []
+                    for name, c in e.terms:
+                        d = its.get(name)
+                        if d is None:
+                            o.append(f"{c} * (long){name}")
+                            continue
+                        o.append(f"{c} * mdp_tb_{d}")
+                        loc.append(f"{c} * mdp_off_{d}")
+                        if c < 0:   # the box starts at the tile's last point
+                            o.append(f"{c} * {p.tile(m, d) - 1}")
+                            loc.append(str(-c * (p.tile(m, d) - 1)))
+                    origin.append(" + ".join(o))
+                    local.append(" + ".join(loc) or "0")
+                flat = _paren(local[0])
+                for j in range(1, len(local)):
+                    flat = f"{_paren(flat)} * {box[j]} + {_paren(local[j])}"
+                kin = KInput(param, kin.access, kin.elem_type, deps, True, box, tuple(origin),
+                             tuple(self._bound(e, False) for e in acc.index),
+                             tuple(self._bound(e, True) for e in acc.index), buf.shape, flat)
+            out.append(kin)
+        return tuple(out)
+
     def run(self) -> KernelPlan:
+        kt = self.p.kt or (0,) * len(self.m.dims)
         dims = tuple(KDim(k, d.iterator, d.lower, d.extent, d.combine, self.p.num_wi[k], self.p.pt[k],
-                          self.p.num_wg[k]) for k, d in enumerate(self.m.dims))
+                          self.p.num_wg[k], kt[k]) for k, d in enumerate(self.m.dims))
         buffers = self.buffers()
         outputs = self.outputs()
         red_wi = 1
@@ -219,7 +280,8 @@ class _GpuLowerer:
         return KernelPlan(
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
             ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
-            local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p)
+            local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
+            tiles=self.tiles() if self.p.tiled else None)
 
 
 def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:

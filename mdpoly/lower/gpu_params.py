@@ -12,8 +12,17 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
 * ``σ_arr→ocl`` -- ``ocl_groups``: a partition of the MDH dims into at most three NDRange
   dimensions (a group of several MDH dims is decoded with div/mod, first dim slowest).
 
-Memory-region parameters (``MEM_INP``/``MEM_RES``) are fixed: inputs stay ``__global`` (cache
-blocking through the tile shape), results private, the intra-group combine in ``__local``.
+* ``LT_SIZE<d>`` of a reduction dim -- ``kt``: the reduction is walked in tiles of ``kt`` points
+  (tiled kernel: reduction tiles outer, the private tile's points inner); ``()`` selects the
+  untiled kernel (each work-item strides through the reduction, inputs read from ``__global``);
+* ``MEM_INP`` -- ``cache``: per input access (``mdh.inputs`` order), 1 when the work-group copies
+  the input's footprint over the current tile (its affine index over the work-group's concat
+  tile x the reduction tile, ``input_box``) into ``__local`` memory, 0 when it reads
+  ``__global``. Either way, a tiled kernel reads each input once per reduction point into
+  private registers, one value per private-tile point the input depends on.
+
+``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
+intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
 """
 
@@ -30,6 +39,9 @@ from mdpoly.lower.heuristics import elem_bytes
 
 #: Elements of the private result tile (``prod PT_SIZE`` of the concat dims, per output).
 MAX_PRIVATE_ELEMS = 64
+#: Work-groups a tiled kernel wants at least, whatever ``compute_units`` says (the OpenCL
+#: target's portable caps guess 8; a GPU has ~100 multiprocessors, a CPU loses little).
+MIN_GROUPS = 64
 #: Work-groups a symbolic-size dim is planned for.
 SYMBOLIC_EXTENT = 4096
 
@@ -42,6 +54,12 @@ class GpuParams:
     pt: tuple[int, ...]
     num_wg: tuple[int, ...]          # reduction dims: the constant; concat dims: 0 (derived)
     ocl_groups: tuple[tuple[int, ...], ...]
+    kt: tuple[int, ...] = ()         # reduction dims: tile size; concat dims: 0; (): untiled kernel
+    cache: tuple[int, ...] = ()      # per input access: 1 = __local copy, 0 = __global; (): all 0
+
+    @property
+    def tiled(self) -> bool:
+        return bool(self.kt)
 
     def describe(self, mdh: MdhExpr) -> str:
         its = [d.iterator for d in mdh.dims]
@@ -49,7 +67,21 @@ class GpuParams:
         pt = ",".join(f"{its[d]}:{n}" for d, n in enumerate(self.pt))
         wg = ",".join(f"{its[d]}:{n or 'auto'}" for d, n in enumerate(self.num_wg))
         groups = "|".join(",".join(its[d] for d in g) for g in self.ocl_groups)
-        return f"NUM_WI={wi} PT={pt} NUM_WG={wg} ocl=({groups})"
+        text = f"NUM_WI={wi} PT={pt} NUM_WG={wg} ocl=({groups})"
+        if self.kt:
+            kt = ",".join(f"{its[d]}:{n}" for d, n in enumerate(self.kt) if mdh.dims[d].combine.is_reduction)
+            flags = self.cached(len(mdh.inputs))
+            cache = ",".join(f"{a.buffer}:{'local' if c else 'global'}" for a, c in zip(mdh.inputs, flags))
+            text += f" KT={kt} MEM_INP={cache}"
+        return text
+
+    def cached(self, n_inputs: int | None = None) -> tuple[int, ...]:
+        """``cache``, or all 0 for ``n_inputs`` inputs when it is ``()``."""
+        return self.cache or (0,) * (n_inputs or 0)
+
+    def tile(self, mdh: MdhExpr, d: int) -> int:
+        """Points of dim ``d`` in one work-group tile: ``PT * NUM_WI`` (concat), ``kt`` (reduction)."""
+        return self.kt[d] if mdh.dims[d].combine.is_reduction else self.pt[d] * self.num_wi[d]
 
     def wg_size(self) -> int:
         return math.prod(self.num_wi)
@@ -77,7 +109,55 @@ GPU_PARAMETERS: tuple[GpuParamSpec, ...] = (
     GpuParamSpec("num_wg", "NUM_WG<d>", "work-groups along a reduction dim (>1: partials + second kernel); "
                  "0 for concat dims, where it is ceil(N/(PT*NUM_WI)) at run time"),
     GpuParamSpec("ocl_groups", "σ_arr→ocl", "partition of the MDH dims into <= 3 NDRange dims"),
+    GpuParamSpec("kt", "LT_SIZE<d> (reduction)", "points of a reduction dim per tile (tiled kernel); 0 for concat "
+                 "dims; () = untiled kernel"),
+    GpuParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
+                 "__local memory, 0 = read from __global; () = all 0; needs kt"),
 )
+
+# }}}
+
+# {{{ tile footprints
+
+
+def type_bytes(elem_type: str) -> int:
+    """Bytes of a C element type on the device (LP64 sizes)."""
+    t = elem_type.replace("const", "").replace("volatile", "").split()
+    if "double" in t or "long" in t or "size_t" in t:
+        return 8
+    if "short" in t:
+        return 2
+    if "char" in t:
+        return 1
+    return 4
+
+
+def cacheable(mdh: MdhExpr, k: int) -> bool:
+    """Whether input access ``k`` can be copied to ``__local`` memory (an array element)."""
+    acc = mdh.inputs[k]
+    return mdh.buffer(acc.buffer).kind != "scalar" and bool(acc.index)
+
+
+def input_box(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[int, ...]:
+    """Extents, per index position, of input ``k``'s footprint over one work-group tile x reduction
+    tile: position ``e = c + sum a_d * i_d`` spans ``1 + sum |a_d| * (tile_d - 1)`` elements."""
+    its = {d.iterator: n for n, d in enumerate(mdh.dims)}
+    out: list[int] = []
+    for e in mdh.inputs[k].index:
+        out.append(1 + sum(abs(a) * (p.tile(mdh, its[name]) - 1) for name, a in e.terms if name in its))
+    return tuple(out)
+
+
+def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
+    """``__local`` bytes a work-group uses: cached input boxes plus the reduction scratch."""
+    total = 0
+    if p.reduction_wi(mdh) > 1:
+        total += p.wg_size() * elem_bytes(mdh) * len(mdh.outputs)
+    if p.kt:
+        for k, v in enumerate(p.cache):
+            if v:
+                total += math.prod(input_box(mdh, p, k)) * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
+    return total
 
 # }}}
 
@@ -129,6 +209,25 @@ def _private_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return p.private_elems(m) <= MAX_PRIVATE_ELEMS
 
 
+def _tile_shape_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    if not p.kt:
+        return not p.cache
+    dims = m.dims
+    if len(p.kt) != len(dims) or not any(d.combine.is_reduction for d in dims):
+        return False
+    if any((p.kt[d] < 1) if dim.combine.is_reduction else (p.kt[d] != 0) for d, dim in enumerate(dims)):
+        return False
+    return not p.cache or (len(p.cache) == len(m.inputs) and all(v in (0, 1) for v in p.cache))
+
+
+def _cacheable_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return all(not v or cacheable(m, k) for k, v in enumerate(p.cache))
+
+
+def _tile_local_mem_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return local_bytes(m, p) <= c.local_mem_bytes
+
+
 GPU_CONSTRAINTS: tuple[GpuConstraint, ...] = (
     GpuConstraint("shape", "one NUM_WI, PT_SIZE and NUM_WG per dim; NUM_WI, PT >= 1", _shape_ok),
     GpuConstraint("dim-roles", "reduction dims: PT_SIZE 1, NUM_WG >= 1; concat dims: NUM_WG 0 (derived)", _roles_ok),
@@ -138,6 +237,11 @@ GPU_CONSTRAINTS: tuple[GpuConstraint, ...] = (
     GpuConstraint("local-mem", "reduction scratch (wg size * elem size * outputs) <= CL_DEVICE_LOCAL_MEM_SIZE",
                   _local_mem_ok),
     GpuConstraint("private-tile", "prod PT_SIZE of the concat dims <= MAX_PRIVATE_ELEMS", _private_ok),
+    GpuConstraint("tile-shape", "kt: () or one per dim, >= 1 for reduction dims, 0 for concat dims, only with a "
+                  "reduction; cache: () or one 0/1 per input access, only with kt", _tile_shape_ok),
+    GpuConstraint("cacheable", "a cached input is an array access (not a scalar buffer)", _cacheable_ok),
+    GpuConstraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
+                  "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
 )
 
 
@@ -147,7 +251,7 @@ def gpu_violations(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> list[st
     for con in GPU_CONSTRAINTS:
         if not con.holds(mdh, params, caps):
             out.append(con.name)
-            if con.name in ("shape", "ocl-partition"):
+            if con.name in ("shape", "ocl-partition", "tile-shape"):
                 break
     return out
 
@@ -160,6 +264,10 @@ def _pow2_floor(n: int) -> int:
     return 1 << (max(n, 1).bit_length() - 1)
 
 
+def _pow2_ceil(n: int) -> int:
+    return 1 << max(0, (max(n, 1) - 1).bit_length())
+
+
 def default_ocl_groups(ndims: int) -> tuple[tuple[int, ...], ...]:
     """Innermost MDH dim on NDRange dim 0 (unit stride across neighbouring work-items); more than
     three dims: the two innermost get one NDRange dim each, the rest share dimension 2."""
@@ -170,7 +278,96 @@ def default_ocl_groups(ndims: int) -> tuple[tuple[int, ...], ...]:
 
 
 def default_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams:
-    """Sane untuned parameters for a CPU (PoCL) and a GPU.
+    """Sane untuned parameters for a CPU (PoCL) and a GPU: the tiled kernel
+    (``tiled_gpu_params``) for a nest with concat and reduction dims when its parameters are
+    valid on ``caps``, else the untiled kernel (``untiled_gpu_params``)."""
+    tiled = tiled_gpu_params(mdh, caps)
+    if tiled is not None and not gpu_violations(mdh, tiled, caps):
+        return tiled
+    return untiled_gpu_params(mdh, caps)
+
+
+def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
+    """Tiled-kernel parameters (register tiles, reduction tiles, ``__local`` input copies), or
+    ``None`` for a nest without both concat and reduction dims.
+
+    The two innermost concat dims of extent > 1 (the unit-stride output dim first, on NDRange
+    dim 0) get the work-items -- 16 x 16, or all 256 on one dim -- and a private tile of 4 x 4
+    points, both cut to the extents; a further concat dim of extent <= 8 is held whole in the
+    private tile (the innermost dim's points halve to keep <= 16 accumulators). The same shape on a CPU: OpenCL output is portable and most
+    often runs on a GPU, and PoCL runs such work-groups well (one loop over the work-items). The longest
+    reduction dim is tiled by 16 points (the others by 1). An input is copied to ``__local``
+    memory when it varies along the reduction and its footprint over the tiles is at most half
+    the global reads the work-group's items would make without the copy (items sharing a value,
+    overlapping stencil windows); tiles shrink until the copies fit. When the concat tiles give
+    at most ``max(compute_units, MIN_GROUPS)`` work-groups, the longest reduction's tiles are spread
+    over several work-groups (partials + combine kernel) up to twice that, each keeping at least
+    two tiles.
+    """
+    dims = mdh.dims
+    n = len(dims)
+    ext = [d.static_extent if d.static_extent is not None else SYMBOLIC_EXTENT for d in dims]
+    concat = [d for d in range(n) if not dims[d].combine.is_reduction]
+    reds = [d for d in range(n) if dims[d].combine.is_reduction]
+    if not concat or not reds or mdh.reduction_op is None:
+        return None
+    target = min(256, caps.max_work_group_size)
+    live = [d for d in reversed(concat) if ext[d] > 1][:2]
+    num_wi = [1] * n
+    pt = [1] * n
+    per_dim = [target] if len(live) == 1 else [_pow2_floor(int(math.isqrt(target)))] * 2
+    for d, w in zip(live, per_dim):
+        num_wi[d] = max(1, min(w, _pow2_ceil(ext[d])))
+        pt[d] = max(1, min(4, math.ceil(ext[d] / num_wi[d])))
+    for d in concat:   # short further concat dims: whole extent in the private tile (reuse of the others)
+        if d not in live and 1 < ext[d] <= 8:
+            pt[d] = ext[d]
+            while live and math.prod(pt) > 16 and pt[live[0]] > 1:
+                pt[live[0]] = (pt[live[0]] + 1) // 2
+    rest = tuple(d for d in range(n) if d not in live)
+    groups = tuple(g for g in ((live[0],) if live else (), (live[1],) if len(live) > 1 else (), rest) if g)
+    for k, g in enumerate(groups):
+        while math.prod(num_wi[d] for d in g) > caps.max_work_item_sizes[k]:
+            d = max(g, key=lambda x: num_wi[x])
+            num_wi[d] //= 2
+    r = max(reds, key=lambda d: ext[d])
+    kt = [0] * n
+    for d in reds:
+        kt[d] = 1
+    kt[r] = min(16, ext[r])
+    tile = [kt[d] if d in reds else pt[d] * num_wi[d] for d in range(n)]
+    num_wg = [0 if d in concat else 1 for d in range(n)]
+    params = GpuParams(tuple(num_wi), tuple(pt), tuple(num_wg), groups, tuple(kt), (0,) * len(mdh.inputs))
+    cache = []
+    for k, acc in enumerate(mdh.inputs):
+        names = {name for e in acc.index for name, _ in e.terms}
+        # global reads per tile without the copy: each item's fragment at each reduction point
+        reads = math.prod(tile[d] if dims[d].iterator in names else (num_wi[d] if d in concat else 1)
+                          for d in range(n))
+        varies = any(dims[d].iterator in names for d in reds)
+        reuse = 2 * math.prod(input_box(mdh, params, k)) <= reads
+        cache.append(1 if cacheable(mdh, k) and varies and reuse else 0)
+    params = replace(params, cache=tuple(cache))
+    while local_bytes(mdh, params) > caps.local_mem_bytes:
+        if params.kt[r] > 1:
+            params = replace(params, kt=tuple(max(1, v // 2) if d == r else v for d, v in enumerate(params.kt)))
+        elif any(params.cache):
+            big = max((k for k, v in enumerate(params.cache) if v),
+                      key=lambda k: math.prod(input_box(mdh, params, k)))
+            params = replace(params, cache=tuple(0 if k == big else v for k, v in enumerate(params.cache)))
+        else:
+            return None
+    concat_groups = math.prod(math.ceil(ext[d] / params.tile(mdh, d)) for d in concat)
+    want = 2 * max(caps.compute_units, MIN_GROUPS)
+    tiles = math.ceil(ext[r] / params.kt[r])
+    if 2 * concat_groups <= want and tiles >= 4:
+        wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
+        params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
+    return params
+
+
+def untiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams:
+    """Untiled-kernel parameters for a CPU (PoCL) and a GPU.
 
     Work-group size: ``min(256, max_work_group_size)`` on a GPU, ``min(64, ...)`` on a CPU. The
     work-items go to concat dims, innermost first, up to each dim's extent. When the concat

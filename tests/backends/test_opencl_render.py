@@ -19,7 +19,7 @@ from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Buffer
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import (GPU_CONSTRAINTS, GpuParams, caps_from_device, default_gpu_params,
-                                     default_ocl_groups, gpu_violations)
+                                     default_ocl_groups, gpu_violations, untiled_gpu_params)
 
 GPU_CAPS = replace(OPENCL_CAPS, is_gpu=True, max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64),
                    local_mem_bytes=48 * 1024, compute_units=132)
@@ -39,12 +39,12 @@ def test_default_params_satisfy_every_constraint(name: str, caps: object) -> Non
     params = default_gpu_params(mdh, caps)  # type: ignore[arg-type]
     assert gpu_violations(mdh, params, caps) == []  # type: ignore[arg-type]
     wg = params.wg_size()
-    assert 1 <= wg <= (256 if caps is GPU_CAPS else 64)
+    assert 1 <= wg <= (256 if caps is GPU_CAPS or params.tiled else 64)
 
 
 def test_gpu_defaults_use_bigger_groups_than_cpu() -> None:
     mdh = MDHS["matmul"]
-    assert default_gpu_params(mdh, GPU_CAPS).wg_size() > default_gpu_params(mdh, CPU_CAPS).wg_size()
+    assert untiled_gpu_params(mdh, GPU_CAPS).wg_size() > untiled_gpu_params(mdh, CPU_CAPS).wg_size()
 
 
 def test_long_reduction_spreads_over_work_groups() -> None:

@@ -8,6 +8,7 @@ reason, when pyopencl or an OpenCL device is missing.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import mdh_examples as ex  # noqa: E402
 from backends.opencl import OPENCL_CAPS, kernel_source  # noqa: E402
 from mdpoly.ir.kernel import KernelPlan  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
-from mdpoly.lower.gpu_params import GpuParams, caps_from_device, default_gpu_params  # noqa: E402
+from mdpoly.lower.gpu_params import GpuParams, caps_from_device, default_gpu_params, gpu_violations  # noqa: E402
 from runtime.base import ArgSpec, BuildFailed  # noqa: E402
 from runtime.opencl import KernelRequest, Launch, NoOpenCLDevice, OpenCLRunner  # noqa: E402
 
@@ -128,3 +129,72 @@ def test_build_failure_is_typed_with_log() -> None:
         RUNNER.build(KernelRequest("__kernel void k(__global float *x) { x[0] = undeclared; }", "k", (),
                                    language="opencl"))
     assert "undeclared" in info.value.log
+
+
+# {{{ tiled kernels (GpuParams.kt / cache): register tiles, reduction tiles, __local input copies
+
+TILED_MATMUL = [  # (num_wi, pt, num_wg, kt, cache): non-divisible tiles at prime sizes
+    ((4, 8, 1), (3, 2, 1), (0, 0, 1), (0, 0, 5), (1, 1)),
+    ((4, 8, 1), (3, 2, 1), (0, 0, 2), (0, 0, 7), (1, 0)),
+    ((2, 4, 2), (1, 3, 1), (0, 0, 3), (0, 0, 4), (0, 1)),
+    ((8, 8, 1), (4, 4, 1), (0, 0, 1), (0, 0, 64), (1, 1)),   # one tile longer than the reduction
+    ((1, 16, 4), (5, 1, 1), (0, 0, 1), (0, 0, 3), (0, 0)),
+]
+
+
+@needs_device
+@pytest.mark.parametrize("num_wi,pt,num_wg,kt,cache", TILED_MATMUL)
+def test_tiled_matmul_matches_numpy(num_wi, pt, num_wg, kt, cache) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(RUNNER, OpenCLRunner)
+    mdh = ex.matmul(13, 17, 29)
+    params = GpuParams(num_wi, pt, num_wg, ((1,), (0,), (2,)), kt, cache)
+    plan = lower_gpu(mdh, params, OPENCL_CAPS)
+    assert plan.tiles is not None and [t.cached for t in plan.tiles] == [bool(c) for c in cache]
+    rng = np.random.default_rng(1)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((13, 29), (29, 17), (13, 17)))
+    inputs = {"A": a, "B": b, "C": c, "part0": np.zeros(13 * 17 * max(num_wg[2], 1), np.float32), **scalars(plan)}
+    m = RUNNER.run(RUNNER.build(request_for(plan, {})), inputs, repeats=1, warmup=0)
+    assert np.allclose(m.outputs["C"].reshape(13, 17), c + a @ b, rtol=1e-4, atol=1e-4)
+
+
+TILED_MCC = [  # dims n,p,q,k,r,s,c; the input's box has a halo (p + r, q + s)
+    ((1, 1, 4, 8, 1, 1, 1), (1, 5, 1, 2, 1, 1, 1), (0, 0, 0, 0, 1, 1, 2), (0, 0, 0, 0, 2, 3, 3), (1, 1)),
+    ((1, 2, 4, 4, 1, 1, 2), (2, 3, 2, 1, 1, 1, 1), (0, 0, 0, 0, 1, 1, 1), (0, 0, 0, 0, 3, 1, 5), (1, 0)),
+    ((1, 1, 8, 8, 1, 1, 1), (1, 2, 1, 3, 1, 1, 1), (0, 0, 0, 0, 2, 1, 1), (0, 0, 0, 0, 1, 2, 4), (0, 1)),
+]
+
+
+@needs_device
+@pytest.mark.parametrize("num_wi,pt,num_wg,kt,cache", TILED_MCC)
+def test_tiled_mcc_matches_numpy(num_wi, pt, num_wg, kt, cache) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(RUNNER, OpenCLRunner)
+    n, p, q, k, c, r, s = 2, 7, 5, 11, 13, 3, 2
+    mdh = ex.mcc(n, p, q, k, c, r, s)
+    params = GpuParams(num_wi, pt, num_wg, ((3,), (2,), (0, 1, 4, 5, 6)), kt, cache)
+    plan = lower_gpu(mdh, params, OPENCL_CAPS)
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((n, p + r - 1, q + s - 1, c)).astype(np.float32)
+    w = rng.standard_normal((k, r, s, c)).astype(np.float32)
+    out = rng.standard_normal((n, p, q, k)).astype(np.float32)
+    parts = math.prod(v for v in num_wg if v) * n * p * q * k
+    inputs = {"in": x, "w": w, "out": out, "part0": np.zeros(parts, np.float32), **scalars(plan)}
+    m = RUNNER.run(RUNNER.build(request_for(plan, {})), inputs, repeats=1, warmup=0)
+    ref = out.astype(np.float64).copy()
+    for dr in range(r):
+        for ds in range(s):
+            ref += np.einsum("npqc,kc->npqk", x[:, dr:dr + p, ds:ds + q, :].astype(np.float64), w[:, dr, ds, :])
+    assert np.allclose(m.outputs["out"].reshape(n, p, q, k), ref, rtol=1e-4, atol=1e-4)
+
+
+def test_tiled_constraints() -> None:
+    mdh = ex.matmul(13, 17, 29)
+    ok = GpuParams((4, 8, 1), (3, 2, 1), (0, 0, 1), ((1,), (0,), (2,)), (0, 0, 5), (1, 1))
+    assert gpu_violations(mdh, ok, OPENCL_CAPS) == []
+    assert "tile-shape" in gpu_violations(mdh, replace(ok, kt=(1, 0, 5)), OPENCL_CAPS)
+    assert "tile-shape" in gpu_violations(mdh, replace(ok, kt=(), cache=(1, 1)), OPENCL_CAPS)
+    assert "tile-shape" in gpu_violations(mdh, replace(ok, cache=(1,)), OPENCL_CAPS)
+    big = replace(ok, num_wi=(16, 16, 1), pt=(8, 8, 1), kt=(0, 0, 64))
+    assert "tile-local-mem" in gpu_violations(mdh, big, OPENCL_CAPS)
+    assert gpu_violations(mdh, replace(big, cache=(0, 0)), OPENCL_CAPS) == []
+
+# }}}
