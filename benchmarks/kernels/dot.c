@@ -14,8 +14,10 @@ static double result;
 static void kernel(void)
 {
     double s = 0.0;
+    #pragma scop
     for (int i = 0; i < N; i++)
         s += x[i] * y[i];
+    #pragma endscop
     result = s;
 }
 /* BENCH-KERNEL-END */

@@ -14,9 +14,11 @@ static float B[N][M];
 /* BENCH-KERNEL-BEGIN */
 static void kernel(void)
 {
+    #pragma scop
     for (int i = 1; i < N - 1; i++)
         for (int j = 1; j < M - 1; j++)
             B[i][j] = 0.2f * (A[i][j] + A[i - 1][j] + A[i + 1][j] + A[i][j - 1] + A[i][j + 1]);
+    #pragma endscop
 }
 /* BENCH-KERNEL-END */
 

@@ -15,9 +15,11 @@ static float w[I];
 /* BENCH-KERNEL-BEGIN */
 static void kernel(void)
 {
+    #pragma scop
     for (int i = 0; i < I; i++)
         for (int k = 0; k < K; k++)
             w[i] += M[i][k] * v[k];
+    #pragma endscop
 }
 /* BENCH-KERNEL-END */
 

@@ -31,6 +31,7 @@ static float out[N][P][Q][K];
 /* BENCH-KERNEL-BEGIN */
 static void kernel(void)
 {
+    #pragma scop
     for (int n = 0; n < N; n++)
         for (int p = 0; p < P; p++)
             for (int q = 0; q < Q; q++)
@@ -39,6 +40,7 @@ static void kernel(void)
                         for (int s = 0; s < S; s++)
                             for (int c = 0; c < C; c++)
                                 out[n][p][q][k] += in[n][p + r][q + s][c] * w[k][r][s][c];
+    #pragma endscop
 }
 /* BENCH-KERNEL-END */
 

@@ -18,12 +18,14 @@ static float C[M][N];
 /* BENCH-KERNEL-BEGIN */
 static void kernel(void)
 {
+    #pragma scop
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++) {
             C[i][j] = 0.0f;
             for (int k = 0; k < K; k++)
                 C[i][j] += A[i][k] * B[k][j];
         }
+    #pragma endscop
 }
 /* BENCH-KERNEL-END */
 
