@@ -96,10 +96,16 @@ class CudaKernelWriter(KernelWriter):
     kernel_head = 'extern "C" __global__ void'
     global_qual = ""
     local_qual = "__shared__"
+    local_ptr_qual = ""
     barrier = "__syncthreads();"
 
+    def local_array(self, elem_type: str, name: str, n: int, align: int) -> str:
+        if align <= 1:
+            return f"{self.local_qual} {elem_type} {name}[{n}];"
+        return f"{self.local_qual} __align__({align}) {elem_type} {name}[{n}];"
+
     def local_id(self, g: int) -> str:
-        return f"(long)threadIdx.{_THREAD_AXES[g]}"
+        return f"({self.ix})threadIdx.{_THREAD_AXES[g]}"
 
     def group_counts(self) -> list[str]:
         """C text of the number of blocks along each NDRange dimension (kernel scope)."""
@@ -111,11 +117,11 @@ class CudaKernelWriter(KernelWriter):
     def group_id(self, g: int) -> str:
         counts = self.group_counts()
         below = " * ".join(f"({c})" for c in counts[:g])
-        blk = "(long)blockIdx.x" if not below else f"((long)blockIdx.x / ({below}))"
+        blk = f"({self.ix})blockIdx.x" if not below else f"(({self.ix})blockIdx.x / ({below}))"
         return blk if g == len(counts) - 1 else f"({blk} % ({counts[g]}))"
 
     def global_id0(self) -> str:
-        return "((long)blockIdx.x * blockDim.x + threadIdx.x)"
+        return f"(({self.ix})blockIdx.x * blockDim.x + threadIdx.x)"
 
     def flat_local_id(self) -> str:
         return "(int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"

@@ -20,10 +20,12 @@ The preamble (once per file) holds the process-wide state and helpers:
   ``nvrtcGetErrorString``), then ``exit(1)``; an ``atexit`` handler unloads the modules and
   releases the primary context.
 
-Each nest's function embeds its kernel source as a string, loads its module on first use,
-allocates device buffers as the plan sizes them (``cuMemAlloc``), copies in what the nest reads
-and out what it writes, launches the main kernel (one-dimensional grid of all blocks; the kernel
-decodes the group indices) and, with partials, the combine kernel, synchronizes, and frees.
+Each nest's function embeds its kernel source as a string, loads its module and looks up its
+kernels on first use, keeps its device buffers across calls (``mdp_cu_buffer``: allocated on
+first use, reallocated only when a call needs more bytes, freed at exit), copies in what the nest
+reads or writes only in part and out what it writes, launches the main kernel (one-dimensional
+grid of all blocks; the kernel decodes the group indices) and, with partials, the combine kernel,
+and synchronizes.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu_init``), five
 events (created once) are recorded on the default stream around each call's copies in, its
@@ -82,6 +84,8 @@ static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) *
 static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
 static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
 static int mdp_cu_nprof;
+static CUdeviceptr *mdp_cu_buffers[4 * MDP_CU_MAX_MODULES];   /* each nest's kept device buffers */
+static int mdp_cu_nbuffers;
 
 static void mdp_cu_check(CUresult err, const char *call)
 {
@@ -110,6 +114,10 @@ static void mdp_cu_release(void)
     for (i = 0; i < mdp_cu_nmodules; ++i)
         cuModuleUnload(mdp_cu_modules[i]);
     mdp_cu_nmodules = 0;
+    for (i = 0; i < mdp_cu_nbuffers; ++i)
+        if (*mdp_cu_buffers[i])
+            cuMemFree(*mdp_cu_buffers[i]);
+    mdp_cu_nbuffers = 0;
     for (i = 0; i < 5; ++i)
         if (mdp_cu_ev[i])
             cuEventDestroy(mdp_cu_ev[i]);
@@ -400,6 +408,27 @@ static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
     mdp_cu_check(cuModuleGetFunction(&f, mod, kernel), "cuModuleGetFunction");
     return f;
 }
+
+/* A nest's device buffer, kept across its calls: (re)allocated only when 'bytes' exceeds its
+   capacity '*cap'; freed at exit. */
+static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (*mem && bytes <= *cap)
+        return;
+    if (*mem) {
+        mdp_cu_check(cuMemFree(*mem), "cuMemFree");
+    } else {
+        if (mdp_cu_nbuffers == 4 * MDP_CU_MAX_MODULES)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_buffer (too many buffers)");
+        mdp_cu_buffers[mdp_cu_nbuffers++] = mem;
+    }
+    *mem = 0;
+    *cap = 0;
+    mdp_cu_check(cuMemAlloc(mem, bytes), "cuMemAlloc");
+    *cap = bytes;
+}
 #endif /* MDP_CUDA_RUNTIME */
 """
 
@@ -411,6 +440,18 @@ def host_preamble() -> str:
 
 def _expr(a: object) -> str:
     return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+
+
+def contracts_fma(plan: KernelPlan) -> bool:
+    """Whether NVRTC compiles ``plan``'s kernels with ``--fmad=true``: only when the nest
+    reassociates a float reduction anyway (``MdhExpr.reassociates_fp``); contraction rounds no
+    worse than reassociation does. The host code and the tuning runner both ask this."""
+    return plan.mdh.reassociates_fp
+
+
+def nvrtc_flags(plan: KernelPlan) -> tuple[str, ...]:
+    """The NVRTC options besides the architecture that the host code compiles ``plan`` with."""
+    return ("--fmad=true" if contracts_fma(plan) else "--fmad=false",)
 
 
 def host_function(plan: KernelPlan, source: str) -> str:
@@ -428,18 +469,22 @@ def host_function(plan: KernelPlan, source: str) -> str:
     w("static CUfunction mdp_kernel = NULL;")
     if plan.partials:
         w("static CUfunction mdp_combine = NULL;")
+    ix = "long long"   # the kernels' extent parameters are 64-bit whatever their index type
     for d in plan.dims:
-        w(f"long long mdp_lo_{d.index} = (long long)({_expr(d.lower)});")
-        w(f"long long mdp_ext_{d.index} = (long long)({_expr(d.extent)});")
+        w(f"{ix} mdp_lo_{d.index} = ({ix})({_expr(d.lower)});")
+        w(f"{ix} mdp_ext_{d.index} = ({ix})({_expr(d.extent)});")
     globals_ = [b for b in plan.buffers if b.role == "global"]
+    # device buffers live across calls (static; grown when a call needs more; freed at exit)
     for b in globals_:
-        w(f"CUdeviceptr mdp_mem_{b.name};")
+        w(f"static CUdeviceptr mdp_mem_{b.name};")
+        w(f"static size_t mdp_cap_{b.name};")
         w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
     parts = list(enumerate(plan.outputs)) if plan.partials else []
     for n, _ in parts:
-        w(f"CUdeviceptr mdp_mem_part{n};")
+        w(f"static CUdeviceptr mdp_mem_part{n};")
+        w(f"static size_t mdp_cap_part{n};")
     for d in plan.concat:
-        w(f"long long mdp_nwg_{d.index};")
+        w(f"{ix} mdp_nwg_{d.index};")
     w("unsigned int mdp_block[3] = {1, 1, 1};")
     w("long long mdp_blocks = 1;")
     empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
@@ -447,9 +492,9 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w(f"if ({empty})")
         w("    return;")
     for d in plan.concat:
-        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, (long long){d.pt * d.num_wi});")
+        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({ix}){d.pt * d.num_wi});")
     w("if (!mdp_kernel) {")
-    fmad = 1 if plan.mdh.reassociates_fp else 0   # contraction rounds like reassociation does
+    fmad = 1 if contracts_fma(plan) else 0
     w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
     w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
     if plan.partials:
@@ -460,7 +505,7 @@ def host_function(plan: KernelPlan, source: str) -> str:
         for i in group:
             d = plan.dims[i]
             local *= d.num_wi
-            w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'mdp_nwg_{d.index}'};")
+            w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'(long long)mdp_nwg_{d.index}'};")
         w(f"mdp_block[{g}] = {local};")
     w("if (mdp_blocks > 2147483647LL) {")
     w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{name}\' exceed the grid limit (2^31 - 1)\\n", '
@@ -468,7 +513,7 @@ def host_function(plan: KernelPlan, source: str) -> str:
     w("    exit(1);")
     w("}")
     for b in globals_:
-        w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_{b.name}, MDP_MAX(mdp_bytes_{b.name}, 1)), "cuMemAlloc");')
+        w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
     if plan.partials:
         ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
         red_wg = 1
@@ -476,7 +521,7 @@ def host_function(plan: KernelPlan, source: str) -> str:
             red_wg *= d.num_wg
         for n, _ in parts:
             host_t = plan.mdh.outputs[n].elem_type
-            w(f'mdp_cu_check(cuMemAlloc(&mdp_mem_part{n}, {ncp} * {red_wg} * sizeof({host_t})), "cuMemAlloc");')
+            w(f"mdp_cu_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {ncp} * {red_wg} * sizeof({host_t}));")
     # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
     w("if (mdp_cu_profile)")
     w("    mdp_cu_profile_record(0);")
@@ -518,9 +563,5 @@ def host_function(plan: KernelPlan, source: str) -> str:
     w("    mdp_cu_profile_record(4);")
     w(f'    mdp_cu_profile_add("{name}");')
     w("}")
-    for b in globals_:
-        w(f'mdp_cu_check(cuMemFree(mdp_mem_{b.name}), "cuMemFree");')
-    for n, _ in parts:
-        w(f'mdp_cu_check(cuMemFree(mdp_mem_part{n}), "cuMemFree");')
     lines.append("}")
     return "\n".join(lines) + "\n"

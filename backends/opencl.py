@@ -116,22 +116,34 @@ class KernelWriter:
     kernel_head = "__kernel void"
     global_qual = "__global "
     local_qual = "__local"
+    local_ptr_qual = "__local "
     barrier = "barrier(CLK_LOCAL_MEM_FENCE);"
 
     def __init__(self, plan: KernelPlan) -> None:
         self.k = plan
+        self.ix = plan.index_type
         self.expr = CEmitter(_NoDialect())
 
     # {{{ spellings
 
+    def local_array(self, elem_type: str, name: str, n: int, align: int) -> str:
+        """A work-group array, ``align`` bytes aligned (vector reads) when above 1."""
+        if align <= 1:
+            return f"{self.local_qual} {elem_type} {name}[{n}];"
+        return f"{self.local_qual} {elem_type} {name}[{n}] __attribute__((aligned({align})));"
+
+    def local_vector(self, elem_type: str, width: int, name: str, base: str) -> str:
+        """An aligned vector of ``width`` elements read from local array ``name`` at ``base``."""
+        return f"*(const {self.local_ptr_qual}{elem_type}{width} *)({name} + {base})"
+
     def local_id(self, g: int) -> str:
-        return f"(long)get_local_id({g})"
+        return f"({self.ix})get_local_id({g})"
 
     def group_id(self, g: int) -> str:
-        return f"(long)get_group_id({g})"
+        return f"({self.ix})get_group_id({g})"
 
     def global_id0(self) -> str:
-        return "(long)get_global_id(0)"
+        return f"({self.ix})get_global_id(0)"
 
     def flat_local_id(self) -> str:
         """The work-item's rank in its work-group, NDRange dim 0 fastest (hardware order)."""
@@ -180,12 +192,27 @@ class KernelWriter:
             else:
                 const = "" if b.written else "const "
                 out.append(f"{self.global_qual}{const}{b.device_type} *{b.name}")
-        for d in self.k.dims:
-            out += [f"const long mdp_lo_{d.index}", f"const long mdp_ext_{d.index}"]
-        out += [f"const long mdp_nwg_{d.index}" for d in self.k.concat]
+        out += [f"const long {n}" for n in self.extent_params()]
         if self.k.partials:
             out += [f"{self.global_qual}{o.elem_type} *mdp_part{n}" for n, o in enumerate(self.k.outputs)]
         return out
+
+    def extent_params(self) -> list[str]:
+        """Names of the extent parameters (always ``long``, the host code's ABI): per dim its
+        lower bound and extent, per concat dim its number of work-groups; with 32-bit index
+        arithmetic, the parameters are ``mdp_*64_<d>`` and ``narrow_extents`` declares ``int`` copies."""
+        suffix = "64" if self.ix != "long" else ""
+        out: list[str] = []
+        for d in self.k.dims:
+            out += [f"mdp_lo{suffix}_{d.index}", f"mdp_ext{suffix}_{d.index}"]
+        out += [f"mdp_nwg{suffix}_{d.index}" for d in self.k.concat]
+        return out
+
+    def narrow_extents(self, w: _Lines) -> None:
+        if self.ix == "long":
+            return
+        for name in self.extent_params():
+            w(f"const {self.ix} {name.replace('64_', '_')} = ({self.ix}){name};")
 
     def defines(self, w: _Lines) -> None:
         k = self.k
@@ -214,9 +241,10 @@ class KernelWriter:
 
     def decode_ids(self, w: _Lines) -> None:
         k = self.k
-        w("long mdp_l, mdp_g;")
+        self.narrow_extents(w)
+        w(f"{self.ix} mdp_l, mdp_g;")
         for d in k.dims:
-            w(f"long {self.wi(d)}, {self.wg(d)};")
+            w(f"{self.ix} {self.wi(d)}, {self.wg(d)};")
         for g, group in enumerate(k.ocl_groups):
             w(f"mdp_l = {self.local_id(g)};")
             w(f"mdp_g = {self.group_id(g)};")
@@ -240,9 +268,17 @@ class KernelWriter:
                 w("#pragma unroll")
             w.open(f"for (int mdp_p_{d.index} = 0; mdp_p_{d.index} < MDP_PT_{d.index}; ++mdp_p_{d.index})")
         for d in self.k.concat:
-            w(f"const long {self.idx(d)} = mdp_lo_{d.index} + ({self.wg(d)} * MDP_PT_{d.index} + mdp_p_{d.index})"
-              f" * MDP_NUM_WI_{d.index} + {self.wi(d)};")
+            i = d.index
+            w(f"const {self.ix} {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * (MDP_PT_{i} * MDP_NUM_WI_{i}) + "
+              f"{self.point_off(d, f'mdp_p_{i}')};")
         w(f"const int mdp_pc = {self.linear(self.k.concat, 'mdp_p_{d}', 'MDP_PT_{d}')};")
+
+    def point_off(self, d: KDim, p: str) -> str:
+        """Private point ``p``'s offset in the work-group's block of dim ``d`` (``KDim.vec``)."""
+        i = d.index
+        if d.vec == 1:
+            return f"{p} * MDP_NUM_WI_{i} + (int){self.wi(d)}"
+        return f"(({p} / {d.vec}) * MDP_NUM_WI_{i} + (int){self.wi(d)}) * {d.vec} + {p} % {d.vec}"
 
     def close_point_loops(self, w: _Lines) -> None:
         for _ in self.k.concat:
@@ -297,7 +333,7 @@ class KernelWriter:
         outs = list(enumerate(k.outputs))
         cached = [(x, t) for x, t in enumerate(k.tiles) if t.cached]
         for x, t in cached:
-            w(f"{self.local_qual} {t.elem_type} mdp_l{x}[{t.box_elems}];")
+            w(self.local_array(t.elem_type, f"mdp_l{x}", t.local_elems or t.box_elems, 16 if t.vread > 1 else 1))
         for n, o in outs:
             w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
         w("#pragma unroll")
@@ -309,26 +345,31 @@ class KernelWriter:
             w(f"const int mdp_lid = {self.flat_local_id()};")
         for d in k.concat:
             i = d.index
-            w(f"const long mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * (MDP_PT_{i} * MDP_NUM_WI_{i});")
+            w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * (MDP_PT_{i} * MDP_NUM_WI_{i});")
         for d in k.reductions:
             i = d.index
-            w.open(f"for (long mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
+            w.open(f"for ({self.ix} mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
                    f"mdp_t_{i} += MDP_NUM_WG_{i})")
-            w(f"const long mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
+            w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
         for x, t in cached:
             w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems}; mdp_e += MDP_WG_SIZE)")
             w("int mdp_rem = mdp_e;")
             for j in reversed(range(len(t.box))):
                 if j == 0:
-                    w(f"const long mdp_g0 = {t.origin[0]} + mdp_rem;")
+                    w("const int mdp_r0 = mdp_rem;")
                 else:
-                    w(f"const long mdp_g{j} = {t.origin[j]} + mdp_rem % {t.box[j]};")
+                    w(f"const int mdp_r{j} = mdp_rem % {t.box[j]};")
                     w(f"mdp_rem /= {t.box[j]};")
+                w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
+            strides = t.strides or tuple(1 for _ in t.box)
+            at = " + ".join(f"mdp_r{j}" if st == 1 else f"mdp_r{j} * {st}" for j, st in enumerate(strides))
+            if not t.strides:
+                at = "mdp_e"
             cond = " && ".join(f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(len(t.box)))
             flat = "mdp_g0"
             for j in range(1, len(t.box)):
                 flat = f"({flat}) * {_par(t.shape[j])} + mdp_g{j}"
-            w(f"mdp_l{x}[mdp_e] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+            w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
             w.close()
         if cached:
             w(self.barrier)
@@ -367,13 +408,16 @@ class KernelWriter:
             q = self.linear(tuple(deps), "mdp_p_{d}", "MDP_PT_{d}")
             binds.append((t.param, Var(f"mdp_f{x}[{q}]")))
             w(f"{t.elem_type} mdp_f{x}[{size}];")
+            if t.cached and t.vread > 1:
+                self.vector_fragment(w, x, t.elem_type, t.vread, deps[0], t.local)
+                continue
             for d in deps:
                 w("#pragma unroll")
                 w.open(f"for (int mdp_p_{d.index} = 0; mdp_p_{d.index} < MDP_PT_{d.index}; ++mdp_p_{d.index})")
             for d in deps:
                 i = d.index
-                w(f"const int mdp_off_{i} = mdp_p_{i} * MDP_NUM_WI_{i} + (int){self.wi(d)};")
-                w(f"const long {self.idx(d)} = mdp_tb_{i} + mdp_off_{i};")
+                w(f"const int mdp_off_{i} = {self.point_off(d, f'mdp_p_{i}')};")
+                w(f"const {self.ix} {self.idx(d)} = mdp_tb_{i} + mdp_off_{i};")
             if t.cached:
                 w(f"mdp_f{x}[{q}] = mdp_l{x}[{t.local}];")
             else:
@@ -390,6 +434,17 @@ class KernelWriter:
         w.close()
         for _ in k.reductions:
             w.close()
+
+    def vector_fragment(self, w: _Lines, x: int, elem_type: str, width: int, d: KDim, local: str) -> None:
+        """A cached input's fragment along ``d`` read in aligned vectors of ``width`` points."""
+        i = d.index
+        w("#pragma unroll")
+        w.open(f"for (int mdp_c_{i} = 0; mdp_c_{i} < MDP_PT_{i} / {width}; ++mdp_c_{i})")
+        w(f"const int mdp_off_{i} = (mdp_c_{i} * MDP_NUM_WI_{i} + (int){self.wi(d)}) * {width};")
+        w(f"const {elem_type}{width} mdp_v = {self.local_vector(elem_type, width, f'mdp_l{x}', _par(local))};")
+        for r, lane in enumerate("xyzw"[:width]):
+            w(f"mdp_f{x}[mdp_c_{i} * {width} + {r}] = mdp_v.{lane};")
+        w.close()
 
     def main_kernel(self, w: _Lines) -> None:
         k = self.k
@@ -425,8 +480,8 @@ class KernelWriter:
         self.bind_iterators(w, k.concat)
         for d in k.reductions:
             i = d.index
-            w.open(f"for (long {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * MDP_NUM_WI_{i} + {self.wi(d)}; "
-                   f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += (long)MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
+            w.open(f"for ({self.ix} {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * MDP_NUM_WI_{i} + {self.wi(d)}; "
+                   f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += ({self.ix})MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
             w(f"const int {d.iterator} = (int){self.idx(d)};")
         for n, o in outs:
             self.accumulate(w, n, o)
@@ -442,12 +497,12 @@ class KernelWriter:
         k = self.k
         outs = list(enumerate(k.outputs))
         red_rank = self.linear(k.reductions, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
-        w(f"const long mdp_rw = {red_rank};")
+        w(f"const {self.ix} mdp_rw = {red_rank};")
         # work-group phase: combine the work-items that share concat points, in local memory
         if k.local_combine:
             assert k.op is not None
             cw = self.linear(k.concat, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
-            w(f"const long mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
+            w(f"const {self.ix} mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
             for n, o in outs:
                 w(f"{self.local_qual} {o.elem_type} mdp_scratch{n}[MDP_WG_SIZE];")
             if k.tiles is not None:
@@ -476,7 +531,7 @@ class KernelWriter:
             cp = self.linear(k.concat, "(mdp_i_{d} - mdp_lo_{d})", "mdp_ext_{d}")
             ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
             wgr = self.linear(k.reductions, "mdp_wg_{d}", "MDP_NUM_WG_{d}")
-            w(f"const long mdp_ncp = {ncp};")
+            w(f"const {self.ix} mdp_ncp = {ncp};")
             for n, _ in outs:
                 w(f"mdp_part{n}[({wgr}) * mdp_ncp + {cp}] = mdp_acc{n}[mdp_pc];")
         else:
@@ -493,13 +548,14 @@ class KernelWriter:
         k = self.k
         assert k.op is not None
         w.open(f"{self.kernel_head} {k.name}_combine({', '.join(self.params())})")
+        self.narrow_extents(w)
         ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
-        w(f"const long mdp_ncp = {ncp};")
-        w(f"const long mdp_cp = {self.global_id0()};")
+        w(f"const {self.ix} mdp_ncp = {ncp};")
+        w(f"const {self.ix} mdp_cp = {self.global_id0()};")
         w("if (mdp_cp >= mdp_ncp) return;")
-        w("long mdp_r = mdp_cp;")
+        w(f"{self.ix} mdp_r = mdp_cp;")
         for d in reversed(k.concat):
-            w(f"const long {self.idx(d)} = mdp_lo_{d.index} + mdp_r % mdp_ext_{d.index};")
+            w(f"const {self.ix} {self.idx(d)} = mdp_lo_{d.index} + mdp_r % mdp_ext_{d.index};")
             w(f"mdp_r /= mdp_ext_{d.index};")
         self.bind_iterators(w, k.concat)
         for n, o in enumerate(k.outputs):

@@ -4,10 +4,12 @@ The preamble (once per file) holds the process-wide state and helpers: device ch
 (``MDPOLY_OPENCL_DEVICE`` = index or name substring, else the first GPU, else the first device),
 one context and in-order queue, program building with the build log on failure, error checks that
 name the failed call and its code and ``exit(1)``, and an ``atexit`` release of everything.
-Each nest's function embeds its kernel source as a string, builds it on first use, creates
-device buffers sized as the plan says, copies in what the nest reads, launches the main kernel
-(and the combine kernel when the plan has partials), copies back what it writes, and releases
-the buffers. Nothing here is specific to one OpenCL implementation.
+Each nest's function embeds its kernel source as a string, builds it and creates its kernel
+objects on first use, keeps its device buffers across calls (``mdp_cl_buffer``: created on first
+use, recreated only when a call needs more bytes, released at exit), copies in what the nest
+reads or writes only in part, sets the kernel arguments whose values changed since its last call
+(``mdp_cl_arg``), launches the main kernel (and the combine kernel when the plan has partials),
+and copies back what it writes. Nothing here is specific to one OpenCL implementation.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, at initialization) the queue
 is created with ``CL_QUEUE_PROFILING_ENABLE``, every command of a nest gets an event, and each
@@ -48,6 +50,8 @@ static int mdp_cl_nprograms, mdp_cl_nkernels;
 static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
 static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprof;
+static cl_mem *mdp_cl_buffers[4 * MDP_CL_MAX_OBJECTS];   /* each nest's kept device buffers */
+static int mdp_cl_nbuffers;
 
 static const char *mdp_cl_error_name(cl_int err)
 {
@@ -94,6 +98,10 @@ static void mdp_cl_check(cl_int err, const char *call)
 static void mdp_cl_release(void)
 {
     int i;
+    for (i = 0; i < mdp_cl_nbuffers; ++i)
+        if (*mdp_cl_buffers[i])
+            clReleaseMemObject(*mdp_cl_buffers[i]);
+    mdp_cl_nbuffers = 0;
     for (i = 0; i < mdp_cl_nkernels; ++i)
         clReleaseKernel(mdp_cl_kernels[i]);
     for (i = 0; i < mdp_cl_nprograms; ++i)
@@ -281,6 +289,43 @@ static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char 
     mdp_cl_kernels[mdp_cl_nkernels++] = k;
     return k;
 }
+
+/* A nest's device buffer, kept across its calls: (re)created only when 'bytes' exceeds its
+   capacity '*cap'; released at exit. Returns 1 when the buffer object changed. */
+static int mdp_cl_buffer(cl_mem *mem, size_t *cap, size_t bytes, cl_mem_flags flags)
+{
+    cl_int err;
+    if (bytes == 0)
+        bytes = 1;
+    if (*mem && bytes <= *cap)
+        return 0;
+    if (*mem) {
+        mdp_cl_check(clReleaseMemObject(*mem), "clReleaseMemObject");
+    } else {
+        if (mdp_cl_nbuffers == 4 * MDP_CL_MAX_OBJECTS)
+            mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_buffer (too many buffers)");
+        mdp_cl_buffers[mdp_cl_nbuffers++] = mem;
+    }
+    *mem = NULL;
+    *cap = 0;
+    *mem = clCreateBuffer(mdp_cl_context, flags, bytes, NULL, &err);
+    mdp_cl_check(err, "clCreateBuffer");
+    *cap = bytes;
+    return 1;
+}
+
+/* Sets kernel argument 'index' unless it holds these 'size' bytes already ('last': the bytes
+   set before, 'valid': whether there were any). */
+static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *value, unsigned char *last, char *valid)
+{
+    if (*valid && size <= 8 && memcmp(last, value, size) == 0)
+        return;
+    mdp_cl_check(clSetKernelArg(k, index, size, value), "clSetKernelArg");
+    if (size <= 8) {
+        memcpy(last, value, size);
+        *valid = 1;
+    }
+}
 #endif /* MDP_OPENCL_RUNTIME */
 """
 
@@ -317,31 +362,33 @@ def host_function(plan: KernelPlan, source: str) -> str:
     w("static cl_kernel mdp_kernel = NULL;")
     if plan.partials:
         w("static cl_kernel mdp_combine = NULL;")
-    w("cl_int mdp_err;")
-    w("cl_uint mdp_arg = 0;")
+    ix = "cl_long"   # the kernels' extent parameters are 64-bit whatever their index type
     globals_ = [b for b in plan.buffers if b.role == "global"]
     # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
     ntransfers = sum(1 for b in globals_ if b.copy_in) + sum(1 for b in globals_ if b.copy_out)
     w(f"cl_event mdp_kev[2], mdp_tev[{max(ntransfers, 1)}];")
     w("int mdp_nk = 0, mdp_nt = 0;")
     for d in plan.dims:
-        w(f"const cl_long mdp_lo_{d.index} = (cl_long)({_expr(d.lower)});")
-        w(f"const cl_long mdp_ext_{d.index} = (cl_long)({_expr(d.extent)});")
+        w(f"const {ix} mdp_lo_{d.index} = ({ix})({_expr(d.lower)});")
+        w(f"const {ix} mdp_ext_{d.index} = ({ix})({_expr(d.extent)});")
+    # device buffers live across calls (static; grown when a call needs more; released at exit)
     for b in globals_:
-        w(f"cl_mem mdp_mem_{b.name};")
+        w(f"static cl_mem mdp_mem_{b.name};")
+        w(f"static size_t mdp_cap_{b.name};")
         w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
-    for n, o in enumerate(plan.outputs if plan.partials else ()):
-        w(f"cl_mem mdp_mem_part{n};")
+    for n, _ in enumerate(plan.outputs if plan.partials else ()):
+        w(f"static cl_mem mdp_mem_part{n};")
+        w(f"static size_t mdp_cap_part{n};")
     ngroups = len(plan.ocl_groups)
     w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
     for d in plan.concat:
-        w(f"cl_long mdp_nwg_{d.index};")
+        w(f"{ix} mdp_nwg_{d.index};")
     empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
     if empty:
         w(f"if ({empty})")
         w("    return;")
     for d in plan.concat:
-        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, (cl_long){d.pt * d.num_wi});")
+        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({ix}){d.pt * d.num_wi});")
     w("if (!mdp_kernel)")
     w(f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");')
     if plan.partials:
@@ -358,10 +405,10 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w(f"mdp_global[{g}] = {' * '.join(wgs)} * mdp_local[{g}];")
     for b in globals_:
         flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
-        w(f"mdp_mem_{b.name} = clCreateBuffer(mdp_cl_context, {flags}, mdp_bytes_{b.name}, NULL, &mdp_err);")
-        w('mdp_cl_check(mdp_err, "clCreateBuffer");')
+        w(f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name}, {flags});")
         if b.copy_in:
-            w(f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_FALSE, 0, mdp_bytes_{b.name}, "
+            w(f"if (mdp_bytes_{b.name})")
+            w(f"    mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_FALSE, 0, mdp_bytes_{b.name}, "
               f'(const void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
     if plan.partials:
         ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
@@ -370,29 +417,27 @@ def host_function(plan: KernelPlan, source: str) -> str:
             red_wg *= d.num_wg
         for n, o in enumerate(plan.outputs):
             host_t = plan.mdh.outputs[n].elem_type
-            w(f"mdp_mem_part{n} = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, "
-              f"{ncp} * {red_wg} * sizeof({host_t}), NULL, &mdp_err);")
-            w('mdp_cl_check(mdp_err, "clCreateBuffer");')
+            w(f"mdp_cl_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {ncp} * {red_wg} * sizeof({host_t}), "
+              "CL_MEM_READ_WRITE);")
+    # arguments: set again only where a value (a buffer object, an extent) changed since the last call
+    nargs = (len(plan.buffers) + 2 * len(plan.dims) + len(plan.concat)
+             + (len(plan.outputs) if plan.partials else 0))
     kernels = ["mdp_kernel"] + (["mdp_combine"] if plan.partials else [])
     for kern in kernels:
-        w("mdp_arg = 0;")
-
-        def arg(size: str, ptr: str, kern: str = kern) -> None:
-            w(f'mdp_cl_check(clSetKernelArg({kern}, mdp_arg++, {size}, {ptr}), "clSetKernelArg");')
-
+        w(f"{{ static unsigned char mdp_last[{nargs}][8];")
+        w(f"  static char mdp_valid[{nargs}];")
+        args: list[tuple[str, str]] = []
         for b in plan.buffers:
-            if b.role == "global":
-                arg("sizeof(cl_mem)", f"&mdp_mem_{b.name}")
-            else:
-                arg(f"sizeof({b.name})", f"&{b.name}")
+            args.append(("sizeof(cl_mem)", f"&mdp_mem_{b.name}") if b.role == "global"
+                        else (f"sizeof({b.name})", f"&{b.name}"))
         for d in plan.dims:
-            arg("sizeof(cl_long)", f"&mdp_lo_{d.index}")
-            arg("sizeof(cl_long)", f"&mdp_ext_{d.index}")
-        for d in plan.concat:
-            arg("sizeof(cl_long)", f"&mdp_nwg_{d.index}")
+            args += [(f"sizeof({ix})", f"&mdp_lo_{d.index}"), (f"sizeof({ix})", f"&mdp_ext_{d.index}")]
+        args += [(f"sizeof({ix})", f"&mdp_nwg_{d.index}") for d in plan.concat]
         if plan.partials:
-            for n, _ in enumerate(plan.outputs):
-                arg("sizeof(cl_mem)", f"&mdp_mem_part{n}")
+            args += [("sizeof(cl_mem)", f"&mdp_mem_part{n}") for n, _ in enumerate(plan.outputs)]
+        for a, (size, ptr) in enumerate(args):
+            w(f"  mdp_cl_arg({kern}, {a}, {size}, {ptr}, mdp_last[{a}], &mdp_valid[{a}]);")
+        w("}")
     w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {ngroups}, NULL, mdp_global, mdp_local, "
       '0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
     if plan.partials:
@@ -404,15 +449,11 @@ def host_function(plan: KernelPlan, source: str) -> str:
         w("}")
     for b in globals_:
         if b.copy_out:
-            w(f"mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_TRUE, 0, mdp_bytes_{b.name}, "
+            w(f"if (mdp_bytes_{b.name})")
+            w(f"    mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_TRUE, 0, mdp_bytes_{b.name}, "
               f'(void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
     w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
     w("if (mdp_cl_profile)")
     w(f'    mdp_cl_profile_add("{name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
-    for b in globals_:
-        w(f'mdp_cl_check(clReleaseMemObject(mdp_mem_{b.name}), "clReleaseMemObject");')
-    if plan.partials:
-        for n, _ in enumerate(plan.outputs):
-            w(f'mdp_cl_check(clReleaseMemObject(mdp_mem_part{n}), "clReleaseMemObject");')
     lines.append("}")
     return "\n".join(lines) + "\n"

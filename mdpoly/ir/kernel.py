@@ -33,6 +33,10 @@ class KDim:
     tile ``t`` covering ``lower + t * kt + [0, kt)``; work-group ``wg`` takes the tiles ``wg``,
     ``wg + num_wg``, ...; inside a tile, work-item ``wi`` takes the points ``wi``, ``wi + num_wi``,
     ... A concat dim's work-group tile is ``lower + wg * pt * num_wi + [0, pt * num_wi)``.
+
+    ``vec`` (concat dims, divides ``pt``): the private points come in chunks of ``vec``
+    neighbours, point ``p`` of work-item ``wi`` being ``((p / vec) * num_wi + wi) * vec + p % vec``
+    within the work-group's block of ``pt * num_wi`` points (``vec`` 1: ``p * num_wi + wi``).
     """
 
     index: int
@@ -44,6 +48,7 @@ class KDim:
     pt: int
     num_wg: int
     kt: int = 0
+    vec: int = 1
 
     @property
     def is_reduction(self) -> bool:
@@ -95,7 +100,14 @@ class KInput:
     box of ``box`` elements (row-major, one extent per index position) whose first element has
     the global coordinates ``origin`` -- into ``__local`` memory; coordinates outside the
     domain's range ``[lo, hi]`` (per position) are filled with 0 and never read for a point in
-    the domain. ``local`` is a point's flat index into that box; ``access`` the global read.
+    the domain. ``access`` is the global read. In ``__local`` memory the box element with offsets
+    ``r`` (per position) sits at ``sum r[j] * strides[j]`` of an array of ``local_elems``
+    elements (row-major, or the vector position innermost with a padded row); ``local`` is a
+    point's index into it, over ``mdp_off_<d>``.
+
+    ``vread`` > 1: the input depends on one concat dim ``d`` whose ``KDim.vec`` is ``vread`` and
+    ``local`` is ``base + mdp_off_<d>`` with ``base`` a multiple of ``vread``: a chunk of the
+    private fragment is one aligned vector read from ``__local`` memory.
     """
 
     param: str
@@ -109,6 +121,9 @@ class KInput:
     hi: tuple[str, ...] = ()
     shape: tuple[str, ...] = ()
     local: str = "0"
+    strides: tuple[int, ...] = ()
+    local_elems: int = 0
+    vread: int = 1
 
     @property
     def box_elems(self) -> int:
@@ -162,6 +177,9 @@ class KernelPlan:
     #: Tiled kernel (GpuParams.kt): reduction tiles of ``KDim.kt`` points, per-input register
     #: fragments and ``__local`` copies (``KInput``); ``None``: the untiled kernel.
     tiles: tuple[KInput, ...] | None = None
+    #: C type of the kernels' index arithmetic (and of the extents passed to them): ``int`` when
+    #: every extent, buffer and index of the nest is a constant below 2^31, else ``long``.
+    index_type: Literal["int", "long"] = "long"
 
     @property
     def concat(self) -> tuple[KDim, ...]:

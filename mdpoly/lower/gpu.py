@@ -23,6 +23,7 @@ and out when written.
 
 from __future__ import annotations
 
+import math
 import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
@@ -66,16 +67,37 @@ def _paren(text: str) -> str:
     return text if _IDENT.fullmatch(text) or text.isdigit() else f"({text})"
 
 
-def _flat_index(acc: Access, buf: Buffer) -> str:
+def _flat_index(acc: Access, buf: Buffer, wide: bool = True) -> str:
     if buf.kind == "scalar":
         return "0"
     parts = [_paren(e.to_c()) for e in acc.index]
     if not parts:
         return "0"
-    flat = f"(long){parts[0]}" if len(parts) > 1 else parts[0]
+    flat = f"(long){parts[0]}" if len(parts) > 1 and wide else parts[0]
     for k in range(1, len(parts)):
         flat = f"({flat}) * {_paren(buf.shape[k])} + {parts[k]}"
     return flat
+
+
+#: Index arithmetic stays in ``int`` while every buffer and extent is below this many elements
+#: (tiles reach past the domain by less than a tile, so there is room to spare).
+INT_INDEX_LIMIT = 1 << 30
+
+#: Element types read from ``__local`` memory as vectors (``float4`` etc. in OpenCL C and CUDA).
+VECTOR_TYPES = frozenset({"float", "int", "uint"})
+
+_CONST_EXPR = re.compile(r"[0-9\s*+()-]+")
+
+
+def _static_int(text: str) -> int | None:
+    """The value of C text made only of integer literals and ``+ - * ( )``, else ``None``."""
+    if not _CONST_EXPR.fullmatch(text):
+        return None
+    try:
+        value = eval(text, {"__builtins__": {}}, {})  # noqa: S307 - digits and + - * ( ) only
+    except SyntaxError:
+        return None
+    return value if isinstance(value, int) else None
 
 
 def _max_over_box(e: Affine, mdh: MdhExpr) -> str:
@@ -101,6 +123,7 @@ class _GpuLowerer:
         self.caps = caps
         self.op = mdh.reduction_op
         self.reds = [d for d in mdh.dims if d.combine.is_reduction]
+        self.wide = True   # 64-bit flat indices; run() decides
         if self.reds and self.op is None:
             raise UnsupportedInput("reduction dimensions combine with different operators", mdh.loc,
                                    code="mixed-reduction-operators")
@@ -178,8 +201,32 @@ class _GpuLowerer:
 
     # }}}
 
+    def index_type(self) -> str:
+        """``int`` when all extents, buffer sizes and partials are constants below
+        ``INT_INDEX_LIMIT`` and no index names a variable other than the iterators, else ``long``."""
+        m, p = self.m, self.p
+        its = {d.iterator for d in m.dims}
+        if not all(d.lower.is_constant and d.extent.is_constant for d in m.dims):
+            return "long"
+        if any(abs(d.lower.constant) + d.extent.constant >= INT_INDEX_LIMIT for d in m.dims):
+            return "long"
+        accs = list(m.inputs) + [o.access for o in m.outputs] + [
+            a for o in m.outputs if getattr(o, "finish", None) is not None for a in o.finish.inputs]
+        if any(name not in its for a in accs for e in a.index for name, _ in e.terms):
+            return "long"
+        for b in function_params(m):
+            if b.kind == "scalar":
+                continue
+            n = _static_int(self._count(b))
+            if n is None or n >= INT_INDEX_LIMIT:
+                return "long"
+        points = 1
+        for d, dim in enumerate(m.dims):
+            points *= dim.extent.constant if not dim.combine.is_reduction else max(1, p.num_wg[d])
+        return "int" if points < INT_INDEX_LIMIT else "long"
+
     def access(self, acc: Access) -> KAccess:
-        return KAccess(acc.buffer, _flat_index(acc, self.m.buffer(acc.buffer)))
+        return KAccess(acc.buffer, _flat_index(acc, self.m.buffer(acc.buffer), self.wide))
 
     def outputs(self) -> tuple[KOutput, ...]:
         f = self.m.f
@@ -238,6 +285,7 @@ class _GpuLowerer:
             kin = KInput(param, self.access(acc), device_type(buf.elem_type, m), deps)
             if cache[k]:
                 box = input_box(m, p, k)
+                strides, local_elems, vpos = self._local_layout(acc, deps, box)
                 origin: list[str] = []
                 local: list[str] = []
                 for e in acc.index:
@@ -255,19 +303,69 @@ class _GpuLowerer:
                             loc.append(str(-c * (p.tile(m, d) - 1)))
                     origin.append(" + ".join(o))
                     local.append(" + ".join(loc) or "0")
-                flat = _paren(local[0])
-                for j in range(1, len(local)):
-                    flat = f"{_paren(flat)} * {box[j]} + {_paren(local[j])}"
+                flat = " + ".join(_paren(t) if st == 1 else f"{_paren(t)} * {st}"
+                                  for t, st in zip(local, strides) if t != "0") or "0"
+                vread = self._vread(acc, deps, strides) if vpos is not None and kin.elem_type in VECTOR_TYPES else 1
                 kin = KInput(param, kin.access, kin.elem_type, deps, True, box, tuple(origin),
                              tuple(self._bound(e, False) for e in acc.index),
-                             tuple(self._bound(e, True) for e in acc.index), buf.shape, flat)
+                             tuple(self._bound(e, True) for e in acc.index), buf.shape, flat,
+                             strides, local_elems, vread)
             out.append(kin)
         return tuple(out)
 
+    def _local_layout(self, acc: Access, deps: tuple[int, ...],
+                      box: tuple[int, ...]) -> tuple[tuple[int, ...], int, int | None]:
+        """The ``__local`` layout of a cached input's box: per-position strides, elements, and the
+        vector position (``None`` when there is none).
+
+        Row-major, unless the input depends on one concat dim ``d`` with ``vec[d] > 1`` through a
+        position ``1 * i_d (+ c)``: that position goes innermost, its row rounded up to a multiple
+        of the vector width (plus one vector when it was moved, so that the copy's consecutive
+        work-items, which walk the box in global order, store to different banks)."""
+        m, p = self.m, self.p
+        n = len(box)
+        vpos = None
+        if len(deps) == 1 and p.vec_width(deps[0]) > 1:
+            it = m.dims[deps[0]].iterator
+            vpos = next((j for j, e in enumerate(acc.index) if e.terms == ((it, 1),)), None)
+        if vpos is None:
+            strides = [1] * n
+            for j in range(n - 2, -1, -1):
+                strides[j] = strides[j + 1] * box[j + 1]
+            return tuple(strides), math.prod(box), None
+        v = p.vec_width(deps[0])
+        pitch = -(-box[vpos] // v) * v + (v if vpos != n - 1 else 0)
+        order = [j for j in range(n) if j != vpos] + [vpos]
+        strides = [0] * n
+        size = 1
+        for j in reversed(order):
+            strides[j] = size
+            size *= pitch if j == vpos else box[j]
+        return tuple(strides), size, vpos
+
+    def _vread(self, acc: Access, deps: tuple[int, ...], strides: tuple[int, ...]) -> int:
+        """The vector width a work-item reads its fragment of a cached input with (1: scalar)."""
+        m, p = self.m, self.p
+        its = {d.iterator: n for n, d in enumerate(m.dims)}
+        v = p.vec_width(deps[0])
+        coeff: dict[int, int] = {}
+        const = 0
+        for e, st in zip(acc.index, strides):
+            for name, c in e.terms:
+                d = its[name]
+                coeff[d] = coeff.get(d, 0) + c * st
+                if c < 0:
+                    const += -c * (p.tile(m, d) - 1) * st
+        if coeff.get(deps[0]) != 1 or const % v:
+            return 1
+        return v if all(c % v == 0 for d, c in coeff.items() if d != deps[0]) else 1
+
     def run(self) -> KernelPlan:
         kt = self.p.kt or (0,) * len(self.m.dims)
+        index_type = self.index_type()
+        self.wide = index_type == "long"
         dims = tuple(KDim(k, d.iterator, d.lower, d.extent, d.combine, self.p.num_wi[k], self.p.pt[k],
-                          self.p.num_wg[k], kt[k]) for k, d in enumerate(self.m.dims))
+                          self.p.num_wg[k], kt[k], self.p.vec_width(k)) for k, d in enumerate(self.m.dims))
         buffers = self.buffers()
         outputs = self.outputs()
         red_wi = 1
@@ -281,7 +379,7 @@ class _GpuLowerer:
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
             ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
-            tiles=self.tiles() if self.p.tiled else None)
+            tiles=self.tiles() if self.p.tiled else None, index_type=index_type)  # type: ignore[arg-type]
 
 
 def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:

@@ -21,6 +21,11 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   ``__global``. Either way, a tiled kernel reads each input once per reduction point into
   private registers, one value per private-tile point the input depends on.
 
+* ``vec`` -- the private tile's layout along each concat dim: a work-item's ``PT`` points come in
+  chunks of ``vec`` neighbouring points (chunk ``c`` of work-item ``wi`` starts at
+  ``(c * NUM_WI + wi) * vec``), so a work-item reads a cached input's chunk from ``__local``
+  memory as one vector; ``()`` or 1: point ``p`` of work-item ``wi`` is ``p * NUM_WI + wi``.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -56,6 +61,7 @@ class GpuParams:
     ocl_groups: tuple[tuple[int, ...], ...]
     kt: tuple[int, ...] = ()         # reduction dims: tile size; concat dims: 0; (): untiled kernel
     cache: tuple[int, ...] = ()      # per input access: 1 = __local copy, 0 = __global; (): all 0
+    vec: tuple[int, ...] = ()        # concat dims: points per contiguous chunk of a private tile; (): all 1
 
     @property
     def tiled(self) -> bool:
@@ -73,7 +79,13 @@ class GpuParams:
             flags = self.cached(len(mdh.inputs))
             cache = ",".join(f"{a.buffer}:{'local' if c else 'global'}" for a, c in zip(mdh.inputs, flags))
             text += f" KT={kt} MEM_INP={cache}"
+        if any(v > 1 for v in self.vec):
+            text += " VEC=" + ",".join(f"{its[d]}:{v}" for d, v in enumerate(self.vec) if v > 1)
         return text
+
+    def vec_width(self, d: int) -> int:
+        """``vec[d]``, or 1 when ``vec`` is ``()``."""
+        return self.vec[d] if self.vec else 1
 
     def cached(self, n_inputs: int | None = None) -> tuple[int, ...]:
         """``cache``, or all 0 for ``n_inputs`` inputs when it is ``()``."""
@@ -113,6 +125,8 @@ GPU_PARAMETERS: tuple[GpuParamSpec, ...] = (
                  "dims; () = untiled kernel"),
     GpuParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
                  "__local memory, 0 = read from __global; () = all 0; needs kt"),
+    GpuParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
+                 "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
 
 # }}}
@@ -220,6 +234,18 @@ def _tile_shape_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return not p.cache or (len(p.cache) == len(m.inputs) and all(v in (0, 1) for v in p.cache))
 
 
+def _vec_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    if not p.vec:
+        return True
+    if len(p.vec) != len(m.dims):
+        return False
+    for d, dim in enumerate(m.dims):
+        v = p.vec[d]
+        if v not in (1, 2, 4) or (dim.combine.is_reduction and v != 1) or p.pt[d] % v:
+            return False
+    return True
+
+
 def _cacheable_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return all(not v or cacheable(m, k) for k, v in enumerate(p.cache))
 
@@ -239,6 +265,7 @@ GPU_CONSTRAINTS: tuple[GpuConstraint, ...] = (
     GpuConstraint("private-tile", "prod PT_SIZE of the concat dims <= MAX_PRIVATE_ELEMS", _private_ok),
     GpuConstraint("tile-shape", "kt: () or one per dim, >= 1 for reduction dims, 0 for concat dims, only with a "
                   "reduction; cache: () or one 0/1 per input access, only with kt", _tile_shape_ok),
+    GpuConstraint("vec", "vec: () or one per dim, 1, 2 or 4, dividing PT_SIZE; 1 for reduction dims", _vec_ok),
     GpuConstraint("cacheable", "a cached input is an array access (not a scalar buffer)", _cacheable_ok),
     GpuConstraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
@@ -293,7 +320,9 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
 
     The two innermost concat dims of extent > 1 (the unit-stride output dim first, on NDRange
     dim 0) get the work-items -- 16 x 16, or all 256 on one dim -- and a private tile of 4 x 4
-    points, both cut to the extents; a further concat dim of extent <= 8 is held whole in the
+    points, both cut to the extents; 8 x 8 points when those tiles, with the
+    reduction split, still give ``compute_units`` work-groups (``MIN_GROUPS`` off a GPU) and
+    their inputs' copies fit unshrunk, read from ``__local`` memory as ``vec`` = 4 vectors; a further concat dim of extent <= 8 is held whole in the
     private tile (the innermost dim's points halve to keep <= 16 accumulators). The same shape on a CPU: OpenCL output is portable and most
     often runs on a GPU, and PoCL runs such work-groups well (one loop over the work-items). The longest
     reduction dim is tiled by 16 points (the others by 1). An input is copied to ``__local``
@@ -319,6 +348,39 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
     for d, w in zip(live, per_dim):
         num_wi[d] = max(1, min(w, _pow2_ceil(ext[d])))
         pt[d] = max(1, min(4, math.ceil(ext[d] / num_wi[d])))
+    fill = caps.compute_units if caps.is_gpu else max(caps.compute_units, MIN_GROUPS)
+    params, _ = _tiled_for(mdh, caps, live, num_wi, pt)
+    if len(live) == 2 and all(ext[d] <= 1 for d in concat if d not in live):
+        # 8 x 8 register tiles (more work per item between __local reads) while the work-groups,
+        # with the reduction split over several where it is long, still cover the compute units
+        # and the same inputs still fit in __local memory whole (H200, sgemm 1024^3, CUDA: 8 x 8
+        # with the reduction split 5 ways 0.142 ms, 4 x 4 0.155 ms, 8 x 4 0.152 ms, 8 x 8 on 64
+        # unsplit groups 0.227 ms; MCC PC: 8 x 4 tiles, whose halo copies shrink 8 x 8's, ran slower)
+        big = list(pt)
+        for d in live:
+            big[d] = min(8, max(1, math.ceil(ext[d] / num_wi[d])))
+        cand, shrunk = _tiled_for(mdh, caps, live, num_wi, big)
+        if math.prod(big) > math.prod(pt) and cand is not None and not shrunk:
+            # work-groups along the concat dims times those the reduction is split over
+            groups = math.prod(math.ceil(ext[d] / (big[d] * num_wi[d])) for d in live)
+            groups *= math.prod(cand.num_wg[d] for d in reds)
+            if groups >= fill:
+                return cand
+    return params
+
+
+def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[int],
+               pt_in: list[int]) -> tuple[GpuParams | None, bool]:
+    """``tiled_gpu_params`` for given work-items and private tiles along the ``live`` dims: the
+    parameters (``None`` when nothing fits) and whether tiles or copies had to shrink to fit."""
+    dims = mdh.dims
+    n = len(dims)
+    ext = [d.static_extent if d.static_extent is not None else SYMBOLIC_EXTENT for d in dims]
+    concat = [d for d in range(n) if not dims[d].combine.is_reduction]
+    reds = [d for d in range(n) if dims[d].combine.is_reduction]
+    num_wi = list(num_wi_in)
+    pt = list(pt_in)
+    shrunk = False
     for d in concat:   # short further concat dims: whole extent in the private tile (reuse of the others)
         if d not in live and 1 < ext[d] <= 8:
             pt[d] = ext[d]
@@ -348,7 +410,9 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
         reuse = 2 * math.prod(input_box(mdh, params, k)) <= reads
         cache.append(1 if cacheable(mdh, k) and varies and reuse else 0)
     params = replace(params, cache=tuple(cache))
+    params = replace(params, vec=_default_vec(mdh, params))
     while local_bytes(mdh, params) > caps.local_mem_bytes:
+        shrunk = True
         if params.kt[r] > 1:
             params = replace(params, kt=tuple(max(1, v // 2) if d == r else v for d, v in enumerate(params.kt)))
         elif any(params.cache):
@@ -356,14 +420,33 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
                       key=lambda k: math.prod(input_box(mdh, params, k)))
             params = replace(params, cache=tuple(0 if k == big else v for k, v in enumerate(params.cache)))
         else:
-            return None
+            return None, True
     concat_groups = math.prod(math.ceil(ext[d] / params.tile(mdh, d)) for d in concat)
     want = 2 * max(caps.compute_units, MIN_GROUPS)
     tiles = math.ceil(ext[r] / params.kt[r])
     if 2 * concat_groups <= want and tiles >= 4:
         wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
         params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
-    return params
+    return params, shrunk
+
+
+def _default_vec(mdh: MdhExpr, p: GpuParams) -> tuple[int, ...]:
+    """4 along a concat dim whose private tile holds 8 or more points, a multiple of 4, when a cached input
+    depends on that dim alone, through an index position ``1 * i_d (+ c)``: its points are read
+    from ``__local`` memory as vectors (``mdpoly.lower.gpu`` checks the layout); else 1."""
+    dims = mdh.dims
+    vec = [1] * len(dims)
+    for k, acc in enumerate(mdh.inputs):
+        if not p.cached(len(mdh.inputs))[k]:
+            continue
+        names = {name for e in acc.index for name, _ in e.terms}
+        deps = [d for d, dim in enumerate(dims) if not dim.combine.is_reduction and dim.iterator in names]
+        if len(deps) != 1 or p.pt[deps[0]] % 4 or p.pt[deps[0]] < 8:   # 4 x 4 tiles ran faster scalar
+            continue
+        it = dims[deps[0]].iterator
+        if any(e.terms == ((it, 1),) for e in acc.index):
+            vec[deps[0]] = 4
+    return tuple(vec)
 
 
 def untiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams:

@@ -78,14 +78,14 @@ def test_reduction_across_threads_and_blocks() -> None:
     assert "__shared__ double mdp_scratch0[MDP_WG_SIZE];" in src
     assert src.count("__syncthreads();") == 3
     assert f'extern "C" __global__ void {plan.name}_combine(' in src
-    assert "((long)blockIdx.x * blockDim.x + threadIdx.x)" in src
+    assert f"(({plan.index_type})blockIdx.x * blockDim.x + threadIdx.x)" in src   # int: static sizes < 2^30
 
 
 def test_folded_dims_use_three_thread_axes_and_one_grid_axis() -> None:
     src = kernel_source(plan_of("mcc"))
     assert "threadIdx.z" in src and "blockIdx.y" not in src and "blockIdx.z" not in src
     # the group index of NDRange dim 2 is what is left of blockIdx.x after dims 0 and 1
-    assert re.search(r"mdp_g = \(\(long\)blockIdx\.x / \(\(.+\) \* \(.+\)\)\);", src)
+    assert re.search(r"mdp_g = \(\((int|long)\)blockIdx\.x / \(\(.+\) \* \(.+\)\)\);", src)
 
 
 def test_symbolic_sizes_are_kernel_arguments() -> None:
@@ -110,7 +110,12 @@ def test_host_code_checks_every_call() -> None:
         if m:
             assert "mdp_cu_check(" in line, line
     assert code.flags == ("-lcuda", "-lnvrtc")
-    assert code.definition.count("mdp_cu_check(cuMemFree(") == len([b for b in plan_of("dot").buffers if b.role == "global"]) + 1
+    # device buffers are kept across calls: allocated by mdp_cu_buffer when a call needs more, freed at exit
+    globals_ = [b for b in plan_of("dot").buffers if b.role == "global"]
+    assert code.definition.count("mdp_cu_buffer(&mdp_mem_") == len(globals_) + 1   # + the partials
+    assert "cuMemFree" not in code.definition and "cuMemAlloc" not in code.definition
+    assert "static CUdeviceptr mdp_mem_" in code.definition
+    assert code.preamble.index("cuMemFree(*mdp_cu_buffers[i])") < code.preamble.index("cuDevicePrimaryCtxRelease")
 
 
 def test_copies_follow_reads_and_writes() -> None:
@@ -160,7 +165,7 @@ def test_profile_events_bracket_copies_and_launches() -> None:
     body = code.definition
     order = [body.index(f"mdp_cu_profile_record({i});") for i in range(5)]
     assert order == sorted(order)
-    assert order[0] > body.rindex('"cuMemAlloc"') and order[1] > body.rindex("cuMemcpyHtoD")
+    assert order[0] > body.rindex("mdp_cu_buffer(") and order[1] > body.rindex("cuMemcpyHtoD")
     assert order[1] < body.index("cuLaunchKernel") and order[2] > body.rindex("cuLaunchKernel")
     assert order[2] < body.index("cuCtxSynchronize") < order[3] < body.index("cuMemcpyDtoH") < order[4]
     assert body.index("mdp_cu_profile_add(") > order[4]

@@ -122,9 +122,10 @@ def test_host_code_checks_every_call_and_compiles(tmp_path: Path) -> None:
     assert code.preamble.index("CL_TARGET_OPENCL_VERSION") < code.preamble.index("#include <CL/cl.h>")
     assert "CL_PROGRAM_BUILD_LOG" in code.preamble and "MDPOLY_OPENCL_DEVICE" in code.preamble
     assert "CL_DEVICE_TYPE_GPU" in code.preamble and "atexit(mdp_cl_release)" in code.preamble
-    for call in ("clCreateBuffer", "clEnqueueWriteBuffer", "clSetKernelArg", "clEnqueueNDRangeKernel",
-                 "clEnqueueReadBuffer", "clReleaseMemObject"):
+    for call in ("clEnqueueWriteBuffer", "clEnqueueNDRangeKernel", "clEnqueueReadBuffer"):
         assert f'"{call}"' in code.definition
+    for call in ("clCreateBuffer", "clSetKernelArg", "clReleaseMemObject"):   # mdp_cl_buffer, mdp_cl_arg
+        assert f'"{call}"' in code.preamble
     assert "-lOpenCL" in code.flags
     if shutil.which("cc") is None:
         pytest.skip("no C compiler")
@@ -162,3 +163,31 @@ def test_profile_requests_events_only_when_profiling() -> None:
         if "clEnqueue" in line:
             assert "mdp_cl_profile ? &mdp_" in line and ": NULL)" in line, line
     assert code.definition.index("clFinish") < code.definition.index("mdp_cl_profile_add(")
+
+
+def test_device_buffers_and_arguments_are_kept_across_calls() -> None:
+    """Buffers are static, (re)created by ``mdp_cl_buffer`` only when a call needs more bytes and
+    released at exit; kernel objects are created once; arguments are set when their value changes."""
+    mdh = MDHS["dot"]
+    code = OpenCLBackend(CPU_CAPS).render(lower_gpu(mdh, default_gpu_params(mdh, GPU_CAPS), CPU_CAPS))
+    body = code.definition
+    globals_ = [b for b in lower_gpu(mdh, default_gpu_params(mdh, GPU_CAPS), CPU_CAPS).buffers if b.role == "global"]
+    for b in globals_:
+        assert f"static cl_mem mdp_mem_{b.name};" in body and f"mdp_cl_buffer(&mdp_mem_{b.name}, " in body
+    assert "clCreateBuffer" not in body and "clReleaseMemObject" not in body and "clSetKernelArg" not in body
+    assert "if (!mdp_kernel)" in body and "mdp_cl_arg(mdp_kernel, 0, " in body
+    pre = code.preamble
+    assert "if (*mem && bytes <= *cap)" in pre and "clReleaseMemObject(*mdp_cl_buffers[i])" in pre
+    assert pre.index("clReleaseMemObject(*mdp_cl_buffers[i])") < pre.index("clReleaseContext(mdp_cl_context)")
+
+
+def test_int_index_arithmetic_when_everything_fits() -> None:
+    """Static sizes: ``int`` index arithmetic inside the kernel, 64-bit extent parameters (the ABI)."""
+    mdh = MDHS["matmul"]
+    plan = lower_gpu(mdh, default_gpu_params(mdh, GPU_CAPS), GPU_CAPS)
+    assert plan.index_type == "int"
+    src = kernel_source(plan)
+    assert "const long mdp_ext64_0" in src and "const int mdp_ext_0 = (int)mdp_ext64_0;" in src
+    assert "(long)" not in src.split("__kernel", 1)[1]
+    sym = lower_gpu(MDHS["symbolic"], default_gpu_params(MDHS["symbolic"], GPU_CAPS), GPU_CAPS)
+    assert sym.index_type == "long"

@@ -157,6 +157,31 @@ def test_tiled_matmul_matches_numpy(num_wi, pt, num_wg, kt, cache) -> None:  # t
     assert np.allclose(m.outputs["C"].reshape(13, 17), c + a @ b, rtol=1e-4, atol=1e-4)
 
 
+TILED_MATMUL_VEC = [  # (num_wi, pt, num_wg, kt, cache, vec): chunked private tiles, vector reads of __local copies
+    ((4, 8, 1), (4, 8, 1), (0, 0, 1), (0, 0, 5), (1, 1), (4, 4, 1)),
+    ((2, 4, 1), (8, 4, 1), (0, 0, 2), (0, 0, 7), (1, 0), (4, 2, 1)),
+    ((4, 4, 1), (4, 4, 1), (0, 0, 1), (0, 0, 4), (0, 1), (2, 4, 1)),
+    ((16, 16, 1), (8, 8, 1), (0, 0, 1), (0, 0, 16), (1, 1), (4, 4, 1)),   # the GPU default shape
+]
+
+
+@needs_device
+@pytest.mark.parametrize("num_wi,pt,num_wg,kt,cache,vec", TILED_MATMUL_VEC)
+def test_vector_tiled_matmul_matches_numpy(num_wi, pt, num_wg, kt, cache, vec) -> None:  # type: ignore[no-untyped-def]
+    assert isinstance(RUNNER, OpenCLRunner)
+    mdh = ex.matmul(13, 17, 29)
+    params = GpuParams(num_wi, pt, num_wg, ((1,), (0,), (2,)), kt, cache, vec)
+    assert gpu_violations(mdh, params, OPENCL_CAPS) == []
+    plan = lower_gpu(mdh, params, OPENCL_CAPS)
+    assert plan.tiles is not None
+    assert [t.vread for t in plan.tiles] == [vec[d] if c else 1 for c, d in zip(cache, (0, 1))]
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((13, 29), (29, 17), (13, 17)))
+    inputs = {"A": a, "B": b, "C": c, "part0": np.zeros(13 * 17 * max(num_wg[2], 1), np.float32), **scalars(plan)}
+    m = RUNNER.run(RUNNER.build(request_for(plan, {})), inputs, repeats=1, warmup=0)
+    assert np.allclose(m.outputs["C"].reshape(13, 17), c + a @ b, rtol=1e-4, atol=1e-4)
+
+
 TILED_MCC = [  # dims n,p,q,k,r,s,c; the input's box has a halo (p + r, q + s)
     ((1, 1, 4, 8, 1, 1, 1), (1, 5, 1, 2, 1, 1, 1), (0, 0, 0, 0, 1, 1, 2), (0, 0, 0, 0, 2, 3, 3), (1, 1)),
     ((1, 2, 4, 4, 1, 1, 2), (2, 3, 2, 1, 1, 1, 1), (0, 0, 0, 0, 1, 1, 1), (0, 0, 0, 0, 3, 1, 5), (1, 0)),
@@ -196,5 +221,8 @@ def test_tiled_constraints() -> None:
     big = replace(ok, num_wi=(16, 16, 1), pt=(8, 8, 1), kt=(0, 0, 64))
     assert "tile-local-mem" in gpu_violations(mdh, big, OPENCL_CAPS)
     assert gpu_violations(mdh, replace(big, cache=(0, 0)), OPENCL_CAPS) == []
+    assert "vec" in gpu_violations(mdh, replace(ok, vec=(4, 1, 1)), OPENCL_CAPS)    # PT 3
+    assert "vec" in gpu_violations(mdh, replace(ok, vec=(1, 2, 2)), OPENCL_CAPS)    # a reduction dim
+    assert gpu_violations(mdh, replace(ok, vec=(1, 2, 1)), OPENCL_CAPS) == []
 
 # }}}
