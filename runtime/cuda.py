@@ -17,7 +17,9 @@ launched with the one-dimensional grid of all blocks that mdpoly's CUDA kernels 
 (``launch_from_ndrange``).
 
 Compilation mirrors the generated host code: ``sm_XY`` CUBIN of the device's compute capability
-when NVRTC supports it, else PTX for the newest older ``compute_XY``; ``--fmad=false``. ``run``
+when NVRTC supports it, else PTX for the newest older ``compute_XY``; ``--fmad=false`` unless the
+request's ``flags`` name ``--fmad`` (the tuner passes the host code's choice,
+``backends.cuda_host.nvrtc_flags``). ``run``
 uploads the inputs before every call (untimed), makes ``warmup`` untimed and ``repeats`` timed
 calls, and returns per call the time between CUDA events recorded around its launches, plus
 the outputs of the first call. A running kernel cannot be stopped, so ``timeout`` is checked
@@ -172,7 +174,8 @@ class CudaRunner:
 
     def build(self, request: BuildRequest) -> Built:
         arch, cubin = self.arch()
-        opts = [f"--gpu-architecture={arch}", "--fmad=false", *request.flags]
+        fmad = [] if any(f.startswith("--fmad") for f in request.flags) else ["--fmad=false"]
+        opts = [f"--gpu-architecture={arch}", *fmad, *request.flags]
         key = hashlib.sha256((request.source + "\0" + " ".join(opts)).encode()).hexdigest()[:16]
         if key in self._modules:
             return Built(request, key, 0.0)

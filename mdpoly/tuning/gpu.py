@@ -14,10 +14,26 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
   work-group at least a warp when the domain allows;
 * ``PT_<d>``: private tile of a concat dim, powers of two up to the extent whose product stays
   within ``MAX_PRIVATE_ELEMS`` (an independent tree: it reads no ``WI``);
-* ``WG_<d>``: work-groups along a reduction dim, powers of two up to ``extent / 16``.
+* ``WG_<d>``: work-groups along a reduction dim, powers of two up to ``extent / 16``;
+* ``KT_<d>``: reduction tile of a reduction dim (tiled kernel): 0 = untiled kernel (then every
+  ``KT`` is 0), else 1, 4, 8, 16, 32, 64 cut to the extent; only for nests the tiled kernel
+  serves (concat and reduction dims, one reduction operator);
+* ``MEM_<k>``: input ``k`` copied to ``__local`` memory (1) or read from ``__global`` (0), only
+  for inputs ``cacheable`` allows and only with a tiled kernel.
+
+``PT``, ``KT`` and ``MEM`` form one pyATF tree, ``OCL`` and ``WI`` another: the ``__local``
+footprint of the cached inputs depends on the concat tiles ``PT * NUM_WI``, and one tree over all
+of them is the product of both (millions of leaves for MCC). The trees are kept apart by a bound:
+in a tileable nest, ``NUM_WI`` of a concat dim that a cacheable input depends on is at most
+``TILED_WI_CAP`` (or the default's, if larger), the footprint is checked with that bound, and
+against the local memory less the largest reduction scratch the ``WI`` tree allows. The bound
+is sound (a smaller work-group has a smaller footprint) but excludes some valid points (wider
+untiled work-groups, caches that fit only with fewer work-items); the local search around the
+default (``gpu_neighbours``) checks the exact constraints and is not bounded.
 
 The limits are the device's, queried when tuning starts (``caps_from_device`` over the runner's
-``device_limits()``), so every configuration of the space passes ``gpu_violations``.
+``device_limits()``), so every configuration of the space passes ``gpu_violations``. The
+predicates over ``PT``, ``KT`` and ``MEM`` are the constraints of ``mdpoly.lower.gpu_params``.
 
 A candidate is the backend's kernel source with the configuration's constants, launched as the
 generated host code launches it (``kernel_request``), on the nest's random inputs; its time is
@@ -39,7 +55,7 @@ from mdpoly.ir.mdh import Affine, MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import (
-    MAX_PRIVATE_ELEMS, GpuParams, caps_from_device, default_gpu_params, gpu_violations,
+    GPU_CONSTRAINTS, MAX_PRIVATE_ELEMS, GpuParams, cacheable, caps_from_device, default_gpu_params, gpu_violations,
 )
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.tuning.atf import Config, ParamSpec
@@ -49,10 +65,14 @@ from runtime.base import ArgSpec
 from runtime.opencl import KernelRequest, Launch
 
 #: Bumped when the GPU space or cost function changes what "best" means.
-GPU_SPACE_VERSION = 1
+GPU_SPACE_VERSION = 2
 #: Points of a reduction each work-item should reduce at least (bounds ``WG_<d>``).
 MIN_POINTS_PER_ITEM = 16
 MAX_WG = 1024
+#: Reduction tiles tried (cut to the extent); 0 selects the untiled kernel.
+KT_LADDER = (1, 4, 8, 16, 32, 64)
+#: Bound on ``NUM_WI`` of a concat dim a cacheable input depends on (see the module docstring).
+TILED_WI_CAP = 32
 _PREFIX = "__mdp_"
 
 Groups = tuple[tuple[int, ...], ...]
@@ -104,13 +124,42 @@ class GpuSpace:
     extents: tuple[int, ...]
     specs: tuple[ParamSpec, ...]
     ocl: tuple[Groups, ...]
+    #: Per dim, the tiled ``KT`` values (0 excluded); all empty when the nest is not tileable.
+    kt_values: tuple[tuple[int, ...], ...] = ()
+    #: Inputs with a ``MEM_<k>`` parameter.
+    cached_inputs: tuple[int, ...] = ()
+
+    @property
+    def tileable(self) -> bool:
+        return any(self.kt_values)
 
     def to_params(self, cfg: Config) -> GpuParams:
         n = len(self.mdh.dims)
-        return GpuParams(num_wi=tuple(int(cfg[f"WI_{d}"]) for d in range(n)),
-                         pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
-                         num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
-                         ocl_groups=self.ocl[int(cfg["OCL"])])
+        p = GpuParams(num_wi=tuple(int(cfg[f"WI_{d}"]) for d in range(n)),
+                      pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
+                      num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
+                      ocl_groups=self.ocl[int(cfg["OCL"])])
+        kt = tuple(int(cfg.get(f"KT_{d}", 0)) for d in range(n))
+        if not any(kt):
+            return p
+        cache = tuple(int(cfg.get(f"MEM_{k}", 0)) for k in range(len(self.mdh.inputs)))
+        return replace(p, kt=kt, cache=cache)
+
+
+def _holds(names: tuple[str, ...], mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> bool:
+    """Whether ``p`` meets the ``GPU_CONSTRAINTS`` called ``names``."""
+    return all(c.holds(mdh, p, caps) for c in GPU_CONSTRAINTS if c.name in names)
+
+
+def tileable(mdh: MdhExpr) -> bool:
+    """Whether the tiled kernel serves ``mdh`` (as ``tiled_gpu_params`` decides)."""
+    kinds = {d.combine.is_reduction for d in mdh.dims}
+    return kinds == {True, False} and mdh.reduction_op is not None
+
+
+def kt_candidates(extent: int, default: int) -> tuple[int, ...]:
+    """Tiled ``KT`` values of a reduction dim of ``extent`` points: ``KT_LADDER`` cut to it."""
+    return tuple(sorted({min(v, max(extent, 1)) for v in KT_LADDER} | ({default} if default else set())))
 
 
 def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace:
@@ -127,13 +176,19 @@ def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace
     group_of = [{d: k for k, g in enumerate(groups) for d in g} for groups in ocl]
     max_wg = caps.max_work_group_size
     scratch = elem_bytes(mdh) * max(len(mdh.outputs), 1)
-    reachable = math.prod(min(_pow2_ceil(e) if not red[d] else _pow2_upto(e)[-1], max_wg) for d, e in enumerate(ext))
+    tiles = tileable(mdh)
+    cached = tuple(k for k in range(len(mdh.inputs)) if tiles and cacheable(mdh, k))
+    used = {name for k in cached for e in mdh.inputs[k].index for name, _ in e.terms}
+    top_wi = [min(_pow2_upto(e)[-1] if red[d] else _pow2_ceil(e), max_wg) for d, e in enumerate(ext)]
+    for d in range(n):
+        if not red[d] and dims[d].iterator in used:
+            top_wi[d] = min(top_wi[d], max(TILED_WI_CAP, default.num_wi[d]))
+    reachable = math.prod(top_wi)
     floor = min(caps.preferred_wg_multiple, reachable, max_wg) if caps.is_gpu else 1
     specs: list[ParamSpec] = [ParamSpec("OCL", tuple(range(len(ocl))), doc="NDRange grouping (index into the candidates)")]
 
     for d in range(n):
-        top = min(_pow2_upto(ext[d])[-1] if red[d] else _pow2_ceil(ext[d]), max_wg)
-        vals = sorted(set(_pow2_upto(top)) | {default.num_wi[d]})
+        vals = sorted(set(_pow2_upto(top_wi[d])) | {default.num_wi[d]})
         name = f"WI_{d}"
         earlier = tuple(f"WI_{x}" for x in range(d))
         last = d == n - 1
@@ -175,12 +230,69 @@ def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace
             top = max(1, min(MAX_WG, ext[d] // MIN_POINTS_PER_ITEM))
             vals = sorted(set(_pow2_upto(top)) | {default.num_wg[d]})
             specs.append(ParamSpec(f"WG_{d}", tuple(vals), doc=f"NUM_WG of reduction {dims[d].iterator}"))
-    return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl)
+    kt_values = tuple(kt_candidates(ext[d], default.kt[d] if default.kt else 0) if tiles and red[d] else ()
+                      for d in range(n))
+    specs += _tile_specs(mdh, caps, kt_values, cached, top_wi, max_scratch(caps, red, top_wi, scratch))
+    return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl, kt_values=kt_values, cached_inputs=cached)
+
+
+def max_scratch(caps: TargetCaps, red: list[bool], top_wi: list[int], scratch: int) -> int:
+    """The largest reduction scratch (``__local`` bytes) a configuration of the ``WI`` tree can use."""
+    if not any(r and top_wi[d] > 1 for d, r in enumerate(red)):
+        return 0
+    return min(min(math.prod(top_wi), caps.max_work_group_size) * scratch, caps.local_mem_bytes)
+
+
+def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...], ...], cached: tuple[int, ...],
+                top_wi: list[int], scratch_bound: int) -> list[ParamSpec]:
+    """``KT_<d>`` and ``MEM_<k>`` (see the module docstring); the ``MEM`` predicates check the
+    ``tile-local-mem`` constraint at the ``WI`` bound ``top_wi``, within the local memory less
+    ``scratch_bound``."""
+    dims = mdh.dims
+    n = len(dims)
+    reds = [d for d in range(n) if kt_values[d]]
+    if not reds:
+        return []
+    concat = [d for d in range(n) if not dims[d].combine.is_reduction]
+    specs: list[ParamSpec] = []
+    for k, d in enumerate(reds):
+        prev = f"KT_{reds[k - 1]}" if k else None
+
+        def kt_ok(c: Config, d: int = d, prev: str | None = prev) -> bool:
+            return prev is None or (c[f"KT_{d}"] == 0) == (c[prev] == 0)
+
+        specs.append(ParamSpec(f"KT_{d}", (0, *kt_values[d]), kt_ok if prev else None, (prev,) if prev else (),
+                               doc=f"reduction tile of {dims[d].iterator} (0: untiled kernel)"))
+    bound = replace(caps, local_mem_bytes=caps.local_mem_bytes - scratch_bound)
+    wi = tuple(top_wi[d] if d in concat else 1 for d in range(n))
+    reads = tuple(f"PT_{d}" for d in concat) + tuple(f"KT_{d}" for d in reds)
+    names = ("tile-shape", "cacheable", "tile-local-mem")
+    for j, k in enumerate(cached):
+        earlier = tuple(f"MEM_{x}" for x in cached[:j])
+
+        def mem_ok(c: Config, k: int = k, earlier: tuple[str, ...] = earlier) -> bool:
+            if not c[f"MEM_{k}"]:
+                return True
+            if c[f"KT_{reds[0]}"] == 0:
+                return False
+            on = {k} | {int(x[4:]) for x in earlier if c[x]}
+            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
+                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
+                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
+                          cache=tuple(1 if x in on else 0 for x in range(len(mdh.inputs))))
+            return _holds(names, mdh, p, bound)
+
+        specs.append(ParamSpec(f"MEM_{k}", (0, 1), mem_ok, (*reads, *earlier),
+                               doc=f"input {mdh.inputs[k].buffer} in __local memory"))
+    return specs
 
 
 def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuParams]:
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
-    factor two of the work-group moved between dims, the first two NDRange dims swapped."""
+    factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
+    tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
+    switched, and the switch between the tiled kernel (every KT at its smallest, no copies) and
+    the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
     n = len(mdh.dims)
     out: list[GpuParams] = []
@@ -211,6 +323,21 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     if len(p.ocl_groups) >= 2:
         g = p.ocl_groups
         add(replace(p, ocl_groups=(g[1], g[0], *g[2:])))
+    if space.tileable:
+        if p.tiled:
+            for d, vals in enumerate(space.kt_values):
+                if p.kt[d] in vals:
+                    i = vals.index(p.kt[d])
+                    for j in (i - 1, i + 1):
+                        if 0 <= j < len(vals):
+                            add(replace(p, kt=put(p.kt, d, vals[j])))
+            cache = p.cached(len(mdh.inputs))
+            for k in space.cached_inputs:
+                add(replace(p, cache=put(cache, k, 1 - cache[k])))
+            add(replace(p, kt=(), cache=()))
+        else:
+            kt = tuple(vals[0] if vals else 0 for vals in space.kt_values)
+            add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))
     return out
 
 # }}}
@@ -222,8 +349,9 @@ def _value(e: Affine, sizes: dict[str, int]) -> int:
     return e.constant + sum(c * sizes[name] for name, c in e.terms)
 
 
-def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: tuple[ArgSpec, ...]) -> Candidate:
-    """The kernel arguments and launches of ``plan`` as its generated host code makes them:
+def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: tuple[ArgSpec, ...],
+                   flags: tuple[str, ...] = ()) -> Candidate:
+    """The kernel arguments, launches and build ``flags`` of ``plan`` as its generated host code makes them:
     the nest's buffers (``args``, by name), then per dim its lower bound and extent, per concat
     dim its number of work-groups, then the per-work-group partials; one NDRange launch of the
     main kernel and, with partials, a one-dimensional launch of ``<name>_combine``."""
@@ -262,7 +390,7 @@ def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: t
     launches = [Launch(plan.name, tuple(glob), tuple(loc))]
     if plan.partials:
         launches.append(Launch(plan.name + "_combine", (max(ncp, 1),), None))
-    req = KernelRequest(source, plan.name, tuple(specs), language="opencl", launches=tuple(launches))
+    req = KernelRequest(source, plan.name, tuple(specs), language="opencl", flags=flags, launches=tuple(launches))
     return Candidate(req, extra)
 
 # }}}
@@ -274,17 +402,20 @@ class GpuTarget:
     """A work-group target (``GpuParams``) measured on a real device by ``runner``.
 
     ``caps`` are ``base`` with the device's queried limits; ``render`` turns a ``KernelPlan`` into
-    the device source (the backend's ``kernel_source``).
+    the device source (the backend's ``kernel_source``), ``flags`` into the compiler options its
+    host code builds it with (CUDA: ``backends.cuda_host.nvrtc_flags``; none for OpenCL).
     """
 
     space_version = GPU_SPACE_VERSION
     calibrate_from_default = True
 
-    def __init__(self, name: str, base: TargetCaps, runner: Any, render: Callable[[KernelPlan], str]) -> None:
+    def __init__(self, name: str, base: TargetCaps, runner: Any, render: Callable[[KernelPlan], str],
+                 flags: Callable[[KernelPlan], tuple[str, ...]] | None = None) -> None:
         self.name = name
         self.runner = runner
         self.caps = caps_from_device(base, runner.device_limits())
         self.render = render
+        self.flags = flags
 
     def default(self, mdh: MdhExpr) -> GpuParams:
         return default_gpu_params(mdh, self.caps)
@@ -301,7 +432,8 @@ class GpuTarget:
     def candidate(self, mdh: MdhExpr, params: GpuParams, sizes: dict[str, int],
                   args: tuple[ArgSpec, ...]) -> Candidate:
         plan = lower_gpu(mdh, params, self.caps)
-        return kernel_request(plan, self.render(plan), sizes, args)
+        flags = self.flags(plan) if self.flags is not None else ()
+        return kernel_request(plan, self.render(plan), sizes, args, flags)
 
     def describe(self, mdh: MdhExpr, params: GpuParams) -> str:
         return params.describe(mdh)
@@ -342,7 +474,8 @@ def cuda_target(device: str | None = None) -> GpuTarget:
     :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
     """
     from backends.cuda import CUDA_CAPS, kernel_source
+    from backends.cuda_host import nvrtc_flags
     from runtime.cuda import CudaRunner
-    return GpuTarget("cuda", CUDA_CAPS, CudaRunner(device), kernel_source)
+    return GpuTarget("cuda", CUDA_CAPS, CudaRunner(device), kernel_source, nvrtc_flags)
 
 # }}}

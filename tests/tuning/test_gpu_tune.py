@@ -9,10 +9,12 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
 import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 from dataclasses import replace
 from pathlib import Path
 
@@ -22,7 +24,7 @@ from backends.opencl import OPENCL_CAPS, OpenCLBackend
 from mdpoly.differential import compare_outputs
 from mdpoly.lower.gpu_params import caps_from_device, default_gpu_params, gpu_violations
 from mdpoly.tuning.atf import build_search_space
-from mdpoly.tuning.gpu import GpuTarget, gpu_neighbours, gpu_space, opencl_target
+from mdpoly.tuning.gpu import GpuTarget, gpu_neighbours, gpu_space, kernel_request, opencl_target
 from mdpoly.tuning.tune import TuneSettings, tune_nest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,17 +51,27 @@ def _all_configs(specs):
     return [space.get_configuration(i) for i in range(space.constrained_size)]
 
 
+def _sample_configs(specs, n: int = 1500):
+    """``n`` configurations drawn uniformly (fixed seed) from the constrained space, or all of them."""
+    space = build_search_space(specs, one_dimensional=True)
+    size = space.constrained_size
+    picks = range(size) if size <= n else random.Random(0).sample(range(size), n)
+    return [dict(space.get_configuration(i)) for i in picks]
+
+
 # {{{ the space (no device)
 
 
 TIGHT = replace(OPENCL_CAPS, max_work_group_size=64, max_work_item_sizes=(32, 8, 4), local_mem_bytes=512,
                 is_gpu=True, preferred_wg_multiple=8)
+LOOSE = replace(OPENCL_CAPS, max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64), local_mem_bytes=49152,
+                is_gpu=True, preferred_wg_multiple=32, compute_units=80)
 
 
 @pytest.mark.parametrize("mdh", [ex.matmul(24, 40, 33), ex.dot(5000), ex.matvec(37, 64)], ids=lambda m: m.name)
 def test_space_honours_device_limits(mdh):
     space = gpu_space(mdh, {}, TIGHT)
-    configs = _all_configs(space.specs)
+    configs = _sample_configs(space.specs)
     assert configs
     for cfg in configs:
         p = space.to_params(cfg)
@@ -73,10 +85,77 @@ def test_space_honours_device_limits(mdh):
 
 def test_space_uses_the_limits_it_is_given():
     mdh = ex.matmul(64, 64, 64)
-    small = len(_all_configs(gpu_space(mdh, {}, TIGHT).specs))
+    small = build_search_space(gpu_space(mdh, {}, TIGHT).specs).constrained_size
     big = build_search_space(gpu_space(mdh, {}, replace(TIGHT, max_work_group_size=256,
                                                         max_work_item_sizes=(256, 256, 256))).specs)
     assert big.constrained_size > small
+
+
+@pytest.mark.parametrize("caps", [TIGHT, LOOSE], ids=["tight", "loose"])
+@pytest.mark.parametrize("mdh", [ex.matmul(24, 40, 33), ex.mcc(1, 7, 7, 64, 32, 3, 3), ex.dot(5000)],
+                         ids=lambda m: m.name)
+def test_tiled_space_yields_only_valid_configs(mdh, caps):
+    space = gpu_space(mdh, {}, caps)
+    configs = _sample_configs(space.specs)
+    params = [space.to_params(c) for c in configs]
+    for cfg, p in zip(configs, params):
+        assert gpu_violations(mdh, p, caps) == [], (cfg, p)
+    if mdh.name == "mdp_dot":   # no concat dim: the tiled kernel does not serve it
+        assert not any(p.tiled for p in params) and not any(s.name.startswith(("KT_", "MEM_")) for s in space.specs)
+        return
+    assert any(p.tiled for p in params) and any(not p.tiled for p in params)
+    assert any(any(p.cache) for p in params)
+    assert {p.kt for p in params if p.tiled} != {params[0].kt}   # KT varies
+
+
+def test_mcc_space_is_built_quickly():
+    mdh = ex.mcc(2, 8, 8, 16, 8, 3, 3)   # c_examples/mcc.c
+    for caps in (TIGHT, LOOSE, OPENCL_CAPS):
+        start = time.perf_counter()
+        build_search_space(gpu_space(mdh, {}, caps).specs)
+        assert time.perf_counter() - start < 5.0   # ~1 s here; generous for a loaded CI machine
+
+
+def test_neighbours_move_kt_cache_and_private_tiles():
+    mdh = ex.matmul(64, 64, 64)
+    space = gpu_space(mdh, {}, LOOSE)
+    d = default_gpu_params(mdh, LOOSE)
+    assert d.tiled and any(d.cache)
+    ns = gpu_neighbours(space, d, LOOSE)
+    assert all(gpu_violations(mdh, q, LOOSE) == [] for q in ns)
+    assert any(q.kt != d.kt and q.tiled for q in ns)
+    assert any(q.cache != d.cache and q.tiled for q in ns)
+    assert any(q.pt != d.pt for q in ns)
+    untiled = [q for q in ns if not q.tiled]
+    assert untiled and any(q.tiled for q in gpu_neighbours(space, untiled[0], LOOSE))
+
+
+def test_cuda_candidates_use_the_host_codes_fmad():
+    from backends.cuda import CUDA_CAPS, kernel_source
+    from backends.cuda_host import host_function, nvrtc_flags
+    from mdpoly.lower.gpu import lower_gpu
+    from mdpoly.tuning.buffers import make_buffers, numpy_dtype
+    from runtime.base import ArgSpec
+
+    def arg_specs(mdh):
+        bufs = make_buffers(mdh, {})
+        return tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(bufs[b.name].shape), b.written)
+                     for b in mdh.buffers)
+
+    class _Limits:
+        def device_limits(self):
+            return {}
+
+    for reassociates in (False, True):
+        mdh = replace(ex.matmul(16, 16, 16), reassociates_fp=reassociates)
+        target = GpuTarget("cuda", CUDA_CAPS, _Limits(), kernel_source, nvrtc_flags)
+        plan = lower_gpu(mdh, target.default(mdh), target.caps)
+        cand = target.candidate(mdh, target.default(mdh), {}, arg_specs(mdh))
+        flag = "--fmad=true" if reassociates else "--fmad=false"
+        assert cand.request.flags == (flag,)
+        assert f'"{plan.name}", {int(reassociates)});' in host_function(plan, kernel_source(plan))
+    plain = kernel_request(plan, "", {}, arg_specs(mdh))
+    assert plain.request.flags == ()
 
 
 def test_default_and_neighbours_are_valid():
@@ -94,9 +173,11 @@ def test_device_caps_come_from_the_device():
     lim = TARGET.runner.device_limits()
     assert TARGET.caps == caps_from_device(OPENCL_CAPS, lim)
     mdh = ex.matmul(16, 16, 16)
-    for cfg in _all_configs(gpu_space(mdh, {}, TARGET.caps).specs)[::97]:
-        p = gpu_space(mdh, {}, TARGET.caps).to_params(cfg)
+    space = gpu_space(mdh, {}, TARGET.caps)
+    for cfg in _sample_configs(space.specs, 300):
+        p = space.to_params(cfg)
         assert p.wg_size() <= lim["max_work_group_size"]
+        assert gpu_violations(mdh, p, TARGET.caps) == []
 
 # }}}
 
