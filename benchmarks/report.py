@@ -92,7 +92,9 @@ def write_results(rows: Sequence[dict], machine: dict[str, str], out_dir: Path, 
               "outermost loop (for `dot`, `reduction(+:s)` is added, since a plain one races); for MCC RW "
               "that loop has one iteration (N=1), as in the thesis's OpenMP baseline. numpy inputs are random, "
               "so numpy rows are not checksum-checked; C variants are checked against the sequential checksum "
-              "(relative 1e-3). Timings on a shared machine are noisy: see the load average above."]
+              "(to 1e-3 of the outputs' magnitude, the sum of their absolute values, which each program prints: "
+              "reassociated float reductions move outputs by rounding errors). Timings on a shared machine are "
+              "noisy: see the load average above."]
     md_path.write_text("\n".join(lines) + "\n")
 
     record = {"mode": mode, "machine": machine, "rows": [

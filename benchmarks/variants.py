@@ -32,6 +32,7 @@ class Measurement:
     seconds: float | None = None
     checksum: float | None = None
     detail: str = ""
+    magnitude: float | None = None     # sum of the outputs' absolute values (scales the tolerance)
 
 
 class StepError(Exception):
@@ -108,15 +109,15 @@ def build(source: Path, sizes: dict[str, int], exe: Path, *, openmp: bool, reps:
     return exe
 
 
-def time_program(exe: Path, timeout: float) -> tuple[float, float]:
-    """Run a kernel program; return its (median seconds, checksum)."""
+def time_program(exe: Path, timeout: float) -> tuple[float, float, float | None]:
+    """Run a kernel program; return its (median seconds, checksum, magnitude)."""
     values = {}
     for line in run_cmd([str(exe)], timeout=timeout).splitlines():
         key, _, value = line.partition(" ")
         values[key] = float(value)
     if "median_s" not in values:
         raise StepError("program printed no median_s")
-    return values["median_s"], values.get("checksum", float("nan"))
+    return values["median_s"], values.get("checksum", float("nan")), values.get("magnitude")
 
 
 def measure(variant: str, source: Path, sizes: dict[str, int], workdir: Path, *, reps: int,
@@ -136,7 +137,7 @@ def measure(variant: str, source: Path, sizes: dict[str, int], workdir: Path, *,
             exe = build(out, sizes, workdir / variant, openmp=True, reps=reps, timeout=timeout)
         else:
             raise StepError(f"unknown variant {variant}")
-        seconds, checksum = time_program(exe, timeout)
+        seconds, checksum, magnitude = time_program(exe, timeout)
     except StepError as exc:
         return Measurement(variant, "failed", detail=str(exc))
-    return Measurement(variant, "ok", seconds, checksum)
+    return Measurement(variant, "ok", seconds, checksum, magnitude=magnitude)

@@ -4,7 +4,10 @@
  * kernel call is inside the timer), and prints
  *     median_s <median seconds>
  *     checksum <sum of the outputs>
- * which benchmarks/run.py parses. */
+ *     magnitude <sum of the outputs' absolute values>
+ * which benchmarks/run.py parses. The magnitude scales the tolerance of the checksum comparison:
+ * a float reduction that reassociates changes each output by rounding errors proportional to
+ * the values summed, and the checksum's own cancellation must not magnify that. */
 #ifndef BENCH_COMMON_H
 #define BENCH_COMMON_H
 
@@ -29,11 +32,18 @@ static int bench_cmp(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static void bench_report(double *times, int n, double checksum)
+static void bench_report(double *times, int n, double checksum, double magnitude)
 {
     qsort(times, (size_t)n, sizeof times[0], bench_cmp);
     printf("median_s %.9g\n", times[n / 2]);
     printf("checksum %.17g\n", checksum);
+    printf("magnitude %.17g\n", magnitude);
+}
+
+/* Absolute value without libm. */
+static double bench_abs(double x)
+{
+    return x < 0 ? -x : x;
 }
 
 static unsigned bench_lcg_state = 12345u;

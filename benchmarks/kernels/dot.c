@@ -38,6 +38,6 @@ int main(void)
             times[rep] = t1 - t0;
     }
 
-    bench_report(times, REPS, result);
+    bench_report(times, REPS, result, bench_abs(result));
     return 0;
 }

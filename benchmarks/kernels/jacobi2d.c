@@ -37,10 +37,10 @@ int main(void)
             times[rep] = t1 - t0;
     }
 
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int i = 0; i < N; i++)
         for (int j = 0; j < M; j++)
-            sum += B[i][j];
-    bench_report(times, REPS, sum);
+            { sum += B[i][j]; magnitude += bench_abs(B[i][j]); }
+    bench_report(times, REPS, sum, magnitude);
     return 0;
 }

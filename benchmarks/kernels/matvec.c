@@ -47,9 +47,9 @@ int main(void)
             times[rep] = t1 - t0;
     }
 
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int i = 0; i < I; i++)
-        sum += w[i];
-    bench_report(times, REPS, sum);
+        { sum += w[i]; magnitude += bench_abs(w[i]); }
+    bench_report(times, REPS, sum, magnitude);
     return 0;
 }

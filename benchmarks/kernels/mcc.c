@@ -76,12 +76,12 @@ int main(void)
             times[rep] = t1 - t0;
     }
 
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int n = 0; n < N; n++)
         for (int p = 0; p < P; p++)
             for (int q = 0; q < Q; q++)
                 for (int k = 0; k < K; k++)
-                    sum += out[n][p][q][k];
-    bench_report(times, REPS, sum);
+                    { sum += out[n][p][q][k]; magnitude += bench_abs(out[n][p][q][k]); }
+    bench_report(times, REPS, sum, magnitude);
     return 0;
 }

@@ -47,10 +47,10 @@ int main(void)
             times[rep] = t1 - t0;
     }
 
-    double sum = 0.0;
+    double sum = 0.0, magnitude = 0.0;
     for (int i = 0; i < M; i++)
         for (int j = 0; j < N; j++)
-            sum += C[i][j];
-    bench_report(times, REPS, sum);
+            { sum += C[i][j]; magnitude += bench_abs(C[i][j]); }
+    bench_report(times, REPS, sum, magnitude);
     return 0;
 }
