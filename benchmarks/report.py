@@ -20,7 +20,12 @@ VARIANT_TITLES = {
     "numpy": "numpy",
     "mdpoly": "mdpoly",
     "mdpoly_tuned": "mdpoly tuned",
+    "opencl": "mdpoly OpenCL",
+    "opencl_tuned": "mdpoly OpenCL tuned",
 }
+
+#: Columns shown only when some row measured them (``run.py --opencl``).
+OPTIONAL_VARIANTS = ("opencl", "opencl_tuned")
 
 
 def machine_description() -> dict[str, str]:
@@ -77,13 +82,15 @@ def write_results(rows: Sequence[dict], machine: dict[str, str], out_dir: Path, 
     lines += [f"- **{key}**: {value}" for key, value in machine.items()]
     lines += ["", "Median kernel time of each variant (GFLOP/s in parentheses). Ratios are speedups of "
               "mdpoly over the other variant (>1 means mdpoly is faster).", ""]
-    header = ["workload", "sizes", *VARIANT_TITLES.values(), "mdpoly vs seq", "mdpoly vs omp for", "mdpoly vs numpy",
-              "tuned vs mdpoly", "tuned vs omp for", "tuned vs numpy"]
+    shown = [v for v in VARIANT_TITLES
+             if v not in OPTIONAL_VARIANTS or any(row["measurements"].get(v) is not None for row in rows)]
+    header = ["workload", "sizes", *(VARIANT_TITLES[v] for v in shown), "mdpoly vs seq", "mdpoly vs omp for",
+              "mdpoly vs numpy", "tuned vs mdpoly", "tuned vs omp for", "tuned vs numpy"]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in rows:
         ms: dict[str, Measurement | None] = row["measurements"]
         sizes = " ".join(f"{k}={v}" for k, v in row["sizes"].items())
-        cells = [row["workload"], sizes, *(_cell(ms.get(v), row["flops"]) for v in VARIANT_TITLES),
+        cells = [row["workload"], sizes, *(_cell(ms.get(v), row["flops"]) for v in shown),
                  _ratio(ms.get("seq"), ms.get("mdpoly")), _ratio(ms.get("omp_for"), ms.get("mdpoly")),
                  _ratio(ms.get("numpy"), ms.get("mdpoly")), _ratio(ms.get("mdpoly"), ms.get("mdpoly_tuned")),
                  _ratio(ms.get("omp_for"), ms.get("mdpoly_tuned")), _ratio(ms.get("numpy"), ms.get("mdpoly_tuned"))]

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy_refs
 from report import machine_description, write_results
-from variants import Measurement, measure
+from variants import OPENCL_VARIANTS, Measurement, measure
 from workloads import WORKLOADS
 
 HERE = Path(__file__).resolve().parent
@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--build-dir", type=Path, default=HERE / "build")
     parser.add_argument("--tag", default="", help="suffix of the result files (cpu_<date>[_quick][_TAG])")
     parser.add_argument("--no-tuned", action="store_true", help="skip the mdpoly_tuned variant (tuning takes minutes)")
+    parser.add_argument("--opencl", action="store_true",
+                        help="also run mdpoly --target opencl (default and tuned) on this machine's OpenCL device")
     args = parser.parse_args(argv)
     reps = max(args.reps, 5)
     wanted = {w for w in args.only.split(",") if w}
@@ -81,16 +83,16 @@ def main(argv: list[str] | None = None) -> int:
         sizes = workload.sizes(args.quick)
         flops = workload.flops(sizes)
         measurements: dict[str, Measurement | None] = {}
-        for variant in C_VARIANTS:
-            if variant == "mdpoly_tuned" and args.no_tuned:
+        for variant in (*C_VARIANTS, *(OPENCL_VARIANTS if args.opencl else ())):
+            if variant.endswith("_tuned") and args.no_tuned:
                 continue
             print(f"[{workload.name}] {variant} ...", file=sys.stderr, flush=True)
             measurements[variant] = measure(variant, workload.source, sizes, build_root / workload.name,
                                             reps=reps, timeout=args.timeout)
         seq = measurements["seq"]
         assert seq is not None
-        for variant in ("omp_for", "mdpoly", "mdpoly_tuned"):
-            m = measurements[variant]
+        for variant in ("omp_for", "mdpoly", "mdpoly_tuned", *OPENCL_VARIANTS):
+            m = measurements.get(variant)
             if m is not None:
                 measurements[variant] = check_against_seq(m, seq)
         print(f"[{workload.name}] numpy ...", file=sys.stderr, flush=True)

@@ -80,12 +80,20 @@ def mdpoly_command() -> list[str]:
 #: mdpoly's tuning flags per variant: ``mdpoly`` = heuristic defaults, ``mdpoly_tuned`` = auto-tuned
 #: (the tuning cache makes reruns instant; ``MDPOLY_BENCH_TUNE`` overrides the budget flags).
 TUNE_FLAGS = {"mdpoly": ("--no-tune",),
-              "mdpoly_tuned": tuple(os.environ.get("MDPOLY_BENCH_TUNE", "--tune-time 60").split())}
+              "mdpoly_tuned": tuple(os.environ.get("MDPOLY_BENCH_TUNE", "--tune-time 60").split()),
+              "opencl": ("--no-tune",),
+              "opencl_tuned": tuple(os.environ.get("MDPOLY_BENCH_TUNE", "--tune-time 60").split())}
+
+#: Variants rendered with ``--target opencl`` (run on the machine's OpenCL device, e.g. PoCL).
+OPENCL_VARIANTS = ("opencl", "opencl_tuned")
+
+#: What proves that mdpoly transformed the kernel, per target.
+_TRANSFORMED_MARK = {"openmp": "#pragma omp", "opencl": "clEnqueueNDRangeKernel"}
 
 
 def generate_mdpoly_source(source: Path, sizes: dict[str, int], out: Path, timeout: float,
-                           flags: tuple[str, ...] = ("--no-tune",)) -> Path:
-    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", "openmp", "-q", *flags]
+                           flags: tuple[str, ...] = ("--no-tune",), target: str = "openmp") -> Path:
+    cmd = [*mdpoly_command(), str(source), "-o", str(out), "--target", target, "-q", *flags]
     for name, value in sizes.items():
         cmd += ["-D", f"{name}={value}"]
     env = dict(os.environ)
@@ -96,15 +104,16 @@ def generate_mdpoly_source(source: Path, sizes: dict[str, int], out: Path, timeo
         raise StepError(f"mdpoly: {exc}") from exc
     if not out.is_file():
         raise StepError("mdpoly wrote no output")
-    if "#pragma omp" not in out.read_text():
+    if _TRANSFORMED_MARK[target] not in out.read_text():
         raise StepError("mdpoly left the kernel sequential")
     return out
 
 
-def build(source: Path, sizes: dict[str, int], exe: Path, *, openmp: bool, reps: int, timeout: float) -> Path:
+def build(source: Path, sizes: dict[str, int], exe: Path, *, openmp: bool, reps: int, timeout: float,
+          opencl: bool = False) -> Path:
     cmd = [CC, *OPT_FLAGS, *(["-fopenmp"] if openmp else []), f"-DREPS={reps}",
            *(f"-D{k}={v}" for k, v in sizes.items()), f"-I{source.parent}", f"-I{KERNELS_INCLUDE}",
-           str(source), "-o", str(exe), "-lm"]
+           str(source), "-o", str(exe), *(["-lOpenCL"] if opencl else []), "-lm"]
     run_cmd(cmd, timeout=timeout)
     return exe
 
@@ -132,9 +141,11 @@ def measure(variant: str, source: Path, sizes: dict[str, int], workdir: Path, *,
             variant_src.write_text(insert_omp_pragma(source.read_text()))
             exe = build(variant_src, sizes, workdir / "omp_for", openmp=True, reps=reps, timeout=timeout)
         elif variant in TUNE_FLAGS:
+            opencl = variant in OPENCL_VARIANTS
             out = generate_mdpoly_source(source, sizes, workdir / f"{variant}_{source.name}", timeout,
-                                         TUNE_FLAGS[variant])
-            exe = build(out, sizes, workdir / variant, openmp=True, reps=reps, timeout=timeout)
+                                         TUNE_FLAGS[variant], target="opencl" if opencl else "openmp")
+            exe = build(out, sizes, workdir / variant, openmp=not opencl, opencl=opencl, reps=reps,
+                        timeout=timeout)
         else:
             raise StepError(f"unknown variant {variant}")
         seconds, checksum, magnitude = time_program(exe, timeout)

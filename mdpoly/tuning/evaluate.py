@@ -179,6 +179,16 @@ class NestEvaluator:
         inputs = {**self.inputs, **cand.inputs} if cand.inputs else self.inputs
         return self.runner.run(built, inputs, repeats=repeats, warmup=1, timeout=timeout)
 
+    def remeasure(self, params: Any) -> float:
+        """A fresh median of an already valid ``params`` (no memo), for paired confirmation runs.
+
+        :raises Rejected: when the candidate fails this time.
+        """
+        try:
+            return self._run(self.candidate(params), self.repeats, self.timeout).median
+        except (RuntimeFailure, MdpolyError) as exc:
+            raise Rejected("crash", str(exc)[:2000]) from exc
+
     def evaluate(self, params: Any) -> float:
         """Median seconds of ``params``'s code on the nest's inputs.
 

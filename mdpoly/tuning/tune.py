@@ -287,6 +287,37 @@ class _Identity:
         return self.ident.get("compiler", "")
 
 
+#: Paired re-measurements of the winner against the default before the winner is accepted ...
+CONFIRM_ROUNDS = 3
+#: ... which must then be at least this much faster (a single lucky measurement is not a win).
+CONFIRM_MARGIN = 0.97
+
+
+def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winner_seconds: float) -> tuple[float, Any]:
+    """Re-measure winner and default alternately; keep the winner only if it stays faster.
+
+    Timings on a loaded machine fluctuate more than many candidates differ, and the search keeps the
+    minimum of noisy measurements, which favours lucky ones. Interleaving the two in
+    ``CONFIRM_ROUNDS`` rounds exposes both to the same conditions.
+    """
+    import statistics
+
+    d_times: list[float] = []
+    w_times: list[float] = []
+    try:
+        for _ in range(CONFIRM_ROUNDS):
+            d_times.append(ev.remeasure(default))
+            w_times.append(ev.remeasure(winner))
+    except Rejected as exc:
+        log.write({"event": "confirm", "status": "failed", "why": exc.why[:500]})
+        return winner_seconds, winner
+    d_med, w_med = statistics.median(d_times), statistics.median(w_times)
+    keep = w_med <= CONFIRM_MARGIN * d_med
+    log.write({"event": "confirm", "default_seconds": d_times, "winner_seconds": w_times,
+               "status": "winner kept" if keep else "default kept"})
+    return (w_med, winner) if keep else (d_med, default)
+
+
 def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
             settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any) -> TuningResult:
     start = time.perf_counter()
@@ -352,6 +383,8 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
         return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
                             elapsed, None, target.describe(mdh, default))
     seconds, params = best
+    if default_seconds is not None and params != default:
+        seconds, params = _confirm(ev, log, default, params, seconds)
     rejected: dict[str, int] = {}
     for o in ev.history:
         if o.kind != "ok":
