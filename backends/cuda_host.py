@@ -40,10 +40,7 @@ Unset, each call only tests the flag.
 
 from __future__ import annotations
 
-from pycparser import c_ast, c_generator
-
-from backends.c_emit import affine, param_decl
-from backends.opencl_host import _c_string
+from backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
 
 #: Threads per block of the combine kernel (one thread per concat point).
@@ -84,8 +81,7 @@ static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) *
 static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
 static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
 static int mdp_cu_nprof;
-static CUdeviceptr *mdp_cu_buffers[4 * MDP_CU_MAX_MODULES];   /* each nest's kept device buffers */
-static int mdp_cu_nbuffers;
+@KEPT_STATE@
 
 static void mdp_cu_check(CUresult err, const char *call)
 {
@@ -114,10 +110,7 @@ static void mdp_cu_release(void)
     for (i = 0; i < mdp_cu_nmodules; ++i)
         cuModuleUnload(mdp_cu_modules[i]);
     mdp_cu_nmodules = 0;
-    for (i = 0; i < mdp_cu_nbuffers; ++i)
-        if (*mdp_cu_buffers[i])
-            cuMemFree(*mdp_cu_buffers[i]);
-    mdp_cu_nbuffers = 0;
+@KEPT_RELEASE@
     for (i = 0; i < 5; ++i)
         if (mdp_cu_ev[i])
             cuEventDestroy(mdp_cu_ev[i]);
@@ -144,27 +137,12 @@ static void mdp_cu_profile_add(const char *nest)
 {
     int slot;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
-    for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
-        ;
-    if (slot == MDP_CU_MAX_MODULES)
-        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_profile_add (too many nests)");
-    if (slot == mdp_cu_nprof) {
-        mdp_cu_prof[slot].nest = nest;
-        ++mdp_cu_nprof;
-    }
-    mdp_cu_prof[slot].calls++;
+@PROFILE_SLOT@
     mdp_cu_prof[slot].kernel_ms += mdp_cu_elapsed(1, 2);
     mdp_cu_prof[slot].transfer_ms += mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
 }
 
-static void mdp_cu_profile_report(void)
-{
-    int i;
-    for (i = 0; i < mdp_cu_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cu_prof[i].nest,
-                mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms);
-    fflush(stderr);
-}
+@PROFILE_REPORT@
 
 static void mdp_cu_init(void)
 {
@@ -413,19 +391,7 @@ static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
    capacity '*cap'; freed at exit. */
 static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
 {
-    if (bytes == 0)
-        bytes = 1;
-    if (*mem && bytes <= *cap)
-        return;
-    if (*mem) {
-        mdp_cu_check(cuMemFree(*mem), "cuMemFree");
-    } else {
-        if (mdp_cu_nbuffers == 4 * MDP_CU_MAX_MODULES)
-            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_buffer (too many buffers)");
-        mdp_cu_buffers[mdp_cu_nbuffers++] = mem;
-    }
-    *mem = 0;
-    *cap = 0;
+@KEPT_BUFFER@
     mdp_cu_check(cuMemAlloc(mem, bytes), "cuMemAlloc");
     *cap = bytes;
 }
@@ -433,13 +399,14 @@ static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
 """
 
 
+_SPELLING = RuntimeSpelling(prefix="mdp_cu", max_objects="MDP_CU_MAX_MODULES", out_of_memory="CUDA_ERROR_OUT_OF_MEMORY",
+                            mem_type="CUdeviceptr", null_mem="0", free="cuMemFree", unchanged="",
+                            kernel_ms="kernel_ms", transfer_ms="transfer_ms")
+
+
 def host_preamble() -> str:
     """The shared host runtime: includes, static CUDA state and helpers (guarded, once per file)."""
-    return _PREAMBLE.replace("@SUSPEND@", _SUSPEND).replace("@RESTORE@", _RESTORE)
-
-
-def _expr(a: object) -> str:
-    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+    return runtime_preamble(_PREAMBLE.replace("@SUSPEND@", _SUSPEND).replace("@RESTORE@", _RESTORE), _SPELLING)
 
 
 def contracts_fma(plan: KernelPlan) -> bool:
@@ -454,114 +421,94 @@ def nvrtc_flags(plan: KernelPlan) -> tuple[str, ...]:
     return ("--fmad=true" if contracts_fma(plan) else "--fmad=false",)
 
 
+class CudaHostWriter(HostWriter):
+    """``HostWriter`` in CUDA driver API spellings: ``cuMemAlloc``, ``cuMemcpy*``, ``cuLaunchKernel``
+    over a one-dimensional grid, events around the copies and launches."""
+
+    kernel_type = "CUfunction"
+    mem_type = "CUdeviceptr"
+    ix = "long long"
+    src_prefix = "mdp_cu_src_"
+
+    def declarations(self) -> None:
+        self.extents()
+        self.kept_buffers()
+        self.group_counts()
+        self.w("unsigned int mdp_block[3] = {1, 1, 1};")
+        self.w("long long mdp_blocks = 1;")
+
+    def load_kernels(self) -> None:
+        name = self.name
+        self.w("if (!mdp_kernel) {")
+        fmad = 1 if contracts_fma(self.plan) else 0
+        self.w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
+        self.w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
+        if self.plan.partials:
+            self.w(f'    mdp_combine = mdp_cu_function(mdp_mod, "{name}_combine");')
+        self.w("}")
+
+    def launch_shape(self) -> None:
+        for g, group in enumerate(self.plan.ocl_groups):
+            local = 1
+            for i in group:
+                d = self.plan.dims[i]
+                local *= d.num_wi
+                self.w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'(long long)mdp_nwg_{d.index}'};")
+            self.w(f"mdp_block[{g}] = {local};")
+        self.w("if (mdp_blocks > 2147483647LL) {")
+        self.w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{self.name}\' exceed the grid limit '
+               '(2^31 - 1)\\n", mdp_blocks);')
+        self.w("    exit(1);")
+        self.w("}")
+
+    def buffers_in(self) -> None:
+        for b in self.globals:
+            self.w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
+        for n in self.parts:
+            self.w(f"mdp_cu_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {self.part_bytes(n)});")
+        # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_cu_profile_record(0);")
+        for b in self.globals:
+            if b.copy_in:
+                self.copy_in(b.name)
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_cu_profile_record(1);")
+
+    def copy_in_call(self, name: str) -> str:
+        return f'mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD");'
+
+    def launch(self) -> None:
+        plan = self.plan
+        args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
+        self.w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
+        self.w("  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)mdp_blocks, 1, 1, mdp_block[0], mdp_block[1], "
+               'mdp_block[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
+        if plan.partials:
+            ncp = " * ".join(f"(long long)mdp_ext_{d.index}" for d in plan.concat) or "1LL"
+            self.w(f"  {{ long long mdp_points = {ncp};")
+            self.w("    mdp_cu_check(cuLaunchKernel(mdp_combine, "
+                   f"(unsigned int)MDP_CDIV(mdp_points, {COMBINE_BLOCK}LL), 1, 1, {COMBINE_BLOCK}, 1, 1, 0, NULL, "
+                   'mdp_args, NULL), "cuLaunchKernel"); }')
+        self.w("}")
+
+    def before_copy_out(self) -> None:
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_cu_profile_record(2);")
+        self.w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_cu_profile_record(3);")
+
+    def copy_out(self, name: str) -> str:
+        return f'mdp_cu_check(cuMemcpyDtoH((void *){name}, mdp_mem_{name}, mdp_bytes_{name}), "cuMemcpyDtoH");'
+
+    def finish(self) -> None:
+        self.w("if (mdp_cu_profile) {")
+        self.w("    mdp_cu_profile_record(4);")
+        self.w(f'    mdp_cu_profile_add("{self.name}");')
+        self.w("}")
+
+
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
-    gen = c_generator.CGenerator(reduce_parentheses=True)
-    decl = c_ast.FuncDecl(c_ast.ParamList([param_decl(b) for b in plan.params]),
-                          c_ast.TypeDecl(plan.name, [], None, c_ast.IdentifierType(["void"])))
-    signature = str(gen.visit(c_ast.Decl(plan.name, [], [], ["static"], [], decl, None, None)))
-    name = plan.name
-    lines: list[str] = [f"static const char mdp_cu_src_{name}[] =", _c_string(source) + ";", signature, "{"]
-
-    def w(text: str) -> None:
-        lines.append("    " + text)
-
-    w("static CUfunction mdp_kernel = NULL;")
-    if plan.partials:
-        w("static CUfunction mdp_combine = NULL;")
-    ix = "long long"   # the kernels' extent parameters are 64-bit whatever their index type
-    for d in plan.dims:
-        w(f"{ix} mdp_lo_{d.index} = ({ix})({_expr(d.lower)});")
-        w(f"{ix} mdp_ext_{d.index} = ({ix})({_expr(d.extent)});")
-    globals_ = [b for b in plan.buffers if b.role == "global"]
-    # device buffers live across calls (static; grown when a call needs more; freed at exit)
-    for b in globals_:
-        w(f"static CUdeviceptr mdp_mem_{b.name};")
-        w(f"static size_t mdp_cap_{b.name};")
-        w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
-    parts = list(enumerate(plan.outputs)) if plan.partials else []
-    for n, _ in parts:
-        w(f"static CUdeviceptr mdp_mem_part{n};")
-        w(f"static size_t mdp_cap_part{n};")
-    for d in plan.concat:
-        w(f"{ix} mdp_nwg_{d.index};")
-    w("unsigned int mdp_block[3] = {1, 1, 1};")
-    w("long long mdp_blocks = 1;")
-    empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
-    if empty:
-        w(f"if ({empty})")
-        w("    return;")
-    for d in plan.concat:
-        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({ix}){d.pt * d.num_wi});")
-    w("if (!mdp_kernel) {")
-    fmad = 1 if contracts_fma(plan) else 0
-    w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
-    w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
-    if plan.partials:
-        w(f'    mdp_combine = mdp_cu_function(mdp_mod, "{name}_combine");')
-    w("}")
-    for g, group in enumerate(plan.ocl_groups):
-        local = 1
-        for i in group:
-            d = plan.dims[i]
-            local *= d.num_wi
-            w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'(long long)mdp_nwg_{d.index}'};")
-        w(f"mdp_block[{g}] = {local};")
-    w("if (mdp_blocks > 2147483647LL) {")
-    w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{name}\' exceed the grid limit (2^31 - 1)\\n", '
-      "mdp_blocks);")
-    w("    exit(1);")
-    w("}")
-    for b in globals_:
-        w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
-    if plan.partials:
-        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
-        red_wg = 1
-        for d in plan.reductions:
-            red_wg *= d.num_wg
-        for n, _ in parts:
-            host_t = plan.mdh.outputs[n].elem_type
-            w(f"mdp_cu_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {ncp} * {red_wg} * sizeof({host_t}));")
-    # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
-    w("if (mdp_cu_profile)")
-    w("    mdp_cu_profile_record(0);")
-    for b in globals_:
-        if b.copy_in:
-            w(f"if (mdp_bytes_{b.name})")
-            w(f"    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b.name}, (const void *){b.name}, mdp_bytes_{b.name}), "
-              '"cuMemcpyHtoD");')
-    w("if (mdp_cu_profile)")
-    w("    mdp_cu_profile_record(1);")
-    # kernel arguments: the order of KernelWriter.params()
-    args: list[str] = []
-    for b in plan.buffers:
-        args.append(f"&mdp_mem_{b.name}" if b.role == "global" else f"(void *)&{b.name}")
-    for d in plan.dims:
-        args += [f"&mdp_lo_{d.index}", f"&mdp_ext_{d.index}"]
-    args += [f"&mdp_nwg_{d.index}" for d in plan.concat]
-    args += [f"&mdp_mem_part{n}" for n, _ in parts]
-    w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
-    w("  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)mdp_blocks, 1, 1, mdp_block[0], mdp_block[1], "
-      'mdp_block[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
-    if plan.partials:
-        ncp = " * ".join(f"(long long)mdp_ext_{d.index}" for d in plan.concat) or "1LL"
-        w(f"  {{ long long mdp_points = {ncp};")
-        w(f"    mdp_cu_check(cuLaunchKernel(mdp_combine, (unsigned int)MDP_CDIV(mdp_points, {COMBINE_BLOCK}LL), 1, 1, "
-          f'{COMBINE_BLOCK}, 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }}')
-    w("}")
-    w("if (mdp_cu_profile)")
-    w("    mdp_cu_profile_record(2);")
-    w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
-    w("if (mdp_cu_profile)")
-    w("    mdp_cu_profile_record(3);")
-    for b in globals_:
-        if b.copy_out:
-            w(f"if (mdp_bytes_{b.name})")
-            w(f"    mdp_cu_check(cuMemcpyDtoH((void *){b.name}, mdp_mem_{b.name}, mdp_bytes_{b.name}), "
-              '"cuMemcpyDtoH");')
-    w("if (mdp_cu_profile) {")
-    w("    mdp_cu_profile_record(4);")
-    w(f'    mdp_cu_profile_add("{name}");')
-    w("}")
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return CudaHostWriter(plan).function(source)

@@ -23,9 +23,7 @@ Unset, no events are requested (the commands get ``NULL``) and the queue is an o
 
 from __future__ import annotations
 
-from pycparser import c_ast, c_generator
-
-from backends.c_emit import affine, param_decl
+from backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
 
 _PREAMBLE = r"""#ifndef MDP_OPENCL_RUNTIME
@@ -50,8 +48,7 @@ static int mdp_cl_nprograms, mdp_cl_nkernels;
 static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
 static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprof;
-static cl_mem *mdp_cl_buffers[4 * MDP_CL_MAX_OBJECTS];   /* each nest's kept device buffers */
-static int mdp_cl_nbuffers;
+@KEPT_STATE@
 
 static const char *mdp_cl_error_name(cl_int err)
 {
@@ -98,10 +95,7 @@ static void mdp_cl_check(cl_int err, const char *call)
 static void mdp_cl_release(void)
 {
     int i;
-    for (i = 0; i < mdp_cl_nbuffers; ++i)
-        if (*mdp_cl_buffers[i])
-            clReleaseMemObject(*mdp_cl_buffers[i]);
-    mdp_cl_nbuffers = 0;
+@KEPT_RELEASE@
     for (i = 0; i < mdp_cl_nkernels; ++i)
         clReleaseKernel(mdp_cl_kernels[i]);
     for (i = 0; i < mdp_cl_nprograms; ++i)
@@ -143,29 +137,14 @@ static double mdp_cl_event_ns(cl_event ev)
 static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_event *transfers, int nt)
 {
     int i, slot;
-    for (slot = 0; slot < mdp_cl_nprof && strcmp(mdp_cl_prof[slot].nest, nest) != 0; ++slot)
-        ;
-    if (slot == MDP_CL_MAX_OBJECTS)
-        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_profile_add (too many nests)");
-    if (slot == mdp_cl_nprof) {
-        mdp_cl_prof[slot].nest = nest;
-        ++mdp_cl_nprof;
-    }
-    mdp_cl_prof[slot].calls++;
+@PROFILE_SLOT@
     for (i = 0; i < nk; ++i)
         mdp_cl_prof[slot].kernel_ns += mdp_cl_event_ns(kernels[i]);
     for (i = 0; i < nt; ++i)
         mdp_cl_prof[slot].transfer_ns += mdp_cl_event_ns(transfers[i]);
 }
 
-static void mdp_cl_profile_report(void)
-{
-    int i;
-    for (i = 0; i < mdp_cl_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cl_prof[i].nest,
-                mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6, mdp_cl_prof[i].transfer_ns * 1e-6);
-    fflush(stderr);
-}
+@PROFILE_REPORT@
 
 static void mdp_cl_init(void)
 {
@@ -295,19 +274,7 @@ static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char 
 static int mdp_cl_buffer(cl_mem *mem, size_t *cap, size_t bytes, cl_mem_flags flags)
 {
     cl_int err;
-    if (bytes == 0)
-        bytes = 1;
-    if (*mem && bytes <= *cap)
-        return 0;
-    if (*mem) {
-        mdp_cl_check(clReleaseMemObject(*mem), "clReleaseMemObject");
-    } else {
-        if (mdp_cl_nbuffers == 4 * MDP_CL_MAX_OBJECTS)
-            mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_buffer (too many buffers)");
-        mdp_cl_buffers[mdp_cl_nbuffers++] = mem;
-    }
-    *mem = NULL;
-    *cap = 0;
+@KEPT_BUFFER@
     *mem = clCreateBuffer(mdp_cl_context, flags, bytes, NULL, &err);
     mdp_cl_check(err, "clCreateBuffer");
     *cap = bytes;
@@ -330,130 +297,99 @@ static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *valu
 """
 
 
+_SPELLING = RuntimeSpelling(prefix="mdp_cl", max_objects="MDP_CL_MAX_OBJECTS", out_of_memory="CL_OUT_OF_HOST_MEMORY",
+                            mem_type="cl_mem", null_mem="NULL", free="clReleaseMemObject", unchanged=" 0",
+                            kernel_ms="kernel_ns * 1e-6", transfer_ms="transfer_ns * 1e-6")
+
+
 def host_preamble() -> str:
     """The shared host runtime: includes, static OpenCL state and helpers (guarded, once per file)."""
-    return _PREAMBLE
+    return runtime_preamble(_PREAMBLE, _SPELLING)
 
 
-def _c_string(text: str) -> str:
-    out: list[str] = []
-    for line in text.splitlines():
-        esc = line.replace("\\", "\\\\").replace('"', '\\"')
-        out.append(f'    "{esc}\\n"')
-    return "\n".join(out) or '    ""'
+class OpenCLHostWriter(HostWriter):
+    """``HostWriter`` in OpenCL 1.2 spellings: buffers, enqueued copies and launches, events."""
 
+    kernel_type = "cl_kernel"
+    mem_type = "cl_mem"
+    ix = "cl_long"
+    extent_quals = "const "
 
-def _expr(a: object) -> str:
-    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+    def declarations(self) -> None:
+        # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
+        ntransfers = sum(1 for b in self.globals if b.copy_in) + sum(1 for b in self.globals if b.copy_out)
+        self.w(f"cl_event mdp_kev[2], mdp_tev[{max(ntransfers, 1)}];")
+        self.w("int mdp_nk = 0, mdp_nt = 0;")
+        self.extents()
+        self.kept_buffers()
+        ngroups = len(self.plan.ocl_groups)
+        self.w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
+        self.group_counts()
+
+    def load_kernels(self) -> None:
+        name = self.name
+        self.w("if (!mdp_kernel)")
+        self.w(f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");')
+        if self.plan.partials:
+            self.w("if (!mdp_combine)")
+            self.w(f'    mdp_combine = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}_combine");')
+
+    def launch_shape(self) -> None:
+        for g, group in enumerate(self.plan.ocl_groups):
+            local = 1
+            wgs: list[str] = []
+            for i in group:
+                d = self.plan.dims[i]
+                local *= d.num_wi
+                wgs.append(f"(size_t){d.num_wg}" if d.is_reduction else f"(size_t)mdp_nwg_{d.index}")
+            self.w(f"mdp_local[{g}] = {local};")
+            self.w(f"mdp_global[{g}] = {' * '.join(wgs)} * mdp_local[{g}];")
+
+    def buffers_in(self) -> None:
+        for b in self.globals:
+            flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
+            self.w(f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name}, {flags});")
+            if b.copy_in:
+                self.copy_in(b.name)
+        for n in self.parts:
+            self.w(f"mdp_cl_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {self.part_bytes(n)}, CL_MEM_READ_WRITE);")
+
+    def copy_in_call(self, name: str) -> str:
+        return (f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{name}, CL_FALSE, 0, mdp_bytes_{name}, "
+                f'(const void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
+
+    def launch(self) -> None:
+        plan = self.plan
+        # arguments: set again only where a value (a buffer object, an extent) changed since the last call
+        args = self.kernel_args()
+        nargs = len(args)
+        for kern in ["mdp_kernel"] + (["mdp_combine"] if plan.partials else []):
+            self.w(f"{{ static unsigned char mdp_last[{nargs}][8];")
+            self.w(f"  static char mdp_valid[{nargs}];")
+            for a, arg in enumerate(args):
+                self.w(f"  mdp_cl_arg({kern}, {a}, sizeof({arg.size_of}), &{arg.var}, mdp_last[{a}], &mdp_valid[{a}]);")
+            self.w("}")
+        self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {len(plan.ocl_groups)}, NULL, "
+               "mdp_global, mdp_local, 0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "
+               '"clEnqueueNDRangeKernel");')
+        if plan.partials:
+            ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
+            self.w("{")
+            self.w(f"    size_t mdp_points = {ncp};")
+            self.w("    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_combine, 1, NULL, &mdp_points, NULL, 0, "
+                   'NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
+            self.w("}")
+
+    def copy_out(self, name: str) -> str:
+        return (f"mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{name}, CL_TRUE, 0, mdp_bytes_{name}, "
+                f'(void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
+
+    def finish(self) -> None:
+        self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+        self.w("if (mdp_cl_profile)")
+        self.w(f'    mdp_cl_profile_add("{self.name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
 
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
-    gen = c_generator.CGenerator(reduce_parentheses=True)
-    decl = c_ast.FuncDecl(c_ast.ParamList([param_decl(b) for b in plan.params]),
-                          c_ast.TypeDecl(plan.name, [], None, c_ast.IdentifierType(["void"])))
-    signature = str(gen.visit(c_ast.Decl(plan.name, [], [], ["static"], [], decl, None, None)))
-    name = plan.name
-    lines: list[str] = [f"static const char mdp_src_{name}[] =", _c_string(source) + ";", signature, "{"]
-
-    def w(text: str) -> None:
-        lines.append("    " + text)
-
-    w("static cl_kernel mdp_kernel = NULL;")
-    if plan.partials:
-        w("static cl_kernel mdp_combine = NULL;")
-    ix = "cl_long"   # the kernels' extent parameters are 64-bit whatever their index type
-    globals_ = [b for b in plan.buffers if b.role == "global"]
-    # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
-    ntransfers = sum(1 for b in globals_ if b.copy_in) + sum(1 for b in globals_ if b.copy_out)
-    w(f"cl_event mdp_kev[2], mdp_tev[{max(ntransfers, 1)}];")
-    w("int mdp_nk = 0, mdp_nt = 0;")
-    for d in plan.dims:
-        w(f"const {ix} mdp_lo_{d.index} = ({ix})({_expr(d.lower)});")
-        w(f"const {ix} mdp_ext_{d.index} = ({ix})({_expr(d.extent)});")
-    # device buffers live across calls (static; grown when a call needs more; released at exit)
-    for b in globals_:
-        w(f"static cl_mem mdp_mem_{b.name};")
-        w(f"static size_t mdp_cap_{b.name};")
-        w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
-    for n, _ in enumerate(plan.outputs if plan.partials else ()):
-        w(f"static cl_mem mdp_mem_part{n};")
-        w(f"static size_t mdp_cap_part{n};")
-    ngroups = len(plan.ocl_groups)
-    w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
-    for d in plan.concat:
-        w(f"{ix} mdp_nwg_{d.index};")
-    empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
-    if empty:
-        w(f"if ({empty})")
-        w("    return;")
-    for d in plan.concat:
-        w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({ix}){d.pt * d.num_wi});")
-    w("if (!mdp_kernel)")
-    w(f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");')
-    if plan.partials:
-        w("if (!mdp_combine)")
-        w(f'    mdp_combine = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}_combine");')
-    for g, group in enumerate(plan.ocl_groups):
-        local = 1
-        wgs: list[str] = []
-        for i in group:
-            d = plan.dims[i]
-            local *= d.num_wi
-            wgs.append(f"(size_t){d.num_wg}" if d.is_reduction else f"(size_t)mdp_nwg_{d.index}")
-        w(f"mdp_local[{g}] = {local};")
-        w(f"mdp_global[{g}] = {' * '.join(wgs)} * mdp_local[{g}];")
-    for b in globals_:
-        flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
-        w(f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name}, {flags});")
-        if b.copy_in:
-            w(f"if (mdp_bytes_{b.name})")
-            w(f"    mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_FALSE, 0, mdp_bytes_{b.name}, "
-              f'(const void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
-    if plan.partials:
-        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
-        red_wg = 1
-        for d in plan.reductions:
-            red_wg *= d.num_wg
-        for n, o in enumerate(plan.outputs):
-            host_t = plan.mdh.outputs[n].elem_type
-            w(f"mdp_cl_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {ncp} * {red_wg} * sizeof({host_t}), "
-              "CL_MEM_READ_WRITE);")
-    # arguments: set again only where a value (a buffer object, an extent) changed since the last call
-    nargs = (len(plan.buffers) + 2 * len(plan.dims) + len(plan.concat)
-             + (len(plan.outputs) if plan.partials else 0))
-    kernels = ["mdp_kernel"] + (["mdp_combine"] if plan.partials else [])
-    for kern in kernels:
-        w(f"{{ static unsigned char mdp_last[{nargs}][8];")
-        w(f"  static char mdp_valid[{nargs}];")
-        args: list[tuple[str, str]] = []
-        for b in plan.buffers:
-            args.append(("sizeof(cl_mem)", f"&mdp_mem_{b.name}") if b.role == "global"
-                        else (f"sizeof({b.name})", f"&{b.name}"))
-        for d in plan.dims:
-            args += [(f"sizeof({ix})", f"&mdp_lo_{d.index}"), (f"sizeof({ix})", f"&mdp_ext_{d.index}")]
-        args += [(f"sizeof({ix})", f"&mdp_nwg_{d.index}") for d in plan.concat]
-        if plan.partials:
-            args += [("sizeof(cl_mem)", f"&mdp_mem_part{n}") for n, _ in enumerate(plan.outputs)]
-        for a, (size, ptr) in enumerate(args):
-            w(f"  mdp_cl_arg({kern}, {a}, {size}, {ptr}, mdp_last[{a}], &mdp_valid[{a}]);")
-        w("}")
-    w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {ngroups}, NULL, mdp_global, mdp_local, "
-      '0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
-    if plan.partials:
-        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
-        w("{")
-        w(f"    size_t mdp_points = {ncp};")
-        w("    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_combine, 1, NULL, &mdp_points, NULL, 0, NULL, "
-          'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
-        w("}")
-    for b in globals_:
-        if b.copy_out:
-            w(f"if (mdp_bytes_{b.name})")
-            w(f"    mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{b.name}, CL_TRUE, 0, mdp_bytes_{b.name}, "
-              f'(void *){b.name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
-    w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
-    w("if (mdp_cl_profile)")
-    w(f'    mdp_cl_profile_add("{name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
-    lines.append("}")
-    return "\n".join(lines) + "\n"
+    return OpenCLHostWriter(plan).function(source)

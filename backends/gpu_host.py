@@ -1,0 +1,294 @@
+"""The host function that runs a ``KernelPlan`` on a GPU API, independent of the API: ``HostWriter``.
+
+``HostWriter.function(source)`` returns the kernel source string and ``static void <name>(params)``
+whose body has one structure whatever the API: kernel handles (created on first use), each
+dimension's lower bound and extent, the device buffers kept across calls (``mdp_mem_<buf>`` with its
+capacity ``mdp_cap_<buf>`` and this call's size ``mdp_bytes_<buf>``; ``mdp_mem_part<n>`` for the
+partial results of a reduction over work-groups), the early return when a concat dimension is
+empty, the work-group counts ``mdp_nwg_<dim>``, the launch shape, allocation and copies in of what
+the nest reads or writes only in part, the launches (main kernel, then the combine kernel with
+partials), the copies out of what it writes, and the per-call profile sum. The kernel arguments
+follow ``KernelWriter.params()``: buffers, each dimension's lower bound and extent, the concat
+work-group counts, the partial buffers.
+
+Subclasses (``backends.opencl_host.OpenCLHostWriter``, ``backends.cuda_host.CudaHostWriter``) give
+only the API's spellings: type names, allocation, copy, launch, synchronization and profiling calls,
+in the order that API wants them.
+
+``runtime_preamble(template, spelling)`` fills the API-independent parts of a host preamble (the C
+runtime each API module writes once per file): the registry of kept device buffers and their
+release at exit, ``<prefix>_buffer``'s grow-only reallocation, the profile's per-nest slot and its
+report line ``mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from pycparser import c_ast, c_generator
+
+from backends.c_emit import affine, param_decl
+from mdpoly.ir.kernel import KernelPlan
+
+
+def c_string(text: str) -> str:
+    """``text`` as the lines of a C string literal (one ``"...\\n"`` per line, indented)."""
+    out: list[str] = []
+    for line in text.splitlines():
+        esc = line.replace("\\", "\\\\").replace('"', '\\"')
+        out.append(f'    "{esc}\\n"')
+    return "\n".join(out) or '    ""'
+
+
+def _expr(a: object) -> str:
+    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+
+
+# {{{ the preamble's API-independent C runtime
+
+_KEPT_STATE = r"""static @MEM@ *@P@_buffers[4 * @MAX@];   /* each nest's kept device buffers */
+static int @P@_nbuffers;
+"""
+
+_KEPT_RELEASE = r"""    for (i = 0; i < @P@_nbuffers; ++i)
+        if (*@P@_buffers[i])
+            @FREE@(*@P@_buffers[i]);
+    @P@_nbuffers = 0;
+"""
+
+_KEPT_BUFFER = r"""    if (bytes == 0)
+        bytes = 1;
+    if (*mem && bytes <= *cap)
+        return@UNCHANGED@;
+    if (*mem) {
+        @P@_check(@FREE@(*mem), "@FREE@");
+    } else {
+        if (@P@_nbuffers == 4 * @MAX@)
+            @P@_check(@NOMEM@, "@P@_buffer (too many buffers)");
+        @P@_buffers[@P@_nbuffers++] = mem;
+    }
+    *mem = @NULL@;
+    *cap = 0;
+"""
+
+_PROFILE_SLOT = r"""    for (slot = 0; slot < @P@_nprof && strcmp(@P@_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot == @MAX@)
+        @P@_check(@NOMEM@, "@P@_profile_add (too many nests)");
+    if (slot == @P@_nprof) {
+        @P@_prof[slot].nest = nest;
+        ++@P@_nprof;
+    }
+    @P@_prof[slot].calls++;
+"""
+
+_PROFILE_REPORT = r"""static void @P@_profile_report(void)
+{
+    int i;
+    for (i = 0; i < @P@_nprof; ++i)
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", @P@_prof[i].nest,
+                @P@_prof[i].calls, @P@_prof[i].@KERNEL_MS@, @P@_prof[i].@TRANSFER_MS@);
+    fflush(stderr);
+}
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeSpelling:
+    """How one API's C runtime spells what ``runtime_preamble`` fills in."""
+
+    prefix: str          #: of the runtime's names (``mdp_cl``): ``<prefix>_check``, ``<prefix>_prof`` ...
+    max_objects: str     #: the macro bounding the registries (``4 *`` it for buffers)
+    out_of_memory: str   #: the error code passed to ``<prefix>_check`` when a registry is full
+    mem_type: str        #: a device buffer's C type
+    null_mem: str        #: the value of no buffer
+    free: str            #: the call that frees a buffer
+    unchanged: str       #: what ``<prefix>_buffer`` returns when it keeps the buffer ("" for void)
+    kernel_ms: str       #: the profile field expressions (after ``<prefix>_prof[i].``) in milliseconds
+    transfer_ms: str
+
+
+def runtime_preamble(template: str, spelling: RuntimeSpelling) -> str:
+    """``template`` with ``@KEPT_STATE@``, ``@KEPT_RELEASE@``, ``@KEPT_BUFFER@``, ``@PROFILE_SLOT@``
+    and ``@PROFILE_REPORT@`` (each on a line of its own) replaced by the shared C runtime in
+    ``spelling``'s names.
+
+    :raises ValueError: when ``template`` lacks one of the markers."""
+    parts = {"@KEPT_STATE@": _KEPT_STATE, "@KEPT_RELEASE@": _KEPT_RELEASE, "@KEPT_BUFFER@": _KEPT_BUFFER,
+             "@PROFILE_SLOT@": _PROFILE_SLOT, "@PROFILE_REPORT@": _PROFILE_REPORT}
+    words = {"@P@": spelling.prefix, "@MAX@": spelling.max_objects, "@NOMEM@": spelling.out_of_memory,
+             "@MEM@": spelling.mem_type, "@NULL@": spelling.null_mem, "@FREE@": spelling.free,
+             "@UNCHANGED@": spelling.unchanged, "@KERNEL_MS@": spelling.kernel_ms,
+             "@TRANSFER_MS@": spelling.transfer_ms}
+    for marker, part in parts.items():
+        if marker not in template:
+            raise ValueError(f"host preamble template lacks {marker}")
+        template = template.replace(marker, part.removesuffix("\n"))
+    for word, value in words.items():
+        template = template.replace(word, value)
+    return template
+
+
+# }}}
+
+
+class KernelArg(NamedTuple):
+    """One kernel argument: the host variable passed by address, the operand of its ``sizeof``,
+    and whether it is one of the user's scalar parameters (passed as is) rather than ours."""
+
+    var: str
+    size_of: str
+    user_scalar: bool
+
+
+class HostWriter:
+    """The API-independent host function for one plan; subclasses override the spellings.
+
+    :arg plan: the nest's plan.
+    """
+
+    #: the C type of a kernel handle and of a device buffer
+    kernel_type = ""
+    mem_type = ""
+    #: the 64-bit integer type of the kernels' extent parameters (whatever the index type)
+    ix = ""
+    #: qualifiers of the per-call bounds and extents
+    extent_quals = ""
+    #: name prefix of the embedded kernel source string
+    src_prefix = "mdp_src_"
+
+    def __init__(self, plan: KernelPlan) -> None:
+        self.plan = plan
+        self.name = plan.name
+        self.globals = [b for b in plan.buffers if b.role == "global"]
+        self.parts = list(range(len(plan.outputs))) if plan.partials else []
+        self.lines: list[str] = []
+
+    def w(self, text: str) -> None:
+        self.lines.append("    " + text)
+
+    # {{{ the skeleton
+
+    def function(self, source: str) -> str:
+        """The kernel source string and ``static void <name>(params)`` that runs the plan."""
+        plan, name = self.plan, self.name
+        gen = c_generator.CGenerator(reduce_parentheses=True)
+        decl = c_ast.FuncDecl(c_ast.ParamList([param_decl(b) for b in plan.params]),
+                              c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(["void"])))
+        signature = str(gen.visit(c_ast.Decl(name, [], [], ["static"], [], decl, None, None)))
+        self.lines = [f"static const char {self.src_prefix}{name}[] =", c_string(source) + ";", signature, "{"]
+        self.w(f"static {self.kernel_type} mdp_kernel = NULL;")
+        if plan.partials:
+            self.w(f"static {self.kernel_type} mdp_combine = NULL;")
+        self.declarations()
+        empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
+        if empty:
+            self.w(f"if ({empty})")
+            self.w("    return;")
+        for d in plan.concat:
+            self.w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({self.ix}){d.pt * d.num_wi});")
+        self.load_kernels()
+        self.launch_shape()
+        self.buffers_in()
+        self.launch()
+        self.before_copy_out()
+        for b in self.globals:
+            if b.copy_out:
+                self.w(f"if (mdp_bytes_{b.name})")
+                self.w("    " + self.copy_out(b.name))
+        self.finish()
+        self.lines.append("}")
+        return "\n".join(self.lines) + "\n"
+
+    # }}}
+
+    # {{{ shared pieces the subclasses order
+
+    def extents(self) -> None:
+        """Each dimension's lower bound ``mdp_lo_<d>`` and extent ``mdp_ext_<d>`` for this call."""
+        for d in self.plan.dims:
+            self.w(f"{self.extent_quals}{self.ix} mdp_lo_{d.index} = ({self.ix})({_expr(d.lower)});")
+            self.w(f"{self.extent_quals}{self.ix} mdp_ext_{d.index} = ({self.ix})({_expr(d.extent)});")
+
+    def kept_buffers(self) -> None:
+        """The device buffers kept across calls (static; grown when a call needs more; released at
+        exit), and this call's byte sizes."""
+        for b in self.globals:
+            self.w(f"static {self.mem_type} mdp_mem_{b.name};")
+            self.w(f"static size_t mdp_cap_{b.name};")
+            self.w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
+        for n in self.parts:
+            self.w(f"static {self.mem_type} mdp_mem_part{n};")
+            self.w(f"static size_t mdp_cap_part{n};")
+
+    def group_counts(self) -> None:
+        """The declarations of the concat dimensions' work-group counts."""
+        for d in self.plan.concat:
+            self.w(f"{self.ix} mdp_nwg_{d.index};")
+
+    def part_bytes(self, n: int) -> str:
+        """The byte size of partial buffer ``n``: one value per concat point and reduction work-group."""
+        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in self.plan.concat) or "(size_t)1"
+        red_wg = 1
+        for d in self.plan.reductions:
+            red_wg *= d.num_wg
+        return f"{ncp} * {red_wg} * sizeof({self.plan.mdh.outputs[n].elem_type})"
+
+    def copy_in(self, name: str) -> None:
+        """Copies buffer ``name`` to the device when it has any bytes."""
+        self.w(f"if (mdp_bytes_{name})")
+        self.w("    " + self.copy_in_call(name))
+
+    def kernel_args(self) -> list[KernelArg]:
+        """The kernel arguments in the order of ``KernelWriter.params()``."""
+        plan, ix = self.plan, self.ix
+        args = [KernelArg(f"mdp_mem_{b.name}", self.mem_type, False) if b.role == "global"
+                else KernelArg(b.name, b.name, True) for b in plan.buffers]
+        for d in plan.dims:
+            args += [KernelArg(f"mdp_lo_{d.index}", ix, False), KernelArg(f"mdp_ext_{d.index}", ix, False)]
+        args += [KernelArg(f"mdp_nwg_{d.index}", ix, False) for d in plan.concat]
+        args += [KernelArg(f"mdp_mem_part{n}", self.mem_type, False) for n in self.parts]
+        return args
+
+    # }}}
+
+    # {{{ the API's spellings
+
+    def declarations(self) -> None:
+        """The locals before the early return, in the API's order (``extents``, ``kept_buffers``,
+        ``group_counts`` and its own)."""
+        raise NotImplementedError
+
+    def load_kernels(self) -> None:
+        """Creates ``mdp_kernel`` (and ``mdp_combine``) on first use."""
+        raise NotImplementedError
+
+    def launch_shape(self) -> None:
+        """Sets the launch shape from ``plan.ocl_groups``."""
+        raise NotImplementedError
+
+    def buffers_in(self) -> None:
+        """Allocates the device buffers (``allocate``) and copies in (``copy_in``)."""
+        raise NotImplementedError
+
+    def copy_in_call(self, name: str) -> str:
+        """The statement that copies ``mdp_bytes_<name>`` bytes of host ``name`` to the device."""
+        raise NotImplementedError
+
+    def launch(self) -> None:
+        """Passes ``kernel_args()`` and launches the main kernel and, with partials, the combine."""
+        raise NotImplementedError
+
+    def before_copy_out(self) -> None:
+        """What comes between the launches and the copies out."""
+
+    def copy_out(self, name: str) -> str:
+        """The statement that copies ``mdp_bytes_<name>`` bytes of device buffer ``name`` back."""
+        raise NotImplementedError
+
+    def finish(self) -> None:
+        """What ends the call: completion and the profile sum."""
+        raise NotImplementedError
+
+    # }}}
