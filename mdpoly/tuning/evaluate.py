@@ -42,6 +42,8 @@ MIN_REPEATS, MAX_REPEATS = 3, 200
 #: many times the default's time a candidate may take before it is cut off as ``timeout``.
 DEVICE_RUN_SECONDS = 0.05
 DEVICE_SLOWDOWN_CUTOFF = 20.0
+#: Seconds an evaluation may run past the tuning deadline (``NestEvaluator.deadline``).
+DEADLINE_MARGIN = 2.0
 
 
 class TuningLog:
@@ -100,7 +102,8 @@ class NestEvaluator:
     """Measures ``target``'s candidates of one nest at fixed sizes (see the module docstring)."""
 
     def __init__(self, mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
-                 reference_runner: Runner, log: TuningLog, default: Any, seed: int = 0) -> None:
+                 reference_runner: Runner, log: TuningLog, default: Any, seed: int = 0,
+                 deadline: float | None = None) -> None:
         self.mdh = mdh
         self.sizes = dict(sizes)
         self.target = target
@@ -116,6 +119,9 @@ class NestEvaluator:
         self.history: list[Outcome] = []
         self.repeats = MIN_REPEATS
         self.timeout = 60.0
+        #: ``time.perf_counter()`` by which tuning must end; no measurement's timeout reaches past
+        #: it by more than ``DEADLINE_MARGIN`` (``None``: no time budget).
+        self.deadline = deadline
         self.reference, self.reference_seconds = self._reference(reference_c)
 
     # {{{ reference
@@ -128,7 +134,8 @@ class NestEvaluator:
                 REFERENCE, self.params, reference_c, its)
             try:
                 built = self.reference_runner.build(BuildRequest(src, REFERENCE, self.args))
-                m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0, timeout=600.0)
+                m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0,
+                                              timeout=self._budgeted(600.0))
                 self._calibrate(m.median)
                 self.log.write({"event": "reference", "source": "original nest", "seconds": m.median,
                                 "repeats": self.repeats, "timeout": self.timeout})
@@ -177,7 +184,13 @@ class NestEvaluator:
     def _run(self, cand: Candidate, repeats: int, timeout: float) -> Measurement:
         built = self.runner.build(cand.request)
         inputs = {**self.inputs, **cand.inputs} if cand.inputs else self.inputs
-        return self.runner.run(built, inputs, repeats=repeats, warmup=1, timeout=timeout)
+        return self.runner.run(built, inputs, repeats=repeats, warmup=1, timeout=self._budgeted(timeout))
+
+    def _budgeted(self, timeout: float) -> float:
+        """``timeout``, cut to end at most ``DEADLINE_MARGIN`` seconds past the deadline."""
+        if self.deadline is None:
+            return timeout
+        return min(timeout, max(0.0, self.deadline - time.perf_counter()) + DEADLINE_MARGIN)
 
     def remeasure(self, params: Any) -> float:
         """A fresh median of an already valid ``params`` (no memo), for paired confirmation runs.

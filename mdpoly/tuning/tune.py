@@ -325,7 +325,8 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                "device": target.identity().get("device"),
                "technique": settings.technique, "seconds": settings.seconds, "evaluations": settings.evaluations,
                "default": target.describe(mdh, default)})
-    ev = NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default)
+    deadline = None if settings.seconds is None else start + settings.seconds
+    ev = NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline)
     space = target.space(mdh, sizes)
     log.write({"event": "space", "parameters": {s.name: len(s.values) for s in space.specs}})
     progress = _Progress(settings.progress, mdh.name, settings)
@@ -354,6 +355,7 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                            "why": f"implicit budget scaled to {AMORTIZE_RUNS} default runs"})
                 settings = replace(settings, seconds=budget)
                 progress.rescale(settings)
+                ev.deadline = None if budget is None else start + budget
         progress.update(len(ev.history), best[0] if best else None, default_seconds)
 
         def cost(cfg: Config) -> float:

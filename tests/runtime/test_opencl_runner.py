@@ -226,3 +226,48 @@ def test_tiled_constraints() -> None:
     assert gpu_violations(mdh, replace(ok, vec=(1, 2, 1)), OPENCL_CAPS) == []
 
 # }}}
+
+
+# {{{ failures are isolated in the worker process (style.md 3.11)
+
+HANG = "__kernel void k(__global float *x, long n) { while (n > 0) { x[0] += 1.0f; n += x[0] > -1.0f; } }"
+OOB = "__kernel void k(__global float *x) { x[get_global_id(0) + ((long)1 << 40)] = 1.0f; }"
+
+
+def _single(source: str, args: tuple[ArgSpec, ...]) -> KernelRequest:
+    return KernelRequest(source, "k", args, language="opencl", launches=(Launch("k", (1,), (1,)),))
+
+
+def _still_runs(runner: OpenCLRunner) -> None:
+    req = _single("__kernel void k(__global float *x) { x[0] = 42.0f; }", (ArgSpec("x", "float32", (1,), True),))
+    m = runner.run(runner.build(req), {"x": np.zeros(1, np.float32)}, repeats=1, warmup=0)
+    assert m.outputs["x"][0] == 42.0
+
+
+@needs_device
+def test_hanging_kernel_is_killed_at_its_timeout() -> None:
+    assert isinstance(RUNNER, OpenCLRunner)
+    import time
+    from runtime.base import RunTimedOut
+    req = _single(HANG, (ArgSpec("x", "float32", (1,), True), ArgSpec("n", "int64", ())))
+    built = RUNNER.build(req)
+    _still_runs(RUNNER)                      # the worker is up: the timeout measures the kernel alone
+    start = time.perf_counter()
+    with pytest.raises(RunTimedOut) as info:
+        RUNNER.run(built, {"x": np.zeros(1, np.float32), "n": np.array(1, np.int64)}, repeats=1, timeout=1.0)
+    assert info.value.kind == "timeout" and time.perf_counter() - start < 5.0
+    _still_runs(RUNNER)                      # a fresh worker takes over
+
+
+@needs_device
+def test_out_of_bounds_kernel_crashes_the_worker_only() -> None:
+    assert isinstance(RUNNER, OpenCLRunner)
+    from runtime.base import RunFailed, RunTimedOut
+    req = _single(OOB, (ArgSpec("x", "float32", (1,), True),))
+    with pytest.raises(RunFailed) as info:
+        RUNNER.run(RUNNER.build(req), {"x": np.zeros(1, np.float32)}, repeats=1, warmup=0, timeout=60.0)
+    assert not isinstance(info.value, RunTimedOut) and info.value.kind == "crash"
+    assert "worker exited" in str(info.value)
+    _still_runs(RUNNER)
+
+# }}}

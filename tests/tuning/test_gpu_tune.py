@@ -235,6 +235,63 @@ def test_broken_candidates_are_discarded(tmp_path):
     assert {"ok", "build", "wrong"} <= kinds
     assert next(c for c in log if c["event"] == "result")["rejected"]
 
+class _Pathological(GpuTarget):
+    """Every candidate but the default hangs (spins forever) or writes far out of bounds, alternately."""
+
+    def __init__(self, base: GpuTarget, mdh) -> None:
+        self.__dict__.update(base.__dict__)
+        self.good = default_gpu_params(mdh, base.caps)
+        self.n = 0
+
+    def candidate(self, mdh, params, sizes, args):
+        cand = super().candidate(mdh, params, sizes, args)
+        if params == self.good:
+            return cand
+        self.n += 1
+        out = next(a.name for a in args if a.is_output)
+        bad = ("{ volatile int mdp_spin = 1; while (mdp_spin) { } }" if self.n % 2 else
+               f"{out}[get_global_id(0) + ((long)1 << 40)] = 1.0f;")
+        src = cand.request.source
+        body = src.index(") {\n", src.index("__kernel void")) + 4
+        return replace(cand, request=replace(cand.request, source=src[:body] + bad + "\n" + src[body:]))
+
+
+@needs_device
+def test_hanging_and_crashing_candidates_end_the_worker_not_the_tuner(tmp_path):
+    assert isinstance(TARGET, GpuTarget)
+    mdh = ex.matmul(17, 19, 23)
+    bad = _Pathological(TARGET, mdh)
+    start = time.perf_counter()
+    r = tune_nest(mdh, "", {}, OpenCLBackend(), _settings(tmp_path, 5), target=bad)
+    assert r.params == bad.good and r.tuned_seconds < float("inf")
+    log = [json.loads(line) for line in Path(r.log_path).read_text().splitlines()]
+    kinds = [c["status"] for c in log if c["event"] == "candidate"]
+    # PoCL compiles a kernel at its first launch, which may outlast the calibrated timeout before the
+    # out-of-bounds write crashes: either kind is a discarded candidate (the crash itself:
+    # tests/runtime/test_opencl_runner.py). Each evaluation is bounded by its timeout plus a worker start.
+    assert kinds[0] == "ok" and "timeout" in kinds and set(kinds[1:]) <= {"timeout", "crash"}, kinds
+    calibrated = next(c for c in log if c["event"] == "calibrate")["timeout"]
+    assert all(c["eval_seconds"] < calibrated + 20.0 for c in log if c["event"] == "candidate")
+    assert time.perf_counter() - start < 60.0
+
+
+@needs_device
+def test_time_budget_bounds_a_hanging_candidate(tmp_path):
+    """A measurement's timeout never reaches past the tuning budget by more than the margin."""
+    assert isinstance(TARGET, GpuTarget)
+    from mdpoly.tuning.evaluate import DEADLINE_MARGIN, NestEvaluator, TuningLog
+    mdh = ex.matmul(17, 19, 23)
+    bad = _Pathological(TARGET, mdh)
+    ev = NestEvaluator(mdh, "", {}, bad, TARGET.runner, TuningLog(None), bad.good,
+                       deadline=time.perf_counter() + 1.0)
+    ev.timeout = 600.0
+    start = time.perf_counter()
+    params = next(q for q in bad.neighbours(bad.space(mdh, {}), bad.good))
+    with pytest.raises(Exception) as info:
+        ev.evaluate(params)
+    assert getattr(info.value, "kind", "") == "timeout"
+    assert time.perf_counter() - start < 1.0 + DEADLINE_MARGIN + 3.0
+
 # }}}
 
 # {{{ the driver
