@@ -271,8 +271,10 @@ def test_hanging_and_crashing_candidates_end_the_worker_not_the_tuner(tmp_path):
     # tests/runtime/test_opencl_runner.py). Each evaluation is bounded by its timeout plus a worker start.
     assert kinds[0] == "ok" and "timeout" in kinds and set(kinds[1:]) <= {"timeout", "crash"}, kinds
     calibrated = next(c for c in log if c["event"] == "calibrate")["timeout"]
-    assert all(c["eval_seconds"] < calibrated + 20.0 for c in log if c["event"] == "candidate")
-    assert time.perf_counter() - start < 60.0
+    # Bounds, not timings: without the worker a looping kernel never returns. They are generous so
+    # that a loaded CI machine cannot trip them.
+    assert all(c["eval_seconds"] < calibrated + 120.0 for c in log if c["event"] == "candidate")
+    assert time.perf_counter() - start < 300.0
 
 
 @needs_device
@@ -290,7 +292,7 @@ def test_time_budget_bounds_a_hanging_candidate(tmp_path):
     with pytest.raises(Exception) as info:
         ev.evaluate(params)
     assert getattr(info.value, "kind", "") == "timeout"
-    assert time.perf_counter() - start < 1.0 + DEADLINE_MARGIN + 3.0
+    assert time.perf_counter() - start < 1.0 + DEADLINE_MARGIN + 60.0   # a bound (the kernel loops forever)
 
 # }}}
 
