@@ -253,16 +253,11 @@ class OpenCLRunner:
             program = cl.Program(self.context, request.source).build(options=list(request.flags))
         except (cl.RuntimeError, cl.LogicError) as exc:
             raise BuildFailed("OpenCL build failed", ["clBuildProgram", *request.flags], str(exc)[-4000:]) from exc
-        binary: str | None = None
-        try:
-            data = program.get_info(cl.program_info.BINARIES)[0]
-            if data:
-                path = self.work_dir / f"k_{key}.bin"
-                path.write_bytes(bytes(data))
-                binary = str(path)
-        except cl.Error:
-            pass
-        self._programs[key] = (request.source, binary)
+        del program   # compiled here only for a located build log; the worker builds its own copy
+        # No binary is handed over: asking PoCL for CL_PROGRAM_BINARIES runs its code generator
+        # in this process, and for a pathological kernel that can take unbounded time. The worker
+        # compiles from source, where the candidate's timeout can stop it.
+        self._programs[key] = (request.source, None)
         return Built(request, key, time.perf_counter() - start)
 
     def _input_file(self, job: Path, k: int, spec: ArgSpec, value: np.ndarray) -> tuple[str, bool]:
