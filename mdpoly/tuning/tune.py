@@ -293,8 +293,12 @@ CONFIRM_ROUNDS = 3
 CONFIRM_MARGIN = 0.97
 
 
-def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winner_seconds: float) -> tuple[float, Any]:
+def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winner_seconds: float,
+             default_seconds: float) -> tuple[float, Any, float]:
     """Re-measure winner and default alternately; keep the winner only if it stays faster.
+
+    Returns the chosen configuration's time, the configuration, and the default's time, both from
+    the paired re-measurements (so the reported speedup compares like with like).
 
     Timings on a loaded machine fluctuate more than many candidates differ, and the search keeps the
     minimum of noisy measurements, which favours lucky ones. Interleaving the two in
@@ -310,12 +314,12 @@ def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winne
             w_times.append(ev.remeasure(winner))
     except Rejected as exc:
         log.write({"event": "confirm", "status": "failed", "why": exc.why[:500]})
-        return winner_seconds, winner
+        return winner_seconds, winner, default_seconds
     d_med, w_med = statistics.median(d_times), statistics.median(w_times)
     keep = w_med <= CONFIRM_MARGIN * d_med
     log.write({"event": "confirm", "default_seconds": d_times, "winner_seconds": w_times,
                "status": "winner kept" if keep else "default kept"})
-    return (w_med, winner) if keep else (d_med, default)
+    return (w_med, winner, d_med) if keep else (d_med, default, d_med)
 
 
 def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
@@ -386,7 +390,7 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                             elapsed, None, target.describe(mdh, default))
     seconds, params = best
     if default_seconds is not None and params != default:
-        seconds, params = _confirm(ev, log, default, params, seconds)
+        seconds, params, default_seconds = _confirm(ev, log, default, params, seconds, default_seconds)
     rejected: dict[str, int] = {}
     for o in ev.history:
         if o.kind != "ok":
