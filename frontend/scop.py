@@ -323,14 +323,14 @@ class NestBuilder(c_ast.NodeVisitor):
                          f"statement kind '{type(node).__name__}' is not supported in a loop nest")
 
     def visit_For(self, node: c_ast.For) -> None:
-        it, lower = self._for_init(node)
+        it, lower, it_type = self._for_init(node)
         upper = self._for_cond(node, it)
         self._for_next(node, it)
         if it in self.written_in(node.stmt):
             raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is modified in the loop body")
         idx = len(self.loops)
         self.loops.append(Loop(it, lower, upper, self._loc(node), self.stack[-1] if self.stack else None,
-                               len(self.stack) + 1))
+                               len(self.stack) + 1, it_type))
         self.stmt_positions.append(self._next_position())
         self.stack.append(idx)
         self.positions.append(0)
@@ -458,20 +458,20 @@ class NestBuilder(c_ast.NodeVisitor):
 
     # -- loop headers
 
-    def _for_init(self, node: c_ast.For) -> tuple[str, Affine]:
+    def _for_init(self, node: c_ast.For) -> tuple[str, Affine, str]:
         init = node.init
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
             d = init.decls[0]
             var = self.sym._variable(d.name, d.type)
             if var is None or not var.is_integer:
                 raise self._fail(node, "unsupported-statement", f"loop iterator '{d.name}' is not an integer")
-            return d.name, self._bound(d.init, node, "lower")
+            return d.name, self._bound(d.init, node, "lower"), var.scalar_type
         if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
             name = init.lvalue.name
             var = self._lookup(name, node)
             if not var.is_integer:
                 raise self._fail(node, "unsupported-statement", f"loop iterator '{name}' is not an integer")
-            return name, self._bound(init.rvalue, node, "lower")
+            return name, self._bound(init.rvalue, node, "lower"), var.scalar_type
         raise self._fail(node, "unsupported-statement",
                          "loop initialisation must be 'int i = lower' or 'i = lower'")
 

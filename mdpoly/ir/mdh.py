@@ -78,6 +78,9 @@ class Dim:
     """One loop of the nest = one MDH dimension: ``for (it = lower; it < lower + extent; ++it)``.
 
     ``lower`` and ``extent`` depend on size parameters only (MDH index sets are rectangular).
+    ``iterator_type`` is the C type the user declared the iterator with (``int``, ``unsigned int``,
+    ``long``...): wherever the user's expressions see the iterator, it has this type; index
+    arithmetic of the generated code is done in a wide signed type instead.
     """
 
     iterator: str
@@ -85,6 +88,7 @@ class Dim:
     extent: Affine
     combine: Combine
     loc: SourceLoc
+    iterator_type: str = "int"
 
     @property
     def static_extent(self) -> int | None:
@@ -197,6 +201,21 @@ class AliasCheck:
 
 
 @dataclass(frozen=True, slots=True)
+class Precondition:
+    """A run-time condition on the size parameters under which the model of the nest is exact.
+
+    ``c_expr`` is a C expression over the nest's parameters (no iterators), true when the
+    generated code may run; when it is false the original nest runs instead (as for a failed
+    ``AliasCheck``). Used where C's conversions could make the written loop differ from its
+    mathematical model: unsigned comparisons and wrap-around in loop bounds.
+    ``reason`` says what it protects, for ``--emit mdh`` and the report.
+    """
+
+    c_expr: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class ScalarFunction:
     """The md_hom scalar function ``f``.
 
@@ -226,6 +245,7 @@ class MdhExpr:
     params: tuple[tuple[str, int | None], ...] = ()
     reassociates_fp: bool = False
     alias_checks: tuple[AliasCheck, ...] = ()
+    preconditions: tuple[Precondition, ...] = ()
 
     @property
     def reduction_op(self) -> Combine | None:
@@ -270,6 +290,8 @@ class MdhExpr:
                 lines.append(f"  finally {o.access.to_c()} = {o.finish.expr} [{o.finish.result}=R{'; ' + binds if binds else ''}]")
         for c in self.alias_checks:
             lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
+        for p in self.preconditions:
+            lines.append(f"  requires {p.c_expr} ({p.reason})")
         return "\n".join(lines)
 
     def _op_c(self) -> str:

@@ -180,7 +180,11 @@ _INT_WORDS = frozenset({"int", "long", "short", "char", "unsigned", "signed", "_
 
 @dataclass(frozen=True, slots=True)
 class Loop:
-    """``for (iterator = lower; iterator < upper; ++iterator)``; ``parent`` indexes ``Scop.loops``."""
+    """``for (iterator = lower; iterator < upper; ++iterator)``; ``parent`` indexes ``Scop.loops``.
+
+    ``c_type`` is the iterator's declared C type (typedefs resolved, e.g. ``unsigned int``): the
+    user's expressions that name the iterator must see it in that type.
+    """
 
     iterator: str
     lower: Affine
@@ -188,6 +192,7 @@ class Loop:
     loc: SourceLoc
     parent: int | None
     depth: int
+    c_type: str = "int"
 
     @property
     def extent(self) -> Affine:
