@@ -15,9 +15,12 @@ from dataclasses import dataclass
 
 import islpy as isl
 
+from mdpoly.ir.c_types import CType, parse_type, usual_conversions
 from mdpoly.ir.mdh import Access, Combine
 from mdpoly.ir.scop import Binary, Call, Cond, Expr, Ref, Scop, Statement, Unary, expr_refs
 from mdpoly.options import Options
+
+from frontend.expr_types import NameTypes, call_argument_type, expr_type
 
 # {{{ reduction updates
 
@@ -79,6 +82,60 @@ def reduction_of(stmt: Statement) -> Reduction | None:
             other = b if _is_acc(a, x) else a
             picks_a_when_greater = (e.then == a) == (e.cond.op in (">", ">="))
             return make(Combine.MAX if picks_a_when_greater else Combine.MIN, other)
+    return None
+
+
+def scop_name_type(scop: Scop) -> NameTypes:
+    """The C type of each iterator and scalar/element of the nest's variables."""
+    iters = {lp.iterator: lp.c_type for lp in scop.loops}
+
+    def name_type(name: str) -> CType | None:
+        if name in iters:
+            return parse_type(iters[name])
+        try:
+            var = scop.variable(name)
+        except KeyError:
+            return None
+        return parse_type(var.scalar_type or var.elem_type)
+    return name_type
+
+
+def inexact_reduction(scop: Scop, red: Reduction) -> str | None:
+    """Why reordering ``red``'s updates would change the result under C's type rules, or None.
+
+    ``+``/``*`` on an integer accumulator are exact (modulo 2^n, as gcc converts) only when the
+    update is computed in integer arithmetic: ``int s; s += 1.5f`` computes in ``float`` and
+    truncates after every step. ``max``/``min`` commute with the final conversion only when every
+    value of the term fits the accumulator's type (floating accumulators: any arithmetic term,
+    rounding is monotonic).
+    """
+    name_type = scop_name_type(scop)
+    acc = name_type(red.accumulator.buffer)
+    term = expr_type(red.term, name_type)
+    where = f"'{red.accumulator.to_c()}'"
+    if acc is None or term is None:
+        return f"the C types in the update of {where} are not all arithmetic types mdpoly knows"
+    if acc.is_bool:
+        return f"{where} is a _Bool, which converts every update to 0 or 1"
+    stmt = next(s for s in scop.statements if s.name == red.stmt)
+    if isinstance(stmt.rhs, Call):
+        arg = call_argument_type(stmt.rhs.func)
+        if arg is not None:
+            term = arg  # fmax/fmin convert both operands to their floating type
+            if acc.is_integer:
+                return (f"{where} is '{acc.name}' but '{stmt.rhs.func}' computes in '{arg.name}' and the result is "
+                        "converted back after every step")
+    if red.op in (Combine.ADD, Combine.MUL):
+        if acc.is_integer and term.is_float:
+            computed = usual_conversions(acc, term)
+            return (f"{where} is '{acc.name}' but its update is computed in '{computed.name}' and truncated to "
+                    f"'{acc.name}' after every step, so the updates cannot be reordered")
+        return None
+    if acc.is_float:
+        return None
+    if term.is_float or not acc.holds_all_of(term):
+        return (f"{where} is '{acc.name}' but the values it is compared with are '{term.name}', which do not all "
+                f"fit '{acc.name}'")
     return None
 
 
@@ -223,7 +280,17 @@ def _inside(scop: Scop, stmt: str, loop: int) -> bool:
 def analyze_dependences(scop: Scop, options: Options) -> Deps:
     """Classify every loop of ``scop``. :raises islpy.Error: on an isl failure (caught upstream)."""
     deps = compute_dependences(scop)
-    reductions = {st.name: r for st in scop.statements if (r := reduction_of(st)) is not None}
+    reductions: dict[str, Reduction] = {}
+    inexact: dict[str, str] = {}  # statement -> why its reduction cannot be reordered
+    for st in scop.statements:
+        r = reduction_of(st)
+        if r is None:
+            continue
+        why = inexact_reduction(scop, r)
+        if why is None:
+            reductions[st.name] = r
+        else:
+            inexact[st.name] = why
     classes: list[LoopClass] = []
     used: dict[str, Reduction] = {}
     ops_seen: set[Combine] = set()
@@ -243,7 +310,7 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
             else:
                 classes.append(LoopClass(lp, Combine.CONCAT))
             continue
-        verdict = _reduction_verdict(scop, lp, carried, deps, reductions, options)
+        verdict = _reduction_verdict(scop, lp, carried, deps, reductions, options, inexact)
         if isinstance(verdict, str):
             classes.append(LoopClass(lp, Combine.SEQ, f"loop '{it}' {verdict}"))
             continue
@@ -256,10 +323,13 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
 
 
 def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], all_deps: list[Dependence],
-                       reductions: dict[str, Reduction], options: Options) -> tuple[Combine, list[Reduction]] | str:
+                       reductions: dict[str, Reduction], options: Options,
+                       inexact: dict[str, str]) -> tuple[Combine, list[Reduction]] | str:
     """The reduction a loop performs, or why it is sequential (a phrase after "loop 'i' ")."""
     reds: list[Reduction] = []
     for d in carried:
+        if d.sink_stmt in inexact and d.source_stmt == d.sink_stmt:
+            return f"carries a reduction that C's type rules make order-dependent: {inexact[d.sink_stmt]}"
         red = reductions.get(d.sink_stmt)
         if (red is None or d.source_stmt != d.sink_stmt or d.source != red.accumulator
                 or d.sink != red.accumulator):

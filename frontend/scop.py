@@ -17,10 +17,12 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
+from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch
 from frontend.parse import ParsedFile, pragma_text
 from frontend.symbols import FUNC_DECLS, SymbolTable, c_text, symbols_for
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.c_types import CType, parse_type
+from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import (
     Binary, Call, Cast, Cond, Const, Expr, Loop, Ref, Scop, Statement, Unary, Var, Variable, expr_names, expr_refs,
 )
@@ -110,14 +112,21 @@ class _CandidateFinder(c_ast.NodeVisitor):
                     in_scop = True
                 elif t == "endscop":
                     in_scop = False
-            elif isinstance(item, c_ast.For) and (in_scop or self.auto or _is_mdh(prev)):
+            elif isinstance(_labelled_for(item), c_ast.For) and (in_scop or self.auto or _is_mdh(prev)):
                 mdh = prev if _is_mdh(prev) else None
                 omp = prev if isinstance(prev, c_ast.Pragma) and pragma_text(prev).split()[:1] == ["omp"] else None
-                self.found.append(Candidate(item, self.func, in_scop or mdh is not None, mdh,  # type: ignore[arg-type]
-                                            omp))
+                self.found.append(Candidate(_labelled_for(item), self.func,  # type: ignore[arg-type]
+                                            in_scop or mdh is not None, mdh, omp))  # type: ignore[arg-type]
             else:
                 self.visit(item)
             prev = item
+
+
+def _labelled_for(item: c_ast.Node) -> c_ast.Node:
+    """The statement a chain of labels (``out: for ...``) stands before; ``item`` itself otherwise."""
+    while isinstance(item, c_ast.Label):
+        item = item.stmt
+    return item
 
 
 def find_candidates(parsed: ParsedFile, options: Options) -> list[Candidate]:
@@ -264,6 +273,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access
         self.params: list[str] = []
         self.variables: dict[str, Variable] = {}
+        self.preconditions: list[Precondition] = []
 
     # -- entry
 
@@ -287,7 +297,7 @@ class NestBuilder(c_ast.NodeVisitor):
             statements=tuple(self.statements), params=tuple(self.params),
             variables=tuple(self.variables.values()), marked=self.cand.marked,
             pragma_text=pragma_text(prag) if prag is not None else None,
-            pragma_loc=loc_of(prag) if prag is not None else None,
+            pragma_loc=loc_of(prag) if prag is not None else None, preconditions=tuple(self.preconditions),
         )
 
     def _add_shape_sizes(self) -> None:
@@ -323,9 +333,12 @@ class NestBuilder(c_ast.NodeVisitor):
                          f"statement kind '{type(node).__name__}' is not supported in a loop nest")
 
     def visit_For(self, node: c_ast.For) -> None:
-        it, lower, it_type = self._for_init(node)
-        upper = self._for_cond(node, it)
+        it, lower, it_type, lower_node = self._for_init(node)
+        upper, bound_node, inclusive = self._for_cond(node, it)
         self._for_next(node, it)
+        self._check_header(node, it, it_type, BoundSide(self.expr(lower_node), c_text(lower_node), lower),
+                           BoundSide(self.expr(bound_node), c_text(bound_node), _add(upper, -1) if inclusive else upper),
+                           inclusive)
         if it in self.written_in(node.stmt):
             raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is modified in the loop body")
         idx = len(self.loops)
@@ -400,6 +413,8 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(node, "side-effect-call", f"call to '{c_text(node.name)}' may have side effects")
 
     def visit_Decl(self, node: c_ast.Decl) -> None:
+        if "volatile" in (node.quals or []) or self.sym.type_is_volatile(node.type):
+            raise self._fail(node, "volatile-access", f"local variable '{node.name}' is volatile")
         if not isinstance(node.type, c_ast.TypeDecl):
             raise self._fail(node, "unsupported-statement", f"local array or pointer '{node.name}' in a loop nest")
         if node.init is None:
@@ -411,7 +426,8 @@ class NestBuilder(c_ast.NodeVisitor):
         var = self.sym._variable(node.name, node.type)
         e = self.expr(node.init)
         if var is not None:
-            e = Cast(var.elem_type, e) if not _same_type_constant(e) else e
+            e = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "") \
+                if not _same_type_constant(e) else e
         self.temps[node.name] = e
 
     def _local_accumulator(self, node: c_ast.Decl) -> None:
@@ -458,32 +474,59 @@ class NestBuilder(c_ast.NodeVisitor):
 
     # -- loop headers
 
-    def _for_init(self, node: c_ast.For) -> tuple[str, Affine, str]:
+    def _check_header(self, node: c_ast.For, it: str, it_type: str, lower: BoundSide, bound: BoundSide,
+                      inclusive: bool) -> None:
+        """The header's model under C's conversions (``frontend.loop_types``): adds preconditions or
+        keeps the nest."""
+        ctype = parse_type(it_type)
+        if ctype is None or ctype.is_float:
+            raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is not of an integer type")
+        checker = HeaderChecker(it, ctype, self.name_type, frozenset(self._iterators()))
+        try:
+            found = checker.check(lower, bound, inclusive)
+        except HeaderMismatch as e:
+            raise self._fail(node, "c-conversion", f"loop '{it}' does not run as its bounds read: {e}") from None
+        self.preconditions.extend(p for p in found if p not in self.preconditions)
+
+    def name_type(self, name: str) -> CType | None:
+        """The C type of an iterator or variable visible in the nest."""
+        for lp in self.loops:
+            if lp.iterator == name:
+                return parse_type(lp.c_type)
+        var = self.variables.get(name) or self.sym.variable(name)
+        if var is None:
+            return None
+        return parse_type(var.scalar_type) if var.kind in ("scalar", "local") else None
+
+    def _for_init(self, node: c_ast.For) -> tuple[str, Affine, str, c_ast.Node]:
         init = node.init
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
             d = init.decls[0]
+            if "volatile" in (d.quals or []) or self.sym.type_is_volatile(d.type):
+                raise self._fail(node, "volatile-access", f"loop iterator '{d.name}' is volatile")
             var = self.sym._variable(d.name, d.type)
             if var is None or not var.is_integer:
                 raise self._fail(node, "unsupported-statement", f"loop iterator '{d.name}' is not an integer")
-            return d.name, self._bound(d.init, node, "lower"), var.scalar_type
+            return d.name, self._bound(d.init, node, "lower"), var.scalar_type, d.init
         if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
             name = init.lvalue.name
             var = self._lookup(name, node)
             if not var.is_integer:
                 raise self._fail(node, "unsupported-statement", f"loop iterator '{name}' is not an integer")
-            return name, self._bound(init.rvalue, node, "lower"), var.scalar_type
+            return name, self._bound(init.rvalue, node, "lower"), var.scalar_type, init.rvalue
         raise self._fail(node, "unsupported-statement",
                          "loop initialisation must be 'int i = lower' or 'i = lower'")
 
-    def _for_cond(self, node: c_ast.For, it: str) -> Affine:
+    def _for_cond(self, node: c_ast.For, it: str) -> tuple[Affine, c_ast.Node, bool]:
+        """The exclusive upper bound, the bound's node and whether the comparison is ``<=``."""
         c = node.cond
         if isinstance(c, c_ast.BinaryOp):
             if c.op in ("<", "<=") and _is_id(c.left, it):
                 up = self._bound(c.right, node, "upper")
-                return up if c.op == "<" else _add(up, 1)
+                return (up, c.right, False) if c.op == "<" else (_add(up, 1), c.right, True)
             if c.op in (">", ">=") and _is_id(c.right, it):
                 up = self._bound(c.left, node, "upper")
-                return up if c.op == ">" else _add(up, 1)
+                return (up, c.left, False) if c.op == ">" else (_add(up, 1), c.left, True)
             if c.op in (">", ">=") and _is_id(c.left, it):
                 raise self._fail(node, "non-unit-stride", f"loop '{it}' counts downwards")
         cond = c_text(c) if c is not None else "<none>"
@@ -541,6 +584,7 @@ class NestBuilder(c_ast.NodeVisitor):
             var = self.sym.variable(name)
             if var is None or var.kind != "scalar" or not var.is_integer:
                 raise _NotAffine
+            self._check_not_volatile(name, node)
             if name not in self.params:
                 self.params.append(name)
                 self.variables.setdefault(name, var)
@@ -566,10 +610,17 @@ class NestBuilder(c_ast.NodeVisitor):
 
     # -- accesses and expressions
 
+    def _check_not_volatile(self, name: str, node: c_ast.Node) -> None:
+        if self.sym.is_volatile(name):
+            raise self._fail(node, "volatile-access",
+                             f"'{name}' is volatile: every access to it is an observable side effect that must "
+                             "happen as written")
+
     def _lookup(self, name: str, node: c_ast.Node) -> Variable:
         var = self.sym.variable(name)
         if var is None:
             raise self._fail(node, "unsupported-statement", f"cannot find the declaration of '{name}'")
+        self._check_not_volatile(name, node)
         self.variables.setdefault(name, var)
         return var
 
@@ -686,7 +737,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
         t = c_text(node.to_type)
         if "*" in t:
             raise self.nb._fail(node, "pointer-arithmetic", f"pointer cast '{c_text(node)}'")
-        return Cast(t, self.visit(node.expr))
+        resolved = self.nb.sym.resolve(t)
+        return Cast(t, self.visit(node.expr), resolved if resolved != t else "")
 
     def visit_TernaryOp(self, node: c_ast.TernaryOp) -> Expr:
         return Cond(self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse))

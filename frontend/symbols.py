@@ -47,6 +47,28 @@ class SymbolTable:
             var = replace(var, alias="private")
         return var
 
+    def is_volatile(self, name: str) -> bool:
+        """Whether ``name`` is declared ``volatile`` at some level (or through a typedef)."""
+        node = self.decls.get(name)
+        return node is not None and self.type_is_volatile(node)
+
+    def type_is_volatile(self, typ: c_ast.Node) -> bool:
+        t: c_ast.Node | None = typ
+        seen: set[str] = set()
+        while t is not None:
+            if "volatile" in (getattr(t, "quals", None) or []) or "volatile" in (getattr(t, "dim_quals", None) or []):
+                return True
+            if isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType):
+                names = t.type.names
+                alias = next((n for n in names if n in self.typedefs and n not in seen), None)
+                if alias is None:
+                    return False
+                seen.add(alias)
+                t = self.typedefs[alias]
+                continue
+            t = getattr(t, "type", None)
+        return False
+
     def _variable(self, name: str, typ: c_ast.Node, is_param: bool = False) -> Variable | None:
         """``kind``: ``array`` (dense, first level an array), ``pointer`` (dense behind one
         pointer, e.g. ``float (*A)[64]``), ``indirect`` (a pointer at a deeper level: ``float **A``,

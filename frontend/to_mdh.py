@@ -33,7 +33,7 @@ def check_loops(scop: Scop, deps: Deps) -> None:
         if lc.combine is Combine.SEQ:
             raise UnsupportedInput(lc.reason or "loop carries a dependence", scop.loops[lc.loop].loc,
                                    "sequential-dependence")
-    ops = {lc.combine for lc in deps.loops if lc.combine.is_reduction}
+    ops = {lc.combine for lc in deps.loops if lc.combine.is_reduction} | {r.op for r in deps.reductions}
     if deps.mixed_ops or len(ops) > 1:
         names = ", ".join(sorted(o.value for o in ops))
         raise UnsupportedInput(f"the nest's reduction loops use different operators ({names})", scop.loc,
@@ -138,6 +138,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
         outputs=tuple(outputs),
         f=ScalarFunction(tuple(names), results, uses_indices, " ".join(s.text for s in scop.statements)),
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
+        preconditions=scop.preconditions,
     )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.mdh import Access, Affine, Precondition
 
 #: ``local``: a scalar declared inside the nest and written there (a per-iteration accumulator);
 #: it is modelled as expanded over the loops around its declaration and never becomes a buffer.
@@ -69,8 +69,11 @@ class Call:
 
 @dataclass(frozen=True, slots=True)
 class Cast:
+    """``(type)operand``; ``resolved`` is ``type`` with typedefs resolved (``""``: same as ``type``)."""
+
     type: str
     operand: Expr
+    resolved: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +239,8 @@ class Scop:
     marked: bool = False
     pragma_text: str | None = None
     pragma_loc: SourceLoc | None = None
+    #: run-time conditions on the size parameters under which the loops' model is exact
+    preconditions: tuple[Precondition, ...] = ()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:

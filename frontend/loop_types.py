@@ -1,0 +1,136 @@
+"""Loop headers under C's conversions: one ``for`` header -> the conditions under which its model holds.
+
+The polyhedral model reads ``for (T i = L; i < B; i++)`` as ``L <= i < B`` over mathematical
+integers. C evaluates it in types: ``L`` is converted to ``T``; ``i < B`` compares in the usual
+arithmetic conversion of ``T`` and ``B``'s type (``int i < 40u`` compares unsigned, so
+``i = -5`` is never below it); unsigned arithmetic in ``L`` or ``B`` wraps (``n - 1`` with
+``unsigned n == 0``); an unsigned iterator wraps instead of passing ``B``. This module finds
+what must hold for the model to be exact: conditions it can decide now (a violation keeps the
+nest, with a reason) and conditions on size parameters, returned as ``Precondition``s that the
+generated code checks before it runs (else the original nest runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdpoly.ir.c_types import CType, promote, usual_conversions
+from mdpoly.ir.mdh import Affine, Precondition
+from mdpoly.ir.scop import Expr
+
+from frontend.expr_types import NameTypes, eval_int, expr_type, involves_unsigned
+
+
+class HeaderMismatch(Exception):
+    """The loop as C runs it differs from its model for every value of the parameters (a reason)."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoundSide:
+    """One bound as written (``expr``, its C text ``text``) and as modelled (``value``)."""
+
+    expr: Expr
+    text: str
+    value: Affine
+
+
+def _wide(types: list[CType | None]) -> str:
+    big_unsigned = any(t is not None and not t.is_float and not t.signed and t.size >= 8 for t in types)
+    return "__int128" if big_unsigned else "long long"
+
+
+def _math_text(a: Affine, wide: str) -> str:
+    """``a`` evaluated in ``wide`` (each name converted first), e.g. ``(long long)n - 1``."""
+    text = ""
+    for n, c in a.terms:
+        term = f"({wide}){n}" if abs(c) == 1 else f"{abs(c)} * ({wide}){n}"
+        text = (f"-{term}" if c < 0 else term) if not text else f"{text} {'-' if c < 0 else '+'} {term}"
+    k = a.constant
+    lit = f"{abs(k)}LL" if abs(k) > 2**31 - 1 else str(abs(k))
+    if not text:
+        return f"({wide}){'-' if k < 0 else ''}{lit}"
+    return f"{text} {'-' if k < 0 else '+'} {lit}" if k else text
+
+
+def _fixed(a: Affine) -> int | None:
+    return a.constant if a.is_constant else None
+
+
+class HeaderChecker:
+    """Collects the preconditions of one loop header; raises ``HeaderMismatch`` when the model is
+    wrong whatever the parameters are."""
+
+    def __init__(self, iterator: str, it_type: CType, name_type: NameTypes, iterators: frozenset[str]) -> None:
+        self.iterator = iterator
+        self.it_type = it_type
+        self.name_type = name_type
+        self.iterators = iterators
+        self.found: list[Precondition] = []
+
+    def _need(self, cond_affine: Affine, wide_types: list[CType | None], reason: str) -> None:
+        """Require ``cond_affine >= 0`` (decided now when constant)."""
+        k = _fixed(cond_affine)
+        if k is not None:
+            if k < 0:
+                raise HeaderMismatch(reason)
+            return
+        if cond_affine.names() & self.iterators:
+            raise HeaderMismatch(reason + " (the bound depends on an outer iterator, so it cannot be checked "
+                                 "before the nest)")
+        self.found.append(Precondition(f"{_math_text(cond_affine, _wide(wide_types))} >= 0", reason))
+
+    def exact_value(self, side: BoundSide, what: str) -> CType | None:
+        """The C value of a bound equals its model (no wrap-around); returns the bound's type."""
+        t = expr_type(side.expr, self.name_type)
+        if t is not None and t.is_float:
+            raise HeaderMismatch(f"the {what} '{side.text}' is a floating-point value")
+        if not involves_unsigned(side.expr, self.name_type):
+            return t
+        fixed = _fixed(side.value)
+        if fixed is not None:
+            got = eval_int(side.expr, self.name_type)
+            if got is None or got[0] != fixed:
+                raise HeaderMismatch(f"the {what} '{side.text}' wraps around in C's unsigned arithmetic")
+            return t
+        if side.value.names() & self.iterators:
+            raise HeaderMismatch(f"the {what} '{side.text}' may wrap around in C's unsigned arithmetic")
+        wide = _wide([t])
+        self.found.append(Precondition(f"({wide})({side.text}) == ({_math_text(side.value, wide)})",
+                                       f"'{side.text}' does not wrap around"))
+        return t
+
+    def check(self, lower: BoundSide, bound: BoundSide, inclusive: bool) -> tuple[Precondition, ...]:
+        """``for (iterator = lower; iterator < bound (or <=); iterator++)``."""
+        it = self.it_type
+        lo_t = self.exact_value(lower, "lower bound")
+        # the start value converted to the iterator's type
+        k = _fixed(lower.value)
+        if k is not None:
+            if not it.min_value <= k <= it.max_value:
+                raise HeaderMismatch(f"the lower bound {k} does not fit the iterator's type '{it.name}'")
+        else:
+            if lo_t is None or lo_t.min_value < it.min_value:
+                self._need(Affine(lower.value.terms, lower.value.constant - it.min_value), [lo_t],
+                           f"'{lower.text}' fits '{it.name}'")
+            if lo_t is None or lo_t.max_value > it.max_value:
+                self._need(Affine(tuple((n, -c) for n, c in lower.value.terms), it.max_value - lower.value.constant),
+                           [lo_t], f"'{lower.text}' fits '{it.name}'")
+        b_t = self.exact_value(bound, "loop bound")
+        if b_t is None:
+            raise HeaderMismatch(f"the type of the loop bound '{bound.text}' is not known")
+        cmp_t = usual_conversions(promote(it), promote(b_t))
+        if cmp_t.is_integer and not cmp_t.signed:
+            # i < B compares unsigned: exact when every iterator value and B are non-negative
+            if it.signed:
+                self._need(lower.value, [lo_t], f"'{self.iterator}' starts at a non-negative value (the "
+                           f"comparison with '{bound.text}' is done in '{cmp_t.name}')")
+            if b_t.signed:
+                self._need(bound.value, [b_t], f"'{bound.text}' is non-negative (the comparison is done in "
+                           f"'{cmp_t.name}')")
+        if not it.signed:
+            # an unsigned iterator wraps to 0 instead of passing the bound
+            upper = Affine(bound.value.terms, bound.value.constant + (1 if inclusive else 0))
+            if b_t.max_value + (1 if inclusive else 0) > it.max_value:
+                self._need(Affine(tuple((n, -c) for n, c in upper.terms), it.max_value - upper.constant),
+                           [b_t], f"'{self.iterator}' reaches its bound without wrapping around")
+        return tuple(self.found)
