@@ -1,8 +1,15 @@
 """Preprocess and parse one C file: path + ``Options`` -> ``ParsedFile`` (pycparser ``FileAST``).
 
-The system ``cpp`` runs with ``-std=c99`` and keeps its line markers, so every node's ``coord``
-points into the user's original file (or into the header it came from). Failures of ``cpp`` and
-of the parser become located ``InputError``s.
+The preprocessor is ``Options.preprocessor`` when set (``mdpoly-cc`` hands over the real
+compiler's ``cc -E`` with the command line's flags, so mdpoly parses what the compiler compiles),
+else the system ``cpp`` with ``-std=c99``; it keeps its line markers, so every node's ``coord``
+points into the user's original file (or into the header it came from). Failures of the
+preprocessor and of the parser become located ``InputError``s.
+
+C sources are bytes, not necessarily UTF-8: the file and the preprocessor's output are decoded
+with ``surrogateescape`` (:func:`decode_source`), so every byte that is not UTF-8 (a Latin-1
+string literal, stray garbage) survives as a lone surrogate and :func:`encode_source` turns the
+spliced text back into exactly the same bytes. Line endings are kept as written.
 """
 
 from __future__ import annotations
@@ -30,6 +37,30 @@ _CPP_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(
 _PARSE_LOC = re.compile(r"^(?P<file>[^:\n]*):(?P<line>\d+):(?P<col>\d+):\s*(?P<msg>.*)$", re.DOTALL)
 
 
+# Decoding C bytes to text and back without losing any byte (see the module docstring).
+SOURCE_ENCODING = "utf-8"
+SOURCE_ERRORS = "surrogateescape"
+
+
+def decode_source(data: bytes) -> str:
+    """The text of C source bytes; bytes that are not UTF-8 become lone surrogates."""
+    return data.decode(SOURCE_ENCODING, SOURCE_ERRORS)
+
+
+def encode_source(text: str) -> bytes:
+    """The inverse of :func:`decode_source`: the original bytes, byte for byte."""
+    return text.encode(SOURCE_ENCODING, SOURCE_ERRORS)
+
+
+_ESCAPED_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])|[\udc80-\udcff]")
+
+
+def _show_bytes(message: str) -> str:
+    """A message that may quote text holding non-UTF-8 bytes, with each such byte as ``\\xNN``
+    (pycparser prints them as ``'\\udcNN'``, the escaped surrogate)."""
+    return _ESCAPED_BYTE.sub(lambda m: f"\\x{m[1] if m[1] else format(ord(m[0]) - 0xDC00, '02x')}", message)
+
+
 @dataclass(frozen=True, slots=True)
 class ParsedFile:
     """The user's file: its original text, the name cpp used for it, and the AST."""
@@ -40,7 +71,9 @@ class ParsedFile:
 
 
 def cpp_command(path: str, options: Options) -> list[str]:
-    cmd = [options.cpp, "-std=c99"]
+    """The preprocessor command for ``path``: ``Options.preprocessor`` (as given, in order) or
+    ``cpp -std=c99``, then the ``-I``/``-D``/``-U`` of ``options``, then ``path``."""
+    cmd = list(options.preprocessor) if options.preprocessor else [options.cpp, "-std=c99"]
     cmd += [f"-I{d}" for d in options.include_dirs]
     cmd += [f"-D{d}" for d in options.defines]
     cmd += [f"-U{u}" for u in options.undefines]
@@ -52,17 +85,19 @@ def preprocess(path: str, options: Options) -> str:
     """Run cpp on ``path``; raise ``InputError`` located at cpp's first error."""
     cmd = cpp_command(path, options)
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        proc = subprocess.run(cmd, capture_output=True, check=False)
     except OSError as e:
-        raise InputError(f"cannot run the preprocessor '{options.cpp}': {e.strerror}") from e
+        raise InputError(f"cannot run the preprocessor '{cmd[0]}': {e.strerror}") from e
     if proc.returncode != 0:
-        m = _CPP_DIAG.search(proc.stderr)
+        stderr = proc.stderr.decode(SOURCE_ENCODING, "replace")
+        m = _CPP_DIAG.search(stderr)
         if m:
             loc = SourceLoc(m["file"], int(m["line"]), int(m["col"] or 1))
             raise InputError(m["msg"].strip(), loc)
-        msg = proc.stderr.strip().splitlines()[0] if proc.stderr.strip() else "preprocessing failed"
+        msg = stderr.strip().splitlines()[0] if stderr.strip() else "preprocessing failed"
         raise InputError(msg, SourceLoc(path, 1, 1))
-    return proc.stdout
+    # Only the parser reads this text: line ends are normalised as cpp's own output has them.
+    return decode_source(proc.stdout).replace("\r\n", "\n")
 
 
 def parse_c(path: str, options: Options) -> ParsedFile:
@@ -71,8 +106,8 @@ def parse_c(path: str, options: Options) -> ParsedFile:
     :raises InputError: the file cannot be read, a header is missing, or the C does not parse.
     """
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            source = fh.read()
+        with open(path, "rb") as fh:
+            source = decode_source(fh.read())
     except OSError as e:
         raise InputError(f"cannot read '{path}': {e.strerror}", SourceLoc(path, 1, 1)) from e
     text = preprocess(path, options)
@@ -82,8 +117,9 @@ def parse_c(path: str, options: Options) -> ParsedFile:
     except ParseError as e:
         m = _PARSE_LOC.match(str(e))
         if m:
-            raise InputError(m["msg"].strip(), SourceLoc(m["file"] or path, int(m["line"]), int(m["col"]))) from e
-        raise _unlocated_parse_error(parser, str(e), path) from e
+            raise InputError(_show_bytes(m["msg"].strip()),
+                             SourceLoc(m["file"] or path, int(m["line"]), int(m["col"]))) from e
+        raise _unlocated_parse_error(parser, _show_bytes(str(e)), path) from e
     return ParsedFile(path, source, ast)
 
 
@@ -98,7 +134,7 @@ def _unlocated_parse_error(parser: GnuCParser, message: str, path: str) -> Input
     if tok is None:
         return InputError(f"{msg} at end of input", SourceLoc(path, 1, 1))
     file = getattr(parser.clex, "filename", None) or path
-    return InputError(f"{msg} before '{tok.value}'", SourceLoc(file, int(tok.lineno), int(tok.column or 1)))
+    return InputError(f"{msg} before '{_show_bytes(str(tok.value))}'", SourceLoc(file, int(tok.lineno), int(tok.column or 1)))
 
 
 def pragma_text(p: c_ast.Pragma) -> str:

@@ -2,8 +2,10 @@
 
 Only what ``mdpoly-cc`` needs is understood: which arguments are C sources, what the command
 produces (an executable, objects, assembly, preprocessed text or dependency lists), the
-``-o``/``-MF`` paths, and the preprocessor flags mdpoly must see to parse the sources the
-way the compiler will. Everything else is carried through untouched.
+``-o``/``-MF`` paths, and the flags mdpoly's preprocessing must repeat to parse the sources the
+way the compiler will (``preprocess_flags``: every option of the command, in its order, except
+those that name outputs, dependency files, the language, other inputs, or the linker's and the
+assembler's work). Everything else is carried through untouched.
 
 .. autoclass:: CompilerCommand
 .. autofunction:: parse_compiler_args
@@ -22,7 +24,21 @@ OPTIONS_WITH_VALUE = frozenset({
     "-iprefix", "-iwithprefix", "-iwithprefixbefore", "-isysroot", "-imultilib", "-MF", "-MT",
     "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-Xpreprocessor", "-T", "-u", "-z",
     "-aux-info", "--param", "-e", "-dumpbase", "-dumpdir", "-wrapper", "-G",
+    "-target", "--sysroot", "-Xclang", "-mllvm", "-arch", "-gcc-toolchain", "-B",
 })
+
+# What ``cc -E`` must not see again: options (with their values) that name outputs, dependency
+# files, the language (mdpoly-cc names it for the one source) and the linker's or assembler's
+# inputs; flags that choose another stage; prefixes of joined spellings of those.
+NOT_PREPROCESSING_WITH_VALUE = frozenset({
+    "-o", "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-T", "-u", "-z", "-e",
+    "-aux-info", "-dumpbase", "-dumpdir", "-wrapper",
+})
+NOT_PREPROCESSING_FLAGS = frozenset({"-c", "-S", "-E", "-v", "-###", "-fsyntax-only"})
+NOT_PREPROCESSING_PREFIXES = ("-M", "-Wl,", "-Wa,", "-l", "-L", "-T", "-save-temps", "-x")
+# Dependency options of cpp itself (inside -Wp, or -Xpreprocessor) and whether they take a value.
+_CPP_DEP_OPTIONS = {"-M": False, "-MM": False, "-MP": False, "-MG": False, "-MD": True, "-MMD": True,
+                    "-MF": True, "-MT": True, "-MQ": True}
 
 # Arguments after which the command does not compile anything: run the compiler as is.
 QUERY_FLAGS = frozenset({"--version", "-v", "-###", "--help", "-dumpversion", "-dumpfullversion",
@@ -46,6 +62,10 @@ class CompilerCommand:
     :arg writes_deps: ``-MD`` or ``-MMD``: a dependency file is written while compiling.
     :arg syntax_only: ``-fsyntax-only``: nothing is written.
     :arg cpp_flags: the ``-I``/``-D``/``-U`` flags for mdpoly, as separate tokens.
+    :arg preprocess_flags: the options that shape preprocessing, in their order (``-D``, ``-U``,
+        ``-I``, ``-isystem``, ``-include``, ``-imacros``, ``-std=``, ``-O``, ``-m...``, ``-f...``,
+        ``--sysroot``, ...): the command's options without outputs, dependency files, ``-x``,
+        mode flags and linker or assembler options; inputs are not among them.
     :arg response_file: a ``@file`` argument was given (its content is not inspected).
     """
 
@@ -58,6 +78,7 @@ class CompilerCommand:
     syntax_only: bool
     cpp_flags: tuple[str, ...]
     response_file: bool
+    preprocess_flags: tuple[str, ...] = ()
 
     @property
     def sources(self) -> tuple[str, ...]:
@@ -70,6 +91,37 @@ def _split_value(arg: str, option: str) -> str | None:
         value = arg[len(option):]
         return value[1:] if option.startswith("--") and value.startswith("=") else value
     return None
+
+
+def _without_dependency_output(arg: str) -> str | None:
+    """``-Wp,a,b,...`` without cpp's dependency options (``-Wp,-MD,file``); ``None`` if nothing
+    is left."""
+    parts = arg.split(",")[1:]
+    kept: list[str] = []
+    k = 0
+    while k < len(parts):
+        if parts[k] in _CPP_DEP_OPTIONS:
+            k += 2 if _CPP_DEP_OPTIONS[parts[k]] else 1
+            continue
+        kept.append(parts[k])
+        k += 1
+    return ",".join(["-Wp", *kept]) if kept else None
+
+
+def _for_preprocessing(option: str, words: tuple[str, ...]) -> tuple[str, ...]:
+    """The words of one option (``words[0]`` is the argument, a value may follow) that the
+    preprocessing command repeats."""
+    if option in NOT_PREPROCESSING_WITH_VALUE or option in NOT_PREPROCESSING_FLAGS:
+        return ()
+    if option == "-Xpreprocessor" and len(words) == 2 and words[1].startswith("-M"):
+        return ()
+    arg = words[0]
+    if arg.startswith("-Wp,"):
+        stripped = _without_dependency_output(arg)
+        return (stripped,) if stripped else ()
+    if len(words) == 1 and arg.startswith(NOT_PREPROCESSING_PREFIXES):
+        return ()
+    return words
 
 
 def _is_c_source(path: str, language: str | None) -> bool:
@@ -85,6 +137,7 @@ def parse_compiler_args(args: list[str] | tuple[str, ...]) -> CompilerCommand:
     args = tuple(args)
     sources: list[int] = []
     cpp_flags: list[str] = []
+    preprocess_flags: list[str] = []
     output = dep_file = None
     language: str | None = None
     flags: set[str] = set()
@@ -95,8 +148,10 @@ def parse_compiler_args(args: list[str] | tuple[str, ...]) -> CompilerCommand:
         arg = args[i]
         value: str | None = None
         option: str | None = None
+        words: tuple[str, ...] = (arg,)
         if arg in OPTIONS_WITH_VALUE:
             option, value = arg, (args[i + 1] if i + 1 < len(args) else None)
+            words = args[i:i + 2]
             i += 2
         else:
             for candidate in ("-o", "-I", "-D", "-U", "-MF", "-x", "-isystem", "-iquote", "-idirafter"):
@@ -105,6 +160,8 @@ def parse_compiler_args(args: list[str] | tuple[str, ...]) -> CompilerCommand:
                     option, value = candidate, joined
                     break
             i += 1
+        if option is not None or (arg.startswith("-") and arg != "-"):
+            preprocess_flags += _for_preprocessing(option or arg, words)
         if option is not None:
             if option == "-o":
                 output = value
@@ -137,4 +194,5 @@ def parse_compiler_args(args: list[str] | tuple[str, ...]) -> CompilerCommand:
     return CompilerCommand(args=args, mode=mode, source_indices=tuple(sources), output=output,
                            dep_file=dep_file,
                            writes_deps=bool(flags & {"-MD", "-MMD"}), syntax_only="-fsyntax-only" in flags,
-                           cpp_flags=tuple(cpp_flags), response_file=response_file)
+                           cpp_flags=tuple(cpp_flags), response_file=response_file,
+                           preprocess_flags=tuple(preprocess_flags))

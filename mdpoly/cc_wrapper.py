@@ -6,7 +6,10 @@ Usage::
     mdpoly-cc <gcc-style arguments>               # e.g. make CC=mdpoly-cc
 
 For every ``.c`` input of a compiling command (``-c``, ``-S`` or compile-and-link) the wrapper
-runs mdpoly on it (with the command's ``-I``/``-D``/``-U`` flags) into a temporary directory,
+runs mdpoly on it into a temporary directory, preprocessing with the real compiler itself
+(``--preprocessor '$MDPOLY_CC -E <flags> -x c'``: the target's compile flags such as
+``-fopenmp``, then every preprocessing-relevant option of the command line in its order, see
+``CompilerCommand.preprocess_flags``), so mdpoly parses exactly what the compiler compiles,
 keeping the file's base name, and calls the real compiler with the same arguments, the
 transformed file in place of the original, ``-iquote <source dir>`` so that quoted includes
 still resolve, and what the target needs (``-fopenmp`` for OpenMP, also when linking;
@@ -105,21 +108,45 @@ def mdpoly_command() -> list[str]:
     return shlex.split(override) if override else [sys.executable, "-c", MDPOLY_MAIN]
 
 
-def run_mdpoly(source: str, out: Path, options: Sequence[str], cpp_flags: Sequence[str]) -> bool:
-    """Run mdpoly on ``source`` into ``out``; forward its messages; return whether it worked."""
-    cmd = [*mdpoly_command(), source, "-o", str(out), *options, *cpp_flags]
+def _forward(data: bytes) -> None:
+    """Copy a child's messages to our stderr unchanged (a text-only stream gets them decoded)."""
+    buffer = getattr(sys.stderr, "buffer", None)
+    if buffer is None:
+        sys.stderr.write(data.decode("utf-8", "replace"))
+        return
+    sys.stderr.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
+def preprocessor_command(command: CompilerCommand, target: str) -> list[str]:
+    """The command that preprocesses a source of ``command`` as the real compiler will compile
+    the transformed file (the file name follows it): ``$MDPOLY_CC -E``, the target's compile
+    flags (placed first, as ``rewrite_compiler_args`` places them), the command's
+    preprocessing flags in their order, and ``-x c``."""
+    compile_flags = [f for f in target_flags(target)[0] if not f.startswith("-l")]
+    return [*real_compiler(), "-E", *compile_flags, *command.preprocess_flags, "-x", "c"]
+
+
+def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Sequence[str]) -> bool:
+    """Run mdpoly on ``source`` into ``out``, preprocessing with ``preprocessor`` (a command the
+    file name is appended to); forward its messages; return whether it worked."""
+    cmd = [*mdpoly_command(), source, "-o", str(out), "--preprocessor", shlex.join(preprocessor), *options]
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     timeout = float(os.environ.get("MDPOLY_CC_TIMEOUT", "600"))
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
+        proc = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout, check=False)
     except subprocess.TimeoutExpired:
         warn(f"mdpoly took longer than {timeout:g}s on {source}; compiling it unchanged")
         return False
-    # Diagnostics go to stderr; a compiler's stdout is not the place for them.
-    sys.stderr.write(proc.stdout + proc.stderr)
+    # Diagnostics go to stderr, byte for byte (a source need not be UTF-8); a compiler's
+    # stdout is not the place for them.
+    _forward(proc.stdout + proc.stderr)
     if proc.returncode != 0 or not out.is_file():
-        last = (proc.stderr.strip().splitlines() or ["no message"])[-1]
+        stderr = proc.stderr.decode("utf-8", "replace")
+        lines = stderr.strip().splitlines() or ["no message"]
+        last = next((ln for ln in reversed(lines) if "error:" in ln), lines[-1])
         warn(f"mdpoly could not transform {source} (exit {proc.returncode}: {last}); compiling it unchanged")
         return False
     return True
@@ -127,6 +154,7 @@ def run_mdpoly(source: str, out: Path, options: Sequence[str], cpp_flags: Sequen
 
 def transform_sources(command: CompilerCommand, options: Sequence[str], workdir: Path) -> list[Transformed]:
     """Run mdpoly on every C source of ``command``, each into its own folder under ``workdir``."""
+    preprocessor = preprocessor_command(command, target_of(options))
     results = []
     for number, source in enumerate(command.sources):
         if not Path(source).is_file():
@@ -134,7 +162,7 @@ def transform_sources(command: CompilerCommand, options: Sequence[str], workdir:
             continue
         out = workdir / str(number) / Path(source).name
         out.parent.mkdir()
-        ok = run_mdpoly(source, out, options, command.cpp_flags)
+        ok = run_mdpoly(source, out, options, preprocessor)
         results.append(Transformed(source, out if ok else None))
     return results
 
@@ -180,11 +208,12 @@ def fix_dependency_file(path: Path | None, transformed: Sequence[Transformed]) -
     """Make a dependency file name the original sources instead of the generated ones."""
     if path is None or not path.is_file():
         return
-    text = path.read_text()
+    # Paths are bytes too: decode and encode so that every byte survives.
+    text = path.read_bytes().decode("utf-8", "surrogateescape")
     for item in transformed:
         if item.generated is not None:
             text = text.replace(str(item.generated), item.original.replace(" ", "\\ "))
-    path.write_text(text)
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
 
 
 def real_compiler() -> list[str]:

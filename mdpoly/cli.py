@@ -5,21 +5,33 @@ gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR]
 [--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]``.
 Tuning is on by default (60 s per nest, cached in ``$MDPOLY_CACHE_DIR`` or the XDG cache).
 Exit status 0 on success, 1 on an error in the input (located ``file:line:col: error: ...``,
-no output written), 2 on misuse of the command line. Only this module reads the environment.
+no output written), 2 on misuse of the command line. Every output path (``-o``, ``--report``) is
+checked before any work and all outputs are written atomically, or none (``mdpoly.output_files``);
+C text goes out byte for byte as it came in (``frontend.parse.encode_source``).
+``--preprocessor CMD`` replaces ``cpp -std=c99`` by a whole preprocessing command (``mdpoly-cc``
+passes the real compiler's ``cc -E`` with the command line's flags). Only this module reads the
+environment.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import shlex
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, MdpolyError, Severity
 from mdpoly.options import Options
+from mdpoly.output_files import OutputFile, OutputPathError, check_output_paths, write_files_atomically
 from mdpoly.tuning.atf import TECHNIQUES
 from mdpoly.tuning.cache import default_cache_dir
+
+if TYPE_CHECKING:
+    from mdpoly.ir.nest import NestOutcome
 
 
 class _Parser(argparse.ArgumentParser):
@@ -42,6 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict-fp", action="store_true", help="never reassociate floating-point reductions")
     p.add_argument("--all-nests", action="store_true", help="consider every outermost nest, even with markers")
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="problem size hint")
+    p.add_argument("--preprocessor", metavar="CMD", type=_command,
+                   help="preprocess with CMD (shell-quoted, the file name is appended) instead of "
+                        "'cpp -std=c99', e.g. 'gcc -E -std=gnu17 -fopenmp'")
     tune = p.add_argument_group("auto-tuning")
     tune.add_argument("--tune", dest="tune", action="store_true", default=True,
                       help="tune each nest by measuring candidates (default)")
@@ -49,7 +64,8 @@ def build_parser() -> argparse.ArgumentParser:
     tune.add_argument("--tune-time", type=_positive_float, action=_Enable, metavar="SECONDS",
                       help="tuning time budget per nest, spent in full (default: up to 60, scaled down to "
                            "2000 runs of the nest's default code, at least 5)")
-    tune.add_argument("--tune-evals", type=int, action=_Enable, metavar="N", help="at most N evaluations per nest")
+    tune.add_argument("--tune-evals", type=_positive_int, action=_Enable, metavar="N",
+                      help="at most N evaluations per nest")
     tune.add_argument("--tune-technique", choices=TECHNIQUES, default="auc_bandit", help="search technique")
     tune.add_argument("--retune", action="store_true", help="ignore cached tuning results (and replace them)")
     p.add_argument("-q", "--quiet", action="store_true", help="silence remarks and notes")
@@ -58,10 +74,33 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _positive_float(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be positive")
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number of seconds, got '{text}'") from None
+    if not value > 0 or value == float("inf"):   # also refuses nan
+        raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'")
     return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects an integer, got '{text}'") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got '{text}'")
+    return value
+
+
+def _command(text: str) -> tuple[str, ...]:
+    try:
+        words = tuple(shlex.split(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(f"cannot split '{text}': {e}") from None
+    if not words:
+        raise argparse.ArgumentTypeError("expects a command, got an empty string")
+    return words
 
 
 class _Enable(argparse.Action):
@@ -80,9 +119,12 @@ def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[tuple[str
         try:
             if not sep or not name.isidentifier():
                 raise ValueError
-            out.append((name, int(value, 0)))
+            number = int(value, 0)
         except ValueError:
             parser.error(f"--size expects NAME=INTEGER, got '{item}'")
+        if number < 0:
+            parser.error(f"--size expects a size >= 0, got '{item}'")
+        out.append((name, number))
     return tuple(out)
 
 
@@ -91,6 +133,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         target=ns.target, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
         sizes=_sizes(parser, ns.size), cpp=os.environ.get("MDPOLY_CPP", "cpp"),
+        preprocessor=ns.preprocessor or (),
         tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),
         tune_seconds_explicit=ns.tune_time is not None,
         tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,
@@ -112,11 +155,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_usage(sys.stderr)
         print("mdpoly: error: no output file given (use -o FILE)", file=sys.stderr)
         return 2
-    if ns.output is not None and os.path.exists(ns.input) and os.path.realpath(ns.output) == os.path.realpath(ns.input):
-        print(f"mdpoly: error: output file '{ns.output}' is the input file; refusing to overwrite it",
-              file=sys.stderr)
-        return 2
     sink = DiagnosticSink(sys.stderr, quiet=ns.quiet)
+    try:
+        check_output_paths(ns.input, _outputs(ns))
+    except OutputPathError as e:
+        print(f"mdpoly: error: {e}", file=sys.stderr)
+        return 2
+    except OSError as e:
+        sink.emit(Diagnostic(Severity.ERROR, "io-error", None, f"cannot write '{e.filename}': {e.strerror}"))
+        return 1
     try:
         return _run(ns, options, sink)
     except MdpolyError as e:
@@ -127,9 +174,40 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
 
 
+def _outputs(ns: argparse.Namespace) -> list[OutputFile]:
+    """The files this command will write, as the user named them."""
+    outs = [OutputFile("-o", ns.output)] if ns.output is not None else []
+    return outs + ([OutputFile("--report", ns.report)] if ns.report else [])
+
+
+def _write_outputs(ns: argparse.Namespace, text: str, outcomes: tuple[NestOutcome, ...]) -> None:
+    """``-o`` (or stdout for ``--emit`` without ``-o``) and ``--report``: all of them or none."""
+    from frontend.parse import encode_source
+    from mdpoly.report import report_dict
+
+    files: list[tuple[str, bytes]] = []
+    if ns.output is not None:
+        files.append((ns.output, encode_source(text)))
+    if ns.report:
+        files.append((ns.report, (json.dumps(report_dict(outcomes), indent=2) + "\n").encode()))
+    write_files_atomically(files)
+    if ns.output is None:
+        _write_stdout(encode_source(text))
+
+
+def _write_stdout(data: bytes) -> None:
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:   # a text-only stream (tests): nothing that is not UTF-8 can go through
+        sys.stdout.write(data.decode("utf-8", "replace"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
 def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
     from frontend import analyze_file
-    from mdpoly.report import emit_outcomes, outcomes_from_analysis, write_report, write_text_atomically
+    from mdpoly.report import emit_outcomes, outcomes_from_analysis
 
     analysis = analyze_file(ns.input, options, sink)
     if ns.emit == "mdh":
@@ -138,14 +216,8 @@ def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
         for n in analysis.nests:
             if n.mdh is not None:
                 chunks.append(f"{n.loc}:\n{n.mdh.to_dsl()}\n")
-        text = "\n".join(chunks)
         emit_outcomes(outcomes, sink)
-        if ns.output is not None:
-            write_text_atomically(ns.output, text)
-        else:
-            sys.stdout.write(text)
-        if ns.report:
-            write_report(ns.report, outcomes)
+        _write_outputs(ns, "\n".join(chunks), outcomes)
         return 0
     try:
         from mdpoly.driver import transform
@@ -156,7 +228,5 @@ def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
         return 1
     text, outcomes = transform(analysis, options, sink)
     emit_outcomes(tuple(outcomes), sink)
-    write_text_atomically(ns.output, text)
-    if ns.report:
-        write_report(ns.report, tuple(outcomes))
+    _write_outputs(ns, text, tuple(outcomes))
     return 0

@@ -19,6 +19,9 @@ class Options:
     all_nests: bool = False
     sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints
     cpp: str = "cpp"
+    # The whole preprocessor command before the file name (e.g. ``gcc -E -std=gnu17 -include x.h``,
+    # as mdpoly-cc hands it over); empty = ``cpp -std=c99`` with the -I/-D/-U above.
+    preprocessor: tuple[str, ...] = ()
     # Auto-tuning (issue #4). The CLI turns it on by default; library callers opt in.
     tune: bool = False
     tune_seconds: float | None = 60.0        # per nest; None = no time limit

@@ -14,12 +14,11 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from typing import Any
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
 from mdpoly.ir.nest import FileAnalysis, NestOutcome
+from mdpoly.output_files import write_files_atomically
 
 
 def outcomes_from_analysis(analysis: FileAnalysis, target: str | None = None) -> tuple[NestOutcome, ...]:
@@ -71,17 +70,9 @@ def report_dict(outcomes: tuple[NestOutcome, ...]) -> dict[str, Any]:
 
 
 def write_text_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file in the same directory and ``os.replace``."""
-    directory = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".mdpoly-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    """Write ``text`` to ``path`` atomically (``mdpoly.output_files``); bytes that came into the
+    text through ``surrogateescape`` go out unchanged."""
+    write_files_atomically([(path, text.encode("utf-8", "surrogateescape"))])
 
 
 def write_report(path: str, outcomes: tuple[NestOutcome, ...]) -> None:

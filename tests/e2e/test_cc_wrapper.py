@@ -9,6 +9,8 @@ exit statuses.
 
 from __future__ import annotations
 
+import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -105,12 +107,15 @@ def test_queries_and_preprocessing_pass_through(project: Path) -> None:
 def test_mdpoly_options_before_double_dash(project: Path) -> None:
     shim = write_cc_shim(project)
     script = project / "record.py"
-    script.write_text("import shutil, sys\nopen(sys.argv[1] + '.args', 'w').write(' '.join(sys.argv[2:]))\n"
+    script.write_text("import json, shutil, sys\nopen(sys.argv[1] + '.args', 'w').write(json.dumps(sys.argv[2:]))\n"
                       "shutil.copy(sys.argv[1], sys.argv[sys.argv.index('-o') + 1])\n")
-    env = child_env(MDPOLY_COMMAND=f"{sys.executable} {script}", MDPOLY_FLAGS="-q")
+    env = child_env(MDPOLY_COMMAND=f"{sys.executable} {script}", MDPOLY_FLAGS="-q", MDPOLY_CC="cc")
     (project / "k.c").write_text("int k(void) { return N; }\n")
     run_step([str(shim), "--all-nests", "--", "-DN=3", "-I", "inc", "-c", "k.c"], cwd=project, env=env)
-    recorded = (project / "k.c.args").read_text().split()
+    recorded = json.loads((project / "k.c.args").read_text())
+    # The real compiler preprocesses, with the target's and the command's flags in their order;
     # mdpoly-cc turns tuning off first; MDPOLY_FLAGS and wrapper options come after and may turn it on
-    assert recorded[0] == "-o" and recorded[2:] == ["--no-tune", "-q", "--all-nests", "-D", "N=3", "-I", "inc"]
+    assert recorded[0] == "-o" and recorded[2] == "--preprocessor"
+    assert shlex.split(recorded[3]) == ["cc", "-E", "-fopenmp", "-DN=3", "-I", "inc", "-x", "c"]
+    assert recorded[4:] == ["--no-tune", "-q", "--all-nests"]
     assert (project / "k.o").is_file()
