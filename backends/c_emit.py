@@ -13,15 +13,18 @@ from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
 
-from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine
+from collections.abc import Collection
+
+from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine, Precondition
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
-    Apply, Assign, Assume, Block, BlockEnd, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt,
-    ThreadCount, Value,
-    Var,
+    Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Iterator, Loop, ParallelRegion, Plan,
+    Ref, Stmt, ThreadCount, Value, Var,
 )
 
 _QUALS = ("const", "volatile", "restrict")
+#: The type of generated loop variables and index arithmetic (signed, 64-bit on LP64): the user's
+#: iterators are seen in their own types only through ``AsType`` bindings.
 INDEX_TYPE = "long"
 
 
@@ -70,11 +73,19 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 # }}}
 
 
-def affine(a: Affine) -> c_ast.Node:
-    """``Affine`` as a c_ast expression (terms in order, then the constant)."""
+def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
+    return c_ast.Cast(c_ast.Typename(None, [], None, _type_decl(None, c_type)), node)
+
+
+def affine(a: Affine, wide: Collection[str] = ()) -> c_ast.Node:
+    """``Affine`` as a c_ast expression (terms in order, then the constant).
+
+    Names in ``wide`` (size parameters, which the user may have declared ``unsigned`` or
+    narrower) are converted to ``INDEX_TYPE`` before any arithmetic, so ``n - lo`` cannot wrap.
+    """
     expr: c_ast.Node | None = None
     for name, c in sorted(a.terms, key=lambda t: t[1] < 0):
-        term: c_ast.Node = c_ast.ID(name)
+        term: c_ast.Node = _index_cast(c_ast.ID(name)) if name in wide else c_ast.ID(name)
         if abs(c) != 1:
             term = c_ast.BinaryOp("*", c_ast.Constant("int", str(abs(c))), term)
         if expr is None:
@@ -103,11 +114,18 @@ _BIN_OPS = {Combine.ADD: "+", Combine.MUL: "*"}
 class CEmitter:
     """Emits one Plan as a ``static`` C function and its call, through a ``Dialect``."""
 
-    def __init__(self, dialect: Dialect) -> None:
+    def __init__(self, dialect: Dialect, wide: Collection[str] = ()) -> None:
         self.dialect = dialect
         self.gen = c_generator.CGenerator(reduce_parentheses=True)
-        self._parser: c_parser.CParser | None = None
         self._parsed: dict[str, c_ast.Node | None] = {}
+        #: names widened to ``INDEX_TYPE`` in index arithmetic (see ``affine``)
+        self.wide = frozenset(wide)
+
+    def affine(self, a: Affine) -> c_ast.Node:
+        return affine(a, self.wide)
+
+    def _min(self, values: tuple[Affine, ...]) -> c_ast.Node:
+        return _min([self.affine(u) for u in values])
 
     # {{{ values
 
@@ -117,7 +135,7 @@ class CEmitter:
                 return c_ast.UnaryOp("*", c_ast.ID(v.name))
             node: c_ast.Node = c_ast.ID(v.name)
             for e in v.index:
-                node = c_ast.ArrayRef(node, affine(e))
+                node = c_ast.ArrayRef(node, self.affine(e))
             return node
         if isinstance(v, Var):
             return c_ast.ID(v.name)
@@ -132,23 +150,21 @@ class CEmitter:
         if isinstance(v, FExpr):
             return self.fexpr(v)
         if isinstance(v, BlockEnd):
-            lo = affine(v.lower)
-            span = c_ast.BinaryOp("-", _min([affine(u) for u in v.upper]), affine(v.lower))
+            lo = self.affine(v.lower)
+            span = c_ast.BinaryOp("-", self._min(v.upper), self.affine(v.lower))
             step = c_ast.Constant("int", str(v.step))
             return c_ast.BinaryOp("+", lo, c_ast.BinaryOp("*", c_ast.BinaryOp("/", span, step), step))
+        if isinstance(v, AsType):
+            return _index_cast(self.affine(v.index), v.c_type)
         raise TypeError(f"unknown value {v!r}")
 
     def _parse_expr(self, text: str) -> c_ast.Node | None:
         if text not in self._parsed:
-            if self._parser is None:
-                self._parser = c_parser.CParser()
-            try:
-                ast = self._parser.parse(f"void mdp_f(void) {{ mdp_x = ({text}); }}")
-                stmt = ast.ext[0].body.block_items[0]
-                self._parsed[text] = stmt.rvalue
-            except Exception:  # typedef names in casts and other text pycparser cannot parse alone
-                self._parsed[text] = None
+            self._parsed[text] = parse_expr(text)
         return self._parsed[text]
+
+    def _parse_plain(self, text: str) -> c_ast.Node | None:
+        return parse_expr(text, rendered=False)
 
     def fexpr(self, v: FExpr) -> c_ast.Node:
         """The user's expression with each bound formal replaced by its value."""
@@ -176,7 +192,7 @@ class CEmitter:
         if isinstance(s, Declare):
             t: c_ast.Node = _type_decl(s.name, s.elem_type)
             for e in reversed(s.shape):
-                t = c_ast.ArrayDecl(t, affine(e), [])
+                t = c_ast.ArrayDecl(t, self.affine(e), [])
             return [_decl(s.name, t, self.value(s.init) if s.init is not None else None)]
         if isinstance(s, Assign):
             lhs = self.value(s.target)
@@ -191,7 +207,7 @@ class CEmitter:
         if isinstance(s, ThreadCount):
             return [_decl(s.var, _type_decl(s.var, "int"), self.dialect.thread_count(s))]
         if isinstance(s, Assume):
-            empty = c_ast.BinaryOp(">=", affine(s.lower), _min([affine(u) for u in s.upper]))
+            empty = c_ast.BinaryOp(">=", self.affine(s.lower), self._min(s.upper))
             return [c_ast.If(empty, c_ast.FuncCall(c_ast.ID("__builtin_unreachable"), None), None)]
         if isinstance(s, ParallelRegion):
             tid = _decl(s.thread_var, _type_decl(s.thread_var, "int"), self.dialect.thread_id())
@@ -201,8 +217,8 @@ class CEmitter:
 
     def loop(self, lp: Loop) -> c_ast.For:
         var = c_ast.ID(lp.var)
-        init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), affine(lp.lower))])
-        cond = c_ast.BinaryOp("<", var, _min([affine(u) for u in lp.upper]))
+        init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), self.affine(lp.lower))])
+        cond = c_ast.BinaryOp("<", var, self._min(lp.upper))
         step = (c_ast.UnaryOp("p++", c_ast.ID(lp.var)) if lp.step == 1
                 else c_ast.Assignment("+=", c_ast.ID(lp.var), c_ast.Constant("int", str(lp.step))))
         return c_ast.For(init, cond, step, c_ast.Compound(self.stmts(lp.body)))
@@ -211,6 +227,7 @@ class CEmitter:
 
     def function(self, plan: Plan) -> str:
         """``static void name(params) { ... }`` as text."""
+        self.wide = self.wide | size_params(plan.params)
         args = c_ast.ParamList([param_decl(b) for b in plan.params])
         ftype = c_ast.FuncDecl(args, _type_decl(plan.name, "void"))
         fdef = c_ast.FuncDef(_decl(plan.name, ftype, storage=["static"]), None,
@@ -219,40 +236,142 @@ class CEmitter:
         return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
 
     def call(self, plan: Plan) -> str:
-        """``name(args);`` -- written scalars are passed by address. With alias checks:
-        ``if (no overlap) name(args); else { <original nest> }`` (see ``guarded``)."""
+        """``name(args);`` -- written scalars are passed by address -- then the exit values of the
+        iterators declared outside the nest (``Plan.iterators``). With alias checks or
+        preconditions: ``if (no overlap && preconditions) { call } else { <original nest> }``
+        (see ``guarded``). The GPU backends pass their ``KernelPlan`` (same fields)."""
+        self.wide = self.wide | size_params(plan.params)
         args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written else c_ast.ID(b.name)
                 for b in plan.params]
-        call = c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))
-        if not plan.mdh.alias_checks:
-            return str(self.gen.visit(call)) + ";"
-        return self.guarded(plan.mdh.alias_checks, call)
+        call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
+        call += self.exit_values(plan.iterators)
+        checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
+        if not checks and not pre:
+            if len(call) == 1:
+                return str(self.gen.visit(call[0])) + ";"
+            return str(self.gen.visit(c_ast.Compound(call))).rstrip()
+        return self.guarded(checks, c_ast.Compound(call), pre)
 
-    def guarded(self, checks: tuple[AliasCheck, ...], call: c_ast.Node) -> str:
-        """The call under run-time no-overlap checks; the else branch is ``ORIGINAL_NEST``, which
-        the splicer replaces by the nest as written. Rows of indirect buffers are checked in a loop."""
-        simple: list[c_ast.Node] = []
+    def exit_values(self, iterators: tuple[Iterator, ...]) -> list[c_ast.Node]:
+        """Assignments leaving each live iterator at the value the original loops leave it:
+        ``it = lower + max(extent, 0)`` when every enclosing loop ran at least once."""
+        out: list[c_ast.Node] = []
+        ran: list[c_ast.Node] = []
+        for it in iterators:
+            runs = c_ast.BinaryOp(">", self.affine(it.extent), c_ast.Constant("int", "0"))
+            if it.live:
+                terms = dict(it.lower.terms)
+                for n, c in it.extent.terms:
+                    terms[n] = terms.get(n, 0) + c
+                end = Affine.of(terms, it.lower.constant + it.extent.constant)
+                value: c_ast.Node = c_ast.TernaryOp(runs, self.affine(end), self.affine(it.lower))
+                if it.extent.is_constant:
+                    value = self.affine(end if it.extent.constant > 0 else it.lower)
+                stmt: c_ast.Node = c_ast.Assignment("=", c_ast.ID(it.name), _index_cast(value, it.c_type))
+                if ran:
+                    stmt = c_ast.If(_all(ran), stmt, None)
+                out.append(stmt)
+            if not (it.extent.is_constant and it.extent.constant > 0):
+                ran.append(runs)
+        return out
+
+    def guarded(self, checks: tuple[AliasCheck, ...], call: c_ast.Node,
+                preconditions: tuple[Precondition, ...] = ()) -> str:
+        """The call under run-time no-overlap checks and ``preconditions``; the else branch is
+        ``ORIGINAL_NEST``, which the splicer replaces by the nest as written. Rows of indirect
+        buffers are checked in a loop."""
+        simple: list[c_ast.Node] = [self.precondition(p) for p in preconditions]
         per_row: list[tuple[AddressRange, c_ast.Node]] = []
         row = c_ast.ID(f"{_GUARD}r")
         for chk in checks:
             a, b = (chk.a, chk.b) if chk.b.row_lo is None else (chk.b, chk.a)
-            simple.append(_disjoint(_bytes(a), _bytes(b)))
+            simple.append(_disjoint(self._bytes(a), self._bytes(b)))
             if a.row_lo is not None:
-                per_row.append((a, _disjoint(_row_bytes(a, row), _bytes(b))))
+                per_row.append((a, _disjoint(self._row_bytes(a, row), self._bytes(b))))
+        body = call if isinstance(call, c_ast.Compound) else c_ast.Compound([call])
         cond = _all(simple)
         fallback = c_ast.Compound([c_ast.ID(ORIGINAL_NEST.rstrip(";"))])
         if not per_row:
-            return str(self.gen.visit(c_ast.If(cond, c_ast.Compound([call]), fallback)))
+            return str(self.gen.visit(c_ast.If(cond, body, fallback)))
         ok = c_ast.ID(f"{_GUARD}ok")
         items: list[c_ast.Node] = [_decl(ok.name, _type_decl(ok.name, "int"), cond)]
         for rng, test in per_row:
             assert rng.lo is not None and rng.hi is not None
             items.append(c_ast.For(
-                c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), affine(rng.lo))]),
-                c_ast.BinaryOp("&&", ok, c_ast.BinaryOp("<=", row, affine(rng.hi))),
+                c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), self.affine(rng.lo))]),
+                c_ast.BinaryOp("&&", ok, c_ast.BinaryOp("<=", row, self.affine(rng.hi))),
                 c_ast.UnaryOp("p++", row), c_ast.Assignment("=", ok, test)))
-        items.append(c_ast.If(ok, c_ast.Compound([call]), fallback))
+        items.append(c_ast.If(ok, body, fallback))
         return str(self.gen.visit(c_ast.Compound(items))).rstrip()
+
+    def precondition(self, p: Precondition) -> c_ast.Node:
+        """``p.c_expr`` as an expression (verbatim, parenthesized, when pycparser cannot parse it)."""
+        parsed = self._parse_plain(p.c_expr)
+        return _clone(parsed) if parsed is not None else c_ast.ID(f"({p.c_expr})")
+
+    def _bytes(self, r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
+        """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
+        base = c_ast.ID(r.buffer)
+        if r.lo is None or r.hi is None:
+            first: c_ast.Node = c_ast.UnaryOp("&", base)
+            return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
+                                                              c_ast.Constant("int", "1")))
+        return (_as_bytes(c_ast.BinaryOp("+", base, self.affine(r.lo))),
+                _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), self.affine(_plus_one(r.hi)))))
+
+    def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
+        assert r.row_lo is not None and r.row_hi is not None
+
+        def at(e: Affine) -> c_ast.Node:
+            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(r.buffer), c_ast.ID(row.name)),
+                                            self.affine(e)))
+        return at(r.row_lo), at(_plus_one(r.row_hi))
+
+
+_WIDE_TYPES = frozenset({"long", "long int", "signed long", "signed long int", "long long", "long long int"})
+
+
+def size_params(params: tuple[Buffer, ...]) -> frozenset[str]:
+    """The read-only scalar parameters narrower than ``INDEX_TYPE`` or unsigned, which index
+    expressions may name: widened before arithmetic."""
+    return frozenset(b.name for b in params if b.kind == "scalar" and not b.written
+                     and " ".join(w for w in b.elem_type.split() if w not in _QUALS) not in _WIDE_TYPES)
+
+
+# {{{ the user's expressions
+
+_C_WORDS = frozenset({
+    "void", "char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool", "const",
+    "volatile", "restrict", "struct", "union", "enum", "sizeof", "_Alignof",
+})
+#: ``(name)`` or ``(name *)`` directly followed by the start of an operand: in text printed from
+#: the front end's expression tree (``mdpoly.ir.scop.render_expr``) a parenthesized lone name is
+#: always a cast, so ``name`` is a type (a typedef name pycparser must be told about).
+_CAST_NAME = re.compile(r"(?<![\w)\]])\(\s*(?:(?:const|volatile)\s+)*([A-Za-z_]\w*)\s*(?:\*\s*(?:const\s*)?)*\)"
+                        r"(?=\s*[\w(\-+*&!~.'\"])")
+
+
+def typedef_names(text: str) -> frozenset[str]:
+    """The type names ``text`` casts to that are not C keywords (typedef names)."""
+    return frozenset(n for n in _CAST_NAME.findall(text) if n not in _C_WORDS)
+
+
+def parse_expr(text: str, rendered: bool = True) -> c_ast.Node | None:
+    """The C expression ``text`` as a c_ast tree, or ``None`` when pycparser cannot parse it.
+
+    ``rendered``: ``text`` was printed by the front end (``render_expr``), so the typedef names
+    it casts to are known (``typedef_names``) and declared first: without them pycparser reads
+    ``(base)(x)`` as a call of ``base`` and prints it back as ``base(x)``.
+    """
+    types = "".join(f"typedef int {n};" for n in sorted(typedef_names(text))) if rendered else ""
+    try:
+        ast = c_parser.CParser().parse(f"{types} void mdp_f(void) {{ mdp_x = ({text}); }}")
+    except Exception:  # text pycparser cannot parse alone: printed verbatim
+        return None
+    func = ast.ext[-1]
+    return func.body.block_items[0].rvalue  # type: ignore[no-any-return]
+
+# }}}
 
 
 # {{{ alias checks
@@ -263,24 +382,6 @@ _GUARD = "mdp_alias_"
 def _as_bytes(node: c_ast.Node) -> c_ast.Node:
     t = c_ast.PtrDecl([], c_ast.TypeDecl(None, ["const"], None, c_ast.IdentifierType(["char"])))
     return c_ast.Cast(c_ast.Typename(None, [], None, t), node)
-
-
-def _bytes(r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
-    """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
-    base = c_ast.ID(r.buffer)
-    if r.lo is None or r.hi is None:
-        first: c_ast.Node = c_ast.UnaryOp("&", base)
-        return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
-                                                          c_ast.Constant("int", "1")))
-    return (_as_bytes(c_ast.BinaryOp("+", base, affine(r.lo))),
-            _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), affine(_plus_one(r.hi)))))
-
-
-def _row_bytes(r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
-    assert r.row_lo is not None and r.row_hi is not None
-    def at(e: Affine) -> c_ast.Node:
-        return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(r.buffer), c_ast.ID(row.name)), affine(e)))
-    return at(r.row_lo), at(_plus_one(r.row_hi))
 
 
 def _plus_one(a: Affine) -> Affine:

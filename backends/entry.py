@@ -13,12 +13,15 @@ layout, both built as pycparser ``c_ast`` and printed by ``CGenerator``:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pycparser import c_ast, c_generator, c_parser
 
 from mdpoly.ir.mdh import Buffer
 
 _QUALS = ("const", "volatile", "restrict")
-ITERATOR_TYPE = "long"
+#: The type of an iterator whose declared type is not given.
+ITERATOR_TYPE = "int"
 
 
 def _tdecl(name: str | None, elem_type: str) -> c_ast.TypeDecl:
@@ -92,8 +95,10 @@ def _declared_in_for(node: c_ast.Node) -> set[str]:
 
 
 def reference_function(name: str, params: tuple[Buffer, ...], nest_c: str,
-                       iterators: tuple[str, ...]) -> str:
-    """``void name(void **args)`` running the original nest ``nest_c`` on the buffers, as C text."""
+                       iterators: tuple[str, ...], types: Mapping[str, str] | None = None) -> str:
+    """``void name(void **args)`` running the original nest ``nest_c`` on the buffers, as C text.
+
+    ``types`` maps iterators to their declared C types (``ITERATOR_TYPE`` when missing)."""
     body: list[c_ast.Node] = []
     for k, b in enumerate(params):
         body.append(_binding(k, b, by_value=b.kind == "scalar"))
@@ -101,7 +106,7 @@ def reference_function(name: str, params: tuple[Buffer, ...], nest_c: str,
     declared = _declared_in_for(nest) if nest is not None else set()
     for it in iterators:
         if it not in declared:
-            body.append(_decl(it, _tdecl(it, ITERATOR_TYPE)))
+            body.append(_decl(it, _tdecl(it, (types or {}).get(it, ITERATOR_TYPE))))
     # Unparsable text goes in verbatim as an expression-less statement (printed as written).
     body.append(nest if nest is not None else c_ast.ID(nest_c.strip()))
     for k, b in enumerate(params):

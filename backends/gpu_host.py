@@ -30,6 +30,7 @@ from pycparser import c_ast, c_generator
 
 from backends.c_emit import affine, param_decl
 from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.mdh import Affine
 
 
 def c_string(text: str) -> str:
@@ -41,8 +42,9 @@ def c_string(text: str) -> str:
     return "\n".join(out) or '    ""'
 
 
-def _expr(a: object) -> str:
-    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a)))  # type: ignore[arg-type]
+def _expr(a: Affine) -> str:
+    """``a`` in host scope, its names (size parameters) widened before any arithmetic."""
+    return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a, a.names())))
 
 
 # {{{ the preamble's API-independent C runtime

@@ -289,8 +289,13 @@ class KernelWriter:
         return " && ".join(conds) if conds else "1"
 
     def bind_iterators(self, w: _Lines, dims: tuple[KDim, ...]) -> None:
+        """The user's iterators, in their declared types, at the current point."""
         for d in dims:
-            w(f"const int {d.iterator} = (int){self.idx(d)};")
+            self.bind_iterator(w, d, self.idx(d))
+
+    @staticmethod
+    def bind_iterator(w: _Lines, d: KDim, value: str) -> None:
+        w(f"const {d.iterator_type} {d.iterator} = ({d.iterator_type})({value});")
 
     def store(self, w: _Lines, o: KOutput, result: str) -> None:
         assert self.k.op is not None
@@ -400,7 +405,7 @@ class KernelWriter:
         for d in k.reductions:
             i = d.index
             w(f"const int mdp_off_{i} = mdp_kk_{i};")
-            w(f"const int {d.iterator} = (int)(mdp_tb_{i} + mdp_kk_{i});")
+            self.bind_iterator(w, d, f"mdp_tb_{i} + mdp_kk_{i}")
         binds: list[tuple[str, Var]] = []
         for x, t in enumerate(k.tiles):
             deps = [k.dims[d] for d in t.deps]
@@ -482,7 +487,7 @@ class KernelWriter:
             i = d.index
             w.open(f"for ({self.ix} {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * MDP_NUM_WI_{i} + {self.wi(d)}; "
                    f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += ({self.ix})MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
-            w(f"const int {d.iterator} = (int){self.idx(d)};")
+            self.bind_iterator(w, d, self.idx(d))
         for n, o in outs:
             self.accumulate(w, n, o)
         for _ in k.reductions:

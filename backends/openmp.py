@@ -59,10 +59,25 @@ class OpenMPBackend(Backend):
             headers.append("limits.h")
         if plan.needs_float:
             headers.append("float.h")
-        definition = emitter.function(plan)
+        definition = shielded(emitter.function(plan))
         return GeneratedCode(name=plan.name, definition=definition, call=emitter.call(plan),
                              headers=tuple(headers), flags=("-fopenmp",),
                              preamble=preamble(tuple(headers)))
+
+
+#: Every word of the generated OpenMP pragmas that a user's macro could replace (OpenMP pragmas
+#: are macro-expanded): the reduction operators' names and the keywords included.
+PRAGMA_WORDS = ("omp", "parallel", "for", "collapse", "schedule", "static", "num_threads", "nowait", "simd",
+                "reduction", "max", "min")
+
+
+def shielded(definition: str) -> str:
+    """``definition`` with the user's macros of ``PRAGMA_WORDS`` set aside around it
+    (``push_macro``/``#undef``/``pop_macro``, understood by gcc, clang and icx), so that e.g.
+    ``#define schedule(x) ...`` cannot rewrite ``schedule(static)``."""
+    push = [f'#pragma push_macro("{w}")\n#undef {w}\n' for w in PRAGMA_WORDS]
+    pop = [f'#pragma pop_macro("{w}")\n' for w in reversed(PRAGMA_WORDS)]
+    return "".join(push) + definition + "".join(pop)
 
 
 def preamble(headers: tuple[str, ...]) -> str:

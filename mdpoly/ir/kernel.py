@@ -16,7 +16,7 @@ from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
-from mdpoly.ir.plan import FExpr
+from mdpoly.ir.plan import FExpr, Iterator
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,6 +49,8 @@ class KDim:
     num_wg: int
     kt: int = 0
     vec: int = 1
+    #: the iterator's declared type, spelled for the device: the user's expressions see it so
+    iterator_type: str = "int"
 
     @property
     def is_reduction(self) -> bool:
@@ -180,6 +182,8 @@ class KernelPlan:
     #: C type of the kernels' index arithmetic (and of the extents passed to them): ``int`` when
     #: every extent, buffer and index of the nest is a constant below 2^31, else ``long``.
     index_type: Literal["int", "long"] = "long"
+    #: the user's iterators, outermost first (the call site sets the exit values of live ones)
+    iterators: tuple[Iterator, ...] = ()
 
     @property
     def concat(self) -> tuple[KDim, ...]:

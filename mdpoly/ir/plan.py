@@ -7,7 +7,10 @@ results are combined. A backend only chooses spellings.
 
 Expressions stay small: indices and loop bounds are ``Affine`` (over iterators, tile variables
 and size parameters); an upper bound is the minimum of a tuple of ``Affine``. Values are a tiny
-tree (``Ref``, ``Var``, ``Const``, ``Apply``, ``FExpr``) that ``backends/c_emit.py`` prints.
+tree (``Ref``, ``Var``, ``Const``, ``Apply``, ``FExpr``, ``AsType``) that ``backends/c_emit.py``
+prints. Loop variables and index arithmetic are wide and signed (size parameters are widened
+before any arithmetic, even when declared ``unsigned``); the user's expressions see each iterator
+in its declared type (``AsType`` bindings).
 """
 
 from __future__ import annotations
@@ -76,7 +79,20 @@ class BlockEnd:
     step: int
 
 
-Value = Union[Ref, Var, Const, Apply, FExpr, BlockEnd]
+@dataclass(frozen=True, slots=True)
+class AsType:
+    """``(c_type)(index)``: an index expression seen in a C type of the user's.
+
+    Generated index arithmetic is done in a wide signed type; where the user's expressions see
+    an iterator, lowering binds it to its value converted to the iterator's declared type, so
+    ``(float)(i - 10u)`` or ``sizeof(i)`` give what they give in the original program.
+    """
+
+    c_type: str
+    index: Affine
+
+
+Value = Union[Ref, Var, Const, Apply, FExpr, BlockEnd, AsType]
 
 # }}}
 
@@ -176,6 +192,22 @@ Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion, Assume]
 
 
 @dataclass(frozen=True, slots=True)
+class Iterator:
+    """A loop iterator of the user's nest, as the code around the generated call sees it.
+
+    ``c_type`` is its declared type. ``live``: it is declared outside the nest, so the original
+    program leaves it at its exit value, which the call site assigns after the generated code
+    (``lower + max(extent, 0)`` when every enclosing loop ran, else unchanged).
+    """
+
+    name: str
+    c_type: str
+    lower: Affine
+    extent: Affine
+    live: bool = False
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A lowered nest ready to render as one function ``name(params...)``.
 
@@ -193,6 +225,8 @@ class Plan:
     needs_math: bool = False
     needs_limits: bool = False
     needs_float: bool = False
+    #: the user's iterators, outermost first (their types; exit values of live ones)
+    iterators: tuple[Iterator, ...] = ()
 
 
 def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:

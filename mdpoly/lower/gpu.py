@@ -32,7 +32,7 @@ from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box
-from mdpoly.lower.lower import function_params
+from mdpoly.lower.lower import function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
 #: C element types and their OpenCL C spelling (sizes agree on LP64 hosts).
@@ -365,7 +365,8 @@ class _GpuLowerer:
         index_type = self.index_type()
         self.wide = index_type == "long"
         dims = tuple(KDim(k, d.iterator, d.lower, d.extent, d.combine, self.p.num_wi[k], self.p.pt[k],
-                          self.p.num_wg[k], kt[k], self.p.vec_width(k)) for k, d in enumerate(self.m.dims))
+                          self.p.num_wg[k], kt[k], self.p.vec_width(k), device_type(d.iterator_type, self.m))
+                     for k, d in enumerate(self.m.dims))
         buffers = self.buffers()
         outputs = self.outputs()
         red_wi = 1
@@ -379,7 +380,8 @@ class _GpuLowerer:
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
             ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
-            tiles=self.tiles() if self.p.tiled else None, index_type=index_type)  # type: ignore[arg-type]
+            tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
+            iterators=plan_iterators(self.m))
 
 
 def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:

@@ -24,8 +24,8 @@ import itertools
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import (
-    REGISTER_LAYER, Apply, Assign, Assume, Block, BlockEnd, Const, Declare, FExpr, Loop, ParallelRegion, Plan, Ref,
-    Stmt, ThreadCount, Value, Var,
+    REGISTER_LAYER, Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Iterator, Loop,
+    ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value, Var,
 )
 from mdpoly.lower.neutral import neutral
 from mdpoly.lower.params import TuningParams, violations
@@ -150,11 +150,16 @@ class _Lowerer:
         buf = self.m.buffer(acc.buffer)
         return Ref(acc.buffer, acc.index, deref=buf.kind == "scalar" and buf.written)
 
+    def iterator_binds(self, at: dict[str, Affine] | None = None) -> tuple[tuple[str, Value], ...]:
+        """Each iterator as the user's expressions see it: the (moved) point in its declared type."""
+        return tuple((d.iterator, AsType(d.iterator_type, (at or {}).get(d.iterator, _var(d.iterator))))
+                     for d in self.dims)
+
     def f_value(self, o: int, at: dict[str, Affine] | None = None) -> FExpr:
         """``f``'s result ``o``; ``at`` moves the point (iterator -> affine expression)."""
         f = self.m.f
         binds = tuple((name, _subst_ref(self.access_ref(acc), at or {})) for name, acc in zip(f.params, self.m.inputs))
-        return FExpr(f.results[o], binds)
+        return FExpr(f.results[o], binds + self.iterator_binds(at))
 
     def neutral(self, o: int) -> Const:
         assert self.op is not None
@@ -168,7 +173,7 @@ class _Lowerer:
         if out.update == "accumulate":
             return self.access_ref(out.access)
         if out.init is not None:
-            return FExpr(out.init, role="init")
+            return FExpr(out.init, self.iterator_binds(), role="init")
         return self.neutral(o)
 
     def stored(self, o: int, value: Value) -> Value:
@@ -177,7 +182,7 @@ class _Lowerer:
         if fin is None:
             return value
         binds = ((fin.result, value),) + tuple((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs))
-        return FExpr(fin.expr, binds)
+        return FExpr(fin.expr, binds + self.iterator_binds())
 
     def combine_into(self, target: Ref | Var, o: int, at: dict[str, Affine] | None = None,
                      tag: str = "") -> tuple[Stmt, ...]:
@@ -429,13 +434,27 @@ class _Lowerer:
         return Plan(
             name=self.m.name, loc=self.m.loc, params=function_params(self.m), body=body, mdh=self.m,
             tuning=self.p, needs_math="math.h" in self.headers, needs_limits="limits.h" in self.headers,
+            iterators=plan_iterators(self.m),
         )
 
 
+def plan_iterators(mdh: MdhExpr) -> tuple[Iterator, ...]:
+    """The nest's iterators with their types; ``live`` for those declared outside the nest (the
+    front end lists them among the buffers)."""
+    names = {b.name for b in mdh.buffers}
+    return tuple(Iterator(d.iterator, d.iterator_type, d.lower, d.extent, d.iterator in names) for d in mdh.dims)
+
+
 def function_params(mdh: MdhExpr) -> tuple[Buffer, ...]:
-    """The generated function's parameters: read-only scalars first (array shapes may use them)."""
-    first = tuple(b for b in mdh.buffers if b.kind == "scalar" and not b.written)
-    return first + tuple(b for b in mdh.buffers if b not in first)
+    """The generated function's parameters: read-only scalars first (array shapes may use them).
+
+    Iterators are never parameters: the generated code declares its own loops over them, and an
+    iterator declared before the nest (C89 style) is set to its exit value at the call site.
+    """
+    its = {d.iterator for d in mdh.dims}
+    bufs = tuple(b for b in mdh.buffers if b.name not in its)
+    first = tuple(b for b in bufs if b.kind == "scalar" and not b.written)
+    return first + tuple(b for b in bufs if b not in first)
 
 
 def lower(mdh: MdhExpr, params: TuningParams) -> Plan:

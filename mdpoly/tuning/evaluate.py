@@ -131,7 +131,7 @@ class NestEvaluator:
         why = "the nest has no reference text"
         if reference_c.strip():
             src = "".join(f"#include <{h}>\n" for h in REFERENCE_HEADERS) + reference_function(
-                REFERENCE, self.params, reference_c, its)
+                REFERENCE, self.params, reference_c, its, {d.iterator: d.iterator_type for d in self.mdh.dims})
             try:
                 built = self.reference_runner.build(BuildRequest(src, REFERENCE, self.args))
                 m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0,
