@@ -13,7 +13,9 @@ grid of all blocks and each kernel decodes the plan's up to three group indices 
 
 The prelude supplies what NVRTC lacks without system headers: OpenCL's short unsigned type names
 (``uchar``, ``uint``, ...) that the plan spells, the ``limits.h``/``math.h`` constants neutral
-elements and user expressions may use, and the glibc spellings of ``INFINITY``/``NAN``.
+elements and user expressions may use, and the glibc spellings of ``INFINITY``/``NAN`` (the
+``__builtin_inff()`` family, as bit patterns, so that the same source compiles under NVRTC and
+under ``nvcc``, whose host headers define ``INFINITY`` as ``(__builtin_inff ())``).
 Host code is in ``backends.cuda_host``.
 """
 
@@ -55,11 +57,14 @@ CUDA_PRELUDE = (
     "#ifndef HUGE_VALF",
     "#define HUGE_VALF INFINITY",
     "#endif",
-    "#define __builtin_inff() INFINITY",
-    "#define __builtin_inf() HUGE_VAL",
-    "#define __builtin_huge_valf() INFINITY",
-    "#define __builtin_huge_val() HUGE_VAL",
-    "#define __builtin_nanf(s) NAN",
+    # glibc spells INFINITY, HUGE_VAL and NAN through these builtins; when nvcc compiles, its
+    # host headers have defined them so, and a builtin defined back through INFINITY would be
+    # self-referential: spell every one as its bit pattern.
+    "#define __builtin_inff() __int_as_float(0x7f800000)",
+    "#define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)",
+    "#define __builtin_huge_valf() __int_as_float(0x7f800000)",
+    "#define __builtin_huge_val() __longlong_as_double(0x7ff0000000000000LL)",
+    "#define __builtin_nanf(s) __int_as_float(0x7fffffff)",
     "#define __builtin_nan(s) __longlong_as_double(0x7ff8000000000000LL)",
     "#ifndef INT_MAX",
     "#define CHAR_BIT 8",
