@@ -2,7 +2,6 @@
 
 import itertools
 import random
-import time
 
 from backends.openmp import OPENMP_CAPS
 from mdpoly.lower.params import violations
@@ -94,10 +93,8 @@ def test_symbolic_sizes_come_from_the_caller(analyze):
 
 def test_mcc_space_is_generated(analyze):
     nest = analyze(MCC, K=512, C=512)
-    start = time.perf_counter()
-    space = build_space(nest.mdh, {}, OPENMP_CAPS)
-    ss = build_search_space(space.specs)
-    print(f"MCC space: {ss.constrained_size} configurations in {time.perf_counter() - start:.3f} s")
+    space = build_space(nest.mdh, {}, OPENMP_CAPS)   # its build time: benchmarks/space_build.py
+    assert build_search_space(space.specs).constrained_size > 1000
     orders = next(s for s in space.specs if s.name == "ORDER").values
     assert len(orders) < 200          # a reduced candidate set, not 7! orders
     _, configs = _configs(space, 500)
