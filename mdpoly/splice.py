@@ -1,7 +1,8 @@
 """Splicing: ``splice(source_text, replacements, path) -> str``, the user's file with nests replaced.
 
-Each ``Replacement`` swaps the lines of one nest's ``SourceSpan`` for a call, keeping the text
-before the nest on its first line and after it on its last line; the generated functions go
+Each ``Replacement`` swaps the characters of one nest's ``SourceSpan`` (from its ``for``, or its
+``#pragma mdh`` line, to its last ``}`` or ``;``) for a call, so several nests on one line are
+each replaced and the text around them stays; the generated functions go
 before the line of the function containing the nest, the preambles (headers) before the first of
 those. Everything else is byte-identical. ``#line`` directives after every insertion keep the
 user's compiler messages pointing at the original lines; generated code reads as
@@ -48,65 +49,95 @@ def original_text(lines: list[str], span: SourceSpan) -> str:
     return "".join(body)
 
 
+def _line_starts(text: str) -> list[int]:
+    """Offsets of the first character of every line (1-based lines at index ``line - 1``)."""
+    out = [0]
+    for k, ch in enumerate(text):
+        if ch == "\n":
+            out.append(k + 1)
+    return out
+
+
+def _start_offset(lines: list[str], starts: list[int], span: SourceSpan) -> int:
+    """Where a replacement begins: the nest's ``for``, or the indentation's end of its pragma line."""
+    if span.first_line == span.start.line:
+        return starts[span.start.line - 1] + span.start.column - 1
+    first = lines[span.first_line - 1]
+    return starts[span.first_line - 1] + len(first) - len(first.lstrip(" \t"))
+
+
 def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replacement], path: str = "<input>") -> str:
     """Return ``source_text`` with every replacement applied (see the module docstring).
+
+    Spans are exact character ranges, so several nests on one line are each replaced.
 
     :raises CompilerBug: when two spans overlap or a span lies outside the text.
     """
     if not replacements:
         return source_text
     lines = source_text.splitlines(keepends=True)
-    reps = sorted(replacements, key=lambda r: r.span.first_line)
-    for a, b in zip(reps, reps[1:]):
-        if b.span.first_line <= a.span.end_line:
-            raise CompilerBug(f"nests at lines {a.span.first_line} and {b.span.first_line} overlap")
-    for r in reps:
-        if not 1 <= r.span.first_line <= r.span.end_line <= len(lines) or r.function_line > r.span.first_line:
-            raise CompilerBug(f"span {r.span} of function at line {r.function_line} lies outside the file")
+    starts = _line_starts(source_text)
+    for r in replacements:
+        sp = r.span
+        if (not 1 <= sp.first_line <= sp.start.line <= sp.end_line <= len(lines)
+                or r.function_line > sp.first_line or sp.end_column > len(lines[sp.end_line - 1])):
+            raise CompilerBug(f"span {sp} of function at line {r.function_line} lies outside the file")
+    spans = sorted(((_start_offset(lines, starts, r.span), starts[r.span.end_line - 1] + r.span.end_column, r)
+                    for r in replacements), key=lambda t: t[0])
+    for (_, a_end, a), (b_start, _, b) in zip(spans, spans[1:]):
+        if b_start < a_end:
+            raise CompilerBug(f"nests at {a.span.start.line}:{a.span.start.column} and "
+                              f"{b.span.start.line}:{b.span.start.column} overlap")
 
-    before: dict[int, list[str]] = {}
-    first_fn = min(r.function_line for r in reps)
+    # insertions at line starts: generated functions (and preambles) before the line of the function
+    # holding a nest; a #line directive after the line where a multi-line replacement ends
+    inserts: dict[int, list[str]] = {}
+    first_fn = min(r.function_line for r in replacements)
     preambles: list[str] = []
-    for r in reps:
+    for r in replacements:
         if r.preamble and r.preamble not in preambles:
             preambles.append(r.preamble)
+    defs: dict[int, list[str]] = {}
     if preambles:
-        before.setdefault(first_fn, []).extend(_ensure_newline(p) for p in preambles)
-    for r in reps:
-        before.setdefault(r.function_line, []).append(_ensure_newline(r.definition))
-    starts = {r.span.first_line: r for r in reps}
+        defs.setdefault(first_fn, []).extend(_ensure_newline(p) for p in preambles)
+    for r in replacements:
+        defs.setdefault(r.function_line, []).append(_ensure_newline(r.definition))
+    for line, texts in defs.items():
+        inserts.setdefault(starts[line - 1], []).append(
+            _line_directive(1, GENERATED_FILE) + "".join(texts) + _line_directive(line, path))
 
     out: list[str] = []
-    n = 1
-    while n <= len(lines):
-        if n in before:
-            out.append(_line_directive(1, GENERATED_FILE))
-            out.extend(before[n])
-            out.append(_line_directive(n, path))
-        r = starts.get(n)
-        if r is None:
-            out.append(lines[n - 1])
-            n += 1
-            continue
+    pos = 0
+    resync: set[int] = set()
+
+    def copy_to(end: int) -> None:
+        nonlocal pos
+        for at in sorted(k for k in set(inserts) | resync if pos <= k <= end):
+            out.append(source_text[pos:at])
+            pos = at
+            if at in resync and at < len(source_text):
+                resync.discard(at)
+                line = source_text.count("\n", 0, at) + 1
+                out.append(_line_directive(line, path))
+            out.extend(inserts.pop(at, []))
+        out.append(source_text[pos:end])
+        pos = end
+
+    for begin, end, r in spans:
+        copy_to(begin)
         sp = r.span
-        first = lines[sp.first_line - 1]
-        if sp.first_line == sp.start.line:
-            prefix = first[: sp.start.column - 1]
-        else:
-            prefix = first[: len(first) - len(first.lstrip(" \t"))]
-        last = lines[sp.end_line - 1]
-        suffix = last[sp.end_column:]
         call = r.call
         if ORIGINAL_NEST in call:
             nest = _line_directive(sp.start.line, path) + " " * (sp.start.column - 1) + original_text(lines, sp)
             call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), lambda _m: nest, call)
-        out.append(_ensure_newline(prefix + call + suffix))
-        n = sp.end_line + 1
-        if (sp.end_line > sp.first_line or "\n" in call) and n <= len(lines):
-            out.append(_line_directive(n, path))
+        out.append(call)
+        pos = end
+        if sp.end_line > sp.first_line or "\n" in call:
+            nl = source_text.find("\n", end)
+            if nl >= 0:
+                resync.add(nl + 1)
+    copy_to(len(source_text))
     text = "".join(out)
-    if not source_text.endswith("\n") and text.endswith("\n") and not lines[-1].endswith("\n"):
-        last_rep = reps[-1]
-        if last_rep.span.end_line == len(lines):
-            text = text[:-1]
-    return text
+    if text.endswith(("\n", "\r")) or not source_text.endswith("\n"):
+        return text
+    return text + "\n"

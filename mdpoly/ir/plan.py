@@ -58,7 +58,8 @@ class Apply:
 
 @dataclass(frozen=True, slots=True)
 class FExpr:
-    """The user's C expression ``text`` (a scalar-function result or an ``init``).
+    """The user's C expression ``text``: a scalar-function result (``role`` ``f``), the start
+    value of an accumulator (``init``), or what is stored instead of a reduced value (``finish``).
 
     ``bindings`` maps the formals used in ``text`` to values; a backend prints the text with each
     bound name replaced (or bound in an inner scope), every other name left as written.
@@ -66,7 +67,7 @@ class FExpr:
 
     text: str
     bindings: tuple[tuple[str, Value], ...] = ()
-    role: Literal["f", "init"] = "f"
+    role: Literal["f", "init", "finish"] = "f"
 
 
 @dataclass(frozen=True, slots=True)

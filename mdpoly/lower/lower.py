@@ -182,7 +182,7 @@ class _Lowerer:
         if fin is None:
             return value
         binds = ((fin.result, value),) + tuple((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs))
-        return FExpr(fin.expr, binds + self.iterator_binds())
+        return FExpr(fin.expr, binds + self.iterator_binds(), role="finish")
 
     def combine_into(self, target: Ref | Var, o: int, at: dict[str, Affine] | None = None,
                      tag: str = "") -> tuple[Stmt, ...]:
