@@ -7,6 +7,8 @@ annotation, and build the ``MdhExpr`` -- or record, located, why the nest is kep
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import islpy as isl
 from pycparser import c_generator
 
@@ -20,6 +22,7 @@ from frontend.deps import Deps, analyze_dependences
 from frontend.nest_span import function_start_line, nest_span
 from frontend.parse import ParsedFile, parse_c
 from frontend.pragmas import check_annotation, parse_annotation
+from frontend.schedule import schedule_nest
 from frontend.scop import Candidate, extract_scop, find_candidates, loc_of, loop_headers, return_type_loc
 from frontend.to_mdh import build_mdh
 
@@ -36,7 +39,15 @@ def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None
 
 
 def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:
-    """The ``NestAnalysis`` of one candidate (``mdh`` set, or ``kept`` with a located reason)."""
+    """The ``NestAnalysis`` of one candidate (``mdh`` set, or ``kept`` with a located reason, and
+    then the schedule of host loops and computations inside it, when there is one)."""
+    whole = analyze_band(parsed, cand, options)
+    schedule = schedule_nest(parsed, cand, whole, lambda band: analyze_band(parsed, band, options))
+    return whole if schedule is None else replace(whole, schedule=schedule)
+
+
+def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:
+    """The ``NestAnalysis`` of one candidate as a single band (no schedule)."""
     pragma_line = loc_of(cand.pragma).line if cand.pragma is not None else None
     span = nest_span(parsed.source_text, cand.loc, pragma_line)
     func_line = function_start_line(parsed.source_text, return_type_loc(cand.func))

@@ -19,7 +19,7 @@ from pycparser import c_ast
 
 from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch
 from frontend.parse import ParsedFile, pragma_text
-from frontend.symbols import FUNC_DECLS, SymbolTable, c_text, symbols_for
+from frontend.symbols import FUNC_DECLS, SymbolTable, add_local_decl, c_text, symbols_for
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine, Precondition
@@ -67,6 +67,13 @@ class Candidate:
     marked: bool
     pragma: c_ast.Pragma | None  # a directly preceding ``#pragma mdh(...)``
     omp_pragma: c_ast.Pragma | None = None  # a directly preceding ``#pragma omp ...``
+    #: a band of a larger nest (``frontend.schedule``): ``origin`` is the node of the function's
+    #: AST it comes from (``node`` may be a new ``For`` over part of its body), ``scope`` the
+    #: outermost nest, whose declarations are not visible around the band except ``host_decls``
+    #: (iterators and locals of the enclosing loops that stay in the host code).
+    origin: c_ast.Node | None = None
+    scope: c_ast.Node | None = None
+    host_decls: tuple[c_ast.Decl, ...] = ()
 
     @property
     def loc(self) -> SourceLoc:
@@ -285,7 +292,7 @@ class NestBuilder(c_ast.NodeVisitor):
         if not self.statements:
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
         outside = [lp.iterator for lp in self.loops if lp.iterator not in self.nest_locals]
-        live = _used_elsewhere(self.cand.func.body, self.cand.node, set(outside))
+        live = _used_elsewhere(self.cand.func.body, self.cand.origin or self.cand.node, set(outside))
         if live:
             raise self._fail(self.cand.node, "iterator-live-out",
                              f"loop iterator '{sorted(live)[0]}' is declared outside the nest and used after it; "
@@ -775,7 +782,16 @@ def _add(a: Affine, k: int) -> Affine:
 
 def extract_scop(parsed: ParsedFile, cand: Candidate) -> Scop:
     """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason."""
-    return NestBuilder(cand, symbols_for(parsed.ast, cand.func, cand.node)).build()
+    return NestBuilder(cand, candidate_symbols(parsed, cand)).build()
+
+
+def candidate_symbols(parsed: ParsedFile, cand: Candidate) -> SymbolTable:
+    """The declarations visible at ``cand``: the function's outside the outermost nest, plus the
+    host-side declarations of a band."""
+    table = symbols_for(parsed.ast, cand.func, cand.scope or cand.node)
+    for d in cand.host_decls:
+        add_local_decl(table, d)
+    return table
 
 
 def loop_headers(cand: Candidate) -> tuple[tuple[str, str], ...]:

@@ -175,6 +175,13 @@ class _LocalCollector(c_ast.NodeVisitor):
             self.visit(child)
 
 
+def add_local_decl(table: SymbolTable, node: c_ast.Decl) -> None:
+    """Add a declaration of the function body (a local) to ``table``."""
+    _add_decl(table, node)
+    if node.name:
+        table.locals.add(node.name)
+
+
 def symbols_for(ast: c_ast.FileAST, func: c_ast.FuncDef, nest: c_ast.Node) -> SymbolTable:
     """Globals, then ``func``'s parameters, then its locals outside ``nest`` (later names win)."""
     table = SymbolTable()

@@ -14,11 +14,13 @@ from typing import Protocol
 from backends.base import Backend
 from backends.openmp import OpenMPBackend
 from mdpoly.diagnostics import CompilerBug, DiagnosticSink, MdpolyError, UnsupportedInput
-from mdpoly.ir.nest import NestAnalysis, NestOutcome
+from backends.base import GeneratedCode
+from mdpoly.host_schedule import render_schedule
+from mdpoly.ir.nest import ORIGINAL_NEST, NestAnalysis, NestOutcome, schedule_computations
 from mdpoly.lower import check_plan, default_params, lower
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
-from mdpoly.splice import Replacement, splice
+from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.tuning.hook import choose_gpu_params, choose_params
 
 
@@ -57,45 +59,84 @@ def transform(analysis: _Analysis, options: Options,
     backend = backend_for(options)
     outcomes: list[NestOutcome] = []
     reps: list[Replacement] = []
-    used_names: set[str] = set()
+    used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
     for nest in analysis.nests:
-        if nest.mdh is None:
-            kept = nest.kept
-            outcomes.append(_kept(nest, kept.code if kept else "unsupported",
-                                  kept.message if kept else "not an MDH computation"))
+        if nest.mdh is None and nest.schedule is not None:
+            rep, outcome = _transform_schedule(nest, backend, options, sink, used_names)
+            outcomes.append(outcome)
+            if rep is not None:
+                reps.append(rep)
             continue
-        little = too_little_work(nest, options)
-        if little is not None:
-            outcomes.append(_kept(nest, little.code, little.message))
-            continue
-        mdh = nest.mdh
-        name, k = mdh.name, 1
-        while name in used_names:
-            k += 1
-            name = f"{mdh.name}_{k}"
-        used_names.add(name)
-        if name != mdh.name:
-            mdh = replace(mdh, name=name)
-        tuning = None
-        try:
-            if backend.caps.parallel_layers >= 2:   # work-group targets: mdpoly.lower.gpu
-                from mdpoly.lower.gpu import lower_gpu
-                gparams, caps, tuning = choose_gpu_params(nest, mdh, backend, options, sink)
-                renderer = backend if caps == backend.caps else type(backend)(caps)  # type: ignore[call-arg]
-                code = renderer.render(lower_gpu(mdh, gparams, caps))  # type: ignore[arg-type]
-            else:
-                params, tuning = choose_params(nest, mdh, backend, options, sink)
-                plan = lower(mdh, params)
-                check_plan(plan)
-                code = backend.render(plan)
-        except UnsupportedInput as err:
-            outcomes.append(_kept(nest, err.code, err.message))
-            continue
-        except CompilerBug as err:
-            outcomes.append(_kept(nest, err.code, f"internal error, nest kept: {err.message}"))
-            continue
-        reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))
-        outcomes.append(NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
-                                    tuning=tuning.to_report() if tuning is not None else None))
+        code, outcome = _transform_nest(nest, backend, options, sink, used_names)
+        outcomes.append(outcome)
+        if code is not None:
+            reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))
     text = splice(analysis.source_text, reps, analysis.path)
     return text, tuple(outcomes)
+
+
+def _transform_nest(nest: NestAnalysis, backend: Backend, options: Options, sink: DiagnosticSink | None,
+                    used_names: set[str]) -> tuple[GeneratedCode | None, NestOutcome]:
+    """One band: its generated code and outcome, or ``None`` and why it is kept."""
+    if nest.mdh is None:
+        kept = nest.kept
+        return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not an MDH computation")
+    little = too_little_work(nest, options)
+    if little is not None:
+        return None, _kept(nest, little.code, little.message)
+    mdh = nest.mdh
+    name, k = mdh.name, 1
+    while name in used_names:
+        k += 1
+        name = f"{mdh.name}_{k}"
+    used_names.add(name)
+    if name != mdh.name:
+        mdh = replace(mdh, name=name)
+    tuning = None
+    try:
+        if backend.caps.parallel_layers >= 2:   # work-group targets: mdpoly.lower.gpu
+            from mdpoly.lower.gpu import lower_gpu
+            gparams, caps, tuning = choose_gpu_params(nest, mdh, backend, options, sink)
+            renderer = backend if caps == backend.caps else type(backend)(caps)  # type: ignore[call-arg]
+            code = renderer.render(lower_gpu(mdh, gparams, caps))  # type: ignore[arg-type]
+        else:
+            params, tuning = choose_params(nest, mdh, backend, options, sink)
+            plan = lower(mdh, params)
+            check_plan(plan)
+            code = backend.render(plan)
+    except UnsupportedInput as err:
+        return None, _kept(nest, err.code, err.message)
+    except CompilerBug as err:
+        return None, _kept(nest, err.code, f"internal error, nest kept: {err.message}")
+    return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
+                             tuning=tuning.to_report() if tuning is not None else None)
+
+
+def _transform_schedule(nest: NestAnalysis, backend: Backend, options: Options, sink: DiagnosticSink | None,
+                        used_names: set[str]) -> tuple[Replacement | None, NestOutcome]:
+    """A scheduled nest: every computation generated on its own, the host loops kept around them.
+
+    The nest counts as transformed when at least one computation is; its replacement text is the
+    schedule with each transformed computation's call (whose run-time-check fallback is that
+    computation's own text) and every other part as written."""
+    assert nest.schedule is not None
+    calls: dict[int, str] = {}
+    parts: list[NestOutcome] = []
+    definitions: list[str] = []
+    preambles: list[str] = []
+    for comp in schedule_computations(nest.schedule):
+        code, outcome = _transform_nest(comp.nest, backend, options, sink, used_names)
+        parts.append(outcome)
+        if code is None:
+            continue
+        calls[id(comp)] = code.call.replace(ORIGINAL_NEST, comp.nest.reference_c.rstrip())
+        definitions.append(code.definition)
+        if code.preamble and code.preamble not in preambles:
+            preambles.append(code.preamble)
+    if not calls:
+        kept = nest.kept
+        return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
+    text = render_schedule(nest.schedule, calls)
+    outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
+                          parts=tuple(parts))
+    return Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)), outcome

@@ -17,7 +17,7 @@ import json
 from typing import Any
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
-from mdpoly.ir.nest import FileAnalysis, NestOutcome
+from mdpoly.ir.nest import Computation, FileAnalysis, HostLoop, HostStatement, NestOutcome, ScheduleItem
 from mdpoly.output_files import write_files_atomically
 
 
@@ -37,6 +37,8 @@ def outcomes_from_analysis(analysis: FileAnalysis, target: str | None = None) ->
 def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     """The remark (transformed) or note/warning (kept) for one nest."""
     n = o.nest
+    if o.status == "transformed" and n.schedule is not None:
+        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest scheduled: {schedule_text(n.schedule, o.parts)}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}")
@@ -45,28 +47,84 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     return Diagnostic(severity, o.code or "", loc, f"loop nest kept sequential: {o.reason or 'unknown reason'}")
 
 
+def _part_text(o: NestOutcome) -> str:
+    loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in o.nest.loops)
+    where = f"line {o.nest.loc.line}"
+    if o.status == "transformed":
+        return f"[{loops} MDH at {where}]"
+    return f"[kept at {where}: {o.code}]"
+
+
+def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...]) -> str:
+    """One line for a schedule, e.g. ``t:seq{ [i:++ MDH at line 9] [i:++ MDH at line 11] }``;
+    ``parts`` are the computations' outcomes in schedule order."""
+    queue = list(parts)
+
+    def walk(its: tuple[ScheduleItem, ...]) -> list[str]:
+        out: list[str] = []
+        for it in its:
+            if isinstance(it, HostLoop):
+                out.append(f"{it.iterator}:seq{{ {' '.join(walk(it.body))} }}")
+            elif isinstance(it, Computation):
+                out.append(_part_text(queue.pop(0)) if queue else "[?]")
+        return out
+    return " ".join(walk(items))
+
+
+def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...]) -> list[dict[str, Any]]:
+    """The ``"schedule"`` of the report: host loops (with why they stay sequential), statements
+    kept as written, and computations with their own outcome."""
+    queue = list(parts)
+
+    def walk(its: tuple[ScheduleItem, ...]) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        for it in its:
+            if isinstance(it, HostLoop):
+                out.append({"kind": "host-loop", "iterator": it.iterator, "line": it.loc.line,
+                            "column": it.loc.column, "reason": it.reason, "body": walk(it.body)})
+            elif isinstance(it, HostStatement):
+                out.append({"kind": "statement", "line": it.loc.line, "column": it.loc.column})
+            else:
+                o = queue.pop(0) if queue else None
+                entry = _nest_dict(o) if o is not None else {}
+                entry.update({"kind": "computation", "distributed": it.distributed})
+                out.append(entry)
+        return out
+    return walk(items)
+
+
 def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> None:
     for o in outcomes:
         sink.emit(outcome_diagnostic(o))
+        for part in o.parts:
+            if part.status != "transformed":
+                sink.emit(outcome_diagnostic(part))
 
 
 def report_dict(outcomes: tuple[NestOutcome, ...]) -> dict[str, Any]:
     nests = []
     for o in outcomes:
-        n = o.nest
-        nests.append({
-            "file": n.loc.file,
-            "line": n.loc.line,
-            "column": n.loc.column,
-            "status": o.status,
-            "reason": o.reason,
-            "code": o.code,
-            "loops": [{"iterator": lp.iterator, "extent": lp.extent, "combine": lp.combine.value} for lp in n.loops],
-            "mdh": n.mdh.to_dsl() if n.mdh is not None else None,
-            "target": o.target,
-            "tuning": o.tuning,
-        })
+        entry = _nest_dict(o)
+        if o.nest.schedule is not None and o.parts:
+            entry["schedule"] = schedule_dict(o.nest.schedule, o.parts)
+        nests.append(entry)
     return {"nests": nests}
+
+
+def _nest_dict(o: NestOutcome) -> dict[str, Any]:
+    n = o.nest
+    return {
+        "file": n.loc.file,
+        "line": n.loc.line,
+        "column": n.loc.column,
+        "status": o.status,
+        "reason": o.reason,
+        "code": o.code,
+        "loops": [{"iterator": lp.iterator, "extent": lp.extent, "combine": lp.combine.value} for lp in n.loops],
+        "mdh": n.mdh.to_dsl() if n.mdh is not None else None,
+        "target": o.target,
+        "tuning": o.tuning,
+    }
 
 
 def write_text_atomically(path: str, text: str) -> None:

@@ -56,6 +56,57 @@ class NestAnalysis:
     kept: Diagnostic | None = None
     marked: bool = False
     reference_c: str = ""
+    #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
+    #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
+    schedule: tuple[ScheduleItem, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class HostLoop:
+    """A loop of a nest that stays as written in the host code, around ``body``.
+
+    ``header`` is its ``for (...)`` text; ``reason`` says why it is not part of a computation.
+    """
+
+    iterator: str
+    header: str
+    loc: SourceLoc
+    reason: str
+    body: tuple[ScheduleItem, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class HostStatement:
+    """A statement that stays as written (``text``: its C, macros expanded)."""
+
+    text: str
+    loc: SourceLoc
+
+
+@dataclass(frozen=True, slots=True)
+class Computation:
+    """A band of the nest analysed as a nest of its own: ``nest.mdh`` set, or ``nest.kept``.
+
+    ``nest.reference_c`` is its text as written (what runs when it is kept or a run-time check
+    fails); ``distributed`` tells that its outermost loop was split off a loop with more statements.
+    """
+
+    nest: NestAnalysis
+    distributed: bool = False
+
+
+ScheduleItem = HostLoop | HostStatement | Computation
+
+
+def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:
+    """Every ``Computation`` of a schedule, in execution (textual) order."""
+    out: list[Computation] = []
+    for it in items:
+        if isinstance(it, Computation):
+            out.append(it)
+        elif isinstance(it, HostLoop):
+            out.extend(schedule_computations(it.body))
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +119,8 @@ class NestOutcome:
     code: str | None     # stable reason code, e.g. "too-little-work", "non-affine-subscript"
     target: str | None   # backend used when transformed
     tuning: dict[str, object] | None = None   # the report's "tuning" object; None when untuned
+    #: a scheduled nest: the outcome of each of its computations, in schedule order
+    parts: tuple[NestOutcome, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,224 @@
+"""Whole-nest scheduling: a nest that is no single MDH -> host loops around MDH computations.
+
+The MDH formalism describes one perfect band of ``++`` and reduction loops; real nests are
+sequences of such bands under sequential loops (a time loop around stencil sweeps, the ``i``
+loop of a matrix product that first scales ``C[i][*]``). When the nest as a whole is kept,
+``schedule_nest`` looks inside it, outermost loop first:
+
+1. **Distribution.** The loop's body items are split into the finest groups that keep every
+   dependence pointing forward: a dependence (isl, between statement instances of the whole
+   loop) from a later item to an earlier one -- necessarily carried by this loop -- merges every
+   item between them into one group. Running the loop once per group, groups in textual order,
+   then executes every dependence's source before its sink, as the original does. Adjacent
+   groups are fused back whenever the fused band is an MDH computation (``C[i] = 0; for k
+   C[i] += ...`` stays one computation). A body with declarations is not distributed (a
+   temporary must stay with its users).
+2. **Host loops.** A loop that cannot be distributed into computations stays as written in the
+   host code (it is sequential, or its body is not one band); each ``for`` item of its body is
+   scheduled in turn, with the loop's iterator as a size parameter of the bands inside. Items
+   run in their original order, so analysing each band on its own is exact: every dependence
+   outside a band is kept by the unchanged order of the host code.
+
+A schedule without a single computation is dropped (the nest is kept as written). The bands
+are new ``For`` nodes over parts of the function's AST (``Candidate.origin``/``scope``);
+``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided
+with the isl dependences of ``frontend.deps``. Groups are intervals of the body, kept in textual
+order, so no strongly-connected-component search is needed: the original order is always legal.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import islpy as isl
+from pycparser import c_ast
+from pycparserext.ext_c_generator import GnuCGenerator
+
+from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.ir.nest import Computation, HostLoop, HostStatement, NestAnalysis, ScheduleItem
+
+from frontend.deps import compute_dependences
+from frontend.parse import ParsedFile
+from frontend.scop import Candidate, extract_scop, loc_of
+
+AnalyseBand = Callable[[Candidate], NestAnalysis]
+
+#: Kept reasons under which the nest's inner bands are not looked at.
+_NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
+
+
+def statement_text(node: c_ast.Node) -> str:
+    """C text of one statement (``;`` and newline included), macros expanded."""
+    return str(GnuCGenerator()._generate_stmt(node, add_indent=False))
+
+
+def for_header(node: c_ast.For) -> str:
+    gen = GnuCGenerator()
+    parts = [gen.visit(p) if p is not None else "" for p in (node.init, node.cond, node.next)]
+    return f"for ({parts[0]}; {parts[1]}; {parts[2]})"
+
+
+def loop_iterator(node: c_ast.For) -> str:
+    init = node.init
+    if isinstance(init, c_ast.DeclList) and init.decls:
+        return str(init.decls[0].name)
+    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        return str(init.lvalue.name)
+    return "?"
+
+
+def _body_items(node: c_ast.For) -> list[c_ast.Node]:
+    body = node.stmt
+    if isinstance(body, c_ast.Compound):
+        return list(body.block_items or [])
+    return [body]
+
+
+def _coord_key(node: c_ast.Node) -> tuple[int, int]:
+    c = node.coord
+    return (c.line or 0, c.column or 0) if c is not None else (0, 0)
+
+
+class _Scheduler:
+    def __init__(self, parsed: ParsedFile, cand: Candidate, analyse_band: AnalyseBand) -> None:
+        self.parsed = parsed
+        self.top = cand
+        self.analyse_band = analyse_band
+
+    def band(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
+        return Candidate(node, self.top.func, self.top.marked, None, None, origin=origin, scope=self.top.node,
+                         host_decls=host_decls)
+
+    def analyse(self, cand: Candidate) -> NestAnalysis:
+        na = self.analyse_band(cand)
+        return replace(na, reference_c=statement_text(cand.node))
+
+    # -- planning
+
+    def plan(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...],
+             whole: NestAnalysis | None) -> tuple[ScheduleItem, ...]:
+        """The schedule of the loop ``node`` (``whole``: its analysis as one band, when known)."""
+        cand = self.band(node, origin, host_decls)
+        if whole is None:
+            whole = self.analyse(cand)
+            if whole.mdh is not None:
+                return (Computation(whole),)
+        groups = self.distribution(cand)
+        if groups is not None and len(groups) > 1:
+            out: list[ScheduleItem] = []
+            for g in groups:
+                piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(g), coord=node.coord)
+                sub = self.band(piece, origin, host_decls)
+                na = self.analyse(sub)
+                if na.mdh is not None:
+                    out.append(Computation(na, distributed=True))
+                else:
+                    out.extend(self.host_loop(piece, origin, host_decls, na))
+            return tuple(out)
+        return self.host_loop(node, origin, host_decls, whole)
+
+    def host_loop(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...],
+                  whole: NestAnalysis) -> tuple[ScheduleItem, ...]:
+        """``node`` stays a loop of the host code; its ``for`` items are scheduled on their own."""
+        inner_decls = list(host_decls)
+        if isinstance(node.init, c_ast.DeclList):
+            inner_decls.extend(node.init.decls)
+        body: list[ScheduleItem] = []
+        for item in _body_items(node):
+            if isinstance(item, c_ast.For):
+                body.extend(self.plan(item, item, tuple(inner_decls), None))
+            else:
+                body.append(HostStatement(statement_text(item), loc_of(item, whole.loc)))
+                if isinstance(item, c_ast.Decl):
+                    inner_decls.append(item)
+                elif isinstance(item, c_ast.DeclList):
+                    inner_decls.extend(item.decls)
+        if not any(isinstance(b, Computation | HostLoop) for b in body):
+            return (HostStatement(statement_text(node), whole.loc),)
+        reason = whole.kept.message if whole.kept is not None else "its body is not one band"
+        return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body)),)
+
+    # -- distribution
+
+    def distribution(self, cand: Candidate) -> list[list[c_ast.Node]] | None:
+        """The body of ``cand.node`` split into the finest legal groups, then fused greedily where
+        the fused band is one computation; ``None`` when the loop cannot be analysed as a whole."""
+        items = _body_items(cand.node)
+        if len(items) < 2 or any(isinstance(i, c_ast.Decl | c_ast.DeclList) for i in items):
+            return None
+        try:
+            scop = extract_scop(self.parsed, cand)
+            deps = compute_dependences(scop)
+        except (UnsupportedInput, isl.Error):
+            return None
+        anchors = [k for k, it in enumerate(items) if not isinstance(it, c_ast.Pragma)]
+        starts = [_coord_key(items[k]) for k in anchors]
+
+        def item_of(loc: SourceLoc) -> int:
+            key = (loc.line, loc.column)
+            pos = 0
+            for j, s in enumerate(starts):
+                if s <= key:
+                    pos = j
+            return pos
+
+        owner = {st.name: item_of(st.loc) for st in scop.statements}
+        # a backward dependence (from a later item to an earlier one) joins every item between them
+        joined = [False] * len(anchors)  # joined[j]: item j stays in the group of item j - 1
+        for d in deps:
+            a, b = owner[d.sink_stmt], owner[d.source_stmt]
+            for j in range(a + 1, b + 1):
+                joined[j] = True
+        intervals: list[list[int]] = []
+        for j in range(len(anchors)):
+            if intervals and joined[j]:
+                intervals[-1].append(j)
+            else:
+                intervals.append([j])
+        groups = [self._items(items, anchors, iv) for iv in intervals]
+        return self.fuse(cand, groups)
+
+    @staticmethod
+    def _items(items: list[c_ast.Node], anchors: list[int], interval: list[int]) -> list[c_ast.Node]:
+        """The body items of ``interval`` (pragmas go with the item after them)."""
+        lo = anchors[interval[0]]
+        first = lo
+        while first > 0 and isinstance(items[first - 1], c_ast.Pragma):
+            first -= 1
+        return items[first: anchors[interval[-1]] + 1]
+
+    def fuse(self, cand: Candidate, groups: list[list[c_ast.Node]]) -> list[list[c_ast.Node]]:
+        """Fuse adjacent groups (in order) while the fused band is one MDH computation."""
+        node = cand.node
+        out: list[list[c_ast.Node]] = []
+        for g in groups:
+            if out:
+                merged = out[-1] + g
+                piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(merged), coord=node.coord)
+                if self.analyse(self.band(piece, cand.origin or node, cand.host_decls)).mdh is not None:
+                    out[-1] = merged
+                    continue
+            out.append(g)
+        return out
+
+
+def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
+                  analyse_band: AnalyseBand) -> tuple[ScheduleItem, ...] | None:
+    """The schedule of a kept nest (see the module docstring), or ``None`` when no band of it is a
+    computation."""
+    if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
+        return None
+    items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, cand.node, (), whole)
+    if not any(isinstance(i, Computation) and i.nest.mdh is not None for i in _flatten(items)):
+        return None
+    return items
+
+
+def _flatten(items: tuple[ScheduleItem, ...]) -> list[ScheduleItem]:
+    out: list[ScheduleItem] = []
+    for it in items:
+        out.append(it)
+        if isinstance(it, HostLoop):
+            out.extend(_flatten(it.body))
+    return out
