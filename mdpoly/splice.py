@@ -31,6 +31,16 @@ class Replacement:
     preamble: str = ""
 
 
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def source_identifiers(source_text: str) -> set[str]:
+    """Every identifier-like word of the file (declarations, macros, and words in comments and
+    strings too): generated function names are picked outside this set, so they cannot collide
+    with anything the translation unit names."""
+    return set(_IDENT.findall(source_text))
+
+
 def _line_directive(line: int, path: str) -> str:
     escaped = path.replace("\\", "\\\\").replace('"', '\\"')
     return f'#line {line} "{escaped}"\n'

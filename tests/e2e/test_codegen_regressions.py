@@ -80,6 +80,61 @@ int main(void) {
 }
 """
 
+#: item 6: two nests on one line, and two inside one ``while`` body on one line.
+ONE_LINE = r"""
+#include <stdio.h>
+int a[100], b[100], c[100];
+int main(void) {
+  for (int i = 0; i < 100; i++) a[i] = i; for (int i = 0; i < 100; i++) b[i] = a[i] * 2;
+  int n = 0;
+  while (n < 2) { for (int i = 0; i < 100; i++) c[i] += b[i]; for (int i = 0; i < 100; i++) a[i] += c[i]; n++; }
+  long s = 0; for (int i = 0; i < 100; i++) s += a[i] * (i % 5);
+  printf("%ld\n", s);
+  return 0;
+}
+"""
+
+#: item 9: user macros named like the generated pragmas' words, user functions named like the
+#: generated functions (``mdpoly_<function>_<line>``).
+USER_NAMES = r"""
+#include <stdio.h>
+#define schedule(x) oops
+#define reduction(x) oops
+#define simd oops
+#define collapse oops
+float a[1000], b[1000], c[40][50];
+static int mdpoly_main_13(int x) { return x + 1; }
+static int mdpoly_main_15(void) { return 2; }
+int main(void) {
+  for (int i = 0; i < 1000; i++) a[i] = (float)(i % 17) / 8;
+  for (int i = 0; i < 1000; i++) b[i] = a[i] * 3;
+  float m = 0;
+  for (int i = 0; i < 1000; i++) m = m + b[i];
+  for (int i = 0; i < 1000; i++) b[i] = m > b[i] ? b[i] : m;
+  for (int i = 0; i < 40; i++) for (int j = 0; j < 50; j++) c[i][j] = b[i * 7 + j] + i;
+  printf("%f %f %f %d %d\n", m, b[7], c[3][4], mdpoly_main_13(1), mdpoly_main_15());
+  return 0;
+}
+"""
+
+#: item 10: a local accumulator whose final value is scaled before the store (an internal
+#: plan-check error under register blocking), and a scalar declared outside the nest whose final
+#: value is live after it.
+SCALED_ACCUMULATOR = r"""
+#include <stdio.h>
+float A0[50], A1[50][30], A2[50];
+float s;
+int main(void) {
+  for (int i = 0; i < 50; i++) for (int j = 0; j < 30; j++) A1[i][j] = (float)((i * 7 + j) % 9) / 8;
+  for (int i = 0; i < 50; i++) { float t = 0; for (int j = 0; j < 30; j++) t = t + A1[i][j]; A0[i] = t * 2; }
+  for (int i = 0; i < 50; i++) { s = 0; for (int j = 0; j < 30; j++) s = s + A1[i][j]; A2[i] = s * 2; }
+  double t = 0;
+  for (int i = 0; i < 50; i++) t += A0[i] * (i % 3) + A2[i];
+  printf("%f %f\n", t, s);
+  return 0;
+}
+"""
+
 # }}}
 
 
@@ -139,6 +194,9 @@ def check_cuda_kernels(src: str, tmp_path: Path, expect_lines: set[int]) -> None
 PROGRAMS: dict[str, tuple[str, set[int], set[int]]] = {
     "iterator_types": (ITERATOR_TYPES, {6, 9, 10, 11}, {6, 10, 11}),
     "c89_matmul": (C89_MATMUL, {8}, {8}),
+    "one_line": (ONE_LINE, {4, 6}, {4, 6}),
+    "user_names": (USER_NAMES, {10, 11, 13, 14, 15}, {10, 11, 13, 14, 15}),
+    "scaled_accumulator": (SCALED_ACCUMULATOR, {6}, set()),
 }
 
 
