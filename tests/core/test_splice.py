@@ -75,3 +75,23 @@ def test_splice_two_nests_one_function_share_one_insertion() -> None:
     assert out.count('#line 1 "<mdpoly generated>"') == 1
     assert out.count("#include <math.h>") == 1
     assert out.endswith('#line 1 "m.c"\nint main(void) {\n  n1();\n  b();\n  n2();\n}\n')
+
+
+def test_splice_two_nests_on_one_line() -> None:
+    src = "void f(void) {\n  for (;;) a(); for (;;) b(); x();\n}\n"
+    line = src.splitlines()[1]
+    first, second = line.index("for") + 1, line.rindex("for") + 1
+    reps = [_rep(2, first, 2, line.index("a();") + 4, 1, "ca();"),
+            _rep(2, second, 2, line.index("b();") + 4, 1, "cb();")]
+    out = splice(src, reps, "t.c")
+    assert "  ca(); cb(); x();\n" in out
+
+
+def test_splice_multiline_call_between_two_nests_keeps_line_numbers() -> None:
+    src = "void f(void) {\n  for (;;) a(); for (;;) b();\n  y();\n}\n"
+    line = src.splitlines()[1]
+    reps = [_rep(2, line.index("for") + 1, 2, line.index("a();") + 4, 1, "if (c) {\n  ca();\n}"),
+            _rep(2, line.rindex("for") + 1, 2, len(line), 1, "cb();")]
+    out = splice(src, reps, "t.c").splitlines()
+    k = out.index("} cb();")
+    assert out[k + 1] == '#line 3 "t.c"' and out[k + 2] == "  y();"
