@@ -1,0 +1,665 @@
+"""Seeded generator of valid, deterministic C programs: ``generate(seed) -> Program``.
+
+Each program has a few kernel functions, each with its own global arrays; main fills the arrays
+from an LCG, calls every kernel once and prints an exact digest of every array the kernel
+touched (see ``fuzz_prelude.h``). Kernels are drawn from shapes (maps, array and scalar
+reductions in every written form, imperfect nests, local accumulators, loop-carried
+dependences, aliasing pointer calls, and the forms of known bugs, see :mod:`known`) over loops
+with constant, macro and run-time sizes, offsets, transposes, triangular bounds, non-unit and
+downward steps, ``int``/``unsigned``/``long`` iterators, C89 or C99 declarations, and arrays
+passed as globals, fixed and open arrays, VLAs and linearized pointers.
+
+No program has undefined behaviour: every subscript stays inside its array (checked by the
+sanitizer test), signed integers stay far from overflow, and floating-point values are
+multiples of 2^-g small enough that every partial sum is exact in any order (``_Exact``), so
+outputs compare bit for bit.
+
+.. autofunction:: generate
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from .cast import (Array, Assign, Bin, Call, Cast, Cond, Decl, Dim, Expr, For, If, Index, Kernel,
+                   Lit, Name, OneLine, Param, Program, Return, Size, SizeRef, Stmt, Un)
+
+FP = ("float", "double")
+#: every floating-point value stays below 2^FP_BITS ulps of its granularity: exact in a float.
+FP_BITS = 22
+INT_LIMIT = 1 << 28
+SIZE_POOL = (1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 32, 33, 64, 65, 100, 127)
+ITERS_CAP = 6000          # iterations of one nest (keeps a program fast)
+PROD_CAP = 48             # iterations of a '*' reduction (2^48 fits every float)
+
+
+@dataclass(frozen=True)
+class Loop:
+    """A loop to be: its variable takes values in [vmin, size + hi_off] (a subset, with steps)."""
+
+    var: str
+    size: str
+    value: int            # the size's value
+    lo: int
+    hi_off: int
+    vmin: int
+    step: int
+    ctype: str
+    tri: tuple[str, str] | None = None   # (outer variable, 'le' | 'lt' | 'ge')
+
+    @property
+    def trips(self) -> int:
+        return self.value
+
+
+@dataclass(frozen=True)
+class Val:
+    """A generated expression and what bounds its value: ``|v| <= mag``, ``v * 2^gran`` integral."""
+
+    expr: Expr
+    fp: bool
+    gran: int
+    mag: float
+    unsigned: bool = False
+
+
+def _exact(v: Val, terms: int = 1, start: float = 0.0) -> bool:
+    total = start + v.mag * terms
+    if v.fp:
+        return total * 2 ** v.gran < 2 ** FP_BITS
+    return v.unsigned or total < INT_LIMIT
+
+
+def _fsuffix(ctype: str) -> str:
+    return "f" if ctype == "float" else ""
+
+
+class _Gen:
+    def __init__(self, rng: random.Random, target: str) -> None:
+        self.rng = rng
+        self.target = target
+        self.sizes: list[Size] = []
+        self.arrays: list[Array] = []
+        self.kernels: list[Kernel] = []
+        self.typedefs: list[tuple[str, str]] = []
+        # per kernel
+        self.tags: set[str] = set()
+        self.c89 = False
+        self.iter_types: dict[str, str] = {}
+        self.locals: list[Decl] = []
+        self.acc_count = 0
+        self.ret: str = "void"
+
+    # {{{ names, sizes, arrays
+
+    def pick(self, weighted: dict[str, float]) -> str:
+        keys = list(weighted)
+        return self.rng.choices(keys, [weighted[k] for k in keys])[0]
+
+    def new_size(self, value: int) -> str:
+        name = f"n{len(self.sizes)}"
+        mode = self.pick({"literal": 0.45, "macro": 0.2, "param": 0.35})
+        self.sizes.append(Size(name, value, mode))
+        return name
+
+    def new_array(self, ctype: str, dims: tuple[Dim, ...], init: str, *, written: bool) -> str:
+        name = f"a{len(self.arrays)}"
+        passing = self.pick({"global": 0.35, "fixed": 0.15, "open": 0.15, "vla": 0.15, "ptr": 0.2})
+        const = not written and (passing == "ptr" or (len(dims) == 1 and passing != "global")) \
+            and self.rng.random() < 0.3
+        self.arrays.append(Array(name, ctype, dims, init, passing, const))
+        return name
+
+    def elem_type(self, fp: bool) -> str:
+        if fp:
+            return self.pick({"float": 0.7, "double": 0.3})
+        return self.pick({"int": 0.6, "unsigned": 0.12, "char": 0.12, "short": 0.06, "long": 0.1})
+
+    # }}}
+
+    # {{{ loops
+
+    def sizes_for(self, n: int, cap: int) -> list[int]:
+        vals = [self.rng.choice(SIZE_POOL) for _ in range(n)]
+        while _prod(vals) > cap:
+            i = max(range(n), key=lambda x: vals[x])
+            vals[i] = max(1, vals[i] // 2 - (vals[i] // 2) % 2 + self.rng.choice((0, 1)))
+        return vals
+
+    def iter_type(self, var: str) -> str:
+        if self.c89 and var in self.iter_types:
+            return self.iter_types[var]
+        t = self.pick({"int": 0.75, "unsigned": 0.15, "long": 0.1})
+        self.iter_types.setdefault(var, t)
+        return t
+
+    def loops(self, names: list[str], values: list[int], *, simple: bool = False) -> list[Loop]:
+        out: list[Loop] = []
+        for n, (var, value) in enumerate(zip(names, values)):
+            ctype = self.iter_type(var)
+            r = self.rng.random()
+            if not simple and n > 0 and r < 0.12:
+                outer = self.rng.choice(out)
+                kind = self.pick({"le": 0.45, "lt": 0.2, "ge": 0.35})
+                vmin = outer.vmin if kind == "ge" else 0
+                out.append(Loop(var, outer.size, outer.value, 0, outer.hi_off, vmin, 1, ctype, (outer.var, kind)))
+                continue
+            lo = self.rng.choice((0, 0, 0, 1, 2))
+            step = 1
+            if not simple:
+                step = self.rng.choices((1, -1, 2, -2), (0.75, 0.13, 0.08, 0.04))[0]
+            if step < 0 and ctype == "unsigned":     # i >= lo must become false before i wraps
+                step, lo = -1, max(lo, 1)
+            out.append(Loop(var, self.new_size(value), value, lo, lo - 1, lo, step, ctype))
+        return out
+
+    def for_stmt(self, lp: Loop, body: tuple[Stmt, ...], loops: list[Loop]) -> For:
+        ctype = None if self.c89 else lp.ctype
+        size = SizeRef(lp.size)
+        if lp.tri is not None:
+            outer = next(x for x in loops if x.var == lp.tri[0])
+            if lp.tri[1] == "ge":
+                return For(lp.var, ctype, Name(outer.var), "<", _plus(size, outer.hi_off + 1), 1, body)
+            return For(lp.var, ctype, Lit("0"), "<=" if lp.tri[1] == "le" else "<", Name(outer.var), 1, body)
+        last = _plus(size, lp.hi_off)
+        if lp.step > 0:
+            if self.rng.random() < 0.7:
+                return For(lp.var, ctype, Lit(str(lp.lo)), "<", _plus(size, lp.lo), lp.step, body)
+            return For(lp.var, ctype, Lit(str(lp.lo)), "<=", last, lp.step, body)
+        if lp.lo >= 1 and self.rng.random() < 0.4:
+            return For(lp.var, ctype, last, ">", Lit(str(lp.lo - 1)), lp.step, body)
+        return For(lp.var, ctype, last, ">=", Lit(str(lp.lo)), lp.step, body)
+
+    def nest(self, loops: list[Loop], inner: list[Stmt], pre: dict[int, list[Stmt]] | None = None,
+             post: dict[int, list[Stmt]] | None = None) -> For:
+        pre, post = pre or {}, post or {}
+        body: tuple[Stmt, ...] = tuple(inner)
+        for depth in range(len(loops) - 1, -1, -1):
+            f = self.for_stmt(loops[depth], body, loops)
+            body = (*pre.get(depth - 1, ()), f, *post.get(depth - 1, ()))
+        assert len(body) == 1 and isinstance(body[0], For), "statements outside the outermost loop"
+        return body[0]
+
+    # }}}
+
+    # {{{ subscripts and expressions
+
+    def subscript(self, lp: Loop, *, write: bool) -> tuple[Expr, Dim]:
+        coef = 1 if write or self.rng.random() < 0.85 else 2
+        dim = Dim(lp.size, coef, lp.hi_off, 3)
+        if self.rng.random() < 0.1:     # reversed: coef * (last - v) + off
+            off = self.rng.choice((0, 0, 1, 2))
+            e: Expr = Bin("-", _plus(SizeRef(lp.size), lp.hi_off), Name(lp.var))
+            e = _scale(coef, e)
+            return (_plus(e, off), dim)
+        off = self.rng.choice([0, 0, 0, 1, 2] + ([-1] if coef * lp.vmin >= 1 else []))
+        return (_plus(_scale(coef, Name(lp.var)), off), dim)
+
+    def access(self, ctype: str, init: str, loops: list[Loop], *, written: bool = False,
+               all_loops: bool = False) -> Index:
+        """A new array of ``ctype`` read (or written) at a subscript over some of ``loops``."""
+        chosen = list(loops)
+        if not all_loops and chosen:
+            k = self.rng.randint(1, len(chosen))
+            chosen = self.rng.sample(chosen, k)
+        elif not written:
+            self.rng.shuffle(chosen)
+        subs: list[Expr] = []
+        dims: list[Dim] = []
+        for lp in chosen:
+            s, d = self.subscript(lp, write=written)
+            subs.append(s)
+            dims.append(d)
+        if not subs or (not written and self.rng.random() < 0.08):
+            pos = self.rng.randrange(len(subs) + 1)
+            subs.insert(pos, Lit(str(self.rng.randrange(3))))
+            dims.insert(pos, Dim(None, pad=3))
+        name = self.new_array(ctype, tuple(dims), init, written=written)
+        return Index(name, tuple(subs))
+
+    def output(self, ctype: str, init: str, loops: list[Loop]) -> Index:
+        """A new array written at an injective subscript of ``loops`` (transposed at times)."""
+        order = list(loops)
+        if self.rng.random() < 0.3:
+            self.rng.shuffle(order)
+        return self.access(ctype, init, order, written=True, all_loops=True)
+
+    def leaf(self, ctype: str, loops: list[Loop]) -> Val:
+        fp = ctype in FP
+        r = self.rng.random()
+        if r < 0.7 or not loops:
+            if fp:
+                t = self.pick({"float": 0.6, "double": 0.15, "int": 0.15, "char": 0.05, "short": 0.05})
+            elif ctype == "unsigned":
+                t = self.pick({"unsigned": 0.5, "int": 0.3, "char": 0.2})
+            else:
+                t = self.pick({"int": 0.6, "char": 0.2, "short": 0.1, "unsigned": 0.1})
+            if t in FP:
+                return Val(self.access(t, "frac", loops), True, 2, 2.0)
+            return Val(self.access(t, "small", loops), fp, 0, 8.0, t == "unsigned")
+        if r < 0.85:
+            if fp:
+                c = self.rng.choice(("0.5", "0.25", "2.0", "1.5", "3.0"))
+                return Val(Lit(c + _fsuffix(ctype)), True, 2, 3.0)
+            c = self.rng.choice(("2", "3", "-1", "5"))
+            return Val(Lit(c + ("u" if ctype == "unsigned" and c[0] != "-" else "")), False, 0, 5.0,
+                       ctype == "unsigned")
+        lp = self.rng.choice(loops)
+        top = lp.value + lp.hi_off
+        e: Expr = Name(lp.var)
+        if (fp and self.rng.random() < 0.6) or (not fp and lp.ctype != "int"):
+            e = Cast(ctype if fp else "int", e)
+        return Val(e, fp, 0, float(top))
+
+    def value(self, ctype: str, loops: list[Loop], depth: int = 2) -> Val:
+        """An expression of ``ctype`` over ``loops`` that is exact (or free of overflow)."""
+        for _ in range(20):
+            v = self._value(ctype, loops, depth)
+            if _exact(v):
+                return v
+        return self.leaf(ctype, [])
+
+    def _value(self, ctype: str, loops: list[Loop], depth: int) -> Val:
+        if depth == 0 or self.rng.random() < 0.35:
+            return self.leaf(ctype, loops)
+        a = self._value(ctype, loops, depth - 1)
+        b = self._value(ctype, loops, depth - 1)
+        op = self.pick({"+": 0.4, "-": 0.25, "*": 0.35})
+        fp = a.fp or b.fp
+        uns = (a.unsigned or b.unsigned) and not fp
+        if op == "*":
+            return Val(Bin("*", a.expr, b.expr), fp, a.gran + b.gran, a.mag * b.mag, uns)
+        return Val(Bin(op, a.expr, b.expr), fp, max(a.gran, b.gran), a.mag + b.mag, uns)
+
+    # }}}
+
+    # {{{ reductions
+
+    def red_stmt(self, op: str, x: Expr, e: Expr, ctype: str) -> Stmt:
+        """``x = x op e`` in one of its written forms."""
+        fp = ctype in FP
+        if op == "+":
+            form = self.rng.randrange(6)
+            return [Assign(x, "+=", e), Assign(x, "=", Bin("+", x, e)), Assign(x, "=", Bin("+", e, x)),
+                    Assign(x, "-=", e), Assign(x, "=", Bin("-", x, e)), Assign(x, "+=", e)][form]
+        if op == "*":
+            form = self.rng.randrange(3)
+            return [Assign(x, "*=", e), Assign(x, "=", Bin("*", x, e)), Assign(x, "=", Bin("*", e, x))][form]
+        gt = ">" if op == "max" else "<"
+        lt = "<" if op == "max" else ">"
+        forms: list[Stmt] = [
+            Assign(x, "=", Cond(Bin(gt, e, x), e, x)),
+            Assign(x, "=", Cond(Bin(gt, x, e), x, e)),
+            Assign(x, "=", Cond(Bin(lt, x, e), e, x)),
+            If(Bin(gt, e, x), (Assign(x, "=", e),)),
+            If(Bin(lt, x, e), (Assign(x, "=", e),)),
+        ]
+        if fp:
+            fn = ("fmax" if op == "max" else "fmin") + ("f" if ctype == "float" and self.rng.random() < 0.8 else "")
+            forms += [Assign(x, "=", Call(fn, (x, e))), Assign(x, "=", Call(fn, (e, x)))] * 2
+        return self.rng.choice(forms)
+
+    def addend(self, op: str, acc: str, loops: list[Loop], terms: int, start: float) -> Val:
+        """The value folded into an accumulator of type ``acc``, exact over ``terms`` steps."""
+        fp = acc in FP
+        if op == "*":
+            if fp:
+                return Val(self.access(self.elem_type(True), "pow2", loops), True, 1, 2.0)
+            kind = "small" if acc == "unsigned" else "sign"
+            return Val(self.access(acc if acc != "long" else "int", kind, loops), False, 0, 1.0, acc == "unsigned")
+        if acc in ("int", "long") and op == "+" and self.rng.random() < 0.1:
+            self.tags.add("int-acc-float-addend")
+            return Val(self.access("float", "frac", loops), True, 2, 2.0)
+        for _ in range(20):
+            v = self.value(acc, loops, self.rng.choice((0, 1, 1, 2)))
+            narrow = {"char": 100.0, "short": 30000.0}.get(acc)
+            if op in ("max", "min") and narrow is not None and (v.mag > narrow or v.unsigned):
+                continue                     # a max of values the accumulator cannot hold
+            if op != "+" or _exact(v, terms, start):
+                return v
+        return Val(self.access(acc, "frac" if fp else "small", loops), fp, 2 if fp else 0, 2.0 if fp else 8.0)
+
+    def neutral(self, op: str, ctype: str) -> Expr:
+        fp = ctype in FP
+        if op == "+":
+            return Lit("0" if not fp else "0.0" + _fsuffix(ctype))
+        if op == "*":
+            return Lit("1" if not fp else "1.0" + _fsuffix(ctype))
+        if fp and self.rng.random() < 0.5:
+            return Un("-", Name("INFINITY")) if op == "max" else Name("INFINITY")
+        lows = {"char": ("-128", "127"), "short": ("-30000", "30000"), "unsigned": ("0u", "4000000000u")}
+        low, high = lows.get(ctype, ("-100000", "100000"))
+        return Lit(low if op == "max" else high)
+
+    def red_op(self) -> str:
+        return self.pick({"+": 0.5, "*": 0.12, "max": 0.19, "min": 0.19})
+
+    def split_loops(self, n_par: int, n_red: int, op: str) -> tuple[list[Loop], list[Loop]]:
+        names = ["i", "j", "k", "l", "p"][: n_par + n_red]
+        cap_red = PROD_CAP if op == "*" else ITERS_CAP
+        red_vals = self.sizes_for(n_red, cap_red)
+        par_vals = self.sizes_for(n_par, max(1, ITERS_CAP // max(1, _prod(red_vals))))
+        loops = self.loops(names, par_vals + red_vals)
+        return loops[:n_par], loops[n_par:]
+
+    # }}}
+
+    # {{{ shapes
+
+    def shape_map(self) -> list[Stmt]:
+        depth = self.rng.choice((1, 1, 2, 2, 2, 3, 3, 4, 5))
+        loops = self.loops(["i", "j", "k", "l", "p"][:depth], self.sizes_for(depth, ITERS_CAP))
+        stmts: list[Stmt] = []
+        prev: tuple[Index, Val] | None = None
+        for _ in range(self.rng.choice((1, 1, 2, 3))):
+            ctype = self.elem_type(self.rng.random() < 0.6)
+            target = self.output(ctype, "frac" if ctype in FP else "small", loops)
+            v = self.value(ctype, loops)
+            if prev is not None and self.rng.random() < 0.4 and (ctype in FP or ctype in ("int", "long")
+                                                                  or not prev[1].fp):
+                both = Val(Bin("+", v.expr, prev[0]), v.fp or prev[1].fp, max(v.gran, prev[1].gran),
+                           v.mag + prev[1].mag)
+                if _exact(both):
+                    v = both
+            if self.rng.random() < 0.2 and _exact(v, 1, 8.0):
+                stmts.append(Assign(target, "+=", v.expr))
+                v = Val(target, v.fp, max(v.gran, 2), v.mag + 8.0)
+            else:
+                stmts.append(Assign(target, "=", v.expr))
+            if ctype in ("float", "double", "int", "long"):
+                prev = (target, Val(target, ctype in FP, v.gran if ctype in FP else 0, v.mag))
+            else:
+                prev = None
+        return [self.nest(loops, stmts)]
+
+    def shape_reduce_array(self) -> list[Stmt]:
+        op = self.red_op()
+        n_par = self.rng.choice((0, 1, 1, 2, 2, 3))
+        n_red = self.rng.choice((1, 1, 2, 2, 3)) if n_par < 3 else self.rng.choice((1, 2))
+        par, red = self.split_loops(n_par, n_red, op)
+        loops = par + red
+        if self.rng.random() < 0.3 and not any(lp.tri for lp in loops):
+            self.rng.shuffle(loops)
+        acc = self.elem_type(self.rng.random() < 0.6)
+        init = {"+": "frac", "*": "pow2", "max": "frac", "min": "frac"}[op] if acc in FP else \
+            ("sign" if op == "*" and acc != "unsigned" else "small")
+        x = self.output(acc, init, par) if par else Index(self.new_array(acc, (Dim(None, pad=1),), init,
+                                                                          written=True), (Lit("0"),))
+        e = self.addend(op, acc, loops, _prod([lp.trips for lp in red]), 2.0 if acc in FP else 8.0)
+        return [self.nest(loops, [self.red_stmt(op, x, e.expr, acc)])]
+
+    def shape_imperfect(self) -> list[Stmt]:
+        op = self.pick({"+": 0.65, "max": 0.15, "min": 0.1, "*": 0.1})
+        n_par = self.rng.choice((1, 1, 2, 2, 3))
+        n_red = self.rng.choice((1, 1, 2)) if n_par < 3 else 1
+        par, red = self.split_loops(n_par, n_red, op)
+        acc = self.elem_type(self.rng.random() < 0.7)
+        fp = acc in FP
+        kind = "frac" if fp else "small"
+        x = self.output(acc, kind, par)
+        first = self.rng.random()
+        start = 2.0 if fp else 8.0
+        if op == "*" or first < 0.45:
+            init: Stmt = Assign(x, "=", self.neutral(op, acc) if op in ("+", "*") else self.access(acc, kind, par))
+        elif first < 0.7 and op == "+":
+            init = Assign(x, "*=", Lit("0.5" + _fsuffix(acc)) if fp else Lit("2"))
+            start = 16.0
+        else:
+            init = Assign(x, "=", self.access(acc, kind, par))
+        with_post = op != "*" and self.rng.random() < 0.3
+        terms = _prod([lp.trips for lp in red])
+        e = self.addend(op, acc, par + red, 2 * terms + 2 if with_post else terms, 2 * start if with_post else start)
+        post: list[Stmt] = []
+        if with_post:
+            if self.rng.random() < 0.5:
+                two = Lit("2" + (".0" + _fsuffix(acc) if fp else ""))
+                post.append(Assign(x, "=", Bin("+", Bin("*", x, two), self.access(acc, kind, par))))
+            else:
+                post.append(Assign(self.output(acc, "zero", par), "=", Bin("-", x, Lit("1"))))
+        return [self.nest(par + red, [self.red_stmt(op, x, e.expr, acc)], {len(par) - 1: [init]},
+                          {len(par) - 1: post})]
+
+    def shape_local_acc(self) -> list[Stmt]:
+        op = self.red_op()
+        n_par = self.rng.choice((0, 1, 1, 2, 2, 3))
+        n_red = self.rng.choice((1, 1, 2, 3)) if n_par < 3 else self.rng.choice((1, 2))
+        par, red = self.split_loops(n_par, n_red, op)
+        out_t = self.elem_type(self.rng.random() < 0.65)
+        acc = out_t
+        if self.rng.random() < 0.25:
+            acc = {"float": "double", "double": "double", "int": "long", "char": "int", "short": "int",
+                   "unsigned": "unsigned", "long": "long"}[out_t]
+        name = f"s{self.acc_count}"
+        self.acc_count += 1
+        outside = self.rng.random() < 0.3
+        start = self.neutral(op, acc)
+        scaled = op == "+" and self.rng.random() < 0.25
+        terms = _prod([lp.trips for lp in red])
+        e = self.addend(op, acc, par + red, 2 * terms if scaled else terms, 0.0)
+        stmt = self.red_stmt(op, Name(name), e.expr, acc)
+        value: Expr = Name(name)
+        if scaled:
+            value = Bin("*", value, Lit("2"))
+            if outside:
+                self.tags.add("acc-outside-scaled")
+        if not par and self.ret == "void" and self.rng.random() < 0.4:
+            self.ret = acc
+            self.locals.append(Decl(acc, name, start))
+            return [self.nest(red, [stmt]), Return(value)]
+        target = self.output(out_t, "zero", par) if par else \
+            Index(self.new_array(out_t, (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
+        if outside:
+            self.locals.append(Decl(acc, name, None))
+            pre: list[Stmt] = [Assign(Name(name), "=", start)]
+        else:
+            pre = [Decl(acc, name, start)]
+        if not par:
+            return [*pre, self.nest(red, [stmt]), Assign(target, "=", value)]
+        return [self.nest(par + red, [stmt], {len(par) - 1: pre}, {len(par) - 1: [Assign(target, "=", value)]})]
+
+    def kernels_returning(self) -> bool:
+        return self.ret != "void"
+
+    def shape_running_scalar(self) -> list[Stmt]:
+        """``for i { for j: s = s + A[i][j]; B[i] = s * 2; }`` with ``s`` declared outside."""
+        self.tags.add("running-scalar")
+        par, red = self.split_loops(1, 1, "+")
+        acc = self.elem_type(self.rng.random() < 0.6)
+        name = f"s{self.acc_count}"
+        self.acc_count += 1
+        self.locals.append(Decl(acc, name, self.neutral("+", acc)))
+        e = self.addend("+", acc, par + red, par[0].trips * red[0].trips, 0.0)
+        target = self.output(acc, "zero", par)
+        reset = [Assign(Name(name), "=", self.neutral("+", acc))] if self.rng.random() < 0.5 else []
+        return [self.nest(par + red, [Assign(Name(name), "=", Bin("+", Name(name), e.expr))],
+                          {0: reset}, {0: [Assign(target, "=", Bin("*", Name(name), Lit("2")))]})]
+
+    def shape_sequential(self) -> list[Stmt]:
+        """A loop-carried dependence that must stay sequential (``a[i] = a[i-1] + ...``)."""
+        depth = self.rng.choice((1, 1, 2, 2, 3))
+        vals = self.sizes_for(depth, ITERS_CAP)
+        loops = self.loops(["i", "j", "k"][:depth], vals, simple=True)
+        at = self.rng.randrange(depth)
+        lp = loops[at]
+        step = -1 if self.rng.random() < 0.3 else 1
+        lo = max(lp.lo, 1)
+        if step < 0 and lp.ctype == "unsigned":
+            lo = max(lo, 2)
+        lp = loops[at] = Loop(lp.var, lp.size, lp.value, lo, lo - 1, lo, step, lp.ctype)
+        order = list(loops)
+        if self.rng.random() < 0.3:
+            self.rng.shuffle(order)
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        name = self.new_array(ctype, tuple(Dim(x.size, 1, x.hi_off, 3) for x in order),
+                              "frac" if ctype in FP else "small", written=True)
+        target = Index(name, tuple(Name(x.var) for x in order))
+        delta = self.rng.choice((-1, 1))
+        read = Index(name, tuple(_plus(Name(x.var), delta) if x.var == lp.var else Name(x.var) for x in order))
+        v = self.value(ctype, loops, 1)
+        if not _exact(v, vals[at] + 1, 8.0):
+            v = Val(Lit("1"), ctype in FP, 0, 1.0)
+        value = self.rng.choice([Bin("+", read, v.expr), Bin("-", v.expr, read), Bin("+", v.expr, read)])
+        return [self.nest(loops, [Assign(target, "=", value)])]
+
+    def shape_alias(self) -> list[Stmt]:
+        """Pointer parameters that the call makes overlap (``f(a, a)``, ``f(a + 1, a)``)."""
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        value = self.sizes_for(1, ITERS_CAP)[0]
+        size = self.new_size(value)
+        name = f"a{len(self.arrays)}"
+        self.arrays.append(Array(name, ctype, (Dim(size, 1, 0, 3),), "frac" if ctype in FP else "small"))
+        lp = Loop("i", size, value, 0, -1, 0, 1, self.iter_type("i"))
+        y, x = f"y{self.acc_count}", f"x{self.acc_count}"
+        self.acc_count += 1
+        args = self.rng.choice(((name, name), (f"{name} + 1", name), (name, f"{name} + 1"), (f"{name} + 2", name)))
+        const = "const " if self.rng.random() < 0.5 else ""
+        self.extra_params += [Param(y, f"{ctype} *{y}"), Param(x, f"{const}{ctype} *{x}")]
+        self.extra_args += list(args)
+        i = Name("i")
+        xi, yi = Index(x, (i,)), Index(y, (i,))
+        stmt = self.rng.choice([Assign(yi, "=", Bin("-", xi, yi)),
+                                Assign(yi, "=", Bin("+", xi, Index(x, (Bin("+", i, Lit("1")),)))),
+                                Assign(yi, "+=", xi)])
+        self.tags.add("alias")
+        return [self.nest([lp], [stmt])]
+
+    def shape_one_line(self) -> list[Stmt]:
+        self.tags.add("one-line")
+        value = self.sizes_for(1, ITERS_CAP)[0]
+        lp = self.loops(["i"], [value], simple=True)
+        lp2 = self.loops(["j"], [value], simple=True)
+        ctype = self.elem_type(self.rng.random() < 0.5)
+        a = self.output(ctype, "zero", lp)
+        first = self.nest(lp, [Assign(a, "=", Bin("+", Name("i"), Lit("1")))])
+        b = self.output(ctype, "zero", lp2)
+        second = self.nest(lp2, [Assign(b, "=", Bin("*", self.access(ctype, "small", lp2), Lit("2")))])
+        return [OneLine((first, second))]
+
+    def shape_signed_unsigned(self) -> list[Stmt]:
+        """``for (int i = -5; i < 40u; i++)``: runs zero times in C."""
+        self.tags.add("signed-unsigned-cond")
+        size = self.new_size(40)
+        name = self.new_array("int", (Dim(size, 1, 5, 3),), "zero", written=True)
+        self.iter_types.setdefault("i", "int")
+        body = Assign(Index(name, (Bin("+", Name("i"), Lit("5")),)), "=", Bin("+", Name("i"), Lit("1")))
+        return [For("i", None if self.c89 else "int", Lit("-5"), "<", Lit("40u"), 1, (body,))]
+
+    def shape_typedef_cast(self) -> list[Stmt]:
+        self.tags.add("typedef-cast")
+        if ("base", "char") not in self.typedefs:
+            self.typedefs.append(("base", "char"))
+        loops = self.loops(["i"], self.sizes_for(1, ITERS_CAP), simple=True)
+        a = self.output("char", "zero", loops)
+        return [self.nest(loops, [Assign(a, "=", Cast("base", Bin("%", Bin("+", Name("i"), Lit("1")), Lit("4"))))])]
+
+    def shape_iter_type(self) -> list[Stmt]:
+        """Expressions that see the iterator's C type: ``(i - 10u) >> 28``, ``sizeof(i)``."""
+        self.tags.add("iter-type")
+        loops = self.loops(["i"], self.sizes_for(1, ITERS_CAP), simple=True)
+        i = Name("i")
+        form = self.rng.randrange(4)
+        if form == 0:
+            a = self.output("unsigned", "zero", loops)
+            e: Expr = Bin(">>", Bin("-", i, Lit("10u")), Lit("28"))
+        elif form == 1:
+            a = self.output("float", "zero", loops)
+            e = Cast("float", Bin(">>", Bin("-", i, Lit("10u")), Lit("28")))
+        elif form == 2:
+            a = self.output("int", "zero", loops)
+            e = Bin("*", Cast("int", Call("sizeof", (i,))), self.access("int", "small", loops))
+        else:
+            a = self.output("int", "zero", loops)
+            e = Bin("/", Bin("-", i, Lit("3")), Lit("8"))
+        return [self.nest(loops, [Assign(a, "=", e)])]
+
+    # }}}
+
+    def kernel(self, name: str, *, avoid: frozenset[str]) -> None:
+        self.tags = set()
+        self.c89 = self.rng.random() < 0.25
+        self.iter_types = {}
+        self.locals = []
+        self.acc_count = 0
+        self.ret = "void"
+        self.extra_params: list[Param] = []
+        self.extra_args: list[str] = []
+        shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
+                  self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
+                  self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
+                  self.shape_typedef_cast: 2, self.shape_iter_type: 3}
+        if self.c89 and self.target != "openmp":
+            self.tags.add("c89-gpu")
+        body: list[Stmt] = []
+        for _ in range(self.rng.choice((1, 1, 1, 2))):
+            fn = self.rng.choices(list(shapes), list(shapes.values()))[0]
+            if fn == self.shape_alias and self.extra_params:
+                fn = self.shape_map
+            saved = (set(self.tags), len(self.arrays), len(self.sizes), len(self.locals), len(self.typedefs),
+                     self.ret, len(self.extra_params), len(self.extra_args))
+            part = fn()
+            if (self.tags - saved[0]) & avoid:      # a known bug's form that was asked to be left out
+                self.tags, self.ret = saved[0], saved[5]
+                del self.arrays[saved[1]:], self.sizes[saved[2]:], self.locals[saved[3]:]
+                del self.typedefs[saved[4]:], self.extra_params[saved[6]:], self.extra_args[saved[7]:]
+                continue
+            returns = [s for s in body + part if isinstance(s, Return)]
+            body = [s for s in body + part if not isinstance(s, Return)] + returns
+        if not body:
+            body = self.shape_map()
+        if "c89-gpu" in self.tags and "c89-gpu" in avoid:
+            self.c89 = False
+            self.tags.discard("c89-gpu")
+            body = [_declare_iterators(s, dict(self.iter_types)) for s in body]
+        self.kernels.append(Kernel(name, tuple(body), self.ret, tuple(self.extra_params), tuple(self.extra_args),
+                                   frozenset(self.tags), self.c89,
+                                   tuple(sorted(self.iter_types.items())) if self.c89 else (), tuple(self.locals)))
+
+def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
+             avoid: frozenset[str] = frozenset()) -> Program:
+    """A random valid C program, the same for the same arguments.
+
+    :arg seed: seeds ``random.Random``.
+    :arg target: the target it will be translated for (tags such as ``c89-gpu`` depend on it).
+    :arg kernels: how many kernel functions (default 3 to 5).
+    :arg avoid: feature tags (see :mod:`known`) whose forms are not generated.
+    """
+    rng = random.Random(seed)
+    g = _Gen(rng, target)
+    for n in range(kernels if kernels is not None else rng.randint(3, 5)):
+        g.kernel(f"k{n}", avoid=avoid)
+    return Program(seed, tuple(g.sizes), tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs))
+
+
+# {{{ helpers
+
+
+def _prod(values: list[int]) -> int:
+    out = 1
+    for v in values:
+        out *= v
+    return out
+
+
+def _plus(e: Expr, k: int) -> Expr:
+    if k == 0:
+        return e
+    return Bin("+" if k > 0 else "-", e, Lit(str(abs(k))))
+
+
+def _scale(c: int, e: Expr) -> Expr:
+    return e if c == 1 else Bin("*", Lit(str(c)), e)
+
+
+def _declare_iterators(s: Stmt, types: dict[str, str]) -> Stmt:
+    """``s`` with every loop declaring its iterator in its header (C99 style)."""
+    if isinstance(s, For):
+        return For(s.var, s.ctype or types.get(s.var, "int"), s.start, s.cond, s.bound, s.step,
+                   tuple(_declare_iterators(b, types) for b in s.body))
+    if isinstance(s, OneLine):
+        return OneLine(tuple(_declare_iterators(b, types) for b in s.body))
+    if isinstance(s, If):
+        return If(s.test, tuple(_declare_iterators(b, types) for b in s.body))
+    return s
+
+# }}}
