@@ -34,7 +34,10 @@ NOT_PREPROCESSING_WITH_VALUE = frozenset({
     "-o", "-MF", "-MT", "-MQ", "-x", "-L", "-l", "-Xlinker", "-Xassembler", "-T", "-u", "-z", "-e",
     "-aux-info", "-dumpbase", "-dumpdir", "-wrapper",
 })
-NOT_PREPROCESSING_FLAGS = frozenset({"-c", "-S", "-E", "-v", "-###", "-fsyntax-only"})
+# ... and flags that only shape ``-E``'s output (no line markers, comments kept, macro dumps,
+# directives only), which a compiling command ignores but mdpoly's parser would see.
+NOT_PREPROCESSING_FLAGS = frozenset({"-c", "-S", "-E", "-v", "-###", "-fsyntax-only", "-P", "-C", "-CC", "-H",
+                                     "-dM", "-dD", "-dN", "-dI", "-dU", "-fdirectives-only"})
 NOT_PREPROCESSING_PREFIXES = ("-M", "-Wl,", "-Wa,", "-l", "-L", "-T", "-save-temps", "-x")
 # Dependency options of cpp itself (inside -Wp, or -Xpreprocessor) and whether they take a value.
 _CPP_DEP_OPTIONS = {"-M": False, "-MM": False, "-MP": False, "-MG": False, "-MD": True, "-MMD": True,

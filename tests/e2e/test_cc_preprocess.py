@@ -111,6 +111,7 @@ def test_preprocess_flags_keep_order_and_drop_outputs() -> None:
         "-target", "x86_64-linux-gnu", "-c", "src/a.c", "b.c", "x.o", "lib.a", "-o", "build/a.o", "-MD", "-MF", "a.d",
         "-MT", "a.o", "-MMD", "-MP", "-Wp,-MD,dep.d,-DQ=1", "-Wp,-MMD,x.d", "-Wl,-rpath,x", "-lm", "-L/lib", "-xc",
         "-Xpreprocessor", "-MD", "-Xpreprocessor", "-DZ", "-Xlinker", "--as-needed", "-save-temps", "-undef",
+        "-P", "-C", "-dD", "-fdirectives-only",
     ])
     assert cmd.preprocess_flags == (
         "-O2", "-std=gnu11", "-I", "inc", "-Iother", "-DN=4", "-UX", "-isystem", "sys", "-include", "pre.h",
