@@ -85,7 +85,7 @@ def _positive_float(text: str) -> float:
 
 def _positive_int(text: str) -> int:
     try:
-        value = int(text, 0)
+        value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expects an integer, got '{text}'") from None
     if value <= 0:
