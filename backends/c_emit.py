@@ -264,9 +264,13 @@ class CEmitter:
                 for n, c in it.extent.terms:
                     terms[n] = terms.get(n, 0) + c
                 end = Affine.of(terms, it.lower.constant + it.extent.constant)
-                value: c_ast.Node = c_ast.TernaryOp(runs, self.affine(end), self.affine(it.lower))
+                ran_to, start = end, it.lower
+                if it.step < 0:  # a downward loop stops below its lowest value, starts at its highest
+                    ran_to = Affine(it.lower.terms, it.lower.constant - 1)
+                    start = Affine(end.terms, end.constant - 1)
+                value: c_ast.Node = c_ast.TernaryOp(runs, self.affine(ran_to), self.affine(start))
                 if it.extent.is_constant:
-                    value = self.affine(end if it.extent.constant > 0 else it.lower)
+                    value = self.affine(ran_to if it.extent.constant > 0 else start)
                 stmt: c_ast.Node = c_ast.Assignment("=", c_ast.ID(it.name), _index_cast(value, it.c_type))
                 if ran:
                     stmt = c_ast.If(_all(ran), stmt, None)

@@ -99,27 +99,40 @@ class HeaderChecker:
                                        f"'{side.text}' does not wrap around"))
         return t
 
-    def check(self, lower: BoundSide, bound: BoundSide, inclusive: bool) -> tuple[Precondition, ...]:
-        """``for (iterator = lower; iterator < bound (or <=); iterator++)``."""
+    def start_fits(self, start: BoundSide) -> CType | None:
+        """The start value is exact and fits the iterator's type; returns its C type."""
         it = self.it_type
-        lo_t = self.exact_value(lower, "lower bound")
-        # the start value converted to the iterator's type
-        k = _fixed(lower.value)
+        st_t = self.exact_value(start, "start value")
+        k = _fixed(start.value)
         if k is not None:
             if not it.min_value <= k <= it.max_value:
-                raise HeaderMismatch(f"the lower bound {k} does not fit the iterator's type '{it.name}'")
-        else:
-            if lo_t is None or lo_t.min_value < it.min_value:
-                self._need(Affine(lower.value.terms, lower.value.constant - it.min_value), [lo_t],
-                           f"'{lower.text}' fits '{it.name}'")
-            if lo_t is None or lo_t.max_value > it.max_value:
-                self._need(Affine(tuple((n, -c) for n, c in lower.value.terms), it.max_value - lower.value.constant),
-                           [lo_t], f"'{lower.text}' fits '{it.name}'")
+                raise HeaderMismatch(f"the start value {k} does not fit the iterator's type '{it.name}'")
+            return st_t
+        if st_t is None or st_t.min_value < it.min_value:
+            self._need(Affine(start.value.terms, start.value.constant - it.min_value), [st_t],
+                       f"'{start.text}' fits '{it.name}'")
+        if st_t is None or st_t.max_value > it.max_value:
+            self._need(_neg(start.value, it.max_value), [st_t], f"'{start.text}' fits '{it.name}'")
+        return st_t
+
+    def bound_type(self, bound: BoundSide) -> CType:
         b_t = self.exact_value(bound, "loop bound")
         if b_t is None:
             raise HeaderMismatch(f"the type of the loop bound '{bound.text}' is not known")
+        return b_t
+
+    def check(self, lower: BoundSide, bound: BoundSide, inclusive: bool,
+              until_equal: bool = False) -> tuple[Precondition, ...]:
+        """``for (iterator = lower; iterator < bound (or <=, or != when until_equal); iterator++)``."""
+        it = self.it_type
+        lo_t = self.start_fits(lower)
+        b_t = self.bound_type(bound)
+        if until_equal:
+            # i != B stops at B only when it starts at or below it
+            self._need(_sub(bound.value, lower.value), [lo_t, b_t],
+                       f"'{self.iterator}' starts at or below '{bound.text}'")
         cmp_t = usual_conversions(promote(it), promote(b_t))
-        if cmp_t.is_integer and not cmp_t.signed:
+        if cmp_t.is_integer and not cmp_t.signed and not until_equal:
             # i < B compares unsigned: exact when every iterator value and B are non-negative
             if it.signed:
                 self._need(lower.value, [lo_t], f"'{self.iterator}' starts at a non-negative value (the "
@@ -131,6 +144,41 @@ class HeaderChecker:
             # an unsigned iterator wraps to 0 instead of passing the bound
             upper = Affine(bound.value.terms, bound.value.constant + (1 if inclusive else 0))
             if b_t.max_value + (1 if inclusive else 0) > it.max_value:
-                self._need(Affine(tuple((n, -c) for n, c in upper.terms), it.max_value - upper.constant),
-                           [b_t], f"'{self.iterator}' reaches its bound without wrapping around")
+                self._need(_neg(upper, it.max_value), [b_t],
+                           f"'{self.iterator}' reaches its bound without wrapping around")
         return tuple(self.found)
+
+    def check_down(self, start: BoundSide, bound: BoundSide, inclusive: bool,
+                   until_equal: bool = False) -> tuple[Precondition, ...]:
+        """``for (iterator = start; iterator >= bound (or >, or !=); iterator--)``: the last value
+        tested is ``bound - 1`` (``>=``) or ``bound``; every tested value must compare as it
+        reads, and an unsigned iterator must not wrap below zero."""
+        it = self.it_type
+        st_t = self.start_fits(start)
+        b_t = self.bound_type(bound)
+        last = Affine(bound.value.terms, bound.value.constant - (1 if inclusive else 0))
+        if until_equal:
+            self._need(_sub(start.value, bound.value), [st_t, b_t],
+                       f"'{self.iterator}' starts at or above '{bound.text}'")
+        cmp_t = usual_conversions(promote(it), promote(b_t))
+        unsigned_cmp = cmp_t.is_integer and not cmp_t.signed and not until_equal
+        if unsigned_cmp or not it.signed:
+            why = (f"the comparison with '{bound.text}' is done in '{cmp_t.name}'" if unsigned_cmp
+                   else f"'{self.iterator}' is unsigned")
+            self._need(last, [b_t], f"'{self.iterator}' stops before going below zero ({why})")
+            if st_t is None or st_t.signed:
+                self._need(start.value, [st_t], f"'{self.iterator}' starts at a non-negative value ({why})")
+        return tuple(self.found)
+
+
+def _neg(a: Affine, plus: int) -> Affine:
+    """``plus - a``."""
+    return Affine(tuple((n, -c) for n, c in a.terms), plus - a.constant)
+
+
+def _sub(a: Affine, b: Affine) -> Affine:
+    """``a - b``."""
+    d = dict(a.terms)
+    for n, c in b.terms:
+        d[n] = d.get(n, 0) - c
+    return Affine.of(d, a.constant - b.constant)

@@ -20,7 +20,7 @@ loop of a matrix product that first scales ``C[i][*]``). When the nest as a whol
    outside a band is kept by the unchanged order of the host code.
 
 A schedule without a single computation is dropped (the nest is kept as written). The bands
-are new ``For`` nodes over parts of the function's AST (``Candidate.origin``/``scope``);
+are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
 ``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided
 with the isl dependences of ``frontend.deps``. Groups are intervals of the body, kept in textual
 order, so no strongly-connected-component search is needed: the original order is always legal.
@@ -86,8 +86,8 @@ class _Scheduler:
         self.top = cand
         self.analyse_band = analyse_band
 
-    def band(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
-        return Candidate(node, self.top.func, self.top.marked, None, None, origin=origin, scope=self.top.node,
+    def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
+        return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
                          host_decls=host_decls)
 
     def analyse(self, cand: Candidate) -> NestAnalysis:
@@ -96,10 +96,10 @@ class _Scheduler:
 
     # -- planning
 
-    def plan(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...],
+    def plan(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
              whole: NestAnalysis | None) -> tuple[ScheduleItem, ...]:
         """The schedule of the loop ``node`` (``whole``: its analysis as one band, when known)."""
-        cand = self.band(node, origin, host_decls)
+        cand = self.band(node, host_decls)
         if whole is None:
             whole = self.analyse(cand)
             if whole.mdh is not None:
@@ -109,16 +109,16 @@ class _Scheduler:
             out: list[ScheduleItem] = []
             for g in groups:
                 piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(g), coord=node.coord)
-                sub = self.band(piece, origin, host_decls)
+                sub = self.band(piece, host_decls)
                 na = self.analyse(sub)
                 if na.mdh is not None:
                     out.append(Computation(na, distributed=True))
                 else:
-                    out.extend(self.host_loop(piece, origin, host_decls, na))
+                    out.extend(self.host_loop(piece, host_decls, na))
             return tuple(out)
-        return self.host_loop(node, origin, host_decls, whole)
+        return self.host_loop(node, host_decls, whole)
 
-    def host_loop(self, node: c_ast.For, origin: c_ast.Node, host_decls: tuple[c_ast.Decl, ...],
+    def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
                   whole: NestAnalysis) -> tuple[ScheduleItem, ...]:
         """``node`` stays a loop of the host code; its ``for`` items are scheduled on their own."""
         inner_decls = list(host_decls)
@@ -127,7 +127,7 @@ class _Scheduler:
         body: list[ScheduleItem] = []
         for item in _body_items(node):
             if isinstance(item, c_ast.For):
-                body.extend(self.plan(item, item, tuple(inner_decls), None))
+                body.extend(self.plan(item, tuple(inner_decls), None))
             else:
                 body.append(HostStatement(statement_text(item), loc_of(item, whole.loc)))
                 if isinstance(item, c_ast.Decl):
@@ -196,7 +196,7 @@ class _Scheduler:
             if out:
                 merged = out[-1] + g
                 piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(merged), coord=node.coord)
-                if self.analyse(self.band(piece, cand.origin or node, cand.host_decls)).mdh is not None:
+                if self.analyse(self.band(piece, cand.host_decls)).mdh is not None:
                     out[-1] = merged
                     continue
             out.append(g)
@@ -209,7 +209,7 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     computation."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
-    items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, cand.node, (), whole)
+    items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, (), whole)
     if not any(isinstance(i, Computation) and i.nest.mdh is not None for i in _flatten(items)):
         return None
     return items

@@ -67,11 +67,9 @@ class Candidate:
     marked: bool
     pragma: c_ast.Pragma | None  # a directly preceding ``#pragma mdh(...)``
     omp_pragma: c_ast.Pragma | None = None  # a directly preceding ``#pragma omp ...``
-    #: a band of a larger nest (``frontend.schedule``): ``origin`` is the node of the function's
-    #: AST it comes from (``node`` may be a new ``For`` over part of its body), ``scope`` the
-    #: outermost nest, whose declarations are not visible around the band except ``host_decls``
-    #: (iterators and locals of the enclosing loops that stay in the host code).
-    origin: c_ast.Node | None = None
+    #: a band of a larger nest (``frontend.schedule``; ``node`` may be a new ``For`` over part of
+    #: a loop's body): ``scope`` is the outermost nest, whose declarations are not visible around
+    #: the band except ``host_decls`` (iterators and locals of the enclosing host loops).
     scope: c_ast.Node | None = None
     host_decls: tuple[c_ast.Decl, ...] = ()
 
@@ -200,59 +198,6 @@ class _WrittenNames(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
-class _IteratorUses(c_ast.NodeVisitor):
-    """Uses of ``names`` outside ``nest``, except in ``for`` loops that assign them first."""
-
-    def __init__(self, nest: c_ast.Node, names: set[str]) -> None:
-        self.nest = nest
-        self.names = names
-        self.uses: list[tuple[str, int]] = []  # (name, line)
-        self.loop_depth = 0
-        self.nest_in_loop = False
-
-    def visit_ID(self, node: c_ast.ID) -> None:
-        if node.name in self.names:
-            self.uses.append((node.name, node.coord.line if node.coord is not None else 1 << 30))
-
-    def _loop(self, node: c_ast.Node) -> None:
-        self.loop_depth += 1
-        self.generic_visit(node)
-        self.loop_depth -= 1
-
-    visit_While = _loop
-    visit_DoWhile = _loop
-
-    def visit_For(self, node: c_ast.For) -> None:
-        if node is self.nest:
-            self.nest_in_loop = self.loop_depth > 0
-            return
-        init = node.init
-        if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID) \
-                and init.lvalue.name in self.names:
-            inner = _IteratorUses(self.nest, self.names - {init.lvalue.name})
-            inner.loop_depth = self.loop_depth + 1
-            for part in (init.rvalue, node.cond, node.next, node.stmt):
-                if part is not None:
-                    inner.visit(part)
-            self.uses += inner.uses
-            self.nest_in_loop = self.nest_in_loop or inner.nest_in_loop
-            return
-        self._loop(node)
-
-    def visit_Decl(self, node: c_ast.Decl) -> None:
-        if node.init is not None:
-            self.visit(node.init)
-
-
-def _used_elsewhere(body: c_ast.Node, nest: c_ast.Node, names: set[str]) -> set[str]:
-    if not names:
-        return set()
-    v = _IteratorUses(nest, names)
-    v.visit(body)
-    start = nest.coord.line if nest.coord is not None else 0
-    return {n for n, line in v.uses if v.nest_in_loop or line > start}
-
-
 def _base_name(node: c_ast.Node) -> str:
     while isinstance(node, c_ast.ArrayRef):
         node = node.name
@@ -291,12 +236,8 @@ class NestBuilder(c_ast.NodeVisitor):
         self.visit(self.cand.node)
         if not self.statements:
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
-        outside = [lp.iterator for lp in self.loops if lp.iterator not in self.nest_locals]
-        live = _used_elsewhere(self.cand.func.body, self.cand.origin or self.cand.node, set(outside))
-        if live:
-            raise self._fail(self.cand.node, "iterator-live-out",
-                             f"loop iterator '{sorted(live)[0]}' is declared outside the nest and used after it; "
-                             "the generated code does not leave it at its final value")
+        # Iterators declared outside the nest are left at their exit values by the call site
+        # (``backends.c_emit.CEmitter.exit_values``), so their later uses need no check here.
         self._add_shape_sizes()
         prag = self.cand.pragma
         return Scop(
@@ -340,17 +281,21 @@ class NestBuilder(c_ast.NodeVisitor):
                          f"statement kind '{type(node).__name__}' is not supported in a loop nest")
 
     def visit_For(self, node: c_ast.For) -> None:
-        it, lower, it_type, lower_node = self._for_init(node)
-        upper, bound_node, inclusive = self._for_cond(node, it)
-        self._for_next(node, it)
-        self._check_header(node, it, it_type, BoundSide(self.expr(lower_node), c_text(lower_node), lower),
-                           BoundSide(self.expr(bound_node), c_text(bound_node), _add(upper, -1) if inclusive else upper),
-                           inclusive)
+        it, start, it_type, start_node = self._for_init(node)
+        step = self._for_next(node, it)
+        bound, bound_node, inclusive, until_equal = self._for_cond(node, it, step)
+        start_side = BoundSide(self.expr(start_node), c_text(start_node), start)
+        bound_side = BoundSide(self.expr(bound_node), c_text(bound_node), bound)
+        self._check_header(node, it, it_type, start_side, bound_side, inclusive, until_equal, step)
+        if step == 1:
+            lower, upper = start, _add(bound, 1) if inclusive else bound
+        else:  # the same set of values, visited downwards (the schedule reverses it)
+            lower, upper = _add(bound, 0 if inclusive else 1), _add(start, 1)
         if it in self.written_in(node.stmt):
             raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is modified in the loop body")
         idx = len(self.loops)
         self.loops.append(Loop(it, lower, upper, self._loc(node), self.stack[-1] if self.stack else None,
-                               len(self.stack) + 1, it_type))
+                               len(self.stack) + 1, it_type, step))
         self.stmt_positions.append(self._next_position())
         self.stack.append(idx)
         self.positions.append(0)
@@ -481,8 +426,8 @@ class NestBuilder(c_ast.NodeVisitor):
 
     # -- loop headers
 
-    def _check_header(self, node: c_ast.For, it: str, it_type: str, lower: BoundSide, bound: BoundSide,
-                      inclusive: bool) -> None:
+    def _check_header(self, node: c_ast.For, it: str, it_type: str, start: BoundSide, bound: BoundSide,
+                      inclusive: bool, until_equal: bool, step: int) -> None:
         """The header's model under C's conversions (``frontend.loop_types``): adds preconditions or
         keeps the nest."""
         ctype = parse_type(it_type)
@@ -490,7 +435,10 @@ class NestBuilder(c_ast.NodeVisitor):
             raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is not of an integer type")
         checker = HeaderChecker(it, ctype, self.name_type, frozenset(self._iterators()))
         try:
-            found = checker.check(lower, bound, inclusive)
+            if step == 1:
+                found = checker.check(start, bound, inclusive, until_equal)
+            else:
+                found = checker.check_down(start, bound, inclusive, until_equal)
         except HeaderMismatch as e:
             raise self._fail(node, "c-conversion", f"loop '{it}' does not run as its bounds read: {e}") from None
         self.preconditions.extend(p for p in found if p not in self.preconditions)
@@ -524,23 +472,32 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(node, "unsupported-statement",
                          "loop initialisation must be 'int i = lower' or 'i = lower'")
 
-    def _for_cond(self, node: c_ast.For, it: str) -> tuple[Affine, c_ast.Node, bool]:
-        """The exclusive upper bound, the bound's node and whether the comparison is ``<=``."""
+    def _for_cond(self, node: c_ast.For, it: str, step: int) -> tuple[Affine, c_ast.Node, bool, bool]:
+        """The bound as written, its node, whether the comparison includes it (``<=``/``>=``) and
+        whether it is ``!=``: ``i < B``, ``i <= B``, ``B > i``... for an upward loop, ``i >= B``,
+        ``i > B``, ``B < i``... for a downward one, ``i != B`` for both."""
         c = node.cond
         if isinstance(c, c_ast.BinaryOp):
-            if c.op in ("<", "<=") and _is_id(c.left, it):
-                up = self._bound(c.right, node, "upper")
-                return (up, c.right, False) if c.op == "<" else (_add(up, 1), c.right, True)
-            if c.op in (">", ">=") and _is_id(c.right, it):
-                up = self._bound(c.left, node, "upper")
-                return (up, c.left, False) if c.op == ">" else (_add(up, 1), c.left, True)
-            if c.op in (">", ">=") and _is_id(c.left, it):
-                raise self._fail(node, "non-unit-stride", f"loop '{it}' counts downwards")
+            flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+            op, other = None, None
+            if _is_id(c.left, it) and c.op in flipped:
+                op, other = c.op, c.right
+            elif _is_id(c.right, it) and c.op in flipped:
+                op, other = flipped[c.op], c.left
+            wanted = ("<", "<=", "!=") if step == 1 else (">", ">=", "!=")
+            if op is not None and other is not None:
+                if op not in wanted:
+                    raise self._fail(c, "non-affine-bound", f"loop condition '{c_text(c)}' does not end a loop that "
+                                     f"{'counts upwards' if step == 1 else 'counts downwards'}")
+                bound = self._bound(other, node, "loop")
+                return bound, other, op in ("<=", ">="), op == "!="
         cond = c_text(c) if c is not None else "<none>"
         raise self._fail(c if c is not None else node, "non-affine-bound",
-                         f"loop condition '{cond}' is not of the form '{it} < upper' or '{it} <= upper'")
+                         f"loop condition '{cond}' is not of the form '{it} < bound', '{it} <= bound' "
+                         f"('>', '>=' for a downward loop) or '{it} != bound'")
 
-    def _for_next(self, node: c_ast.For, it: str) -> None:
+    def _for_next(self, node: c_ast.For, it: str) -> int:
+        """The step, +1 or -1."""
         n = node.next
         step: int | None = None
         if isinstance(n, c_ast.UnaryOp) and _is_id(n.expr, it):
@@ -559,10 +516,11 @@ class NestBuilder(c_ast.NodeVisitor):
                 step = None
             if step is None and n.op in ("+=", "-=", "="):
                 raise self._fail(n, "non-unit-stride", f"loop '{it}' does not step by one ('{c_text(n)}')")
-        if step == 1:
-            return
+        if step in (1, -1):
+            return step
         if step is not None:
-            raise self._fail(n, "non-unit-stride", f"loop '{it}' steps by {step}; only unit strides are modelled")
+            raise self._fail(n, "non-unit-stride", f"loop '{it}' steps by {step}; only steps of +1 and -1 are "
+                             "modelled")
         raise self._fail(n if n is not None else node, "unsupported-statement",
                          f"loop increment of '{it}' must be '{it}++', '++{it}', '{it} += 1' or '{it} = {it} + 1'")
 

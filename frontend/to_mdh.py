@@ -131,7 +131,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
     sizes = dict(options.sizes)
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)
-    dims = tuple(Dim(lp.iterator, lp.lower, lp.extent, combine[k], lp.loc, lp.c_type)
+    dims = tuple(Dim(lp.iterator, lp.lower, lp.extent, combine[k], lp.loc, lp.c_type, lp.step)
                  for k, lp in enumerate(scop.loops))
     return MdhExpr(
         name=nest_name(scop), loc=scop.loc, dims=dims, buffers=buffers, inputs=tuple(inputs),

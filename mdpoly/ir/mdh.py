@@ -89,6 +89,9 @@ class Dim:
     combine: Combine
     loc: SourceLoc
     iterator_type: str = "int"
+    #: -1: the user's loop counts downwards over the same values (only ``++``/reduction loops,
+    #: where order does not matter; it decides the iterator's exit value)
+    step: int = 1
 
     @property
     def static_extent(self) -> int | None:

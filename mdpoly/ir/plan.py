@@ -198,7 +198,8 @@ class Iterator:
 
     ``c_type`` is its declared type. ``live``: it is declared outside the nest, so the original
     program leaves it at its exit value, which the call site assigns after the generated code
-    (``lower + max(extent, 0)`` when every enclosing loop ran, else unchanged).
+    (``lower + max(extent, 0)`` when every enclosing loop ran, else unchanged; for a downward
+    loop, ``step == -1``, ``lower - 1`` when it ran, else its start ``lower + extent - 1``).
     """
 
     name: str
@@ -206,6 +207,7 @@ class Iterator:
     lower: Affine
     extent: Affine
     live: bool = False
+    step: int = 1
 
 
 @dataclass(frozen=True, slots=True)

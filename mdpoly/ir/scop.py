@@ -186,7 +186,8 @@ class Loop:
     """``for (iterator = lower; iterator < upper; ++iterator)``; ``parent`` indexes ``Scop.loops``.
 
     ``c_type`` is the iterator's declared C type (typedefs resolved, e.g. ``unsigned int``): the
-    user's expressions that name the iterator must see it in that type.
+    user's expressions that name the iterator must see it in that type. ``step`` is +1, or -1 for
+    a loop that visits the same values downwards (its schedule dimension is ``-iterator``).
     """
 
     iterator: str
@@ -196,6 +197,7 @@ class Loop:
     parent: int | None
     depth: int
     c_type: str = "int"
+    step: int = 1
 
     @property
     def extent(self) -> Affine:
@@ -273,7 +275,10 @@ class Scop:
         times: list[str] = []
         for d in range(depth):
             times.append(str(stmt.position[d]) if d < len(stmt.position) else "0")
-            times.append(its[d] if d < len(its) else "0")
+            if d < len(its):
+                times.append(its[d] if self.loops[stmt.loops[d]].step > 0 else f"-{its[d]}")
+            else:
+                times.append("0")
         times.append(str(stmt.position[depth]) if depth < len(stmt.position) else "0")
         times.append(str(sub))
         return f"{self._prefix()}{{ {tag or stmt.name}[{', '.join(its)}] -> [{', '.join(times)}] }}"

@@ -442,7 +442,8 @@ def plan_iterators(mdh: MdhExpr) -> tuple[Iterator, ...]:
     """The nest's iterators with their types; ``live`` for those declared outside the nest (the
     front end lists them among the buffers)."""
     names = {b.name for b in mdh.buffers}
-    return tuple(Iterator(d.iterator, d.iterator_type, d.lower, d.extent, d.iterator in names) for d in mdh.dims)
+    return tuple(Iterator(d.iterator, d.iterator_type, d.lower, d.extent, d.iterator in names, d.step)
+                 for d in mdh.dims)
 
 
 def function_params(mdh: MdhExpr) -> tuple[Buffer, ...]:

@@ -142,6 +142,33 @@ int main(void) {
   return 0;
 }
 """, {5: "parallel", 6: "kept:volatile-access"}),
+    # loops counting downwards, '!=' conditions, and iterators declared before the loop (C89):
+    # the iterators' exit values after the generated code are those of the original loops
+    "downward_and_c89_exit_values": (HEAD + """#define N 1000
+double a[N], b[N], s2;
+int main(void) {
+  int i, j; unsigned u;
+  for (i = 0; i < N; i++) { a[i] = i % 9; b[i] = 0; }
+  for (i = N - 1; i >= 0; i--) b[i] = a[i] * 2;
+  printf("%d ", i);
+  for (i = N - 1; i > 3; --i) b[i] += a[N - 1 - i];
+  printf("%d ", i);
+  for (u = N; u != 0; u--) b[u - 1] += 1;
+  for (j = 0; j != N; j++) s2 += b[j];
+  for (i = N - 1; i >= 1; i--) a[i] = a[i - 1] + 1;
+  printf("%d %u %d %f %f\\n", i, u, j, s2, a[N - 1]);
+  return 0;
+}
+""", {8: "parallel", 10: "parallel", 12: "parallel", 13: "parallel", 14: "kept:sequential-dependence"}),
+    "unsigned_downward_to_zero_never_ends": (HEAD + """unsigned a[100];
+void f(unsigned n) { for (unsigned i = n; i >= 1; i--) a[i - 1] = i; }
+void g(unsigned n) { for (unsigned i = n - 1; i != 0u - 1u; i--) a[i] += 1; }
+int main(void) {
+  f(100); g(100);
+  printf("%u %u\\n", a[0], a[99]);
+  return 0;
+}
+""", {4: "parallel", 5: "kept:c-conversion"}),
     # a nest right after a label is analysed like any other
     "labelled_nest": (HEAD + """float a[1000];
 int main(void) {

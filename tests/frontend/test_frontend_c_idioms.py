@@ -63,8 +63,6 @@ CODES = [
                        "      A[i][j] = 0;\n}\n", (6, 7)),
     ("already-parallel", "void f(int n, float *A) {\n  #pragma omp parallel for\n  for (int i = 0; i < n; i++)\n"
                          "    A[i] = 0;\n}\n", (5, 3)),
-    ("iterator-live-out", "void f(int n, float *A) {\n  int i;\n  for (i = 0; i < n; i++)\n    A[i] = 0;\n"
-                          "  printf(\"%d\", i);\n}\n", (5, 3)),
     ("local-accumulator", "void f(int n, float *A, float *B, float *C) {\n  for (int i = 0; i < n; i++) {\n"
                           "    float s = 0;\n    for (int k = 0; k < n; k++)\n      s += A[k];\n    B[i] = s;\n"
                           "    C[i] = s;\n  }\n}\n", (9, 5)),
