@@ -17,9 +17,10 @@ import pytest
 import mdh_examples as E
 from backends.c_emit import CEmitter, parse_expr
 from backends.openmp import OpenMPBackend, _OpenMPDialect
-from mdpoly.ir.mdh import Affine, Buffer, Combine, Dim, MdhExpr, Precondition
+from mdpoly.ir.mdh import (AddressRange, Access, Affine, AliasCheck, Buffer, Combine, Dim, MdhExpr, OutputWrite,
+                           Precondition, ScalarFunction)
 from mdpoly.ir.nest import ORIGINAL_NEST
-from mdpoly.ir.plan import AsType, FExpr, Iterator, Var
+from mdpoly.ir.plan import AsType, FExpr, Iterator
 from mdpoly.lower import TuningParams, check_plan, default_params, lower
 
 CC = shutil.which("cc") or shutil.which("gcc")
@@ -47,7 +48,6 @@ def _typed_iterators(it_type: str, n_type: str) -> MdhExpr:
     loc = E.LOC
     i = Affine.of({"i": 1})
     d = Dim("i", Affine.of({"lo": 1}), Affine.of({"n": 1, "lo": -1}), Combine.CONCAT, loc, it_type)
-    from mdpoly.ir.mdh import Access, OutputWrite, ScalarFunction
     return MdhExpr(
         name="mdp_typed", loc=loc, dims=(d,),
         buffers=(Buffer("n", n_type, (), "scalar"), Buffer("lo", "int", (), "scalar"),
@@ -120,7 +120,6 @@ def test_preconditions_guard_every_backends_call() -> None:
 
 
 def test_preconditions_join_the_alias_checks() -> None:
-    from mdpoly.ir.mdh import AddressRange, AliasCheck
     mdh = replace(_with_precondition(E.matmul_symbolic("float")),
                   alias_checks=(AliasCheck(AddressRange("A", Affine.of({}, 0), Affine.of({"n": 1}, -1)),
                                            AddressRange("C", Affine.of({}, 0), Affine.of({"n": 1}, -1))),))
