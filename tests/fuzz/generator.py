@@ -308,7 +308,7 @@ class _Gen:
                 return Val(self.access(self.elem_type(True), "pow2", loops), True, 1, 2.0)
             kind = "small" if acc == "unsigned" else "sign"
             return Val(self.access(acc if acc != "long" else "int", kind, loops), False, 0, 1.0, acc == "unsigned")
-        if acc in ("int", "long") and op == "+" and self.rng.random() < 0.1:
+        if acc in ("int", "long") and op == "+" and self.rng.random() < 0.3:
             self.tags.add("int-acc-float-addend")
             return Val(self.access("float", "frac", loops), True, 2, 2.0)
         for _ in range(20):

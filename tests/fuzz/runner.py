@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -83,7 +84,11 @@ def c_compiler() -> str:
 
 
 def mdpoly_command() -> list[str]:
-    """mdpoly as its console script runs it, from this checkout."""
+    """mdpoly as its console script runs it, from this checkout; ``MDPOLY_FUZZ_COMMAND`` (a shell
+    line) replaces it, e.g. to fuzz an installed or an older mdpoly."""
+    override = os.environ.get("MDPOLY_FUZZ_COMMAND")
+    if override:
+        return shlex.split(override)
     return [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
 
 
@@ -202,7 +207,7 @@ def check_program(prog: Program, target: str = "openmp", *, work: Path | None = 
     flags = ["-fopenmp"] if target == "openmp" else []
     b = _run([cc, "-O1", *flags, "out.c", "-o", "par", *build_flags(target)], cwd=work, timeout=BUILD_TIMEOUT_S)
     if b.rc != 0:
-        return outcome("output-does-not-build", b.err, None, nests)
+        return outcome("output-does-not-build", b.err, _kernel_in_log(b.err, rendered, tags_of), nests)
     for t in threads if target == "openmp" else (1,):
         env = {**os.environ, "OMP_NUM_THREADS": str(t)}
         r = _run(["./par"], cwd=work, timeout=RUN_TIMEOUT_S * 4, env=env)
@@ -210,7 +215,7 @@ def check_program(prog: Program, target: str = "openmp", *, work: Path | None = 
             return outcome("timeout", f"out.c timed out (OMP_NUM_THREADS={t})", None, nests)
         if r.rc != 0:
             last = r.out.splitlines()[-1:] or [""]
-            after = _kernel_after(last[0], prog)
+            after = _kernel_in_log(r.err, rendered, tags_of) or _kernel_after(last[0], prog)
             return outcome("output-failed", f"out.c exits {r.rc} (OMP_NUM_THREADS={t}):\n{r.err}", after, nests)
         diff = _first_diff(ref.out, r.out)
         if diff is not None:
@@ -223,6 +228,17 @@ def check_program(prog: Program, target: str = "openmp", *, work: Path | None = 
         return outcome("mdpoly-internal-error", _internal_message(m.err, internal[0].line), internal[0].kernel,
                        nests)
     return outcome("ok", "", None, nests)
+
+
+def _kernel_in_log(log: str, r: Rendered, kernels: dict[str, frozenset[str]]) -> str | None:
+    """The kernel a compiler's log points at: a ``prog.c`` line (through ``#line``), or a
+    generated function named after it (``mdpoly_k2_117``)."""
+    for m in _LINE_RE.finditer(log):
+        k = r.kernel_at(int(m.group(1)))
+        if k is not None:
+            return k
+    m = re.search(r"mdpoly_(k\d+)_\d+", log)
+    return m.group(1) if m and m.group(1) in kernels else None
 
 
 def _kernel_after(last_line: str, prog: Program) -> str | None:
