@@ -21,11 +21,14 @@ from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
 from mdpoly.ir.scop import Scop, Statement, Variable
 
+from frontend.box import bounding_box
+
 
 def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
     """The no-overlap checks the generated code of ``scop`` needs (empty when none).
 
-    Expects a rectangular single-chain nest (``frontend.to_mdh.check_loops`` passed).
+    Expects a single-chain nest (``frontend.to_mdh.check_loops`` passed); ranges are taken over
+    the domain's bounding box (``frontend.box``).
     :raises UnsupportedInput: a write through an indirect buffer, or an indirect buffer of more
         than two levels that needs a check.
     """
@@ -84,9 +87,10 @@ def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange
 
 
 def _extremes(scop: Scop, s: Statement, e: Affine) -> tuple[Affine, Affine]:
-    """Minimum and maximum of ``e`` over the statement's (rectangular) domain, in size parameters."""
+    """Minimum and maximum of ``e`` over the statement's domain's bounding box, in size parameters."""
     lo, hi = Affine.of(constant=e.constant), Affine.of(constant=e.constant)
-    bounds = {scop.loops[k].iterator: scop.loops[k] for k in s.loops}
+    box = bounding_box(scop)
+    bounds = {scop.loops[k].iterator: box[k] for k in s.loops}
     for name, c in e.terms:
         lp = bounds.get(name)
         if lp is None:

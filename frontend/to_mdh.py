@@ -17,6 +17,7 @@ from mdpoly.ir.scop import Binary, Expr, Ref, Scop, Statement, expr_names, expr_
 from mdpoly.options import Options
 
 from frontend.alias import alias_checks
+from frontend.box import bounding_box, domain_constraints
 from frontend.deps import Deps, Reduction
 
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>", "&=": "&",
@@ -38,14 +39,6 @@ def check_loops(scop: Scop, deps: Deps) -> None:
         names = ", ".join(sorted(o.value for o in ops))
         raise UnsupportedInput(f"the nest's reduction loops use different operators ({names})", scop.loc,
                                "mixed-reduction-operators")
-    its = {lp.iterator for lp in scop.loops}
-    for lp in scop.loops:
-        for which, a in (("lower", lp.lower), ("upper", lp.upper)):
-            outer = sorted(a.names() & its)
-            if outer:
-                raise UnsupportedInput(
-                    f"{which} bound '{a.to_c()}' of loop '{lp.iterator}' depends on iterator '{outer[0]}'; "
-                    "the MDH needs a rectangular index set", lp.loc, "non-rectangular-domain")
 
 
 def _chain(scop: Scop) -> None:
@@ -131,14 +124,15 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
     sizes = dict(options.sizes)
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)
-    dims = tuple(Dim(lp.iterator, lp.lower, lp.extent, combine[k], lp.loc, lp.c_type, lp.step)
+    box = bounding_box(scop)
+    dims = tuple(Dim(lp.iterator, box[k].lower, box[k].extent, combine[k], lp.loc, lp.c_type, lp.step)
                  for k, lp in enumerate(scop.loops))
     return MdhExpr(
         name=nest_name(scop), loc=scop.loc, dims=dims, buffers=buffers, inputs=tuple(inputs),
         outputs=tuple(outputs),
         f=ScalarFunction(tuple(names), results, uses_indices, " ".join(s.text for s in scop.statements)),
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
-        preconditions=scop.preconditions,
+        preconditions=scop.preconditions, domain=domain_constraints(scop),
     )
 
 

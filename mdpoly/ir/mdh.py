@@ -249,6 +249,12 @@ class MdhExpr:
     reassociates_fp: bool = False
     alias_checks: tuple[AliasCheck, ...] = ()
     preconditions: tuple[Precondition, ...] = ()
+    #: a non-rectangular nest: ``dims`` span its bounding box and a point of the box belongs to
+    #: the domain when every ``domain[k] >= 0`` (affine in iterators and parameters). Outside it,
+    #: ``f`` is not evaluated (no input is read): a reduction gets the neutral element, a
+    #: concatenation writes nothing; an output point whose concat coordinates satisfy the
+    #: constraints naming only concat iterators is stored, no other.
+    domain: tuple[Affine, ...] = ()
 
     @property
     def reduction_op(self) -> Combine | None:
@@ -295,6 +301,8 @@ class MdhExpr:
             lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
         for p in self.preconditions:
             lines.append(f"  requires {p.c_expr} ({p.reason})")
+        if self.domain:
+            lines.append("  where " + " and ".join(f"{c.to_c()} >= 0" for c in self.domain))
         return "\n".join(lines)
 
     def _op_c(self) -> str:

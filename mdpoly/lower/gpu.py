@@ -391,6 +391,9 @@ def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
     :raises UnsupportedInput: for nests the kernel cannot express (mixed reduction operators,
         element types without an OpenCL C spelling, extents naming variables the nest lacks).
     """
+    if mdh.domain:
+        raise UnsupportedInput("the loop bounds depend on outer iterators (a non-rectangular domain), which the "
+                               "work-group lowering does not handle yet", mdh.loc, "non-rectangular-domain")
     bad = gpu_violations(mdh, params, caps)
     if bad:
         raise CompilerBug(f"invalid work-group parameters for '{mdh.name}' ({params.describe(mdh)}): "

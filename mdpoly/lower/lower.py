@@ -465,6 +465,9 @@ def lower(mdh: MdhExpr, params: TuningParams) -> Plan:
     :raises UnsupportedInput: for nests the Plan cannot express (mixed reduction operators,
         accumulation without a reduction dimension, max/min over a type of unknown range).
     """
+    if mdh.domain:
+        raise UnsupportedInput("the loop bounds depend on outer iterators (a non-rectangular domain), which the "
+                               "OpenMP lowering does not handle yet", mdh.loc, "non-rectangular-domain")
     bad = violations(mdh, params)
     if bad:
         raise CompilerBug(f"invalid tuning parameters for '{mdh.name}' ({params.describe(mdh)}): "
