@@ -72,9 +72,10 @@ def is_rectangular(scop: Scop) -> bool:
 
 
 def domain_constraints(scop: Scop) -> tuple[Affine, ...]:
-    """The loop bounds that involve outer iterators, as ``expr >= 0`` (empty for a box)."""
+    """The loop bounds that involve outer iterators and the statements' ``if`` guards, as
+    ``expr >= 0`` (empty for a box). Expects every statement to have the same guards."""
     its = {lp.iterator for lp in scop.loops}
-    out: list[Affine] = []
+    out: list[Affine] = list(scop.statements[0].guards) if scop.statements else []
     for lp in scop.loops:
         if lp.lower.names() & its:
             out.append(_add(Affine.of({lp.iterator: 1}), _scale(lp.lower, -1)))

@@ -226,6 +226,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.params: list[str] = []
         self.variables: dict[str, Variable] = {}
         self.preconditions: list[Precondition] = []
+        self.guards: tuple[Affine, ...] = ()  # affine conditions of the enclosing ifs, each >= 0
 
     # -- entry
 
@@ -348,6 +349,10 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(node, "break", "'return' inside a loop nest makes its domain data-dependent")
 
     def visit_If(self, node: c_ast.If) -> None:
+        """``if (e > m) m = e;`` is the update ``m = e > m ? e : m``; an affine condition without
+        ``else`` guards the statements inside (part of their domain); anything else is kept."""
+        if node.iffalse is None and self._conditional_update(node):
+            return
         reads_data = False
         try:
             e = self.expr(node.cond)
@@ -358,8 +363,53 @@ class NestBuilder(c_ast.NodeVisitor):
         if reads_data:
             raise self._fail(node, "data-dependent-condition",
                              f"condition '{c_text(node.cond)}' depends on data computed at run time")
-        raise self._fail(node, "non-rectangular-domain",
-                         f"condition '{c_text(node.cond)}' restricts the iteration domain to a non-rectangular set")
+        guards = self._affine_guards(node.cond) if node.iffalse is None else None
+        if guards is None:
+            raise self._fail(node, "non-rectangular-domain",
+                             f"condition '{c_text(node.cond)}' is not a conjunction of affine inequalities "
+                             "(an 'else', '!=' or '%' cannot be modelled as the iteration domain)")
+        saved = self.guards
+        self.guards = saved + tuple(g for g in guards if g not in saved)
+        self.visit(node.iftrue)
+        self.guards = saved
+
+    def _affine_guards(self, cond: c_ast.Node) -> tuple[Affine, ...] | None:
+        """``a < b && c >= d ...`` as affine expressions ``>= 0``; ``None`` when not of that form."""
+        if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
+            a, b = self._affine_guards(cond.left), self._affine_guards(cond.right)
+            return None if a is None or b is None else a + b
+        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=", "=="):
+            return None
+        try:
+            left, right = self.affine(cond.left), self.affine(cond.right)
+        except _NotAffine:
+            return None
+        diff = _combine(right, left, -1)  # right - left
+        if cond.op == "<":
+            return (_add(diff, -1),)
+        if cond.op == "<=":
+            return (diff,)
+        if cond.op == ">":
+            return (_add(_scale(diff, -1), -1),)
+        if cond.op == ">=":
+            return (_scale(diff, -1),)
+        return (diff, _scale(diff, -1))
+
+    def _conditional_update(self, node: c_ast.If) -> bool:
+        """``if (e > m) m = e;`` (any comparison, either side) as the statement ``m = cond ? e : m``."""
+        body = node.iftrue
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
+            body = body.block_items[0]
+        cond = node.cond
+        if not (isinstance(body, c_ast.Assignment) and body.op == "=" and isinstance(cond, c_ast.BinaryOp)
+                and cond.op in ("<", "<=", ">", ">=")):
+            return False
+        target, value = c_text(body.lvalue), c_text(body.rvalue)
+        if {c_text(cond.left), c_text(cond.right)} != {target, value} or target == value:
+            return False
+        rhs = Cond(self.expr(cond), self.expr(body.rvalue), self.expr(body.lvalue))
+        self._statement(body, body.lvalue, "=", rhs)
+        return True
 
     def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
         raise self._fail(node, "side-effect-call", f"call to '{c_text(node.name)}' may have side effects")
@@ -397,7 +447,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
             position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
-            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";"))
+            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
 
     def visit_DeclList(self, node: c_ast.DeclList) -> None:
         for d in node.decls:
@@ -422,7 +472,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
             position=tuple(self.stmt_positions) + (self._next_position(),), write=target, op=op, rhs=rhs,
-            reads=tuple(reads), text=text))
+            reads=tuple(reads), text=text, guards=self.guards))
 
     # -- loop headers
 

@@ -41,6 +41,15 @@ def check_loops(scop: Scop, deps: Deps) -> None:
                                "mixed-reduction-operators")
 
 
+def _same_guards(scop: Scop) -> None:
+    """One MDH has one domain: every statement must sit under the same ``if`` conditions."""
+    first = scop.statements[0].guards if scop.statements else ()
+    for s in scop.statements:
+        if set(s.guards) != set(first):
+            raise UnsupportedInput(f"statement '{s.text}' is guarded differently from the other statements of the "
+                                   "nest", s.loc, "non-rectangular-domain")
+
+
 def _chain(scop: Scop) -> None:
     for k, lp in enumerate(scop.loops):
         children = [c for c in scop.loops if c.parent == k]
@@ -53,6 +62,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
     """The MDH expression of ``scop``. :raises UnsupportedInput: when the nest does not fit."""
     check_loops(scop, deps)
     _chain(scop)
+    _same_guards(scop)
     combine = {lc.loop: lc.combine for lc in deps.loops}
     depth = len(scop.loops)
     inner = [s for s in scop.statements if len(s.loops) == depth]

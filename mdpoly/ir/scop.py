@@ -226,6 +226,9 @@ class Statement:
     rhs: Expr
     reads: tuple[Access, ...]
     text: str
+    #: affine conditions of enclosing ``if``s, each ``expr >= 0``: the statement runs only where
+    #: they hold (part of its domain)
+    guards: tuple[Affine, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,7 +262,7 @@ class Scop:
     def domain_str(self, stmt: Statement, tag: str | None = None) -> str:
         its = self.iterators(stmt)
         cons = [f"{self.loops[k].lower.to_c()} <= {self.loops[k].iterator} < {self.loops[k].upper.to_c()}"
-                for k in stmt.loops]
+                for k in stmt.loops] + [f"{g.to_c()} >= 0" for g in stmt.guards]
         body = f"{tag or stmt.name}[{', '.join(its)}]"
         return f"{self._prefix()}{{ {body}{' : ' + ' and '.join(cons) if cons else ''} }}"
 
