@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     t0 = time.monotonic()
     summary, reduced = run_campaign(range(ns.seed, ns.seed + ns.fuzz), ns.target, jobs=ns.jobs,
-                                    kernels=ns.kernels, avoid_known=ns.avoid_known, strict=ns.strict,
+                                    kernels=ns.kernels, avoid_known=ns.avoid_known,
                                     reduce_limit=0 if ns.no_reduce else ns.reduce_limit,
                                     failures_dir=ns.failures, verbose=ns.verbose, pool=ThreadPoolExecutor)
     print(summary.text())

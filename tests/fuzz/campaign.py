@@ -16,7 +16,7 @@ from .runner import Outcome, Summary, check_program
 
 
 def run_campaign(seeds: Iterable[int], target: str, *, jobs: int = 2, kernels: int | None = None,
-                 avoid_known: bool = False, strict: bool = False, reduce_limit: int = 0,
+                 avoid_known: bool = False, reduce_limit: int = 0,
                  failures_dir: Path | None = None, verbose: bool = False,
                  pool: Callable[..., Executor] = ThreadPoolExecutor) -> tuple[Summary, list[tuple[Path, str]]]:
     """Check the program of every seed on ``target``; reduce up to ``reduce_limit`` failures.
@@ -28,7 +28,7 @@ def run_campaign(seeds: Iterable[int], target: str, *, jobs: int = 2, kernels: i
     avoid = known_for(target) if avoid_known else frozenset()
 
     def one(seed: int) -> Outcome:
-        return check_program(generate(seed, target=target, kernels=kernels, avoid=avoid), target, strict=strict)
+        return check_program(generate(seed, target=target, kernels=kernels, avoid=avoid), target)
 
     summary = Summary()
     with pool(max_workers=jobs) as ex:
@@ -51,8 +51,8 @@ def run_campaign(seeds: Iterable[int], target: str, *, jobs: int = 2, kernels: i
     rest = [o for o in summary.failures if o not in firsts]
     for o in (firsts + rest)[:reduce_limit]:
         prog = generate(o.seed, target=target, kernels=kernels, avoid=avoid)
-        small = reduce_failure(prog, o, strict=strict)
-        again = check_program(small, target, strict=strict)
+        small = reduce_failure(prog, o)
+        again = check_program(small, target)
         path, text = write_reproducer(small, again if again.status == o.status else o, failures_dir)
         reduced.append((path, text))
     return summary, reduced

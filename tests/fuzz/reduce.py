@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from .cast import (Assign, Bin, Call, Cast, Cond, Decl, Expr, For, If, Index, Kernel, Lit, Name,
-                   OneLine, Program, Return, Size, Stmt, Un, array_count, render, used_names)
+                   OneLine, PRELUDE, Program, Return, Size, Stmt, Un, array_count, render, used_names)
 from .runner import RUN_TIMEOUT_S, Outcome, c_compiler, check_program
 
 MAX_CHECKS = 150
@@ -176,7 +176,7 @@ def _candidates(prog: Program, kernel: str | None) -> Iterator[Program]:
 # }}}
 
 
-def reduce_failure(prog: Program, failure: Outcome, *, strict: bool = False, max_checks: int = MAX_CHECKS,
+def reduce_failure(prog: Program, failure: Outcome, *, max_checks: int = MAX_CHECKS,
                    log: Callable[[str], None] | None = None) -> Program:
     """The smallest program found that still fails like ``failure`` (same class, same known tag).
 
@@ -185,7 +185,7 @@ def reduce_failure(prog: Program, failure: Outcome, *, strict: bool = False, max
     def same(p: Program) -> bool:
         if not is_valid(p):
             return False
-        o = check_program(p, failure.target, strict=strict)
+        o = check_program(p, failure.target)
         return o.status == failure.status and o.known == failure.known
 
     checks = 0
@@ -211,7 +211,7 @@ def reduce_failure(prog: Program, failure: Outcome, *, strict: bool = False, max
 
 def write_reproducer(prog: Program, failure: Outcome, directory: Path | None) -> tuple[Path, str]:
     """Write ``prog`` (every element printed when small) and the failure's details; return the C
-    file's path and its text."""
+    file's path and its text without the fixed prelude (for printing)."""
     directory = directory or Path("fuzz_failures")
     directory.mkdir(parents=True, exist_ok=True)
     small = sum(array_count(prog, a) for a in prog.arrays) <= 64
@@ -224,5 +224,6 @@ def write_reproducer(prog: Program, failure: Outcome, directory: Path | None) ->
         + (f" (known: {failure.known})" if failure.known else "") + "\n"
         f"reproduce: mdpoly {path.name} -o out.c --target {failure.target} --no-tune --all-nests\n\n"
         f"{failure.detail}\n")
-    return path, text
+    shown = text.replace(PRELUDE.rstrip("\n"), "/* ... fz_init / fz_dump (tests/fuzz/fuzz_prelude.h) ... */")
+    return path, shown
 

@@ -1,0 +1,76 @@
+"""The differential fuzzer on a fixed budget: generated programs, as written vs through mdpoly.
+
+CI runs 200 fixed OpenMP seeds (four chunks of 50, so ``pytest -n 2`` spreads them) and, where
+an OpenCL device (PoCL) is installed, 40 OpenCL seeds. Every chunk must have no failure of any
+kind (wrong result, mdpoly crash or internal error, refused input, output that does not build or
+fails, timeout) and at least 40 % of its kernel nests transformed: that is a property of the
+generator, which must exercise the transformation, not only its refusals. A failure message
+names the seed, the kernel, the known bug it matches (``known.py``) and a reduced reproducer
+written under ``fuzz_failures/``. Longer campaigns: ``python -m tests.fuzz --fuzz N``.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from .campaign import run_campaign
+from .cast import render
+from .generator import generate
+from .reduce import is_valid
+from .runner import REPO, have_compiler, opencl_unavailable
+
+MIN_TRANSFORMED = 0.40
+OPENMP_CHUNKS = [range(start, start + 50) for start in (9000, 9050, 9100, 9150)]
+OPENCL_SEEDS = range(9500, 9540)
+UB_SEEDS = range(9000, 9012)
+
+pytestmark = pytest.mark.skipif(not have_compiler(), reason="no C compiler")
+
+
+def _jobs() -> int:
+    """Two programs at once unless pytest-xdist already spreads the tests over the cores."""
+    return 1 if os.environ.get("PYTEST_XDIST_WORKER") else min(2, os.cpu_count() or 1)
+
+
+def _check(seeds: range, target: str) -> None:
+    summary, reduced = run_campaign(seeds, target, jobs=_jobs(), reduce_limit=1,
+                                    failures_dir=REPO / "fuzz_failures", pool=ThreadPoolExecutor)
+    lines = [summary.text()]
+    for o in summary.failures:
+        lines.append(f"seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "")
+                     + (f" (matches known bug {o.known})" if o.known else "") + f"\n{o.detail[:1500]}")
+    for path, text in reduced:
+        lines.append(f"reproducer {path}:\n{text}")
+    report = "\n".join(lines)
+    assert not summary.failures, report
+    assert summary.nests > 0, report
+    assert summary.transformed_fraction >= MIN_TRANSFORMED, report
+
+
+def test_generation_is_deterministic() -> None:
+    for seed in (1, 2, 3):
+        assert render(generate(seed)).text == render(generate(seed)).text
+
+
+@pytest.mark.parametrize("seed", UB_SEEDS)
+def test_generated_program_has_no_undefined_behaviour(seed: int) -> None:
+    """Built with ASan + UBSan (and -Werror=uninitialized) the program runs cleanly."""
+    assert is_valid(generate(seed)), f"seed {seed}: the generator made an invalid program:\n" \
+                                     f"{render(generate(seed)).text}"
+
+
+@pytest.mark.parametrize("seeds", OPENMP_CHUNKS, ids=[f"{r.start}-{r.stop - 1}" for r in OPENMP_CHUNKS])
+def test_openmp_fuzz_budget(seeds: range) -> None:
+    _check(seeds, "openmp")
+
+
+@pytest.mark.skipif(opencl_unavailable() is not None, reason=str(opencl_unavailable()))
+def test_opencl_fuzz_budget() -> None:
+    _check(OPENCL_SEEDS, "opencl")
+
+
+def test_failures_directory_is_ignored() -> None:
+    assert "/fuzz_failures/" in (REPO / ".gitignore").read_text().split()
