@@ -18,8 +18,8 @@ from collections.abc import Collection
 from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine, Precondition
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
-    Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Iterator, Loop, ParallelRegion, Plan,
-    Ref, Stmt, ThreadCount, Value, Var,
+    Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Guard, Iterator, Loop, ParallelRegion,
+    Plan, Ref, Stmt, ThreadCount, Value, Var,
 )
 
 _QUALS = ("const", "volatile", "restrict")
@@ -73,6 +73,12 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 # }}}
 
 
+def _rows_view(b: Buffer) -> c_ast.Node:
+    """``(T (*)[m])A``: the user's flat pointer as the rows the generated function takes."""
+    rows = c_ast.PtrDecl([], c_ast.ArrayDecl(_type_decl(None, b.elem_type), c_ast.ID(b.rows_of), []))
+    return c_ast.Cast(c_ast.Typename(None, [], None, rows), c_ast.ID(b.name))
+
+
 def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
     return c_ast.Cast(c_ast.Typename(None, [], None, _type_decl(None, c_type)), node)
 
@@ -100,11 +106,15 @@ def affine(a: Affine, wide: Collection[str] = ()) -> c_ast.Node:
     return expr
 
 
-def _min(values: list[c_ast.Node]) -> c_ast.Node:
+def _min(values: list[c_ast.Node], cmp: str = "<") -> c_ast.Node:
     out = values[0]
     for v in values[1:]:
-        out = c_ast.TernaryOp(c_ast.BinaryOp("<", out, v), out, v)
+        out = c_ast.TernaryOp(c_ast.BinaryOp(cmp, out, v), out, v)
     return out
+
+
+def _max(values: list[c_ast.Node]) -> c_ast.Node:
+    return _min(values, ">")
 
 
 _ASSIGN_OPS = {Combine.ADD: "+=", Combine.MUL: "*="}
@@ -206,6 +216,11 @@ class CEmitter:
             return [c_ast.Compound(self.stmts(s.body))]
         if isinstance(s, ThreadCount):
             return [_decl(s.var, _type_decl(s.var, "int"), self.dialect.thread_count(s))]
+        if isinstance(s, Guard):
+            zero = c_ast.Constant("int", "0")
+            cond = _all([c_ast.BinaryOp(">=", self.affine(c), zero) for c in s.conds])
+            orelse = c_ast.Compound(self.stmts(s.orelse)) if s.orelse else None
+            return [c_ast.If(cond, c_ast.Compound(self.stmts(s.body)), orelse)]
         if isinstance(s, Assume):
             empty = c_ast.BinaryOp(">=", self.affine(s.lower), self._min(s.upper))
             return [c_ast.If(empty, c_ast.FuncCall(c_ast.ID("__builtin_unreachable"), None), None)]
@@ -217,7 +232,8 @@ class CEmitter:
 
     def loop(self, lp: Loop) -> c_ast.For:
         var = c_ast.ID(lp.var)
-        init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), self.affine(lp.lower))])
+        lower = _max([self.affine(e) for e in (lp.lower, *lp.more_lower)])
+        init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), lower)])
         cond = c_ast.BinaryOp("<", var, self._min(lp.upper))
         step = (c_ast.UnaryOp("p++", c_ast.ID(lp.var)) if lp.step == 1
                 else c_ast.Assignment("+=", c_ast.ID(lp.var), c_ast.Constant("int", str(lp.step))))
@@ -241,8 +257,8 @@ class CEmitter:
         preconditions: ``if (no overlap && preconditions) { call } else { <original nest> }``
         (see ``guarded``). The GPU backends pass their ``KernelPlan`` (same fields)."""
         self.wide = self.wide | size_params(plan.params)
-        args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written else c_ast.ID(b.name)
-                for b in plan.params]
+        args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
+                else _rows_view(b) if b.rows_of else c_ast.ID(b.name) for b in plan.params]
         call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
         call += self.exit_values(plan.iterators)
         checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
@@ -320,8 +336,11 @@ class CEmitter:
             first: c_ast.Node = c_ast.UnaryOp("&", base)
             return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
                                                               c_ast.Constant("int", "1")))
-        return (_as_bytes(c_ast.BinaryOp("+", base, self.affine(r.lo))),
-                _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), self.affine(_plus_one(r.hi)))))
+        lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
+        if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
+            stride = _index_cast(c_ast.ID(r.rows_of))
+            lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
+        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
 
     def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
         assert r.row_lo is not None and r.row_hi is not None

@@ -78,7 +78,7 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
 def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange:
     lo, hi = _extremes(scop, s, acc.index[0])
     if var.kind != "indirect":
-        return AddressRange(acc.buffer, lo, hi)
+        return AddressRange(acc.buffer, lo, hi, rows_of=var.rows_of)
     if len(acc.index) != 2:
         raise UnsupportedInput(f"'{acc.to_c()}' goes through {len(acc.index) - 1} levels of row pointers; only "
                                "'T **A' / 'T *A[N]' can be checked for overlap", s.loc, "may-alias")
@@ -116,7 +116,7 @@ def _merge(a: AddressRange, b: AddressRange) -> AddressRange | None:
         if x.terms != y.terms:
             return None
         out.append(Affine(x.terms, pick(x.constant, y.constant)))
-    return AddressRange(a.buffer, *out)
+    return AddressRange(a.buffer, *out, rows_of=a.rows_of)
 
 
 def _plus(a: Affine, b: Affine) -> Affine:

@@ -53,6 +53,11 @@ def _extreme(e: Affine, box: dict[str, BoxBounds], smallest: bool) -> Affine:
     return out
 
 
+def box_extremes(e: Affine, box: dict[str, BoxBounds]) -> tuple[Affine, Affine]:
+    """The smallest and largest value of ``e`` over ``box`` (iterator -> bounds), in parameters."""
+    return _extreme(e, box, smallest=True), _extreme(e, box, smallest=False)
+
+
 def bounding_box(scop: Scop) -> tuple[BoxBounds, ...]:
     """One ``BoxBounds`` per loop of ``scop`` (same order), in size parameters only."""
     box: dict[str, BoxBounds] = {}

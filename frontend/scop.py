@@ -13,10 +13,11 @@ candidate nest is skipped silently.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from pycparser import c_ast
 
+from frontend.box import bounding_box, box_extremes
 from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch
 from frontend.parse import ParsedFile, pragma_text
 from frontend.symbols import FUNC_DECLS, SymbolTable, add_local_decl, c_text, symbols_for
@@ -227,6 +228,9 @@ class NestBuilder(c_ast.NodeVisitor):
         self.variables: dict[str, Variable] = {}
         self.preconditions: list[Precondition] = []
         self.guards: tuple[Affine, ...] = ()  # affine conditions of the enclosing ifs, each >= 0
+        self.flat_strides: dict[str, str] = {}  # flat arrays indexed as rows: name -> row length
+        self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
+        self.delinearized: list[tuple[str, str, Affine, tuple[int, ...]]] = []  # (array, stride, column, loops)
 
     # -- entry
 
@@ -239,15 +243,43 @@ class NestBuilder(c_ast.NodeVisitor):
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
         # Iterators declared outside the nest are left at their exit values by the call site
         # (``backends.c_emit.CEmitter.exit_values``), so their later uses need no check here.
+        for name, stride in self.flat_strides.items():
+            var = self.variables[name]
+            self.variables[name] = replace(var, shape=("", stride), kind="array", c_decl="", rows_of=stride)
         self._add_shape_sizes()
         prag = self.cand.pragma
-        return Scop(
+        scop = Scop(
             loc=self.cand.loc, function=self.cand.function, loops=tuple(self.loops),
             statements=tuple(self.statements), params=tuple(self.params),
             variables=tuple(self.variables.values()), marked=self.cand.marked,
             pragma_text=pragma_text(prag) if prag is not None else None,
             pragma_loc=loc_of(prag) if prag is not None else None, preconditions=tuple(self.preconditions),
         )
+        return replace(scop, preconditions=scop.preconditions + self._row_preconditions(scop))
+
+    def _row_preconditions(self, scop: Scop) -> tuple[Precondition, ...]:
+        """``0 <= column < stride`` for every delinearized access, over the domain's bounding box:
+        decided now when constant, else checked at run time (else the original nest runs)."""
+        box = bounding_box(scop)
+        where = {lp.iterator: box[k] for k, lp in enumerate(scop.loops)}
+        out: list[Precondition] = []
+        for name, stride, col, _loops in self.delinearized:
+            lo, hi = box_extremes(col, where)
+            why = f"the columns of '{name}[... * {stride} + ...]' stay within a row of {stride}"
+            for cond in (lo, _combine(_add(Affine.of({stride: 1}), -1), hi, -1)):
+                if cond.is_constant:
+                    if cond.constant < 0:
+                        raise self._fail(self.cand.node, "non-affine-subscript",
+                                         f"'{name}' cannot be viewed as rows of '{stride}': {why} fails")
+                    continue
+                if cond.names() & {lp.iterator for lp in scop.loops}:
+                    raise self._fail(self.cand.node, "non-affine-subscript",
+                                     f"'{name}' cannot be viewed as rows of '{stride}' (the column range depends on "
+                                     "the iterators)")
+                pre = Precondition(f"{cond.to_c()} >= 0", why)
+                if pre not in out:
+                    out.append(pre)
+        return tuple(out)
 
     def _add_shape_sizes(self) -> None:
         """Scalars named in variable-length array types (``float A[n][m]``): the generated function
@@ -665,6 +697,10 @@ class NestBuilder(c_ast.NodeVisitor):
             subs.append(base.subscript)
             base = base.name
         subs.reverse()
+        if isinstance(base, c_ast.UnaryOp) and base.op == "*" and isinstance(base.expr, c_ast.ID):
+            # (*B)[r][s] with ``T (*B)[R][S]``: the same element as B[0][r][s]
+            subs.insert(0, c_ast.Constant("int", "0"))
+            base = base.expr
         if not isinstance(base, c_ast.ID):
             code = "pointer-arithmetic" if isinstance(base, c_ast.BinaryOp | c_ast.UnaryOp) else "unsupported-statement"
             raise self._fail(node, code, f"array access '{c_text(node)}' has a computed base")
@@ -679,9 +715,95 @@ class NestBuilder(c_ast.NodeVisitor):
             try:
                 index.append(self.affine(s))
             except _NotAffine:
+                rows = self._delinearized(node, base.name, var, subs)
+                if rows is not None:
+                    return rows
                 raise self._fail(node, "non-affine-subscript",
                                  f"subscript '{c_text(node)}' is not affine") from None
+        if base.name in self.flat_strides:
+            raise self._fail(node, "non-affine-subscript",
+                             f"'{c_text(node)}' reads '{base.name}' as a flat array, which the nest also indexes as "
+                             f"rows of '{self.flat_strides[base.name]}' ('{base.name}[i*{self.flat_strides[base.name]} + j]')")
+        self.flat_accesses.add(base.name)
         return Access(base.name, tuple(index))
+
+    def _delinearized(self, node: c_ast.ArrayRef, name: str, var: Variable, subs: list[c_ast.Node]) -> Access | None:
+        """``A[e1*m + e0]`` on a flat (one-dimensional) array with a run-time size ``m``, as the
+        two-dimensional access ``A[e1][e0]`` over rows of ``m`` elements (Polly's delinearization).
+        The rows view is exact when ``0 <= e0 < m`` holds for every access: checked in ``build``
+        (statically, or as a run-time precondition)."""
+        if len(subs) != 1 or var.kind not in ("pointer", "array") or len(var.shape) != 1:
+            return None
+        try:
+            poly = self.polynomial(subs[0])
+        except _NotAffine:
+            return None
+        quadratic = [m for m in poly if len(m) == 2]
+        strides = {n for m in quadratic for n in m if n not in self._iterators()}
+        if len(strides) != 1 or any(len(m) > 2 for m in poly):
+            return None
+        (stride,) = strides
+        svar = self.sym.variable(stride)
+        if svar is None or svar.kind != "scalar" or not svar.is_integer or stride in self.written:
+            return None
+        rows: dict[str, int] = {}
+        cols: dict[str, int] = {}
+        constant_rows, constant_cols = 0, 0
+        for mono, c in poly.items():
+            if stride in mono:
+                rest = [n for n in mono if n != stride]
+                if len(rest) > 1 or (rest and rest[0] == stride):
+                    return None
+                if rest:
+                    rows[rest[0]] = rows.get(rest[0], 0) + c
+                else:
+                    constant_rows += c
+            elif len(mono) == 1:
+                cols[mono[0]] = cols.get(mono[0], 0) + c
+            elif not mono:
+                constant_cols += c
+            else:
+                return None
+        known = self.flat_strides.get(name)
+        if (known is not None and known != stride) or name in self.flat_accesses:
+            raise self._fail(node, "non-affine-subscript",
+                             f"'{c_text(node)}' indexes '{name}' with rows of '{stride}', which the nest also indexes "
+                             "differently")
+        self.flat_strides[name] = stride
+        if stride not in self.params:
+            self.params.append(stride)
+            self.variables.setdefault(stride, svar)
+        row, col = Affine.of(rows, constant_rows), Affine.of(cols, constant_cols)
+        self.delinearized.append((name, stride, col, tuple(self.stack)))
+        return Access(name, (row, col))
+
+    def polynomial(self, node: c_ast.Node) -> dict[tuple[str, ...], int]:
+        """An integer expression of iterators and size parameters as monomials (sorted name
+        tuples) -> coefficients; raises ``_NotAffine`` for anything else."""
+        if isinstance(node, c_ast.Constant):
+            return {(): _int_constant(node)}
+        if isinstance(node, c_ast.ID):
+            return {tuple(n for n, _ in self.affine(node).terms): 1}
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+            inner = self.polynomial(node.expr)
+            return inner if node.op == "+" else {m: -c for m, c in inner.items()}
+        if isinstance(node, c_ast.Cast):
+            self.affine(c_ast.Cast(node.to_type, c_ast.Constant("int", "0")))  # an integer cast, else _NotAffine
+            return self.polynomial(node.expr)
+        if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
+            a, b = self.polynomial(node.left), self.polynomial(node.right)
+            out: dict[tuple[str, ...], int] = {}
+            if node.op == "*":
+                for ma, ca in a.items():
+                    for mb, cb in b.items():
+                        m = tuple(sorted(ma + mb))
+                        out[m] = out.get(m, 0) + ca * cb
+            else:
+                out = dict(a)
+                for m, c in b.items():
+                    out[m] = out.get(m, 0) + (c if node.op == "+" else -c)
+            return {m: c for m, c in out.items() if c != 0}
+        raise _NotAffine
 
     def expr(self, node: c_ast.Node) -> Expr:
         return _ExprBuilder(self).visit(node)

@@ -129,7 +129,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
 
     written = {s.write.buffer for s in scop.statements}
     buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,  # type: ignore[arg-type]
-                           v.c_decl if v.kind != "scalar" and v.c_decl else None)
+                           v.c_decl if v.kind != "scalar" and v.c_decl else None, v.rows_of)
                     for v in scop.variables if v.kind != "local")
     sizes = dict(options.sizes)
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(

@@ -123,6 +123,9 @@ class Buffer:
     kind: BufferKind
     written: bool = False
     c_decl: str | None = None
+    #: the user's variable is a flat pointer that the nest indexes as rows of this many elements
+    #: (``A[i*m + j]``): the generated code takes it as ``T A[][m]``, so the call site converts it
+    rows_of: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +192,8 @@ class AddressRange:
     hi: Affine | None = None
     row_lo: Affine | None = None
     row_hi: Affine | None = None
+    #: a flat pointer viewed as rows (``Buffer.rows_of``): ``lo``/``hi`` count rows of this length
+    rows_of: str = ""
 
 
 @dataclass(frozen=True, slots=True)

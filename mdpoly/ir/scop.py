@@ -167,6 +167,9 @@ class Variable:
     scalar_type: str = ""
     c_decl: str = ""
     alias: AliasClass = "object"
+    #: a flat array (``float *A``) the nest indexes as ``A[i*m + j]``: viewed as rows of ``m``
+    #: elements (``shape == ("", m)``), while the user's code passes the flat pointer
+    rows_of: str = ""
 
     @property
     def is_float(self) -> bool:

@@ -1,0 +1,159 @@
+"""Everyday C idioms (issue "non-rectangular domains, linearized arrays and other idioms").
+
+Flat arrays indexed ``A[i*m + j]`` (delinearized, with the run-time check that columns stay in a
+row), dereferenced pointers to arrays (``(*B)[r][s]``), ``if (e > m) m = e;`` reductions. Each
+program is built as written and through mdpoly; both run (at 1, 2 and 3 threads, and on the
+OpenCL device when there is one) and must print exactly the same text. Beside that, each case
+asserts the front end's decision per nest, so a case cannot pass by keeping everything.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
+from frontend import analyze_file
+from mdpoly.options import Options
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+HEAD = "#include <stdio.h>\n#include <stdlib.h>\n"
+
+FLAT = HEAD + """void mm(int n, int m, int p, const float *A, const float *B, float *C) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < p; j++) {
+      float s = 0;
+      for (int k = 0; k < m; k++)
+        s += A[i * m + k] * B[k * p + j];
+      C[i * p + j] = s;
+    }
+}
+void shift(int n, int m, float *X) {
+  for (int i = 1; i < n; i++)
+    for (int j = 0; j < m; j++)
+      X[i * m + j] = X[(i - 1) * m + j] + 1;
+}
+void cp(int n, int m, float *X, const float *Y) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      X[i * m + j] = Y[i * m + j] * 2;
+}
+void cols(int n, int m, int w, float *X, const float *Y) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < w; j++)
+      X[i * m + j] = Y[j * n + i] + 0.5f;
+}
+static double sum(const float *v, int n) { double s = 0; for (int i = 0; i < n; i++) s += v[i] * (i % 5 + 1); return s; }
+int main(void) {
+  int n = 37, m = 41, p = 29;
+  float *A = malloc(sizeof(float) * n * m), *B = malloc(sizeof(float) * m * p), *C = malloc(sizeof(float) * n * p);
+  float *D = malloc(sizeof(float) * n * m);
+  for (int i = 0; i < n * m; i++) A[i] = (i % 7) * 0.5f;
+  for (int i = 0; i < m * p; i++) B[i] = (i % 5) * 0.25f;
+  mm(n, m, p, A, B, C);
+  mm(n, 1, p, A, B, C + 3);            /* rows of one element, overlapping output */
+  shift(n, m, A);
+  cp(n, m, D, A);
+  cp(n - 1, m, A + m, A);              /* overlapping source and target: the original runs */
+  cols(n, m, m, D, A);                 /* columns within a row: checked at run time, holds */
+  cols(n, 5, 9, D, A);                 /* columns 0..8 in rows of 5: check fails, original runs */
+  printf("%.4f %.4f %.4f\\n", sum(C, n * p), sum(A, n * m), sum(D, n * m));
+  return 0;
+}
+"""
+
+COMPUTED_BASE = HEAD + """#define N 50
+#define M 60
+void scale(double (*B)[N][M], double a) {
+  int r, s;
+  for (r = 0; r < N; r++)
+    for (s = 0; s < M; s++)
+      (*B)[r][s] = (*B)[r][s] * a + r;
+}
+int main(void) {
+  double (*A)[N][M] = malloc(sizeof *A);
+  for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) (*A)[i][j] = (i * j) % 7;
+  scale(A, 2.0);
+  double t = 0;
+  for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) t += (*A)[i][j] * (j + 1);
+  printf("%f\\n", t);
+  free(A);
+  return 0;
+}
+"""
+
+IF_MAX = HEAD + """#define N 1000
+double v[N]; int w[N];
+int main(void) {
+  double m = -1e30; int lo = 1 << 30; int hi = -(1 << 30);
+  for (int i = 0; i < N; i++) { v[i] = (i * 37) % 101 - 50; w[i] = (i * 53) % 97 - 40; }
+  for (int i = 0; i < N; i++)
+    if (v[i] > m) m = v[i];
+  for (int i = 0; i < N; i++) {
+    if (w[i] < lo) lo = w[i];
+  }
+  for (int i = 0; i < N; i++)
+    if (hi <= w[i]) hi = w[i];
+  printf("%f %d %d\\n", m, lo, hi);
+  return 0;
+}
+"""
+
+CASES = {
+    # line -> decision
+    "flat": (FLAT, {4: "parallel", 13: "kept:sequential-dependence", 18: "parallel", 23: "guarded"}),
+    "computed_base": (COMPUTED_BASE, {7: "parallel"}),
+    "if_max": (IF_MAX, {8: "parallel", 10: "parallel", 13: "parallel"}),
+}
+
+
+def _verdict(nest) -> str:  # type: ignore[no-untyped-def]
+    if nest.kept is not None:
+        return f"kept:{nest.kept.code}"
+    return "guarded" if nest.mdh.preconditions else "parallel"
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_front_end_decision(name: str, tmp_path: Path) -> None:
+    text, expected = CASES[name]
+    (tmp_path / "in.c").write_text(text)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        nests = analyze_file("in.c", Options()).nests
+    finally:
+        os.chdir(cwd)
+    assert {n.loc.line: _verdict(n) for n in nests if n.loc.line in expected} == expected
+
+
+def _opencl_available() -> bool:
+    try:
+        import pyopencl as cl
+        return bool(cl.get_platforms())
+    except Exception:
+        return False
+
+
+@pytest.mark.parametrize("target", ["openmp", "opencl"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_output_matches_original(name: str, target: str, tmp_path: Path) -> None:
+    if target == "opencl" and not _opencl_available():
+        pytest.skip("no OpenCL device")
+    text, _ = CASES[name]
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    run_mdpoly(src, out_c, {}, extra=["-q", "--target", target])
+    if target == "openmp":
+        parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+        for threads in (1, 2, 3):
+            assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
+    else:
+        from e2e_harness import c_compiler, run_step
+        exe = tmp_path / "ocl"
+        run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+        assert run_program(exe) == reference, f"{name} on OpenCL ({out_c})"
