@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from mdpoly.ir.c_types import CType, promote, usual_conversions
 from mdpoly.ir.mdh import Affine, Precondition
-from mdpoly.ir.scop import Expr
+from mdpoly.ir.scop import Binary, Const, Expr
 
 from frontend.expr_types import NameTypes, eval_int, expr_type, involves_unsigned
 
@@ -88,6 +88,8 @@ class HeaderChecker:
             return t
         fixed = _fixed(side.value)
         if fixed is not None:
+            if _grows_only(side.expr) and fixed >= 0:
+                return t  # constants combined by + * / %: no wrap-around below the type's maximum
             got = eval_int(side.expr, self.name_type)
             if got is None or got[0] != fixed:
                 raise HeaderMismatch(f"the {what} '{side.text}' wraps around in C's unsigned arithmetic")
@@ -169,6 +171,15 @@ class HeaderChecker:
             if st_t is None or st_t.signed:
                 self._need(start.value, [st_t], f"'{self.iterator}' starts at a non-negative value ({why})")
         return tuple(self.found)
+
+
+def _grows_only(e: Expr) -> bool:
+    """``e`` combines non-negative constants (``sizeof`` included) with ``+ * / %`` only."""
+    if isinstance(e, Const):
+        return not e.text.startswith("-")
+    if isinstance(e, Binary):
+        return e.op in ("+", "*", "/", "%") and _grows_only(e.left) and _grows_only(e.right)
+    return False
 
 
 def _neg(a: Affine, plus: int) -> Affine:

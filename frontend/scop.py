@@ -488,6 +488,20 @@ class NestBuilder(c_ast.NodeVisitor):
     def visit_Assignment(self, node: c_ast.Assignment) -> None:
         if node.op not in _ASSIGN_OPS:
             raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
+        if isinstance(node.rvalue, c_ast.Assignment):
+            # a = b = e: first b = e, then a = the value b now holds, i.e. (type of b) e when e does
+            # not read b (no read of b in the same iteration), else b itself
+            inner = node.rvalue
+            self.visit_Assignment(inner)
+            target = self.statements[-1].write
+            value = self.statements[-1].rhs
+            var = self.variables.get(target.buffer)
+            if inner.op == "=" and target not in expr_refs(value) and var is not None and var.kind != "local":
+                rhs: Expr = Cast(var.elem_type, value, var.scalar_type if var.scalar_type != var.elem_type else "")
+            else:
+                rhs = self.expr(inner.lvalue)
+            self._statement(node, node.lvalue, node.op, rhs)
+            return
         self._statement(node, node.lvalue, node.op, self.expr(node.rvalue))
 
     def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
@@ -622,10 +636,23 @@ class NestBuilder(c_ast.NodeVisitor):
     def affine(self, node: c_ast.Node) -> Affine:
         if isinstance(node, c_ast.Constant):
             return Affine.of(constant=_int_constant(node))
+        if isinstance(node, c_ast.UnaryOp) and node.op == "sizeof":
+            size = self._sizeof(node.expr)
+            if size is None:
+                raise _NotAffine
+            return Affine.of(constant=size)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "/":
+            a, b = self.affine(node.left), self.affine(node.right)
+            if not (a.is_constant and b.is_constant) or b.constant == 0:
+                raise _NotAffine
+            q = abs(a.constant) // abs(b.constant)
+            return Affine.of(constant=q if (a.constant >= 0) == (b.constant > 0) else -q)
         if isinstance(node, c_ast.ID):
             name = node.name
             if name in self._iterators():
                 return Affine.of({name: 1})
+            if name in self.sym.enum_values and self.sym.variable(name) is None:
+                return Affine.of(constant=self.sym.enum_values[name])
             if name in self.temps or name in self.nest_locals or name in self.written:
                 raise _NotAffine
             var = self.sym.variable(name)
@@ -654,6 +681,32 @@ class NestBuilder(c_ast.NodeVisitor):
             if b.is_constant:
                 return _scale(a, b.constant)
         raise _NotAffine
+
+    def _sizeof(self, node: c_ast.Node) -> int | None:
+        """``sizeof`` of an arithmetic type or of an array variable with constant sizes (or one of
+        its rows/elements), in bytes; ``None`` otherwise."""
+        if isinstance(node, c_ast.Typename):
+            t = parse_type(self.sym.resolve(c_text(node)))
+            return t.size if t is not None else None
+        depth = 0
+        while isinstance(node, c_ast.ArrayRef):
+            depth += 1
+            node = node.name
+        if not isinstance(node, c_ast.ID):
+            return None
+        var = self.sym.variable(node.name)
+        if var is None or var.kind not in ("array", "scalar"):
+            return None
+        elem = parse_type(var.scalar_type)
+        if elem is None:
+            return None
+        size = elem.size
+        for dim in var.shape[depth:]:
+            try:
+                size *= int(dim.rstrip("uUlL"), 0)
+            except ValueError:
+                return None
+        return size
 
     # -- accesses and expressions
 

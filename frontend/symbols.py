@@ -33,6 +33,7 @@ class SymbolTable:
     decls: dict[str, c_ast.Node] = field(default_factory=dict)
     typedefs: dict[str, c_ast.Node] = field(default_factory=dict)
     enums: dict[str, str] = field(default_factory=dict)
+    enum_values: dict[str, int] = field(default_factory=dict)  # enumerators whose value is known
     params: set[str] = field(default_factory=set)  # names that denote the function's parameters
     locals: set[str] = field(default_factory=set)  # names declared in the function's body
     addressed: set[str] = field(default_factory=set)  # names whose address ``&x`` the function takes
@@ -139,8 +140,36 @@ def _add_enums(table: SymbolTable, typ: c_ast.Node) -> None:
     while isinstance(t, c_ast.TypeDecl | c_ast.ArrayDecl | c_ast.PtrDecl):
         t = t.type
     if isinstance(t, c_ast.Enum) and t.values is not None:
+        nxt: int | None = 0
         for v in t.values.enumerators:
             table.enums[v.name] = v.name
+            value = _enum_value(v.value, table.enum_values) if v.value is not None else nxt
+            if value is not None:
+                table.enum_values[v.name] = value
+            nxt = value + 1 if value is not None else None
+
+
+def _enum_value(node: c_ast.Node, known: dict[str, int]) -> int | None:
+    """An enumerator's integer constant expression (literals, earlier enumerators, + - * << ()),
+    or ``None`` when it is something else."""
+    if isinstance(node, c_ast.Constant) and "int" in node.type:
+        text = node.value.rstrip("uUlL")
+        try:
+            return int(text, 16) if text[:2].lower() == "0x" else int(text, 8) if len(text) > 1 and text[0] == "0" \
+                else int(text)
+        except ValueError:
+            return None
+    if isinstance(node, c_ast.ID):
+        return known.get(node.name)
+    if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
+        v = _enum_value(node.expr, known)
+        return None if v is None else (-v if node.op == "-" else v)
+    if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "<<"):
+        a, b = _enum_value(node.left, known), _enum_value(node.right, known)
+        if a is None or b is None:
+            return None
+        return a + b if node.op == "+" else a - b if node.op == "-" else a * b if node.op == "*" else a << b
+    return None
 
 
 class _LocalCollector(c_ast.NodeVisitor):

@@ -102,7 +102,22 @@ int main(void) {
 }
 """
 
+SMALL_STATEMENTS = HEAD + """enum { ROWS = 40, COLS = ROWS + 3, LAST };
+double A[ROWS][COLS], B[ROWS][COLS], z[64]; int c[LAST]; float f[ROWS];
+int main(void) {
+  for (int i = 0; i < ROWS; i++) for (int j = 0; j < COLS; j++) A[i][j] = B[i][j] = i + j * 0.5;
+  for (unsigned k = 0; k < sizeof(z) / sizeof(z[0]); k++) z[k] = k * 0.5;
+  for (int k = 0; k < LAST; k++) c[k] = k;
+  for (int i = 0; i < ROWS; i++) z[i] = f[i] = i / 3.0;
+  double s = 0;
+  for (int i = 0; i < ROWS; i++) for (int j = 0; j < COLS; j++) s += A[i][j] + B[i][j];
+  printf("%f %.17g %d %.17g\n", s, z[63], c[LAST - 1], z[7]);
+  return 0;
+}
+"""
+
 CASES = {
+    "small_statements": (SMALL_STATEMENTS, {6: "parallel", 7: "parallel", 8: "parallel", 9: "parallel"}),
     # line -> decision
     "flat": (FLAT, {4: "parallel", 13: "kept:sequential-dependence", 18: "parallel", 23: "guarded"}),
     "computed_base": (COMPUTED_BASE, {7: "parallel"}),
