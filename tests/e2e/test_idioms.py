@@ -111,7 +111,7 @@ int main(void) {
   for (int i = 0; i < ROWS; i++) z[i] = f[i] = i / 3.0;
   double s = 0;
   for (int i = 0; i < ROWS; i++) for (int j = 0; j < COLS; j++) s += A[i][j] + B[i][j];
-  printf("%f %.17g %d %.17g\n", s, z[63], c[LAST - 1], z[7]);
+  printf("%f %.17g %d %.17g\\n", s, z[63], c[LAST - 1], z[7]);
   return 0;
 }
 """
