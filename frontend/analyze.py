@@ -18,6 +18,7 @@ from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
 from mdpoly.ir.scop import Scop
 from mdpoly.options import Options
 
+from frontend.call_sizes import call_site_sizes
 from frontend.deps import Deps, analyze_dependences
 from frontend.nest_span import function_start_line, nest_span
 from frontend.parse import ParsedFile, parse_c
@@ -60,7 +61,7 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
                       for lc in deps.loops)
         if cand.pragma is not None and scop.pragma_text is not None and scop.pragma_loc is not None:
             check_annotation(parse_annotation(scop.pragma_text, scop.pragma_loc), scop, deps)
-        mdh = _build(scop, deps, options)
+        mdh = _build(scop, deps, options, call_site_sizes(parsed.ast, cand.func, scop.params))
     except UnsupportedInput as e:
         severity = Severity.WARNING if cand.marked else Severity.NOTE
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
@@ -77,8 +78,8 @@ def _analyse(parsed: ParsedFile, cand: Candidate, options: Options) -> tuple[Sco
         raise UnsupportedInput(f"isl failed to analyse this nest: {e}", cand.loc, "isl-error") from e
 
 
-def _build(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
+def _build(scop: Scop, deps: Deps, options: Options, known: dict[str, int]) -> MdhExpr:
     try:
-        return build_mdh(scop, deps, options)
+        return build_mdh(scop, deps, options, known)
     except isl.Error as e:
         raise UnsupportedInput(f"isl failed to analyse this nest: {e}", scop.loc, "isl-error") from e

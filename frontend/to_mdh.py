@@ -58,8 +58,10 @@ def _chain(scop: Scop) -> None:
                                    "loops maps to one MDH expression", lp.loc, "imperfect-nest")
 
 
-def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
-    """The MDH expression of ``scop``. :raises UnsupportedInput: when the nest does not fit."""
+def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, int] | None = None) -> MdhExpr:
+    """The MDH expression of ``scop``; ``known_sizes``: size parameters' values found in the file
+    (``frontend.call_sizes``), which ``--size`` overrides. :raises UnsupportedInput: when the
+    nest does not fit."""
     check_loops(scop, deps)
     _chain(scop)
     _same_guards(scop)
@@ -131,7 +133,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options) -> MdhExpr:
     buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,  # type: ignore[arg-type]
                            v.c_decl if v.kind != "scalar" and v.c_decl else None, v.rows_of)
                     for v in scop.variables if v.kind != "local")
-    sizes = dict(options.sizes)
+    sizes = {**(known_sizes or {}), **dict(options.sizes)}
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)
     box = bounding_box(scop)
