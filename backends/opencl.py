@@ -284,9 +284,21 @@ class KernelWriter:
         for _ in self.k.concat:
             w.close()
 
-    def concat_guard(self) -> str:
+    def concat_guard(self, store: bool = False) -> str:
+        """The work-item's concat point lies in the box (``store``: and in ``store_domain``)."""
         conds = [f"{self.idx(d)} < {self.hi(d)}" for d in self.k.concat]
+        if store:
+            conds += [f"({c})" for c in self.k.store_domain]
         return " && ".join(conds) if conds else "1"
+
+    def open_domain(self, w: _Lines) -> None:
+        """``if (the point is in the domain) {`` -- around ``f``'s evaluation; nothing for a box."""
+        if self.k.domain:
+            w.open(f"if ({' && '.join(f'({c})' for c in self.k.domain)})")
+
+    def close_domain(self, w: _Lines) -> None:
+        if self.k.domain:
+            w.close()
 
     def bind_iterators(self, w: _Lines, dims: tuple[KDim, ...]) -> None:
         """The user's iterators, in their declared types, at the current point."""
@@ -405,9 +417,14 @@ class KernelWriter:
         for d in k.reductions:
             i = d.index
             w(f"const int mdp_off_{i} = mdp_kk_{i};")
+            if k.domain:
+                w(f"const {self.ix} {self.idx(d)} = mdp_tb_{i} + mdp_kk_{i};")
             self.bind_iterator(w, d, f"mdp_tb_{i} + mdp_kk_{i}")
         binds: list[tuple[str, Var]] = []
         for x, t in enumerate(k.tiles):
+            if k.domain:   # read in the domain guard below: the fragment's points may lie outside
+                binds.append((t.param, Var(t.access.to_c())))
+                continue
             deps = [k.dims[d] for d in t.deps]
             size = " * ".join(f"MDP_PT_{d.index}" for d in deps) or "1"
             q = self.linear(tuple(deps), "mdp_p_{d}", "MDP_PT_{d}")
@@ -433,8 +450,14 @@ class KernelWriter:
                 w.close()
         self.open_point_loops(w, unroll=True)
         self.bind_iterators(w, k.concat)
+        if k.domain:
+            w.open(f"if ({self.concat_guard()})")
+        self.open_domain(w)
         for n, o in outs:
             self.accumulate(w, n, o, FExpr(o.value.text, tuple(binds), o.value.role), f"mdp_acc{n}[mdp_pc]")
+        self.close_domain(w)
+        if k.domain:
+            w.close()
         self.close_point_loops(w)
         w.close()
         for _ in k.reductions:
@@ -458,10 +481,12 @@ class KernelWriter:
         outs = list(enumerate(k.outputs))
         if not k.reductions:
             self.open_point_loops(w)
-            w.open(f"if ({self.concat_guard()})")
+            w.open(f"if ({self.concat_guard(store=True)})")
+            self.open_domain(w)
             self.bind_iterators(w, k.concat)
             for _, o in outs:
                 w(f"{o.access.to_c()} = {self.f(o.value)};")
+            self.close_domain(w)
             w.close()
             self.close_point_loops(w)
             w.close()
@@ -488,8 +513,10 @@ class KernelWriter:
             w.open(f"for ({self.ix} {self.idx(d)} = mdp_lo_{i} + {self.wg(d)} * MDP_NUM_WI_{i} + {self.wi(d)}; "
                    f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += ({self.ix})MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
             self.bind_iterator(w, d, self.idx(d))
+        self.open_domain(w)
         for n, o in outs:
             self.accumulate(w, n, o)
+        self.close_domain(w)
         for _ in k.reductions:
             w.close()
         w.close()
@@ -531,7 +558,7 @@ class KernelWriter:
         # store: one work-item per concat point writes the result, or its group's partial
         w.open("if (mdp_rw == 0)")
         self.open_point_loops(w, unroll=k.tiles is not None)
-        w.open(f"if ({self.concat_guard()})")
+        w.open(f"if ({self.concat_guard(store=not k.partials)})")
         if k.partials:
             cp = self.linear(k.concat, "(mdp_i_{d} - mdp_lo_{d})", "mdp_ext_{d}")
             ncp = " * ".join(f"mdp_ext_{d.index}" for d in k.concat) or "1"
@@ -562,6 +589,8 @@ class KernelWriter:
         for d in reversed(k.concat):
             w(f"const {self.ix} {self.idx(d)} = mdp_lo_{d.index} + mdp_r % mdp_ext_{d.index};")
             w(f"mdp_r /= mdp_ext_{d.index};")
+        if k.store_domain:
+            w(f"if (!({self.concat_guard(store=True)})) return;")
         self.bind_iterators(w, k.concat)
         for n, o in enumerate(k.outputs):
             w(f"{o.elem_type} mdp_t{n} = {o.neutral};")

@@ -13,18 +13,22 @@ OPENMP_CAPS = TargetCaps(name="openmp", parallel_layers=1, simd=True, cores=2, v
                          l1_bytes=32 * 1024, l2_bytes=1024 * 1024, max_local_bytes=256 * 1024)
 
 
+#: ``Loop.distribution`` as an OpenMP schedule clause.
+_SCHEDULES = {"block": "schedule(static)", "cyclic": "schedule(static, 1)", "dynamic": "schedule(dynamic)"}
+
+
 class _OpenMPDialect:
     def loop_pragmas(self, loop: Loop) -> list[str]:
         if loop.schedule == "parallel":
             clauses = ["omp parallel for"]
             if loop.collapse > 1:
                 clauses.append(f"collapse({loop.collapse})")
-            clauses.append("schedule(static)")
+            clauses.append(_SCHEDULES[loop.distribution])
             if loop.num_threads > 0:
                 clauses.append(f"num_threads({loop.num_threads})")
             return [" ".join(clauses)]
         if loop.schedule == "thread_for":
-            return ["omp for schedule(static) nowait"]
+            return [f"omp for {_SCHEDULES[loop.distribution]} nowait"]
         if loop.schedule == "simd":
             red = "".join(f" reduction({op.value}:{var})" for op, var in loop.reductions)
             return ["omp simd" + red]
@@ -67,8 +71,8 @@ class OpenMPBackend(Backend):
 
 #: Every word of the generated OpenMP pragmas that a user's macro could replace (OpenMP pragmas
 #: are macro-expanded): the reduction operators' names and the keywords included.
-PRAGMA_WORDS = ("omp", "parallel", "for", "collapse", "schedule", "static", "num_threads", "nowait", "simd",
-                "reduction", "max", "min")
+PRAGMA_WORDS = ("omp", "parallel", "for", "collapse", "schedule", "static", "dynamic", "num_threads", "nowait",
+                "simd", "reduction", "max", "min")
 
 
 def shielded(definition: str) -> str:

@@ -184,6 +184,11 @@ class KernelPlan:
     index_type: Literal["int", "long"] = "long"
     #: the user's iterators, outermost first (the call site sets the exit values of live ones)
     iterators: tuple[Iterator, ...] = ()
+    #: a non-rectangular domain (``MdhExpr.domain``): C conditions over the point indices
+    #: ``mdp_i_<d>`` of every dim, all true where ``f`` is evaluated; ``store_domain``: those
+    #: naming concat dims only, all true where an output is stored. Empty for a box.
+    domain: tuple[str, ...] = ()
+    store_domain: tuple[str, ...] = ()
 
     @property
     def concat(self) -> tuple[KDim, ...]:

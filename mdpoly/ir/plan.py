@@ -120,15 +120,22 @@ class Assign:
 REGISTER_LAYER = 3
 
 LoopSchedule = Literal["seq", "parallel", "thread_for", "simd"]
+#: How a worksharing loop's iterations go to the threads: ``block`` -- one contiguous share each
+#: (static); ``cyclic`` -- round robin, one iteration at a time (static, chunk 1); ``dynamic`` --
+#: to whichever thread is free (parallel loops only: a thread's share then varies from run to run).
+Distribution = Literal["block", "cyclic", "dynamic"]
 
 
 @dataclass(frozen=True, slots=True)
 class Loop:
-    """``for (var = lower; var < min(upper...); var += step)``.
+    """``for (var = max(lower, more_lower...); var < min(upper...); var += step)``.
 
+    ``more_lower``: further lower bounds (a point loop clipped to a non-rectangular domain, e.g.
+    ``j >= i``); the loop starts at the largest, and ``step`` is 1 then.
     ``schedule``: ``parallel`` -- a worksharing parallel loop over ``collapse`` perfectly nested
-    loops starting here (static schedule); ``thread_for`` -- a worksharing loop inside a
-    ``ParallelRegion`` (static schedule, so each thread's share is fixed for a thread count);
+    loops starting here; ``thread_for`` -- a worksharing loop inside a ``ParallelRegion``
+    (a static ``distribution``, so each thread's share is fixed for a thread count);
+    ``distribution`` says how either hands out its iterations;
     ``simd`` -- a vector loop, reducing ``reductions`` ``(op, variable)`` pairs.
     ``num_threads`` (``parallel`` only): team size, 0 = the runtime default.
     ``dim`` is the MDH dimension the loop walks and ``layer`` its tiling layer
@@ -148,6 +155,18 @@ class Loop:
     collapse: int = 1
     reductions: tuple[tuple[Combine, str], ...] = ()
     num_threads: int = 0
+    more_lower: tuple[Affine, ...] = ()
+    distribution: Distribution = "block"
+
+
+@dataclass(frozen=True, slots=True)
+class Guard:
+    """``if (conds[0] >= 0 && conds[1] >= 0 ...) body else orelse``: the points of a
+    non-rectangular domain (``MdhExpr.domain``) among those of its bounding box."""
+
+    conds: tuple[Affine, ...]
+    body: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,7 +206,7 @@ class Assume:
     upper: tuple[Affine, ...]
 
 
-Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion, Assume]
+Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion, Assume, Guard]
 
 # }}}
 
@@ -237,6 +256,8 @@ def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:
     out: list[Stmt] = []
     for s in stmts:
         out.append(s)
-        if isinstance(s, (Loop, Block, ParallelRegion)):
+        if isinstance(s, (Loop, Block, ParallelRegion, Guard)):
             out.extend(walk(s.body))
+        if isinstance(s, Guard):
+            out.extend(walk(s.orelse))
     return out

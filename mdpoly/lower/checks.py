@@ -8,8 +8,12 @@ parameters. Each property is one function:
   loops over reduction dims reduce only into their declared reduction variables.
 * ``check_combine_operator_matches_reduction`` -- every combine is the MDH's reduction operator.
 * ``check_tiles_cover_domain`` -- the points the scalar phase visits are exactly the MDH domain
-  (by isl, for symbolic sizes too); with register blocks the micro-kernel's and the remainder
-  nests' point sets are disjoint and together the domain.
+  (by isl, for symbolic sizes too): the box of the dims, cut by ``MdhExpr.domain`` when the nest
+  is not rectangular (clipped loop bounds and guards on the way count); with register blocks
+  the micro-kernel's and the remainder nests' point sets are disjoint and together the domain.
+* ``check_buffers_touched_in_domain`` -- in a non-rectangular nest, every other statement that
+  reads or writes a buffer of the user's (start values, stores) runs only at concat points that
+  satisfy the constraints naming concat iterators alone.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ import islpy as isl
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.mdh import Affine, Combine
 from mdpoly.ir.plan import (
-    REGISTER_LAYER, Apply, Assign, Block, BlockEnd, Declare, FExpr, Loop, ParallelRegion, Plan, Ref, Stmt, Value,
-    Var, walk,
+    REGISTER_LAYER, Apply, Assign, Block, BlockEnd, Declare, FExpr, Guard, Loop, ParallelRegion, Plan, Ref, Stmt,
+    Value, Var, walk,
 )
+
+#: The loops and guards around a statement, outermost first.
+Path = tuple[Loop | Guard, ...]
 
 
 def _bug(plan: Plan, what: str) -> CompilerBug:
@@ -100,21 +107,40 @@ def check_combine_operator_matches_reduction(plan: Plan) -> None:
                     raise _bug(plan, f"simd reduction '{rop.value}' differs from the reduction operator")
 
 
-def _compute_paths(stmts: tuple[Stmt, ...], path: tuple[Loop, ...] = (),
-                   out: list[tuple[Loop, ...]] | None = None) -> list[tuple[Loop, ...]]:
-    """The loop paths enclosing the scalar phases (statements evaluating ``f``), each once: the
-    plain nest, or with register blocks the micro-kernel and each remainder nest."""
-    found: list[tuple[Loop, ...]] = [] if out is None else out
+def _paths(stmts: tuple[Stmt, ...], want: object, path: Path = (), out: list[Path] | None = None,
+           orelse: bool = False) -> list[Path]:
+    """The paths enclosing the statements ``want(stmt)`` selects, each once; ``orelse``: also
+    those in a guard's ``else`` branch (as if unguarded, which over-approximates)."""
+    found: list[Path] = [] if out is None else out
     for s in stmts:
-        if isinstance(s, (Assign, Declare)):
-            v = s.value if isinstance(s, Assign) else s.init
-            if v is not None and _evaluates_f(v) and not any(p == path for p in found):
-                found.append(path)
+        if isinstance(s, (Assign, Declare)) and want(s) and not any(p == path for p in found):  # type: ignore[operator]
+            found.append(path)
         if isinstance(s, Loop):
-            _compute_paths(s.body, path + (s,), found)
+            _paths(s.body, want, path + (s,), found, orelse)
+        if isinstance(s, Guard):
+            _paths(s.body, want, path + (s,), found, orelse)
+            _paths(s.orelse, want, path if orelse else path + (_NEVER,), found, orelse)
         if isinstance(s, (Block, ParallelRegion)):
-            _compute_paths(s.body, path, found)
+            _paths(s.body, want, path, found, orelse)
     return found
+
+
+#: Stands on a path into a guard's ``else`` branch, where no scalar phase may be (``_covered``
+#: refuses it).
+_NEVER = Guard((), ())
+
+
+def _stmt_value(s: Assign | Declare) -> Value | None:
+    return s.value if isinstance(s, Assign) else s.init
+
+
+def _compute_paths(stmts: tuple[Stmt, ...]) -> list[Path]:
+    """The paths enclosing the scalar phases (statements evaluating ``f``), each once: the
+    plain nest, or with register blocks the micro-kernel and each remainder nest."""
+    def want(s: Assign | Declare) -> bool:
+        v = _stmt_value(s)
+        return v is not None and _evaluates_f(v)
+    return _paths(stmts, want)
 
 
 def _evaluates_f(v: Value) -> bool:
@@ -133,24 +159,38 @@ def _block_ends(plan: Plan) -> dict[str, BlockEnd]:
     return {s.name: s.init for s in walk(plan.body) if isinstance(s, Declare) and isinstance(s.init, BlockEnd)}
 
 
-def _covered(plan: Plan, loops: tuple[Loop, ...], head: str, its: list[str],
+def _covered(plan: Plan, path: Path, head: str, its: list[str],
              ends: dict[str, BlockEnd]) -> isl.Set:
     """The points of the MDH domain one scalar-phase path visits, as an isl set over ``its``."""
-    mdh = plan.mdh
+    if any(g is _NEVER for g in path):
+        raise _bug(plan, "f is evaluated in a guard's else branch")
+    loops = tuple(x for x in path if isinstance(x, Loop))
     walked = sorted([lp.var for lp in loops if lp.layer == 0 and lp.dim >= 0]
                     + [its[lp.dim] for lp in loops if lp.layer == REGISTER_LAYER])
     if walked != sorted(its):
         raise _bug(plan, f"scalar phase loops {walked} do not walk the dims {its}")
-    exist = [lp.var for lp in loops if lp.layer > 0]
+    return _path_set(path, head, its, ends)
+
+
+def _path_set(path: Path, head: str, its: list[str], ends: dict[str, BlockEnd]) -> isl.Set:
+    """The iterator points (over ``its``) a path of loops and guards lets through; every other
+    loop variable is existential."""
+    loops = tuple(x for x in path if isinstance(x, Loop))
+    exist = [lp.var for lp in loops if lp.var not in its]
     cons: list[str] = []
     used: set[str] = set()
+    for g in path:
+        if isinstance(g, Guard):
+            cons += [f"{_isl(c)} >= 0" for c in g.conds]
     for n, lp in enumerate(loops):
         if lp.dim < 0:
             continue
         v, lo = lp.var, _isl(lp.lower)
         cons.append(f"{v} >= {lo}")
+        cons += [f"{v} >= {_isl(e)}" for e in lp.more_lower]
         cons += [f"{v} < {_isl(u)}" for u in lp.upper]
         used |= lp.lower.names() | {x for u in lp.upper for x in u.names()}
+        used |= {x for e in lp.more_lower for x in e.names()}
         if lp.step != 1:
             e = f"mdp_e{n}"
             exist.append(e)
@@ -167,9 +207,10 @@ def _covered(plan: Plan, loops: tuple[Loop, ...], head: str, its: list[str],
         cons.append(f"{name} = {lo} + {be.step}*{q} and {name} >= {lo}")
         cons += [f"{name} <= {_isl(u)}" for u in be.upper]
         cons.append("(" + " or ".join(f"{name} + {be.step} > {_isl(u)}" for u in be.upper) + ")")
+    body = " and ".join(cons) or "true"
     if not exist:
-        return isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(cons)} }}")
-    return isl.Set(f"{head}{{ [{', '.join(its)}] : exists ({', '.join(exist)} : {' and '.join(cons)}) }}")
+        return isl.Set(f"{head}{{ [{', '.join(its)}] : {body} }}")
+    return isl.Set(f"{head}{{ [{', '.join(its)}] : exists ({', '.join(exist)} : {body}) }}")
 
 
 def check_tiles_cover_domain(plan: Plan) -> None:
@@ -183,14 +224,13 @@ def check_tiles_cover_domain(plan: Plan) -> None:
     names: set[str] = set()
     for d in mdh.dims:
         names |= d.lower.names() | d.extent.names()
-    for loops in paths:
-        for lp in loops:
-            names |= lp.lower.names()
-            for u in lp.upper:
-                names |= u.names()
+    for c in mdh.domain:
+        names |= c.names()
+    for path in paths:
+        names |= _path_names(path)
     for be in ends.values():
         names |= be.lower.names() | {x for u in be.upper for x in u.names()}
-    tile_vars = {lp.var for loops in paths for lp in loops if lp.layer > 0}
+    tile_vars = {lp.var for path in paths for lp in path if isinstance(lp, Loop) and lp.layer > 0}
     params = sorted(names - set(its) - tile_vars - set(ends))
     head = f"[{', '.join(params)}] -> " if params else ""
     sets = [_covered(plan, loops, head, its, ends) for loops in paths]
@@ -202,9 +242,66 @@ def check_tiles_cover_domain(plan: Plan) -> None:
     for extra in sets[1:]:
         covered = covered.union(extra)
     dom_cons = [f"{_isl(d.lower)} <= {d.iterator} < {_isl(d.lower)} + {_isl(d.extent)}" for d in mdh.dims]
+    dom_cons += [f"{_isl(c)} >= 0" for c in mdh.domain]
     domain = isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(dom_cons)} }}")
     if not covered.is_equal(domain):
         raise _bug(plan, f"tiles cover {covered}, domain is {domain}")
+
+
+def _path_names(path: Path) -> set[str]:
+    names: set[str] = set()
+    for x in path:
+        if isinstance(x, Guard):
+            names |= {n for c in x.conds for n in c.names()}
+        else:
+            names |= x.lower.names() | {n for u in x.upper for n in u.names()}
+            names |= {n for e in x.more_lower for n in e.names()}
+    return names
+
+
+def _touches_buffer(s: Assign | Declare, buffers: set[str]) -> bool:
+    """Whether ``s`` reads or writes a user buffer outside ``f`` (a start value, a store)."""
+    def reads(v: Value | None) -> bool:
+        if isinstance(v, Ref):
+            return v.name in buffers
+        if isinstance(v, Apply):
+            return reads(v.a) or reads(v.b)
+        if isinstance(v, FExpr):
+            return v.role != "f" or any(reads(b) for _, b in v.bindings)
+        return False
+    if isinstance(s, Assign) and isinstance(s.target, Ref) and s.target.name in buffers:
+        return True
+    v = _stmt_value(s)
+    return v is not None and not _evaluates_f(v) and reads(v)
+
+
+def check_buffers_touched_in_domain(plan: Plan) -> None:
+    """Non-rectangular nests: start values and stores only at the domain's concat points."""
+    mdh = plan.mdh
+    if not mdh.domain:
+        return
+    buffers = {b.name for b in plan.params}
+    its = [d.iterator for d in mdh.dims]
+    concat = [d.iterator for d in mdh.dims if not d.combine.is_reduction]
+    store_cons = [c for c in mdh.domain if (c.names() & set(its)) <= set(concat)]
+    for path in _paths(plan.body, lambda s: _touches_buffer(s, buffers), orelse=True):
+        walked = [x.var for x in path if isinstance(x, Loop) and x.dim >= 0 and x.var in its]
+        if set(walked) - set(concat):
+            raise _bug(plan, f"a start value or store inside the loop of a reduction dim ({walked})")
+        dims = [d for d in mdh.dims if d.iterator in walked]
+        names = _path_names(path) | {n for c in store_cons for n in c.names()}
+        names |= {n for d in dims for n in d.lower.names() | d.extent.names()}
+        tile_vars = {x.var for x in path if isinstance(x, Loop)} - set(walked)
+        params = sorted(names - set(its) - tile_vars)
+        head = f"[{', '.join(params)}] -> " if params else ""
+        touched = _path_set(path, head, walked, {})
+        cons = [f"{_isl(d.lower)} <= {d.iterator} < {_isl(d.lower)} + {_isl(d.extent)}" for d in dims]
+        cons += [f"{_isl(c)} >= 0" for c in store_cons if c.names() & set(its) <= set(walked)]
+        if any(not (c.names() & set(its)) <= set(walked) for c in store_cons):
+            raise _bug(plan, f"a start value or store outside the concat point loops {walked}")
+        allowed = isl.Set(f"{head}{{ [{', '.join(walked)}] : {' and '.join(cons) or 'true'} }}")
+        if not touched.is_subset(allowed):
+            raise _bug(plan, f"buffers touched at {touched}, outside the domain's concat points {allowed}")
 
 
 def check_plan(plan: Plan) -> None:
@@ -212,3 +309,4 @@ def check_plan(plan: Plan) -> None:
     check_parallel_dims_carry_no_dependence(plan)
     check_combine_operator_matches_reduction(plan)
     check_tiles_cover_domain(plan)
+    check_buffers_touched_in_domain(plan)

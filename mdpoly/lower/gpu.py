@@ -14,6 +14,14 @@ reduction tile -- into ``__local`` memory, and each work-item reads every input 
 reduction point into registers (one value per private point the input depends on) before it
 updates its ``prod PT`` accumulators.
 
+Non-rectangular domains (``MdhExpr.domain``): the kernels walk the bounding box and evaluate
+``f`` (reading its inputs) only where every constraint holds (``KernelPlan.domain``, C text over
+the kernels' point indices); results are stored only at concat points that satisfy the
+constraints naming concat iterators alone (``KernelPlan.store_domain``). Inputs are then read
+from ``__global`` inside that guard (no ``__local`` copies, no register fragments loaded ahead:
+a tile's footprint may leave the arrays where the domain does), and output buffers are always
+copied in (the points outside the domain keep their values).
+
 Buffers: flat device buffers; each access becomes a flat C index using the declared shape (the
 strides may name read-only scalar parameters, which the kernel receives by value). Element counts
 come from the declared shape when complete, else from the largest index the accesses reach over
@@ -32,7 +40,7 @@ from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box
-from mdpoly.lower.lower import function_params, plan_iterators
+from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
 #: C element types and their OpenCL C spelling (sizes agree on LP64 hosts).
@@ -140,7 +148,10 @@ class _GpuLowerer:
         return any(o.access.buffer == name and o.update == "accumulate" for o in self.m.outputs)
 
     def _covers(self, buf: Buffer) -> bool:
-        """Whether the outputs on ``buf`` write every element of its declared shape."""
+        """Whether the outputs on ``buf`` write every element of its declared shape (never in a
+        non-rectangular domain, which leaves some unwritten)."""
+        if self.m.domain:
+            return False
         concat = {d.iterator: d for d in self.m.dims if not d.combine.is_reduction}
         for o in self.m.outputs:
             if o.access.buffer != buf.name or len(o.access.index) != len(buf.shape):
@@ -170,6 +181,11 @@ class _GpuLowerer:
         first = [_max_over_box(a.index[0], self.m) for a in accs if a.index]
         if not first:
             return "1"
+        for a in accs:
+            if a.index and not box_max_is_domain_max(self.m, a.index[0]):
+                raise UnsupportedInput(
+                    f"the size of '{buf.name}' is not declared and its accesses reach further over the bounding box "
+                    "than over the non-rectangular domain", self.m.loc, code="non-rectangular-domain")
         top = first[0]
         for f in first[1:]:
             top = f"MDP_MAX({top}, {f})"
@@ -224,6 +240,27 @@ class _GpuLowerer:
         for d, dim in enumerate(m.dims):
             points *= dim.extent.constant if not dim.combine.is_reduction else max(1, p.num_wg[d])
         return "int" if points < INT_INDEX_LIMIT else "long"
+
+    def domain_text(self, cons: tuple[Affine, ...]) -> tuple[str, ...]:
+        """Each constraint as C text ``e >= 0`` over the kernels' point indices ``mdp_i_<d>``
+        (size parameters widened to ``long``)."""
+        its = {d.iterator: n for n, d in enumerate(self.m.dims)}
+        values = {b.name for b in self.m.buffers if b.kind == "scalar" and not b.written}
+        out: list[str] = []
+        for c in cons:
+            parts: list[str] = []
+            for name, k in c.terms:
+                if name in its:
+                    var = f"mdp_i_{its[name]}"
+                elif name in values:
+                    var = f"(long){name}"
+                else:
+                    raise UnsupportedInput(f"the domain constraint '{c} >= 0' names '{name}', which the nest does "
+                                           "not receive", self.m.loc, code="non-rectangular-domain")
+                parts.append(f"{k} * {var}" if k != 1 else var)
+            parts.append(str(c.constant))
+            out.append(" + ".join(parts).replace("+ -", "- ") + " >= 0")
+        return tuple(out)
 
     def access(self, acc: Access) -> KAccess:
         return KAccess(acc.buffer, _flat_index(acc, self.m.buffer(acc.buffer), self.wide))
@@ -376,12 +413,46 @@ class _GpuLowerer:
                 red_wi *= d.num_wi
                 red_wg *= d.num_wg
         fp64 = any(b.device_type == "double" for b in buffers) or "double" in self.m.f.body
+        its = {d.iterator for d in self.m.dims}
+        concat = {d.iterator for d in self.m.dims if not d.combine.is_reduction}
+        store = tuple(c for c in self.m.domain if (c.names() & its) <= concat)
         return KernelPlan(
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
             ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
             tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
-            iterators=plan_iterators(self.m))
+            iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
+            store_domain=self.domain_text(store))
+
+
+def box_max_is_domain_max(mdh: MdhExpr, e: Affine) -> bool:
+    """Whether ``e`` reaches the same largest value over the domain as over its bounding box
+    (always for a rectangular nest), decided by isl for every value of the size parameters
+    (where the domain is not empty)."""
+    if not mdh.domain:
+        return True
+    import islpy as isl
+
+    its = [d.iterator for d in mdh.dims]
+    def isl_text(a: Affine) -> str:
+        return a.to_c().replace(" * ", "*")
+    names: set[str] = set(e.names())
+    for d in mdh.dims:
+        names |= d.lower.names() | d.extent.names()
+    for c in mdh.domain:
+        names |= c.names()
+    params = sorted(names - set(its))
+    head = f"[{', '.join(params)}] -> " if params else ""
+    box = [f"{isl_text(d.lower)} <= {d.iterator} < {isl_text(d.lower)} + {isl_text(d.extent)}" for d in mdh.dims]
+    dom = box + [f"{isl_text(c)} >= 0" for c in mdh.domain]
+    value = f"{head}{{ [{', '.join(its)}] -> [{isl_text(e)}] }}"
+
+    def top(cons: list[str]) -> isl.PwAff:
+        s = isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(cons)} }}")
+        return s.apply(isl.Map(value)).dim_max(0)
+
+    in_domain = isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(dom)} }}").params()
+    return top(box).intersect_domain(in_domain).is_equal(top(dom))
 
 
 def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
@@ -391,9 +462,7 @@ def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
     :raises UnsupportedInput: for nests the kernel cannot express (mixed reduction operators,
         element types without an OpenCL C spelling, extents naming variables the nest lacks).
     """
-    if mdh.domain:
-        raise UnsupportedInput("the loop bounds depend on outer iterators (a non-rectangular domain), which the "
-                               "work-group lowering does not handle yet", mdh.loc, "non-rectangular-domain")
+    check_exit_values(mdh)
     bad = gpu_violations(mdh, params, caps)
     if bad:
         raise CompilerBug(f"invalid work-group parameters for '{mdh.name}' ({params.describe(mdh)}): "

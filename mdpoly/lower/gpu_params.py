@@ -147,9 +147,11 @@ def type_bytes(elem_type: str) -> int:
 
 
 def cacheable(mdh: MdhExpr, k: int) -> bool:
-    """Whether input access ``k`` can be copied to ``__local`` memory (an array element)."""
+    """Whether input access ``k`` can be copied to ``__local`` memory: an array element, in a
+    rectangular nest (over a non-rectangular domain, the footprint of a tile of the bounding box
+    may leave the array: ``x[j - i]`` below the diagonal)."""
     acc = mdh.inputs[k]
-    return mdh.buffer(acc.buffer).kind != "scalar" and bool(acc.index)
+    return mdh.buffer(acc.buffer).kind != "scalar" and bool(acc.index) and not mdh.domain
 
 
 def input_box(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[int, ...]:
@@ -266,7 +268,8 @@ GPU_CONSTRAINTS: tuple[GpuConstraint, ...] = (
     GpuConstraint("tile-shape", "kt: () or one per dim, >= 1 for reduction dims, 0 for concat dims, only with a "
                   "reduction; cache: () or one 0/1 per input access, only with kt", _tile_shape_ok),
     GpuConstraint("vec", "vec: () or one per dim, 1, 2 or 4, dividing PT_SIZE; 1 for reduction dims", _vec_ok),
-    GpuConstraint("cacheable", "a cached input is an array access (not a scalar buffer)", _cacheable_ok),
+    GpuConstraint("cacheable", "a cached input is an array access (not a scalar buffer) of a rectangular nest",
+                  _cacheable_ok),
     GpuConstraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
 )

@@ -23,6 +23,9 @@ The rules, in order:
    with a reduction SIMD dim, ``REGISTER_ROWS`` x ``REGISTER_VECTORS`` points of the two innermost
    other concat dims, each accumulator a vector of partial sums. At most 12 accumulators, so
    16 vector registers (AVX2) hold them with the operands.
+6. Non-rectangular domains (``MdhExpr.domain``): no register block (the lowering clips point
+   loops to the domain instead); ``DOMAIN_SLACK`` times more parallel tiles, handed out
+   ``cyclic``-ally, so that the unequal tiles of a triangle even out over the threads.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from __future__ import annotations
 import math
 
 from mdpoly.ir.mdh import Access, MdhExpr
+from mdpoly.ir.plan import Distribution
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.neutral import base_type
 from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams
@@ -38,6 +42,7 @@ VECTOR_TILE_BYTES = 1024
 CONCAT_TILE = 64
 REDUCTION_TILE = 256
 PAR_SLACK = 4
+DOMAIN_SLACK = 4
 SPLIT_MIN_WORK = 1 << 15
 MIN_VECTOR_EXTENT = 8
 REGISTER_ROWS = 6
@@ -155,7 +160,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
         if v is not None and len(concat) == 1:
             tiles[v] = cap(v, max(1, 4 * VECTOR_TILE_BYTES // esz))
 
-    want = PAR_SLACK * caps.cores
+    want = PAR_SLACK * caps.cores * (DOMAIN_SLACK if mdh.domain else 1)
 
     def par_pick() -> tuple[list[int], float]:
         cands = sorted((d for d in concat if tiles[d] and _count(ext[d], tiles[d]) > 1),
@@ -197,15 +202,16 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
 
     if split is not None:
         reg, lanes = (), 0
+    dist: Distribution = "cyclic" if mdh.domain and (par or split is not None) else "block"
     return TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
-                        split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes)
+                        split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes, distribution=dist)
 
 
 def _register_block(mdh: MdhExpr, caps: TargetCaps, order: list[int], v: int | None, tiles: list[tuple[int, ...]],
                     ext: list[int | None], esz: int, strict_fp: bool) -> tuple[tuple[int, ...], int]:
     """Rule 5: the register tile and SIMD lanes; may round a tile in ``tiles`` down to a block multiple."""
     dims = mdh.dims
-    if mdh.f.uses_indices or not any(d.combine.is_reduction for d in dims) or v is None:
+    if mdh.f.uses_indices or not any(d.combine.is_reduction for d in dims) or v is None or mdh.domain:
         return (), 0
 
     def size(d: int) -> int:

@@ -15,6 +15,17 @@ Shape of the result (mdh-formalism.md §4.4, §7.3, fused phases):
   deterministic for a given thread count, no atomics.
 
 Concat-only nests write their outputs directly from the point loops.
+
+Non-rectangular domains (``MdhExpr.domain``, the MDH over the bounding box): the scalar phase
+visits only the domain's points -- each constraint ``e >= 0`` clips the point loop of its
+innermost dim (in ``loop_order``) when that dim's coefficient is +-1 (``j >= i`` starts the ``j``
+loop at ``max(tile start, i)``), else it is a ``Guard`` inside that loop -- so ``f`` is
+evaluated, and inputs read, only in the domain; elsewhere a reduction keeps its start value,
+which is what combining the neutral element gives. Result tiles start, and outputs are stored,
+only at the concat points that satisfy the constraints naming concat iterators alone (an
+``init`` output is written there even when its reduction range is empty); the other points of
+a tile start at the neutral element and are never stored. The threads share the parallel tiles
+as ``TuningParams.distribution`` says (``cyclic`` balances a triangle).
 """
 
 from __future__ import annotations
@@ -24,7 +35,7 @@ import itertools
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import (
-    REGISTER_LAYER, Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Iterator, Loop,
+    REGISTER_LAYER, Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Guard, Iterator, Loop,
     ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value, Var,
 )
 from mdpoly.lower.neutral import neutral
@@ -66,6 +77,25 @@ def _subst_ref(r: Ref, m: dict[str, Affine]) -> Ref:
 # }}}
 
 
+class _Clip:
+    """The domain constraints distributed over a nest of point loops: per dim, extra lower bounds
+    (``lowers``) and upper bounds (``uppers``) of its loop, and ``guards`` checked first thing in
+    its body; ``inner``: constraints naming no iterator, checked around the innermost body."""
+
+    def __init__(self) -> None:
+        self.lowers: dict[int, tuple[Affine, ...]] = {}
+        self.uppers: dict[int, tuple[Affine, ...]] = {}
+        self.guards: dict[int, tuple[Affine, ...]] = {}
+        self.inner: tuple[Affine, ...] = ()
+
+    def guard(self, d: int, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        conds = self.guards.get(d, ())
+        return (Guard(conds, body),) if conds else body
+
+    def guard_inner(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        return (Guard(self.inner, body),) if self.inner else body
+
+
 class _Lowerer:
     def __init__(self, mdh: MdhExpr, p: TuningParams) -> None:
         self.m = mdh
@@ -79,6 +109,10 @@ class _Lowerer:
                                    mdh.loc, code="mixed-reduction-operators")
         self.headers: set[str] = set()
         self.split = p.split_dim is not None
+        concat_its = {mdh.dims[d].iterator for d in self.concat}
+        all_its = {d.iterator for d in mdh.dims}
+        #: the constraints that name concat iterators only: which output points are stored
+        self.store_domain = tuple(c for c in mdh.domain if (c.names() & all_its) <= concat_its)
 
     # {{{ names and bounds
 
@@ -112,10 +146,48 @@ class _Lowerer:
 
     def point_loop(self, d: int, body: tuple[Stmt, ...], simd: bool = False,
                    reductions: tuple[tuple[Combine, str], ...] = (),
-                   ranges: dict[int, tuple[Affine, tuple[Affine, ...]]] | None = None) -> Loop:
+                   ranges: dict[int, tuple[Affine, tuple[Affine, ...]]] | None = None,
+                   clip: _Clip | None = None) -> Loop:
         lo, up = ranges[d] if ranges and d in ranges else self.point_range(d)
+        more: tuple[Affine, ...] = ()
+        if clip is not None:
+            more = clip.lowers.get(d, ())
+            up = up + clip.uppers.get(d, ())
+            body = clip.guard(d, body)
         return Loop(self.it(d), lo, up, 1, body, dim=d, layer=0,
-                    schedule="simd" if simd else "seq", reductions=reductions)
+                    schedule="simd" if simd else "seq", reductions=reductions, more_lower=more)
+
+    def clip(self, order: list[int]) -> _Clip | None:
+        """How the point loops in ``order`` (outermost first, every dim a constraint names among
+        them) keep to the domain; ``None`` for a rectangular nest."""
+        if not self.m.domain:
+            return None
+        pos = {self.it(d): k for k, d in enumerate(order)}
+        clip = _Clip()
+        for c in self.m.domain:
+            names = [n for n in c.names() if n in pos]
+            if len(names) < len(c.names() & {d.iterator for d in self.dims}):
+                raise CompilerBug(f"domain constraint '{c} >= 0' names a dim outside the point loops", self.m.loc)
+            if not names:
+                clip.inner += (c,)
+                continue
+            it = max(names, key=lambda n: pos[n])
+            d = order[pos[it]]
+            a = c.coeff(it)
+            rest = _add(c, _var(it), -a)
+            if a == 1:      # it + rest >= 0: it >= -rest
+                clip.lowers[d] = clip.lowers.get(d, ()) + (_add(_const(0), rest, -1),)
+            elif a == -1:   # rest - it >= 0: it < rest + 1
+                clip.uppers[d] = clip.uppers.get(d, ()) + (_add(rest, _const(1)),)
+            else:
+                clip.guards[d] = clip.guards.get(d, ()) + (c,)
+        return clip
+
+    def store_guard(self, body: tuple[Stmt, ...], orelse: tuple[Stmt, ...] = ()) -> tuple[Stmt, ...]:
+        """``body`` at the concat points of the domain only (``store_domain``)."""
+        if not self.store_domain:
+            return body
+        return (Guard(self.store_domain, body, orelse),)
 
     # }}}
 
@@ -231,12 +303,13 @@ class _Lowerer:
         order = [d for d in self.p.loop_order if dims is None or d in dims]
         v = self.p.vector_dim
         outs = range(len(self.m.outputs))
+        clip = self.clip(order)
         if not self.reds:
             inner: tuple[Stmt, ...] = tuple(
                 Assign(self.access_ref(self.m.outputs[o].access), self.f_value(o)) for o in outs)
-            stmts = inner
+            stmts = clip.guard_inner(inner) if clip else inner
             for d in reversed(order):
-                stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges),)
+                stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges, clip=clip),)
             return stmts
         if v is not None and v in self.reds:
             assert self.op is not None
@@ -244,8 +317,10 @@ class _Lowerer:
             body: tuple[Stmt, ...] = ()
             for o in outs:
                 body += self.combine_into(Var(accs[o]), o)
+            if clip:
+                body = clip.guard_inner(body)
             red = tuple((self.op, a) for a in accs)
-            simd_loop = self.point_loop(v, body, simd=True, reductions=red, ranges=ranges)
+            simd_loop = self.point_loop(v, body, simd=True, reductions=red, ranges=ranges, clip=clip)
             stmts = (Block(
                 tuple(Declare(accs[o], self.m.outputs[o].elem_type, init=self.res_ref(o)) for o in outs)
                 + (simd_loop,)
@@ -255,9 +330,9 @@ class _Lowerer:
             body = ()
             for o in outs:
                 body += self.combine_into(self.res_ref(o), o)
-            stmts = body
+            stmts = clip.guard_inner(body) if clip else body
         for d in reversed(order):
-            stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges),)
+            stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges, clip=clip),)
         return stmts
 
     # }}}
@@ -373,17 +448,20 @@ class _Lowerer:
         if self.reds:
             decls = tuple(Declare(f"{PREFIX}res{o}", self.m.outputs[o].elem_type, self.res_shape())
                           for o in outs)
-            init = self.concat_point_nest(tuple(Assign(self.res_ref(o), self.start_value(o)) for o in outs))
-            store = self.concat_point_nest(
+            init = self.concat_point_nest(self.store_guard(
+                tuple(Assign(self.res_ref(o), self.start_value(o)) for o in outs),
+                tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)))
+            store = self.concat_point_nest(self.store_guard(
                 tuple(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, self.res_ref(o)))
-                      for o in outs))
+                      for o in outs)))
             inner = (Block(decls + init + inner + store),)
         stmts = self.wrap_tiles(self.concat_tile_order(), inner)
         if self.p.parallel_dims:
             first = stmts[0]
             assert isinstance(first, Loop)
             stmts = (Loop(first.var, first.lower, first.upper, first.step, first.body, first.dim, first.layer,
-                          "parallel", len(self.p.parallel_dims), num_threads=self.p.num_threads),)
+                          "parallel", len(self.p.parallel_dims), num_threads=self.p.num_threads,
+                          distribution=self.p.distribution),)
         return stmts
 
     def lower_split(self) -> tuple[Stmt, ...]:
@@ -402,7 +480,7 @@ class _Lowerer:
             self.concat_tile_order() + self.reduction_tile_order(True), self.compute())
         shared = self.tile_loop(self.p.split_dim, 1, inner)
         shared = Loop(shared.var, shared.lower, shared.upper, shared.step, shared.body, shared.dim,
-                      shared.layer, "thread_for")
+                      shared.layer, "thread_for", distribution=self.p.distribution)
         region = ParallelRegion(nt, tid, (
             *(Declare(f"{PREFIX}res{o}", types[o], self.res_shape()) for o in outs),
             *self.full_concat_nest(tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)),
@@ -412,12 +490,12 @@ class _Lowerer:
         init_parts = Loop(t_var, _const(0), (_var(nt),), 1,
                           self.full_concat_nest(tuple(Assign(part_ref(o, t_var), self.neutral(o)) for o in outs)))
         total = [f"{PREFIX}r{o}" for o in outs]
-        combine = self.full_concat_nest((
+        combine = self.full_concat_nest(self.store_guard((
             *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
             Loop(t_var, _const(0), (_var(nt),), 1,
                  tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
             *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
-        ))
+        )))
         return (Block((
             ThreadCount(nt, self.p.num_threads),
             *(Declare(parts[o], types[o], (_var(nt),) + self.res_shape()) for o in outs),
@@ -430,12 +508,37 @@ class _Lowerer:
             if (o.update == "accumulate" or o.init is not None) and not self.reds:
                 raise UnsupportedInput("an accumulating output needs a reduction dimension to give its operator",
                                        self.m.loc, code="no-reduction-operator")
+        check_exit_values(self.m)
         body = self.lower_split() if self.split else self.lower_direct()
         return Plan(
             name=self.m.name, loc=self.m.loc, params=function_params(self.m), body=body, mdh=self.m,
             tuning=self.p, needs_math="math.h" in self.headers, needs_limits="limits.h" in self.headers,
             iterators=plan_iterators(self.m),
         )
+
+
+def check_exit_values(mdh: MdhExpr) -> None:
+    """Refuse a non-rectangular nest whose iterator, declared before it, must be left at its exit
+    value where the domain decides that value.
+
+    ``Iterator`` computes exit values from the bounding box, which is right for a loop whose own
+    bounds and enclosing guards name no iterator. The exit value of ``j`` in ``for (j = 0;
+    j <= i; ...)`` is that of its last run; ``MdhExpr.domain`` does not say whether ``j <= i`` is
+    the loop's bound or an ``if`` around the body (which leaves ``j`` at the box's end), so such
+    an iterator, or one inside a loop a guard may skip, is refused.
+
+    :raises UnsupportedInput: code ``non-rectangular-domain``.
+    """
+    if not mdh.domain:
+        return
+    pos = {d.iterator: k for k, d in enumerate(mdh.dims)}
+    names = {b.name for b in mdh.buffers}
+    innermost = [max((pos[n] for n in c.names() if n in pos), default=-1) for c in mdh.domain]
+    for k, d in enumerate(mdh.dims):
+        if d.iterator in names and any(m <= k for m in innermost):
+            raise UnsupportedInput(
+                f"iterator '{d.iterator}' is declared before the nest and its exit value depends on the "
+                "non-rectangular domain (declare it in its for statement)", mdh.loc, "non-rectangular-domain")
 
 
 def plan_iterators(mdh: MdhExpr) -> tuple[Iterator, ...]:
@@ -465,9 +568,6 @@ def lower(mdh: MdhExpr, params: TuningParams) -> Plan:
     :raises UnsupportedInput: for nests the Plan cannot express (mixed reduction operators,
         accumulation without a reduction dimension, max/min over a type of unknown range).
     """
-    if mdh.domain:
-        raise UnsupportedInput("the loop bounds depend on outer iterators (a non-rectangular domain), which the "
-                               "OpenMP lowering does not handle yet", mdh.loc, "non-rectangular-domain")
     bad = violations(mdh, params)
     if bad:
         raise CompilerBug(f"invalid tuning parameters for '{mdh.name}' ({params.describe(mdh)}): "

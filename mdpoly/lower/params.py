@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.plan import Distribution
 from mdpoly.ir.target import TargetCaps
 
 MAX_TILE_LAYERS = 2
@@ -47,6 +48,12 @@ class TuningParams:
     point loops. A concat ``vector_dim`` must be blocked, by a multiple of ``simd_lanes``: the
     block's SIMD loop runs ``simd_lanes`` lanes wide around the reduction loops (outer-loop
     vectorisation), each accumulator one vector register.
+
+    ``distribution``: how the parallel loop (or the split reduction's shared loop) hands its
+    layer-1 tiles to the threads -- ``block`` (static, contiguous shares), ``cyclic`` (static,
+    round robin: balances a triangular domain, whose tiles hold unequal work), ``dynamic``
+    (first come, first served; not for a split reduction, whose partials must not depend on
+    timing).
     """
 
     tiles: tuple[tuple[int, ...], ...]
@@ -57,6 +64,7 @@ class TuningParams:
     num_threads: int = 0
     register_tile: tuple[int, ...] = ()
     simd_lanes: int = 0
+    distribution: Distribution = "block"
 
     @property
     def register_blocked(self) -> bool:
@@ -73,6 +81,8 @@ class TuningParams:
         if self.register_blocked:
             reg = ",".join(f"{its[d]}:{r}" for d, r in enumerate(self.register_tile) if r > 1)
             text += f" reg={reg} lanes={self.simd_lanes}"
+        if self.distribution != "block":
+            text += f" dist={self.distribution}"
         return text
 
 
@@ -131,6 +141,13 @@ def _lanes_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[int]:
     yield from (0, 4, 8, 16)
 
 
+DISTRIBUTIONS: tuple[Distribution, ...] = ("block", "cyclic", "dynamic")
+
+
+def _distribution_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[Distribution]:
+    yield from DISTRIBUTIONS
+
+
 @dataclass(frozen=True, slots=True)
 class ParamSpec:
     """One tuning parameter: its ``TuningParams`` field, meaning, and candidate values."""
@@ -155,6 +172,8 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               _register_values),
     ParamSpec("simd_lanes", "SIMD layer width", "lanes of a register block's SIMD loop along a concat vector dim",
               _lanes_values),
+    ParamSpec("distribution", "D2/S2/R2 schedule", "how the threads share the parallel tiles: block, cyclic, dynamic",
+              _distribution_values),
 )
 
 # }}}
@@ -275,7 +294,7 @@ def _register_ok(m: MdhExpr, p: TuningParams) -> bool:
         return False
     if not p.register_blocked:
         return True
-    if not _has_reduction(m) or p.split_dim is not None or m.f.uses_indices:
+    if not _has_reduction(m) or p.split_dim is not None or m.f.uses_indices or m.domain:
         return False
     v = p.vector_dim
     if v is not None and not m.dims[v].combine.is_reduction:
@@ -290,6 +309,10 @@ def _register_ok(m: MdhExpr, p: TuningParams) -> bool:
 
 def _threads_ok(m: MdhExpr, p: TuningParams) -> bool:
     return p.num_threads >= 0
+
+
+def _distribution_ok(m: MdhExpr, p: TuningParams) -> bool:
+    return p.distribution in DISTRIBUTIONS and not (p.distribution == "dynamic" and p.split_dim is not None)
 
 
 CONSTRAINTS: tuple[Constraint, ...] = (
@@ -307,8 +330,10 @@ CONSTRAINTS: tuple[Constraint, ...] = (
     Constraint("threads-nonnegative", "num_threads >= 0", _threads_ok),
     Constraint("register-tile",
                "one entry per dim (or none), 1 on reduction dims; blocking needs a reduction, no split and "
-               "no index use in f; a blocked concat SIMD dim is a multiple (>= 2) of simd_lanes; at most "
-               "MAX_REGISTER_ACCUMULATORS accumulators", _register_ok),
+               "no index use in f and a rectangular domain; a blocked concat SIMD dim is a multiple (>= 2) of "
+               "simd_lanes; at most MAX_REGISTER_ACCUMULATORS accumulators", _register_ok),
+    Constraint("distribution", "block, cyclic or dynamic; a split reduction's shared loop is not dynamic",
+               _distribution_ok),
 )
 
 

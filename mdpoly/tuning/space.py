@@ -17,7 +17,10 @@ each with a closed-form candidate ``Set`` and a predicate over parameters define
   them, else the heuristic order, its rotations and the reductions-first variants);
 * ``THREADS``: ``0`` (the runtime default, all cores) or fewer threads;
 * ``REG``: the register block as ``(rows, vectors, lanes)``, ``(0, 0, 0)`` for none, placed by
-  ``register_tile_for`` on the chosen SIMD dim and order (a block the lowering rejects is dropped).
+  ``register_tile_for`` on the chosen SIMD dim and order (a block the lowering rejects is dropped);
+* ``DIST``: how the threads share the parallel tiles (``block``, ``cyclic``, ``dynamic``; not
+  ``dynamic`` under ``SPLIT``), offered for non-rectangular domains, whose tiles hold unequal
+  work (rectangular ones keep ``block``).
 
 Under ``SPLIT`` the concat tiles and ``PAR`` are ignored by ``to_params`` (the split lowering
 keeps whole-domain partials); equal ``TuningParams`` then come from different configurations,
@@ -38,7 +41,7 @@ from mdpoly.lower.heuristics import (
     MIN_VECTOR_EXTENT, REGISTER_ROWS, REGISTER_VECTORS, choose_vector_dim, default_params, elem_bytes,
 )
 from mdpoly.lower.params import (
-    MAX_INNER_UNROLL, MAX_REGISTER_ACCUMULATORS, MAX_RESULT_ELEMS, TuningParams, violations,
+    DISTRIBUTIONS, MAX_INNER_UNROLL, MAX_REGISTER_ACCUMULATORS, MAX_RESULT_ELEMS, TuningParams, violations,
 )
 from mdpoly.tuning.atf import Config, ParamSpec
 
@@ -73,7 +76,8 @@ class NestSpace:
                 tiles.append((t1, t2) if t2 else (t1,))
         vec = cfg["VEC"] if cfg["VEC"] != NONE else None
         p = TuningParams(tiles=tuple(tiles), parallel_dims=par, loop_order=tuple(cfg["ORDER"]),
-                         vector_dim=vec, split_dim=split, num_threads=cfg["THREADS"])
+                         vector_dim=vec, split_dim=split, num_threads=cfg["THREADS"],
+                         distribution=cfg.get("DIST", "block"))
         reg, lanes = register_tile_for(self.mdh, self.extents, p, cfg.get("REG", (0, 0, 0)))
         q = replace(p, register_tile=reg, simd_lanes=lanes)
         return p if violations(self.mdh, q) else q
@@ -245,13 +249,19 @@ def build_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps, strict_fp
     threads = [0] + [t for t in sorted({max(1, caps.cores // 2), caps.cores - 1}) if 0 < t < caps.cores]
     specs.append(ParamSpec("THREADS", tuple(threads), doc="team size, 0 = all cores"))
     specs.append(ParamSpec("REG", _register_shapes(mdh, caps), doc="register block (rows, vectors, lanes)"))
+    if mdh.domain:
+        def dist_ok(c: Config) -> bool:
+            return not (c["DIST"] == "dynamic" and c["SPLIT"] != NONE)
+
+        specs.append(ParamSpec("DIST", DISTRIBUTIONS, dist_ok, ("SPLIT",),
+                               doc="how the threads share the parallel tiles"))
     return NestSpace(mdh=mdh, extents=ext, specs=tuple(specs))
 
 
 def _register_shapes(mdh: MdhExpr, caps: TargetCaps) -> tuple[tuple[int, int, int], ...]:
     """``REG`` values: none, the heuristic's shape, then rows x vectors of the caps' vector width
     and of twice it (wider registers than the caps claim), within the accumulator budget."""
-    if not any(d.combine.is_reduction for d in mdh.dims) or mdh.f.uses_indices:
+    if not any(d.combine.is_reduction for d in mdh.dims) or mdh.f.uses_indices or mdh.domain:
         return ((0, 0, 0),)
     lanes = max(1, caps.vector_bytes // elem_bytes(mdh))
     out = [(0, 0, 0), (REGISTER_ROWS, REGISTER_VECTORS, lanes)]
@@ -356,6 +366,9 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
     for shape in _register_shapes(mdh, caps):
         reg, lanes = register_tile_for(mdh, ext, p, shape)
         add(replace(p, register_tile=reg, simd_lanes=lanes))
+    if mdh.domain:
+        for dist in DISTRIBUTIONS:
+            add(replace(p, distribution=dist))
     return out
 
 # }}}

@@ -100,7 +100,8 @@ class TuningTarget(Protocol[P]):  # type: ignore[misc]
 def params_to_dict(p: TuningParams) -> dict[str, Any]:
     return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
             "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
-            "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes}
+            "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes,
+            "distribution": p.distribution}
 
 
 def params_from_dict(d: dict[str, Any]) -> TuningParams:
@@ -108,7 +109,7 @@ def params_from_dict(d: dict[str, Any]) -> TuningParams:
                         parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
                         vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]),
                         register_tile=tuple(int(x) for x in d.get("register_tile", ())),
-                        simd_lanes=int(d.get("simd_lanes", 0)))
+                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"))
 
 
 class OpenMPTarget:
