@@ -138,6 +138,8 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         tune_seconds_explicit=ns.tune_time is not None,
         tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,
         cache_dir=str(default_cache_dir(dict(os.environ))),
+        opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
+        cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
     )
 
 
@@ -180,7 +182,8 @@ def _outputs(ns: argparse.Namespace) -> list[OutputFile]:
     return outs + ([OutputFile("--report", ns.report)] if ns.report else [])
 
 
-def _write_outputs(ns: argparse.Namespace, text: str, outcomes: tuple[NestOutcome, ...]) -> None:
+def _write_outputs(ns: argparse.Namespace, text: str, outcomes: tuple[NestOutcome, ...],
+                   options: Options | None = None) -> None:
     """``-o`` (or stdout for ``--emit`` without ``-o``) and ``--report``: all of them or none."""
     from frontend.parse import encode_source
     from mdpoly.report import report_dict
@@ -189,7 +192,7 @@ def _write_outputs(ns: argparse.Namespace, text: str, outcomes: tuple[NestOutcom
     if ns.output is not None:
         files.append((ns.output, encode_source(text)))
     if ns.report:
-        files.append((ns.report, (json.dumps(report_dict(outcomes), indent=2) + "\n").encode()))
+        files.append((ns.report, (json.dumps(report_dict(outcomes, options), indent=2) + "\n").encode()))
     write_files_atomically(files)
     if ns.output is None:
         _write_stdout(encode_source(text))
@@ -207,6 +210,7 @@ def _write_stdout(data: bytes) -> None:
 
 def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
     from frontend import analyze_file
+    from mdpoly.ir.nest import schedule_computations
     from mdpoly.report import emit_outcomes, outcomes_from_analysis
 
     analysis = analyze_file(ns.input, options, sink)
@@ -214,10 +218,12 @@ def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
         outcomes = outcomes_from_analysis(analysis, None)
         chunks = []
         for n in analysis.nests:
-            if n.mdh is not None:
-                chunks.append(f"{n.loc}:\n{n.mdh.to_dsl()}\n")
+            bands = [n] if n.schedule is None else [c.nest for c in schedule_computations(n.schedule)]
+            for band in bands:
+                if band.mdh is not None:
+                    chunks.append(f"{band.loc}:\n{band.mdh.to_dsl()}\n")
         emit_outcomes(outcomes, sink)
-        _write_outputs(ns, "\n".join(chunks), outcomes)
+        _write_outputs(ns, "\n".join(chunks), outcomes, options)
         return 0
     try:
         from mdpoly.driver import transform
@@ -228,5 +234,5 @@ def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
         return 1
     text, outcomes = transform(analysis, options, sink)
     emit_outcomes(tuple(outcomes), sink)
-    _write_outputs(ns, text, tuple(outcomes))
+    _write_outputs(ns, text, tuple(outcomes), options)
     return 0

@@ -122,21 +122,6 @@ class DependenceError(MdpolyError):
     code = "annotation-mismatch"
 
 
-class BuildError(MdpolyError):
-    """A generated source failed to compile; carries the command and the compiler's log."""
-
-    code = "build-failed"
-
-    def __init__(self, message: str, command: list[str] | None = None, log: str = "") -> None:
-        super().__init__(message)
-        self.command = command or []
-        self.log = log
-
-
-class TuningError(MdpolyError):
-    code = "tuning-failed"
-
-
 class CompilerBug(MdpolyError):
     """An internal check failed on mdpoly's own IR: a bug in mdpoly, reported with the IR."""
 

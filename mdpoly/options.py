@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Literal
 
 Target = Literal["openmp", "opencl", "cuda"]
@@ -30,4 +30,7 @@ class Options:
     tune_technique: str = "auc_bandit"
     retune: bool = False
     cache_dir: str | None = None              # None = no persistent cache
-    extra: dict[str, str] = field(default_factory=dict, hash=False, compare=False)
+    # The device the generated host code will pick (MDPOLY_OPENCL_DEVICE / MDPOLY_CUDA_DEVICE,
+    # read by the CLI): the tuner measures on the same one.
+    opencl_device: str | None = None
+    cuda_device: str | None = None

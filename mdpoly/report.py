@@ -13,19 +13,26 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
 
 from __future__ import annotations
 
-import json
+from dataclasses import asdict, replace
 from typing import Any
 
+from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
-from mdpoly.ir.nest import Computation, FileAnalysis, HostLoop, HostStatement, NestOutcome, ScheduleItem
-from mdpoly.output_files import write_files_atomically
+from mdpoly.options import Options
+from mdpoly.ir.nest import (
+    Computation, FileAnalysis, HostLoop, HostStatement, NestOutcome, ScheduleItem, schedule_computations,
+)
 
 
 def outcomes_from_analysis(analysis: FileAnalysis, target: str | None = None) -> tuple[NestOutcome, ...]:
     """Outcomes from the analysis alone (``--emit mdh``): transformed exactly when an MDH exists."""
     out: list[NestOutcome] = []
     for n in analysis.nests:
-        if n.mdh is not None:
+        if n.mdh is None and n.schedule is not None:
+            parts = outcomes_from_analysis(replace(analysis, nests=tuple(
+                c.nest for c in schedule_computations(n.schedule))), target)
+            out.append(NestOutcome(n, "transformed", None, None, target, parts=parts))
+        elif n.mdh is not None:
             out.append(NestOutcome(n, "transformed", None, None, target))
         else:
             kept = n.kept
@@ -101,14 +108,23 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
                 sink.emit(outcome_diagnostic(part))
 
 
-def report_dict(outcomes: tuple[NestOutcome, ...]) -> dict[str, Any]:
+#: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``.
+SCHEMA_VERSION = 2
+
+
+def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = None) -> dict[str, Any]:
+    """The ``--report`` document: versions, the options used (when given) and every nest."""
     nests = []
     for o in outcomes:
         entry = _nest_dict(o)
         if o.nest.schedule is not None and o.parts:
             entry["schedule"] = schedule_dict(o.nest.schedule, o.parts)
         nests.append(entry)
-    return {"nests": nests}
+    out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mdpoly_version": __version__}
+    if options is not None:
+        out["options"] = {k: (list(v) if isinstance(v, tuple) else v) for k, v in asdict(options).items()}
+    out["nests"] = nests
+    return out
 
 
 def _nest_dict(o: NestOutcome) -> dict[str, Any]:
@@ -125,13 +141,3 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         "target": o.target,
         "tuning": o.tuning,
     }
-
-
-def write_text_atomically(path: str, text: str) -> None:
-    """Write ``text`` to ``path`` atomically (``mdpoly.output_files``); bytes that came into the
-    text through ``surrogateescape`` go out unchanged."""
-    write_files_atomically([(path, text.encode("utf-8", "surrogateescape"))])
-
-
-def write_report(path: str, outcomes: tuple[NestOutcome, ...]) -> None:
-    write_text_atomically(path, json.dumps(report_dict(outcomes), indent=2) + "\n")

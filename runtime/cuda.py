@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -93,7 +92,7 @@ class CudaRunner:
         driver, nvrtc = _import_cuda()
         self._drv = driver
         self._nvrtc = nvrtc
-        index = int(device if device not in (None, "") else os.environ.get("MDPOLY_CUDA_DEVICE", "0") or 0)
+        index = int(device) if device not in (None, "") else 0  # type: ignore[arg-type]
         try:
             (err,) = driver.cuInit(0)
         except Exception as exc:  # cuda-pathfinder: no libcuda.so (no driver on this machine)

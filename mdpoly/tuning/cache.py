@@ -9,6 +9,8 @@ WAL mode plus a busy timeout let ``make -j`` run several mdpoly processes agains
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import hashlib
 import json
 import os
@@ -34,8 +36,10 @@ CREATE TABLE IF NOT EXISTS tuned (
 """
 
 
-def default_cache_dir(environ: dict[str, str] | None = None) -> Path:
-    env = os.environ if environ is None else environ
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
+    """``$MDPOLY_CACHE_DIR``, else ``$XDG_CACHE_HOME/mdpoly``, else ``~/.cache/mdpoly``, from the
+    environment the CLI hands over."""
+    env = environ
     if env.get("MDPOLY_CACHE_DIR"):
         return Path(env["MDPOLY_CACHE_DIR"])
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")

@@ -469,7 +469,7 @@ def opencl_target(selector: str | None = None) -> GpuTarget:
 
 
 def cuda_target(device: str | None = None) -> GpuTarget:
-    """The CUDA target on device ``device`` (default ``MDPOLY_CUDA_DEVICE``, else 0).
+    """The CUDA target on device ``device`` (an index; default 0).
 
     :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
     """

@@ -16,7 +16,6 @@ OpenCL device available to tune on". The device is opened once per process.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
 
@@ -79,26 +78,28 @@ def choose_params(nest: NestAnalysis, mdh: MdhExpr, backend: Backend, options: O
 
 # {{{ work-group targets (OpenCL, CUDA)
 
-#: One opened device per target name (or why there is none), for the life of the process.
-_GPU_TARGETS: dict[str, Any] = {}
+#: One opened device per (target name, device), or why there is none, for the life of the process.
+_GPU_TARGETS: dict[tuple[str, str | None], Any] = {}
 _DEVICE_WORDS = {"opencl": "OpenCL", "cuda": "CUDA"}
 
 
-def gpu_tuning_target(name: str) -> Any:
-    """The ``GpuTarget`` for ``name`` on the device the host code would use, or the reason
-    (a ``str``) why there is none; opened once and remembered."""
-    if name not in _GPU_TARGETS:
+def gpu_tuning_target(name: str, options: Options) -> Any:
+    """The ``GpuTarget`` for ``name`` on the device the host code would use (``options``'s
+    ``opencl_device``/``cuda_device``), or the reason (a ``str``) why there is none; opened once."""
+    device = options.opencl_device if name == "opencl" else options.cuda_device if name == "cuda" else None
+    key = (name, device)
+    if key not in _GPU_TARGETS:
         from mdpoly.tuning.gpu import cuda_target, opencl_target
         try:
             if name == "opencl":
-                _GPU_TARGETS[name] = opencl_target(os.environ.get("MDPOLY_OPENCL_DEVICE") or None)
+                _GPU_TARGETS[key] = opencl_target(device or None)
             elif name == "cuda":
-                _GPU_TARGETS[name] = cuda_target()
+                _GPU_TARGETS[key] = cuda_target(device or None)
             else:
-                _GPU_TARGETS[name] = f"no tuner for target '{name}'"
+                _GPU_TARGETS[key] = f"no tuner for target '{name}'"
         except Exception as exc:  # noqa: BLE001 - no device (or a broken driver) means: not tuned, said
-            _GPU_TARGETS[name] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
-    return _GPU_TARGETS[name]
+            _GPU_TARGETS[key] = f"{type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}"
+    return _GPU_TARGETS[key]
 
 
 def choose_gpu_params(nest: NestAnalysis, mdh: MdhExpr, backend: Backend, options: Options,
@@ -116,7 +117,7 @@ def choose_gpu_params(nest: NestAnalysis, mdh: MdhExpr, backend: Backend, option
         n = missing[0]
         _remark(sink, nest, "not-tuned", f"not tuned: size of '{n}' unknown (use --size {n}=VALUE)")
         return default, backend.caps, None
-    target = gpu_tuning_target(backend.name)
+    target = gpu_tuning_target(backend.name, options)
     if isinstance(target, str):
         word = _DEVICE_WORDS.get(backend.name, backend.name)
         _remark(sink, nest, "not-tuned", f"not tuned: no {word} device available to tune on ({target})")

@@ -128,7 +128,8 @@ def test_report_schema(tmp_path, capsys):
                      "--size", "n=1024")
     assert rc == 0
     rep = json.loads((tmp_path / "r.json").read_text())
-    assert list(rep) == ["nests"] and len(rep["nests"]) == 3
+    assert list(rep) == ["schema_version", "mdpoly_version", "options", "nests"] and len(rep["nests"]) == 3
+    assert rep["schema_version"] == 2 and rep["options"]["sizes"] == [["n", 1024]]
     keys = {"file", "line", "column", "status", "reason", "code", "loops", "mdh", "target", "tuning"}
     for n in rep["nests"]:
         assert set(n) == keys
