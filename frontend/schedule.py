@@ -5,14 +5,14 @@ sequences of such bands under sequential loops (a time loop around stencil sweep
 loop of a matrix product that first scales ``C[i][*]``). When the nest as a whole is kept,
 ``schedule_nest`` looks inside it, outermost loop first:
 
-1. **Distribution.** The loop's body items are split into the finest groups that keep every
-   dependence pointing forward: a dependence (isl, between statement instances of the whole
-   loop) from a later item to an earlier one -- necessarily carried by this loop -- merges every
-   item between them into one group. Running the loop once per group, groups in textual order,
-   then executes every dependence's source before its sink, as the original does. Adjacent
-   groups are fused back whenever the fused band is an MDH computation (``C[i] = 0; for k
-   C[i] += ...`` stays one computation). A body with declarations is not distributed (a
-   temporary must stay with its users).
+1. **Distribution.** The loop's statements (at any depth) are split into the finest groups
+   that keep every dependence pointing forward: a dependence (isl, between statement instances
+   of the whole loop) from a textually later statement to an earlier one merges every
+   statement between them into one group. Each group becomes a copy of the loop's subtree with
+   only its statements; running the copies in textual order executes every dependence's source
+   before its sink, as the original does. Adjacent groups are fused back whenever the fused
+   band is an MDH computation (``C[i] = 0; for k C[i] += ...`` stays one computation). A body
+   with declarations is not distributed (a temporary must stay with its users).
 2. **Host loops.** A loop that cannot be distributed into computations stays as written in the
    host code (it is sequential, or its body is not one band); each ``for`` item of its body is
    scheduled in turn, with the loop's iterator as a size parameter of the bands inside. Items
@@ -104,11 +104,10 @@ class _Scheduler:
             whole = self.analyse(cand)
             if whole.mdh is not None:
                 return (Computation(whole),)
-        groups = self.distribution(cand)
-        if groups is not None and len(groups) > 1:
+        pieces = self.distribution(cand)
+        if pieces is not None and len(pieces) > 1:
             out: list[ScheduleItem] = []
-            for g in groups:
-                piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(g), coord=node.coord)
+            for piece in pieces:
                 sub = self.band(piece, host_decls)
                 na = self.analyse(sub)
                 if na.mdh is not None:
@@ -141,66 +140,120 @@ class _Scheduler:
 
     # -- distribution
 
-    def distribution(self, cand: Candidate) -> list[list[c_ast.Node]] | None:
-        """The body of ``cand.node`` split into the finest legal groups, then fused greedily where
-        the fused band is one computation; ``None`` when the loop cannot be analysed as a whole."""
-        items = _body_items(cand.node)
-        if len(items) < 2 or any(isinstance(i, c_ast.Decl | c_ast.DeclList) for i in items):
-            return None
+    def distribution(self, cand: Candidate) -> list[c_ast.For] | None:
+        """The loop ``cand.node`` distributed over the finest legal groups of its statements (each
+        group a copy of the loop's subtree pruned to its statements), then fused back greedily
+        where the fused band is one computation; ``None`` when it cannot be distributed."""
+        node = cand.node
+        if _declares(node.stmt):
+            return None  # a temporary must stay with its users
         try:
             scop = extract_scop(self.parsed, cand)
             deps = compute_dependences(scop)
         except (UnsupportedInput, isl.Error):
             return None
-        anchors = [k for k, it in enumerate(items) if not isinstance(it, c_ast.Pragma)]
-        starts = [_coord_key(items[k]) for k in anchors]
-
-        def item_of(loc: SourceLoc) -> int:
-            key = (loc.line, loc.column)
-            pos = 0
-            for j, s in enumerate(starts):
-                if s <= key:
-                    pos = j
-            return pos
-
-        owner = {st.name: item_of(st.loc) for st in scop.statements}
-        # a backward dependence (from a later item to an earlier one) joins every item between them
-        joined = [False] * len(anchors)  # joined[j]: item j stays in the group of item j - 1
+        stmts = list(scop.statements)  # textual order
+        if len(stmts) < 2:
+            return None
+        index = {st.name: k for k, st in enumerate(stmts)}
+        # a backward dependence (from a later statement to an earlier one) joins every statement
+        # between them: groups are intervals of the text, so the original order is always legal
+        joined = [False] * len(stmts)  # joined[k]: statement k stays in the group of k - 1
         for d in deps:
-            a, b = owner[d.sink_stmt], owner[d.source_stmt]
-            for j in range(a + 1, b + 1):
-                joined[j] = True
-        intervals: list[list[int]] = []
-        for j in range(len(anchors)):
-            if intervals and joined[j]:
-                intervals[-1].append(j)
+            a, b = index[d.sink_stmt], index[d.source_stmt]
+            for k in range(a + 1, b + 1):
+                joined[k] = True
+        groups: list[set[tuple[int, int]]] = []
+        for k, st in enumerate(stmts):
+            if groups and joined[k]:
+                groups[-1].add((st.loc.line, st.loc.column))
             else:
-                intervals.append([j])
-        groups = [self._items(items, anchors, iv) for iv in intervals]
-        return self.fuse(cand, groups)
+                groups.append({(st.loc.line, st.loc.column)})
+        if len(groups) < 2:
+            return None
+        keys = sorted((st.loc.line, st.loc.column) for st in stmts)
+        if len(set(keys)) != len(keys) or any(_prune(node, keys, g) is None for g in groups):
+            return None
+        return self.fuse(cand, keys, groups)
 
-    @staticmethod
-    def _items(items: list[c_ast.Node], anchors: list[int], interval: list[int]) -> list[c_ast.Node]:
-        """The body items of ``interval`` (pragmas go with the item after them)."""
-        lo = anchors[interval[0]]
-        first = lo
-        while first > 0 and isinstance(items[first - 1], c_ast.Pragma):
-            first -= 1
-        return items[first: anchors[interval[-1]] + 1]
-
-    def fuse(self, cand: Candidate, groups: list[list[c_ast.Node]]) -> list[list[c_ast.Node]]:
+    def fuse(self, cand: Candidate, keys: list[tuple[int, int]],
+             groups: list[set[tuple[int, int]]]) -> list[c_ast.For]:
         """Fuse adjacent groups (in order) while the fused band is one MDH computation."""
         node = cand.node
-        out: list[list[c_ast.Node]] = []
+        out: list[set[tuple[int, int]]] = []
         for g in groups:
             if out:
-                merged = out[-1] + g
-                piece = c_ast.For(node.init, node.cond, node.next, c_ast.Compound(merged), coord=node.coord)
-                if self.analyse(self.band(piece, cand.host_decls)).mdh is not None:
+                merged = out[-1] | g
+                piece = _prune(node, keys, merged)
+                if piece is not None and self.analyse(self.band(piece, cand.host_decls)).mdh is not None:
                     out[-1] = merged
                     continue
             out.append(g)
-        return out
+        pieces = [_prune(node, keys, g) for g in out]
+        return [p for p in pieces if p is not None]
+
+
+class _Declares(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.found = False
+
+    def visit_For(self, node: c_ast.For) -> None:
+        for part in (node.cond, node.next, node.stmt):  # the header's own declaration is the loop's
+            if part is not None:
+                self.visit(part)
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        self.found = True
+
+
+def _declares(node: c_ast.Node) -> bool:
+    """Whether ``node`` declares anything besides ``for`` iterators."""
+    v = _Declares()
+    v.visit(node)
+    return v.found
+
+
+def _prune(loop: c_ast.For, keys: list[tuple[int, int]], keep: set[tuple[int, int]]) -> c_ast.For | None:
+    """A copy of ``loop`` with only the statements located at ``keep`` (``keys``: every statement
+    of its subtree, by ``(line, column)``); ``None`` when a statement it keeps cannot be separated
+    from one it drops (both inside one ``if``)."""
+    body = _prune_items(_body_items(loop), keys, keep)
+    if body is None:
+        return None
+    return c_ast.For(loop.init, loop.cond, loop.next, c_ast.Compound(body), coord=loop.coord)
+
+
+def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
+                 keep: set[tuple[int, int]]) -> list[c_ast.Node] | None:
+    starts = [_coord_key(it) for it in items]
+    out: list[c_ast.Node] = []
+    pragmas: list[c_ast.Node] = []
+    for k, it in enumerate(items):
+        if isinstance(it, c_ast.Pragma):
+            pragmas.append(it)
+            continue
+        end = starts[k + 1] if k + 1 < len(items) else (1 << 60, 0)
+        mine = [x for x in keys if starts[k] <= x < end]
+        wanted = [x for x in mine if x in keep]
+        if not wanted:
+            pragmas = []
+            continue
+        if len(wanted) == len(mine):
+            out.extend(pragmas + [it])
+        elif isinstance(it, c_ast.For):
+            sub = _prune(it, mine, keep)
+            if sub is None:
+                return None
+            out.extend(pragmas + [sub])
+        elif isinstance(it, c_ast.Compound):
+            inner = _prune_items(list(it.block_items or []), mine, keep)
+            if inner is None:
+                return None
+            out.extend(pragmas + [c_ast.Compound(inner, coord=it.coord)])
+        else:
+            return None
+        pragmas = []
+    return out
 
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,

@@ -117,6 +117,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
                 outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs)))
             terms.append(red.term)
 
+    _check_reduced_outputs(scop, outputs, red_loops)
     inputs: list[Access] = []
     for t in terms:
         for a in expr_refs(t):
@@ -146,6 +147,18 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
         preconditions=scop.preconditions, domain=domain_constraints(scop),
     )
+
+
+def _check_reduced_outputs(scop: Scop, outputs: list[OutputWrite], red_loops: list[int]) -> None:
+    """Every reduction dimension reduces every output: an output indexed by a reduction loop's
+    iterator (``s[j] += ...`` beside ``q[i] += ...`` in one ``j`` loop) needs another MDH."""
+    for o in outputs:
+        for k in red_loops:
+            it = scop.loops[k].iterator
+            if o.access.depends_on(it):
+                raise UnsupportedInput(f"'{o.access.to_c()}' is indexed by '{it}', which another statement of the nest "
+                                       "reduces over; one MDH has one combine operator per loop for all outputs",
+                                       scop.loops[k].loc, "mixed-reduction-dims")
 
 
 def _check_concat_statements(inner: list[Statement]) -> None:

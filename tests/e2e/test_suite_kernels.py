@@ -27,11 +27,7 @@ KERNEL_DIR = REPO / "benchmarks" / "kernels" / "suite"
 THREADS = (1, 3)
 RTOL = 1e-6
 # Known compiler bugs, each an xfail(strict) so that the fix shows up as XPASS and drops the entry.
-KNOWN_BUGS = {
-    "bicg": "bicg's loop 'i' holds s[j] += r[i]*A[i][j] and q[i] += A[i][j]*p[j]; they are fused into one MDH "
-            "with combine (+,+) for both outputs (s:(i,j)->(j) is not reduced over j), and the OpenMP "
-            "output does not compile ('j' undeclared in the write-back)",
-}
+KNOWN_BUGS: dict[str, str] = {}
 
 
 def _load_suite() -> ModuleType:
