@@ -193,6 +193,32 @@ int main(void) {
 }
 """
 
+BICG = PRELUDE + """#define M 53
+#define N 61
+void kernel_bicg(int m, int n, double A[N][M], double s[M], double q[N], double p[M], double r[N]) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < m; i++)
+    s[i] = 0;
+  for (i = 0; i < n; i++) {
+    q[i] = 0.0;
+    for (j = 0; j < m; j++) {
+      s[j] = s[j] + r[i] * A[i][j];
+      q[i] = q[i] + A[i][j] * p[j];
+    }
+  }
+#pragma endscop
+}
+int main(void) {
+  static double A[N][M], s[M], q[N], p[M], r[N];
+  for (int i = 0; i < N; i++) { r[i] = i % 4; for (int j = 0; j < M; j++) A[i][j] = (i * j) % 5; }
+  for (int j = 0; j < M; j++) p[j] = j % 3;
+  kernel_bicg(M, N, A, s, q, p, r);
+  dump("s", s, M); dump("q", q, N);
+  return 0;
+}
+"""
+
 CASES = {
     "jacobi_1d": (JACOBI_1D, "t:seq{ [i:++] [i:++] }"),
     "jacobi_2d": (JACOBI_2D, "t:seq{ [i:++ j:++] [i:++ j:++] }"),
@@ -201,6 +227,8 @@ CASES = {
     "mean": (MEAN_STD, "[j:++ i:+] [j:++]"),
     "recurrence": (RECURRENCE, "kept"),
     "host_statement": (HOST_STATEMENT, "t:seq{ [i:++] [i:++] }"),
+    # two reductions in one loop body reduce over different loops: distributed at statement level
+    "bicg": (BICG, "[i:++] | [i:++] [i:+ j:++] [i:++ j:+]"),
 }
 
 
@@ -249,32 +277,3 @@ def test_scheduled_program_matches_original(name: str, tmp_path: Path) -> None:
     for threads in (1, 2, 3):
         assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
 
-
-BICG = PRELUDE + """#define M 53
-#define N 61
-void kernel_bicg(int m, int n, double A[N][M], double s[M], double q[N], double p[M], double r[N]) {
-  int i, j;
-#pragma scop
-  for (i = 0; i < m; i++)
-    s[i] = 0;
-  for (i = 0; i < n; i++) {
-    q[i] = 0.0;
-    for (j = 0; j < m; j++) {
-      s[j] = s[j] + r[i] * A[i][j];
-      q[i] = q[i] + A[i][j] * p[j];
-    }
-  }
-#pragma endscop
-}
-int main(void) {
-  static double A[N][M], s[M], q[N], p[M], r[N];
-  for (int i = 0; i < N; i++) { r[i] = i % 4; for (int j = 0; j < M; j++) A[i][j] = (i * j) % 5; }
-  for (int j = 0; j < M; j++) p[j] = j % 3;
-  kernel_bicg(M, N, A, s, q, p, r);
-  dump("s", s, M); dump("q", q, N);
-  return 0;
-}
-"""
-
-# two reductions in one loop body reduce over different loops: distributed at statement level
-CASES["bicg"] = (BICG, "[i:++] | [i:++] [i:+ j:++] [i:++ j:+]")
