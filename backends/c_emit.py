@@ -117,8 +117,8 @@ def _max(values: list[c_ast.Node]) -> c_ast.Node:
     return _min(values, ">")
 
 
-_ASSIGN_OPS = {Combine.ADD: "+=", Combine.MUL: "*="}
-_BIN_OPS = {Combine.ADD: "+", Combine.MUL: "*"}
+_ASSIGN_OPS = {Combine.ADD: "+=", Combine.MUL: "*=", Combine.BAND: "&=", Combine.BOR: "|=", Combine.BXOR: "^="}
+_BIN_OPS = {Combine.ADD: "+", Combine.MUL: "*", Combine.BAND: "&", Combine.BOR: "|", Combine.BXOR: "^"}
 
 
 class CEmitter:

@@ -89,6 +89,8 @@ def _combine(op: Combine, a: str, b: str) -> str:
         return f"{a} + {b}"
     if op is Combine.MUL:
         return f"{a} * {b}"
+    if op.is_bitwise:
+        return f"({a}) {op.value} ({b})"
     cmp = ">" if op is Combine.MAX else "<"
     return f"(({a}) {cmp} ({b}) ? ({a}) : ({b}))"
 
@@ -335,6 +337,8 @@ class KernelWriter:
             w(f"{a} += {val};")
         elif op is Combine.MUL:
             w(f"{a} *= {val};")
+        elif op.is_bitwise:
+            w(f"{a} {op.value}= {val};")
         else:
             w.open("")
             w(f"const {o.elem_type} mdp_v = {val};")

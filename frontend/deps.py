@@ -36,6 +36,7 @@ class Reduction:
 
 
 _MAX_FUNCS = frozenset({"fmax", "fmaxf", "fmaxl"})
+_BITWISE_ASSIGN = {"&=": Combine.BAND, "|=": Combine.BOR, "^=": Combine.BXOR}
 _MIN_FUNCS = frozenset({"fmin", "fminf", "fminl"})
 
 
@@ -60,10 +61,12 @@ def reduction_of(stmt: Statement) -> Reduction | None:
         return make(Combine.ADD, Unary("-", e))
     if stmt.op == "*=":
         return make(Combine.MUL, e)
+    if stmt.op in _BITWISE_ASSIGN:
+        return make(_BITWISE_ASSIGN[stmt.op], e)
     if stmt.op != "=":
         return None
-    if isinstance(e, Binary) and e.op in ("+", "*"):
-        op = Combine.ADD if e.op == "+" else Combine.MUL
+    if isinstance(e, Binary) and e.op in ("+", "*", "&", "|", "^"):
+        op = {"+": Combine.ADD, "*": Combine.MUL, "&": Combine.BAND, "|": Combine.BOR, "^": Combine.BXOR}[e.op]
         if _is_acc(e.left, x):
             return make(op, e.right)
         if _is_acc(e.right, x):
@@ -125,6 +128,10 @@ def inexact_reduction(scop: Scop, red: Reduction) -> str | None:
             if acc.is_integer:
                 return (f"{where} is '{acc.name}' but '{stmt.rhs.func}' computes in '{arg.name}' and the result is "
                         "converted back after every step")
+    if red.op.is_bitwise:
+        if acc.is_float or term.is_float:
+            return f"{where} is combined with a bitwise operator on a floating-point value"
+        return None  # modulo 2^n conversions commute with &, |, ^
     if red.op in (Combine.ADD, Combine.MUL):
         if acc.is_integer and term.is_float:
             computed = usual_conversions(acc, term)

@@ -17,7 +17,8 @@ from mdpoly.ir.scop import Scop
 
 from frontend.deps import Deps
 
-_OPS = {"++": Combine.CONCAT, "+": Combine.ADD, "*": Combine.MUL, "max": Combine.MAX, "min": Combine.MIN}
+_OPS = {"++": Combine.CONCAT, "+": Combine.ADD, "*": Combine.MUL, "max": Combine.MAX, "min": Combine.MIN,
+        "&": Combine.BAND, "|": Combine.BOR, "^": Combine.BXOR}
 _PRAGMA = re.compile(r"^mdh\s*\((?P<body>.*)\)\s*$", re.DOTALL)
 _ACCESS = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?P<subs>(\[[^\[\]]*\]\s*)*)$")
 

@@ -22,11 +22,19 @@ class Combine(str, Enum):
     MUL = "*"
     MAX = "max"
     MIN = "min"
+    BAND = "&"
+    BOR = "|"
+    BXOR = "^"
     SEQ = "seq"
 
     @property
     def is_reduction(self) -> bool:
-        return self in (Combine.ADD, Combine.MUL, Combine.MAX, Combine.MIN)
+        return self not in (Combine.CONCAT, Combine.SEQ)
+
+    @property
+    def is_bitwise(self) -> bool:
+        """``&``, ``|``, ``^``: integer-only, exact in any order."""
+        return self in (Combine.BAND, Combine.BOR, Combine.BXOR)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,9 +320,8 @@ class MdhExpr:
 
     def _op_c(self) -> str:
         op = self.reduction_op
-        return {None: "(+)", Combine.ADD: "+", Combine.MUL: "*", Combine.MAX: "max", Combine.MIN: "min"}.get(
-            op, "(+)"
-        )
+        return {None: "(+)", Combine.ADD: "+", Combine.MUL: "*", Combine.MAX: "max", Combine.MIN: "min",
+                Combine.BAND: "&", Combine.BOR: "|", Combine.BXOR: "^"}.get(op, "(+)")
 
 
 def _range_text(r: AddressRange) -> str:

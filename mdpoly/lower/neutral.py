@@ -55,6 +55,10 @@ def neutral(op: Combine, elem_type: str) -> tuple[str, str | None]:
         return "0", None
     if op is Combine.MUL:
         return "1", None
+    if op is Combine.BAND:
+        return "-1", None  # all bits set in every integer type (two's complement, modulo conversion)
+    if op in (Combine.BOR, Combine.BXOR):
+        return "0", None
     if op not in (Combine.MAX, Combine.MIN):
         raise ValueError(f"no neutral element for {op.value!r}")
     if t in _FLOATS:

@@ -116,7 +116,25 @@ int main(void) {
 }
 """
 
+BITWISE = HEAD + """#define N 5003
+unsigned A[N]; int B[N][64]; unsigned char C[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { A[i] = (i * 2654435761u) ^ (i << 7); C[i] = (unsigned char)(i * 37); for (int j = 0; j < 64; j++) B[i][j] = (i * 31 + j * 17) % 1000 - 300; }
+  unsigned a = ~0u, o = 0, x = 0; int rb[64]; unsigned char cx = 5;
+  for (int i = 0; i < N; i++) a &= A[i] | 0x10101010u;
+  for (int i = 0; i < N; i++) o = o | (A[i] & 0xff00u);
+  for (int i = 0; i < N; i++) x ^= A[i];
+  for (int j = 0; j < 64; j++) { rb[j] = 0; for (int i = 0; i < N; i++) rb[j] ^= B[i][j]; }
+  for (int i = 0; i < N; i++) cx ^= C[i];
+  int h = 0; for (int j = 0; j < 64; j++) h = h * 31 + rb[j];
+  printf("%u %u %u %d %u\\n", a, o, x, h, cx);
+  return 0;
+}
+"""
+
 CASES = {
+    "bitwise": (BITWISE, {8: "parallel", 9: "parallel", 10: "parallel", 11: "parallel", 12: "parallel",
+                          13: "kept:sequential-dependence"}),
     "small_statements": (SMALL_STATEMENTS, {6: "parallel", 7: "parallel", 8: "parallel", 9: "parallel"}),
     # line -> decision
     "flat": (FLAT, {4: "parallel", 13: "kept:sequential-dependence", 18: "parallel", 23: "guarded"}),
