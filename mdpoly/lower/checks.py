@@ -18,6 +18,8 @@ parameters. Each property is one function:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import islpy as isl
 
 from mdpoly.diagnostics import CompilerBug
@@ -28,7 +30,7 @@ from mdpoly.ir.plan import (
 )
 
 #: The loops and guards around a statement, outermost first.
-Path = tuple[Loop | Guard, ...]
+LoopPath = tuple[Loop | Guard, ...]
 
 
 def _bug(plan: Plan, what: str) -> CompilerBug:
@@ -107,13 +109,13 @@ def check_combine_operator_matches_reduction(plan: Plan) -> None:
                     raise _bug(plan, f"simd reduction '{rop.value}' differs from the reduction operator")
 
 
-def _paths(stmts: tuple[Stmt, ...], want: object, path: Path = (), out: list[Path] | None = None,
-           orelse: bool = False) -> list[Path]:
+def _paths(stmts: tuple[Stmt, ...], want: Callable[[Assign | Declare], bool], path: LoopPath = (), out: list[LoopPath] | None = None,
+           orelse: bool = False) -> list[LoopPath]:
     """The paths enclosing the statements ``want(stmt)`` selects, each once; ``orelse``: also
     those in a guard's ``else`` branch (as if unguarded, which over-approximates)."""
-    found: list[Path] = [] if out is None else out
+    found: list[LoopPath] = [] if out is None else out
     for s in stmts:
-        if isinstance(s, (Assign, Declare)) and want(s) and not any(p == path for p in found):  # type: ignore[operator]
+        if isinstance(s, (Assign, Declare)) and want(s) and not any(p == path for p in found):
             found.append(path)
         if isinstance(s, Loop):
             _paths(s.body, want, path + (s,), found, orelse)
@@ -134,7 +136,7 @@ def _stmt_value(s: Assign | Declare) -> Value | None:
     return s.value if isinstance(s, Assign) else s.init
 
 
-def _compute_paths(stmts: tuple[Stmt, ...]) -> list[Path]:
+def _compute_paths(stmts: tuple[Stmt, ...]) -> list[LoopPath]:
     """The paths enclosing the scalar phases (statements evaluating ``f``), each once: the
     plain nest, or with register blocks the micro-kernel and each remainder nest."""
     def want(s: Assign | Declare) -> bool:
@@ -159,7 +161,7 @@ def _block_ends(plan: Plan) -> dict[str, BlockEnd]:
     return {s.name: s.init for s in walk(plan.body) if isinstance(s, Declare) and isinstance(s.init, BlockEnd)}
 
 
-def _covered(plan: Plan, path: Path, head: str, its: list[str],
+def _covered(plan: Plan, path: LoopPath, head: str, its: list[str],
              ends: dict[str, BlockEnd]) -> isl.Set:
     """The points of the MDH domain one scalar-phase path visits, as an isl set over ``its``."""
     if any(g is _NEVER for g in path):
@@ -172,7 +174,7 @@ def _covered(plan: Plan, path: Path, head: str, its: list[str],
     return _path_set(path, head, its, ends)
 
 
-def _path_set(path: Path, head: str, its: list[str], ends: dict[str, BlockEnd]) -> isl.Set:
+def _path_set(path: LoopPath, head: str, its: list[str], ends: dict[str, BlockEnd]) -> isl.Set:
     """The iterator points (over ``its``) a path of loops and guards lets through; every other
     loop variable is existential."""
     loops = tuple(x for x in path if isinstance(x, Loop))
@@ -248,7 +250,7 @@ def check_tiles_cover_domain(plan: Plan) -> None:
         raise _bug(plan, f"tiles cover {covered}, domain is {domain}")
 
 
-def _path_names(path: Path) -> set[str]:
+def _path_names(path: LoopPath) -> set[str]:
     names: set[str] = set()
     for x in path:
         if isinstance(x, Guard):
