@@ -191,7 +191,7 @@ def check_program(prog: Program, target: str = "openmp", *, work: Path | None = 
         return outcome("invalid-program", f"original exits {ref.rc}:\n{ref.err}")
 
     m = _run([*mdpoly_command(), "prog.c", "-o", "out.c", "--target", target, "--no-tune", "--all-nests",
-              "--report", "r.json", "-q"], cwd=work, timeout=MDPOLY_TIMEOUT_S, env=child_env())
+              "--report", "r.json"], cwd=work, timeout=MDPOLY_TIMEOUT_S, env=child_env())
     nests = _kernel_nests(work / "r.json", rendered)
     err_line = _LINE_RE.search(m.err)
     err_kernel = rendered.kernel_at(int(err_line.group(1))) if err_line else None
