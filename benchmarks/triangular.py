@@ -28,7 +28,8 @@ The variants run interleaved: ``--rounds`` rounds, each running every program on
 call, then ``--reps`` timed calls, their median); a variant's time is the median over rounds.
 ``OMP_NUM_THREADS`` is ``--threads`` for the parallel variants. Checksums are compared with the
 sequential one (to ``CHECKSUM_RTOL`` of the outputs' magnitude, as ``run.py`` does). Results:
-``benchmarks/results/triangular_<date>.md`` and ``.json``, with the machine described. The
+``benchmarks/results/triangular_<date>.md`` and ``.json``, with the machine described (``OMP_PLACES=cores OMP_PROC_BIND=close`` for every
+parallel variant). The
 ``run`` step imports nothing outside the standard library.
 """
 
@@ -55,9 +56,9 @@ CHECKSUM_RTOL = 1e-3
 
 #: name -> (kernel file, full sizes, quick sizes, multiply-adds as an expression in the sizes)
 WORKLOADS: dict[str, tuple[str, dict[str, int], dict[str, int], str]] = {
-    "syrk": ("syrk.c", {"N": 1000, "M": 800}, {"N": 300, "M": 200}, "N*(N+1)//2*M"),
-    "trmm": ("trmm.c", {"N": 1000}, {"N": 300}, "N*N*(N+1)//2"),
-    "chol_update": ("chol_update.c", {"N": 1200}, {"N": 400}, "N*(N-1)*(N+1)//6"),
+    "syrk": ("syrk.c", {"N": 1200, "M": 1000}, {"N": 300, "M": 200}, "N*(N+1)//2*M"),
+    "trmm": ("trmm.c", {"N": 1200}, {"N": 300}, "N*N*(N+1)//2"),
+    "chol_update": ("chol_update.c", {"N": 1500}, {"N": 400}, "N*(N-1)*(N+1)//6"),
 }
 VARIANTS = ("seq", "omp_for", "mdpoly", "mdpoly_block", "mdpoly_dynamic")
 _SCHEDULE = {"mdpoly_block": "schedule(static)", "mdpoly_dynamic": "schedule(dynamic)"}
@@ -141,10 +142,16 @@ def machine() -> dict[str, str]:
             "load_average_at_start": " ".join(f"{x:.2f}" for x in os.getloadavg())}
 
 
+#: OpenMP placement for every parallel variant: one thread per physical core, close together
+#: (less noise from the scheduler moving threads, none from two threads sharing a core).
+OMP_PLACEMENT = {"OMP_PLACES": "cores", "OMP_PROC_BIND": "close"}
+
+
 def run_once(exe: Path, threads: int | None, timeout: float) -> tuple[float, float, float]:
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
+        env.update(OMP_PLACEMENT)
     values: dict[str, float] = {}
     for line in run_cmd([str(exe)], timeout, env).splitlines():
         key, _, value = line.partition(" ")
@@ -199,7 +206,7 @@ def run(directory: Path, threads: int, rounds: int, reps: int, timeout: float) -
         print(name, {v: (r["status"], r.get("seconds")) for v, r in results.items()}, file=sys.stderr, flush=True)
         rows.append({"kernel": name, "sizes": sizes, "results": results})
     return {"date": datetime.date.today().isoformat(), "quick": manifest["quick"], "machine": machine(),
-            "threads": threads, "rounds": rounds, "reps": reps, "rows": rows}
+            "threads": threads, "omp_env": OMP_PLACEMENT, "rounds": rounds, "reps": reps, "rows": rows}
 
 # }}}
 
@@ -209,8 +216,10 @@ def run(directory: Path, threads: int, rounds: int, reps: int, timeout: float) -
 
 def markdown(data: dict) -> str:  # type: ignore[type-arg]
     lines = [f"# Triangular kernels ({data['date']}{', quick sizes' if data['quick'] else ''})", "",
-             "Machine: " + ", ".join(f"{k}: {v}" for k, v in data["machine"].items()) + ".", "",
-             f"Parallel variants at OMP_NUM_THREADS={data['threads']}; each time is the median of {data['rounds']} "
+             "Machine: " + ", ".join(f"{k}: {v}" for k, v in data["machine"].items()) + ".",
+             *(["", data["note"]] if data.get("note") else []), "",
+             f"Parallel variants at OMP_NUM_THREADS={data['threads']} "
+             + " ".join(f"{k}={v}" for k, v in data.get("omp_env", {}).items()) + f"; each time is the median of {data['rounds']} "
              f"interleaved rounds, a round's time the median of {data['reps']} timed calls after a warm-up. "
              "`mdpoly` is `mdpoly --no-tune` (parallel tiles handed out cyclically, `schedule(static, 1)`, its "
              "default for a non-rectangular domain); `mdpoly_block`/`mdpoly_dynamic` are the same output with "
@@ -261,6 +270,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="run: where to write the results JSON")
     parser.add_argument("--out-dir", type=Path, default=HERE / "results")
     parser.add_argument("--tag", default="", help="suffix of the result files")
+    parser.add_argument("--note", default="", help="report: a sentence about the machine, added to the header")
     args = parser.parse_args(argv)
     only = [w for w in args.only.split(",") if w] or list(WORKLOADS)
     if args.step == "prepare":
@@ -269,7 +279,10 @@ def main(argv: list[str] | None = None) -> int:
         data = run(args.path, args.threads, args.rounds, args.reps, args.timeout)
         (args.out or args.path / "results.json").write_text(json.dumps(data, indent=2) + "\n")
     elif args.step == "report":
-        print(report(json.loads(args.path.read_text()), args.out_dir, args.tag))
+        data = json.loads(args.path.read_text())
+        if args.note:
+            data["note"] = args.note
+        print(report(data, args.out_dir, args.tag))
     else:
         (HERE / "build").mkdir(exist_ok=True)
         work = Path(tempfile.mkdtemp(prefix="tri-", dir=HERE / "build"))
