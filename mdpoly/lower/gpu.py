@@ -248,7 +248,7 @@ class _GpuLowerer:
         values = {b.name for b in self.m.buffers if b.kind == "scalar" and not b.written}
         out: list[str] = []
         for c in cons:
-            parts: list[str] = []
+            text = ""
             for name, k in c.terms:
                 if name in its:
                     var = f"mdp_i_{its[name]}"
@@ -257,9 +257,11 @@ class _GpuLowerer:
                 else:
                     raise UnsupportedInput(f"the domain constraint '{c} >= 0' names '{name}', which the nest does "
                                            "not receive", self.m.loc, code="non-rectangular-domain")
-                parts.append(f"{k} * {var}" if k != 1 else var)
-            parts.append(str(c.constant))
-            out.append(" + ".join(parts).replace("+ -", "- ") + " >= 0")
+                term = var if abs(k) == 1 else f"{abs(k)} * {var}"
+                text = (term if k > 0 else f"-{term}") if not text else f"{text} {'+' if k > 0 else '-'} {term}"
+            if c.constant or not text:
+                text = str(c.constant) if not text else f"{text} {'+' if c.constant > 0 else '-'} {abs(c.constant)}"
+            out.append(f"{text} >= 0")
         return tuple(out)
 
     def access(self, acc: Access) -> KAccess:

@@ -182,3 +182,19 @@ def test_live_iterator_of_a_constrained_loop_is_refused() -> None:
         lower(live, default_params(m, BACKEND.caps))
     outer = replace(m, buffers=m.buffers + (Buffer("i", "int", (), "scalar", written=True),))
     lower(outer, default_params(m, BACKEND.caps))
+
+
+def test_gpu_plan_of_a_domain() -> None:
+    """Work-group lowering: guards over the point indices, no ``__local`` copies, outputs copied in."""
+    from backends.opencl import OPENCL_CAPS, kernel_source
+    from mdpoly.lower.gpu import lower_gpu
+    from mdpoly.lower.gpu_params import default_gpu_params
+
+    m = syrk(64, 32)
+    p = default_gpu_params(m, OPENCL_CAPS)
+    assert p.tiled and not any(p.cached(len(m.inputs)))
+    plan = lower_gpu(m, p, OPENCL_CAPS)
+    assert plan.domain == ("mdp_i_0 - mdp_i_2 >= 0",) and plan.store_domain == plan.domain
+    assert all(b.copy_in for b in plan.buffers if b.name == "C")
+    src = kernel_source(plan)
+    assert "if ((mdp_i_0 - mdp_i_2 >= 0))" in src and "__local double mdp_l" not in src
