@@ -179,7 +179,9 @@ def check_program(prog: Program, target: str = "openmp", *, work: Path | None = 
     def outcome(status: str, detail: str = "", kernel: str | None = None,
                 nests: tuple[NestResult, ...] = ()) -> Outcome:
         tags = tags_of.get(kernel, all_tags) if kernel else all_tags
-        known = None if status in ("ok", "invalid-program") else explain(tags, target)
+        # a traceback names no source line: never blame it on a known bug elsewhere in the program
+        unattributed_crash = kernel is None and status in ("mdpoly-crash", "timeout")
+        known = None if status in ("ok", "invalid-program") or unattributed_crash else explain(tags, target)
         return Outcome(prog.seed, target, status, detail[-4000:], kernel, tags, known, nests)
 
     cc = c_compiler()

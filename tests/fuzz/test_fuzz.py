@@ -30,7 +30,8 @@ UB_SEEDS = range(9000, 9012)
 FOUND = [("openmp", 20033),   # long s = s - unsigned: emitted as s += -u, negated in 32-bit unsigned
          ("opencl", 9523),    # typedef name in a cast is not declared in the OpenCL kernel source
          ("opencl", 30033),   # linearized long *a, reversed subscript, unsigned j: output segfaults
-         ("opencl", 30094)]   # a15[(2 * j) * (n + 2) + i], unsigned i, long j: wrong result
+         ("opencl", 30094),   # a15[(2 * j) * (n + 2) + i], unsigned i, long j: wrong result
+         ("opencl", 30070)]   # KeyError 'i' in lower/gpu.py _vread (traceback)
 
 pytestmark = pytest.mark.skipif(not have_compiler(), reason="no C compiler")
 
