@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pycparser import c_ast
 
 from frontend.box import bounding_box, box_extremes
+from frontend.liveness import live_after
 from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch
 from frontend.parse import ParsedFile, pragma_text
 from frontend.symbols import FUNC_DECLS, SymbolTable, add_local_decl, c_text, symbols_for
@@ -222,7 +223,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.positions: list[int] = [0]     # next textual position at each level
         self.stmt_positions: list[int] = []  # positions of the enclosing loops
         self.statements: list[Statement] = []
-        self.temps: dict[str, Expr] = {}
+        self.temps: dict[str, Expr | _Stale] = {}
         self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access
         self.params: list[str] = []
         self.variables: dict[str, Variable] = {}
@@ -241,8 +242,12 @@ class NestBuilder(c_ast.NodeVisitor):
         self.visit(self.cand.node)
         if not self.statements:
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
-        # Iterators declared outside the nest are left at their exit values by the call site
-        # (``backends.c_emit.CEmitter.exit_values``), so their later uses need no check here.
+        # Iterators declared outside the nest stay variables of the nest only while the program may
+        # read their value after it: the call site then leaves them at their exit values
+        # (``backends.c_emit.CEmitter.exit_values``); a dead one needs nothing.
+        outside = {lp.iterator for lp in self.loops if lp.iterator in self.variables}
+        for name in outside - live_after(self.cand.func.body, self.cand.node, outside):
+            del self.variables[name]
         for name, stride in self.flat_strides.items():
             var = self.variables[name]
             self.variables[name] = replace(var, shape=("", stride), kind="array", c_decl="", rows_of=stride)
@@ -513,6 +518,10 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
         target = self.lvalue(lvalue, node)
+        # a temporary is inlined where it is used: it must still hold what its reads would read there
+        for name, value in list(self.temps.items()):
+            if any(r.buffer == target.buffer for r in expr_refs(value)):
+                self.temps[name] = _Stale(name, target.buffer)
         reads = ([target] if op != "=" else []) + _refs(rhs)
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
@@ -862,6 +871,14 @@ class NestBuilder(c_ast.NodeVisitor):
         return _ExprBuilder(self).visit(node)
 
 
+@dataclass(frozen=True, slots=True)
+class _Stale:
+    """A temporary whose inputs a later statement overwrote (it cannot be inlined any more)."""
+
+    name: str
+    buffer: str
+
+
 def _refs(e: Expr) -> list[Access]:
     out: list[Access] = []
     for a in expr_refs(e):
@@ -892,7 +909,12 @@ class _ExprBuilder(c_ast.NodeVisitor):
         if name in nb._iterators():
             return Var(name)
         if name in nb.temps:
-            return nb.temps[name]
+            value = nb.temps[name]
+            if isinstance(value, _Stale):
+                raise nb._fail(node, "unsupported-statement",
+                               f"temporary '{name}' is used after the nest overwrote '{value.buffer}', which its "
+                               "value was read from")
+            return value
         if name in nb.local_accs:
             return Ref(nb.local_accs[name])
         if name in nb.nest_locals:

@@ -249,3 +249,55 @@ def test_cuda_kernels_compile(name: str, tmp_path: Path) -> None:
     assert sources
     for kname, kernel in sources.items():
         compile_for_sm90(kernel, kname, tmp_path)
+
+
+def test_c89_iterators_dead_after_a_triangle_need_no_exit_value(tmp_path: Path) -> None:
+    """PolyBench style: iterators declared at the top, reused by the next loop (so dead after the
+    triangle): the nest is transformed; a function returning its iterators keeps its nest."""
+    src = tmp_path / "in.c"
+    src.write_text("""#include <stdio.h>
+#define N 61
+double A[N][N], C[N][N];
+void syrk(int n, double alpha, double beta) {
+  int i, j, k;
+#pragma scop
+  for (i = 0; i < n; i++) {
+    for (j = 0; j <= i; j++)
+      C[i][j] *= beta;
+    for (k = 0; k < n; k++)
+      for (j = 0; j <= i; j++)
+        C[i][j] += alpha * A[i][k] * A[j][k];
+  }
+  for (i = 0; i < n; i++)
+    for (j = i + 1; j < n; j++)
+      C[i][j] = -1;
+#pragma endscop
+}
+int last(int n) {
+  int i, j;
+#pragma scop
+  for (i = 0; i < n; i++)
+    for (j = 0; j <= i; j++)
+      C[i][j] += 1;
+#pragma endscop
+  return i * 1000 + j;
+}
+int main(void) {
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) { A[i][j] = (i + j) % 5; C[i][j] = 1; }
+  syrk(N, 2.0, 3.0);
+  int r = last(N);
+  double s = 0;
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) s += C[i][j] * (j + 1);
+  printf("%f %d\\n", s, r);
+  return 0;
+}
+""")
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    proc = run_mdpoly(src, out_c, {}, extra=["--no-tune"])
+    assert "7:3: remark: loop nest scheduled" in proc.stderr and "14:3: remark: loop nest parallelized" in proc.stderr
+    # j is read after this one, and its exit value depends on the triangle: kept
+    assert "22:3: note: loop nest kept sequential: iterator 'j' is declared before the nest" in proc.stderr
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for threads in (1, 3):
+        assert run_program(parallel, threads=threads) == reference
