@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from mdpoly.ir.c_types import CType, parse_type, usual_conversions
+from mdpoly.ir.c_types import CType, parse_type, promote, usual_conversions
 from mdpoly.ir.mdh import Access, Combine
-from mdpoly.ir.scop import Binary, Call, Cond, Expr, Ref, Scop, Statement, Unary, expr_refs
+from mdpoly.ir.scop import Binary, Call, Cast, Cond, Expr, Ref, Scop, Statement, Unary, expr_refs
 from mdpoly.options import Options
 
 from frontend.expr_types import NameTypes, call_argument_type, expr_type
@@ -48,17 +48,29 @@ def _uses(e: Expr, acc: Access) -> bool:
     return acc in expr_refs(e)
 
 
-def reduction_of(stmt: Statement) -> Reduction | None:
-    """The reduction ``stmt`` performs, or None when it is no reduction update."""
+def reduction_of(stmt: Statement, name_type: NameTypes | None = None) -> Reduction | None:
+    """The reduction ``stmt`` performs, or None when it is no reduction update.
+
+    ``x -= e`` and ``x = x - e`` add ``-e`` negated in the type C subtracts in (``long s; s -=
+    u`` with ``unsigned u`` subtracts in ``long``, so ``-(long)u``), known from ``name_type``."""
     x, e = stmt.write, stmt.rhs
 
     def make(op: Combine, term: Expr) -> Reduction | None:
         return None if _uses(term, x) else Reduction(stmt.name, op, x, term)
 
+    def negated(term: Expr) -> Expr:
+        if name_type is not None:
+            acc_t, term_t = name_type(x.buffer), expr_type(term, name_type)
+            if acc_t is not None and term_t is not None:
+                op_t = usual_conversions(promote(acc_t), promote(term_t))
+                if op_t != promote(term_t):
+                    return Unary("-", Cast(op_t.name, term))
+        return Unary("-", term)
+
     if stmt.op == "+=":
         return make(Combine.ADD, e)
     if stmt.op == "-=":
-        return make(Combine.ADD, Unary("-", e))
+        return make(Combine.ADD, negated(e))
     if stmt.op == "*=":
         return make(Combine.MUL, e)
     if stmt.op in _BITWISE_ASSIGN:
@@ -72,7 +84,7 @@ def reduction_of(stmt: Statement) -> Reduction | None:
         if _is_acc(e.right, x):
             return make(op, e.left)
     if isinstance(e, Binary) and e.op == "-" and _is_acc(e.left, x):
-        return make(Combine.ADD, Unary("-", e.right))
+        return make(Combine.ADD, negated(e.right))
     if isinstance(e, Call) and len(e.args) == 2 and e.func in _MAX_FUNCS | _MIN_FUNCS:
         op = Combine.MAX if e.func in _MAX_FUNCS else Combine.MIN
         if _is_acc(e.args[0], x):
@@ -289,8 +301,9 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
     deps = compute_dependences(scop)
     reductions: dict[str, Reduction] = {}
     inexact: dict[str, str] = {}  # statement -> why its reduction cannot be reordered
+    name_type = scop_name_type(scop)
     for st in scop.statements:
-        r = reduction_of(st)
+        r = reduction_of(st, name_type)
         if r is None:
             continue
         why = inexact_reduction(scop, r)

@@ -39,7 +39,7 @@ def _wide(types: list[CType | None]) -> str:
     return "__int128" if big_unsigned else "long long"
 
 
-def _math_text(a: Affine, wide: str) -> str:
+def math_text(a: Affine, wide: str = "long long") -> str:
     """``a`` evaluated in ``wide`` (each name converted first), e.g. ``(long long)n - 1``."""
     text = ""
     for n, c in a.terms:
@@ -77,7 +77,7 @@ class HeaderChecker:
         if cond_affine.names() & self.iterators:
             raise HeaderMismatch(reason + " (the bound depends on an outer iterator, so it cannot be checked "
                                  "before the nest)")
-        self.found.append(Precondition(f"{_math_text(cond_affine, _wide(wide_types))} >= 0", reason))
+        self.found.append(Precondition(f"{math_text(cond_affine, _wide(wide_types))} >= 0", reason))
 
     def exact_value(self, side: BoundSide, what: str) -> CType | None:
         """The C value of a bound equals its model (no wrap-around); returns the bound's type."""
@@ -97,7 +97,7 @@ class HeaderChecker:
         if side.value.names() & self.iterators:
             raise HeaderMismatch(f"the {what} '{side.text}' may wrap around in C's unsigned arithmetic")
         wide = _wide([t])
-        self.found.append(Precondition(f"({wide})({side.text}) == ({_math_text(side.value, wide)})",
+        self.found.append(Precondition(f"({wide})({side.text}) == ({math_text(side.value, wide)})",
                                        f"'{side.text}' does not wrap around"))
         return t
 

@@ -19,7 +19,7 @@ from pycparser import c_ast
 
 from frontend.box import bounding_box, box_extremes
 from frontend.liveness import live_after
-from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch
+from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
 from frontend.parse import ParsedFile, pragma_text
 from frontend.symbols import FUNC_DECLS, SymbolTable, add_local_decl, c_text, symbols_for
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
@@ -281,7 +281,7 @@ class NestBuilder(c_ast.NodeVisitor):
                     raise self._fail(self.cand.node, "non-affine-subscript",
                                      f"'{name}' cannot be viewed as rows of '{stride}' (the column range depends on "
                                      "the iterators)")
-                pre = Precondition(f"{cond.to_c()} >= 0", why)
+                pre = Precondition(f"{math_text(cond)} >= 0", why)  # names widened: no unsigned wrap-around
                 if pre not in out:
                     out.append(pre)
         return tuple(out)

@@ -138,6 +138,10 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)
     box = bounding_box(scop)
+    for k, lp in enumerate(scop.loops):
+        if box[k].extent.is_constant and box[k].extent.constant <= 0:
+            raise UnsupportedInput(f"loop '{lp.iterator}' never runs (its bounds are constants that leave it empty)",
+                                   lp.loc, "empty-loop")
     dims = tuple(Dim(lp.iterator, box[k].lower, box[k].extent, combine[k], lp.loc, lp.c_type, lp.step)
                  for k, lp in enumerate(scop.loops))
     return MdhExpr(

@@ -135,8 +135,8 @@ def render_expr(e: Expr, refs: dict[Access, str] | None = None, prec: int = 0) -
         inner = render_expr(e.operand, refs, 14)
         text = f"{e.op}{inner}" if not inner.startswith(e.op[-1]) else f"{e.op}({inner})"
         return text if prec <= 14 else f"({text})"
-    if isinstance(e, Cast):
-        text = f"({e.type}){render_expr(e.operand, refs, 14)}"
+    if isinstance(e, Cast):  # the resolved type: generated kernels do not see the user's typedefs
+        text = f"({e.resolved or e.type}){render_expr(e.operand, refs, 14)}"
         return text if prec <= 14 else f"({text})"
     if isinstance(e, Binary):
         p = _PREC[e.op]

@@ -75,10 +75,18 @@ def _paren(text: str) -> str:
     return text if _IDENT.fullmatch(text) or text.isdigit() else f"({text})"
 
 
+def _index_text(e: Affine, ix: str) -> str:
+    """``e`` with every name converted to the index type ``ix`` first: the kernel binds the user's
+    iterators in their own (possibly unsigned) types, and ``-3 * j`` must not wrap around."""
+    widened = Affine.of({f"({ix}){n}": c for n, c in e.terms}, e.constant)
+    return widened.to_c()
+
+
 def _flat_index(acc: Access, buf: Buffer, wide: bool = True) -> str:
     if buf.kind == "scalar":
         return "0"
-    parts = [_paren(e.to_c()) for e in acc.index]
+    ix = "long" if wide else "int"
+    parts = [_paren(_index_text(e, ix)) for e in acc.index]
     if not parts:
         return "0"
     flat = f"(long){parts[0]}" if len(parts) > 1 and wide else parts[0]
@@ -391,7 +399,9 @@ class _GpuLowerer:
         const = 0
         for e, st in zip(acc.index, strides):
             for name, c in e.terms:
-                d = its[name]
+                d = its.get(name)
+                if d is None:
+                    return 1  # a size parameter (or a host loop's iterator) shifts the fragment unknowably
                 coeff[d] = coeff.get(d, 0) + c * st
                 if c < 0:
                     const += -c * (p.tile(m, d) - 1) * st

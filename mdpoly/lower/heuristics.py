@@ -138,7 +138,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     def eff(d: int) -> int:
         """Current layer-1 tile size of ``d`` (its extent when untiled)."""
         t, e = tiles[d], ext[d]
-        return t[0] if t else (e if e is not None else 1)
+        return t[0] if t else (max(1, e) if e is not None else 1)
 
     if reds:
         budget = max(1, caps.l1_bytes // 2 // esz)
