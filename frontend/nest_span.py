@@ -148,6 +148,15 @@ class _Scanner:
             raise ValueError(f"expected '{ch}'")
 
 
+def c_lines(text: str) -> list[str]:
+    """``text`` split after each newline only, ends kept: C (and cpp's line numbers) count ``\\n``
+    alone, while ``str.splitlines`` also breaks at form feeds and other separators."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    return [ln + "\n" for ln in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
 def _offset(lines: list[str], line: int, col: int) -> int:
     return sum(len(x) for x in lines[: line - 1]) + col - 1
 
@@ -160,7 +169,7 @@ def _line_col(text: str, offset: int) -> tuple[int, int]:
 
 def find_for(source: str, loc: SourceLoc) -> int:
     """Offset of the ``for`` keyword pycparser placed at ``loc`` (columns may shift under cpp)."""
-    lines = source.splitlines(keepends=True)
+    lines = c_lines(source)
     if not 1 <= loc.line <= len(lines):
         raise InputError("loop nest location is outside the source file", loc)
     text = lines[loc.line - 1]
@@ -203,7 +212,7 @@ def function_start_line(source: str, type_loc: SourceLoc) -> int:
     ``static inline float``); walk back over storage classes, function specifiers, qualifiers
     and ``__attribute__((...))`` until anything else ends the walk.
     """
-    lines = source.splitlines(keepends=True)
+    lines = c_lines(source)
     if not 1 <= type_loc.line <= len(lines):
         return type_loc.line
     first = _offset(lines, type_loc.line, min(type_loc.column, len(lines[type_loc.line - 1])) or 1)

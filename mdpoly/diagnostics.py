@@ -67,7 +67,7 @@ class DiagnosticSink:
         if loc.file not in self._lines:
             try:
                 with open(loc.file, encoding="utf-8", errors="replace") as fh:
-                    self._lines[loc.file] = fh.read().splitlines()
+                    self._lines[loc.file] = [ln.rstrip("\r") for ln in fh.read().split("\n")]
             except OSError:
                 self._lines[loc.file] = None
         lines = self._lines[loc.file]

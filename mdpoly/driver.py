@@ -24,6 +24,11 @@ from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.tuning.hook import choose_gpu_params, choose_params
 
 
+#: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
+#: a file that uses such a name itself (a macro could break generated code) is kept as written.
+RESERVED_PREFIXES = ("mdp_", "MDP_")
+
+
 class _Analysis(Protocol):
     path: str
     source_text: str
@@ -60,7 +65,13 @@ def transform(analysis: _Analysis, options: Options,
     outcomes: list[NestOutcome] = []
     reps: list[Replacement] = []
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
+    reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES))
     for nest in analysis.nests:
+        if reserved and (nest.mdh is not None or nest.schedule is not None):
+            outcomes.append(_kept(nest, "reserved-name", f"the file uses the identifier '{reserved[0]}'; names "
+                                  f"starting with {' or '.join(repr(p) for p in RESERVED_PREFIXES)} are reserved for "
+                                  "the code mdpoly generates"))
+            continue
         if nest.mdh is None and nest.schedule is not None:
             rep, outcome = _transform_schedule(nest, backend, options, sink, used_names)
             outcomes.append(outcome)

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from mdpoly.diagnostics import CompilerBug
+from frontend.nest_span import c_lines
 from mdpoly.ir.nest import ORIGINAL_NEST, SourceSpan
 
 GENERATED_FILE = "<mdpoly generated>"
@@ -85,7 +86,7 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
     """
     if not replacements:
         return source_text
-    lines = source_text.splitlines(keepends=True)
+    lines = c_lines(source_text)
     starts = _line_starts(source_text)
     for r in replacements:
         sp = r.span
