@@ -78,9 +78,11 @@ def is_rectangular(scop: Scop) -> bool:
 
 def domain_constraints(scop: Scop) -> tuple[Affine, ...]:
     """The loop bounds that involve outer iterators and the statements' ``if`` guards, as
-    ``expr >= 0`` (empty for a box). Expects every statement to have the same guards."""
+    ``expr >= 0`` (empty for a box). The guards are an innermost statement's, which hold those of
+    every other statement (``frontend.to_mdh`` checks)."""
     its = {lp.iterator for lp in scop.loops}
-    out: list[Affine] = list(scop.statements[0].guards) if scop.statements else []
+    deepest = max(scop.statements, key=lambda s: len(s.loops), default=None)
+    out: list[Affine] = list(deepest.guards) if deepest is not None else []
     for lp in scop.loops:
         if lp.lower.names() & its:
             out.append(_add(Affine.of({lp.iterator: 1}), _scale(lp.lower, -1)))

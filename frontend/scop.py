@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pycparser import c_ast
 
 from frontend.box import bounding_box, box_extremes
+from frontend.expr_types import involves_unsigned
 from frontend.liveness import live_after
 from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
 from frontend.parse import ParsedFile, pragma_text
@@ -322,9 +323,29 @@ class NestBuilder(c_ast.NodeVisitor):
         it, start, it_type, start_node = self._for_init(node)
         step = self._for_next(node, it)
         bound, bound_node, inclusive, until_equal = self._for_cond(node, it, step)
+        # max(a, b) as a lower or min(a, b) as an upper bound: the loop runs over the first
+        # alternative's range, the others are guards of every statement inside it
+        start_alts = self._minmax_alternatives(start_node, node, "max" if step == 1 else "min")
+        bound_alts = self._minmax_alternatives(bound_node, node, "min" if step == 1 else "max")
+        start_node, bound_node = start_alts[0], bound_alts[0]
+        if len(start_alts) > 1:
+            start = self._bound(start_node, node, "start")
+        if len(bound_alts) > 1:
+            bound = self._bound(bound_node, node, "loop")
+            if until_equal:
+                raise self._fail(node, "non-affine-bound", f"'{it} != ...' with a min/max bound")
         start_side = BoundSide(self.expr(start_node), c_text(start_node), start)
         bound_side = BoundSide(self.expr(bound_node), c_text(bound_node), bound)
         self._check_header(node, it, it_type, start_side, bound_side, inclusive, until_equal, step)
+        extra: list[Affine] = []
+        me = Affine.of({it: 1})
+        for alt in start_alts[1:]:  # it >= alt (upward) / it <= alt (downward)
+            a = self._bound(alt, node, "start")
+            extra.append(_combine(me, a, -1) if step == 1 else _combine(a, me, -1))
+        for alt in bound_alts[1:]:  # it < alt / it <= alt (upward); it > alt / it >= alt (downward)
+            a = self._bound(alt, node, "loop")
+            diff = _combine(a, me, -1) if step == 1 else _combine(me, a, -1)
+            extra.append(diff if inclusive else _add(diff, -1))
         if step == 1:
             lower, upper = start, _add(bound, 1) if inclusive else bound
         else:  # the same set of values, visited downwards (the schedule reverses it)
@@ -337,9 +358,10 @@ class NestBuilder(c_ast.NodeVisitor):
         self.stmt_positions.append(self._next_position())
         self.stack.append(idx)
         self.positions.append(0)
-        saved, saved_accs = dict(self.temps), dict(self.local_accs)
+        saved, saved_accs, saved_guards = dict(self.temps), dict(self.local_accs), self.guards
+        self.guards = saved_guards + tuple(g for g in extra if g not in saved_guards)
         self.visit(node.stmt)
-        self.temps, self.local_accs = saved, saved_accs
+        self.temps, self.local_accs, self.guards = saved, saved_accs, saved_guards
         self.positions.pop()
         self.stack.pop()
         self.stmt_positions.pop()
@@ -629,7 +651,30 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(n if n is not None else node, "unsupported-statement",
                          f"loop increment of '{it}' must be '{it}++', '++{it}', '{it} += 1' or '{it} = {it} + 1'")
 
+    def _minmax_alternatives(self, node: c_ast.Node, loop: c_ast.For, allowed: str) -> list[c_ast.Node]:
+        """``node`` itself, or the operands of a ``max``/``min`` written as a conditional
+        (``a > b ? a : b``, what the usual macros expand to), flattened; only ``allowed`` (a max
+        for a lower bound, a min for an upper one) is a conjunction of constraints."""
+        kind = _minmax_kind(node)
+        if kind is None:
+            return [node]
+        if kind != allowed:
+            raise self._fail(node, "non-affine-bound", f"bound '{c_text(node)}' is a {kind}, which makes the "
+                             "iteration domain a union of sets")
+        assert isinstance(node, c_ast.TernaryOp)
+        out: list[c_ast.Node] = []
+        for part in (node.iftrue, node.iffalse):
+            for alt in self._minmax_alternatives(part, loop, allowed):
+                e = self.expr(alt)
+                if involves_unsigned(e, self.name_type):
+                    raise self._fail(node, "non-affine-bound", f"bound '{c_text(node)}' compares unsigned values")
+                out.append(alt)
+        return out
+
     def _bound(self, node: c_ast.Node, loop: c_ast.For, which: str) -> Affine:
+        if _minmax_kind(node) is not None:  # visit_For adds the other alternatives as guards
+            assert isinstance(node, c_ast.TernaryOp)
+            return self._bound(node.iftrue, loop, which)
         try:
             return self.affine(node)
         except _NotAffine:
@@ -964,6 +1009,19 @@ class _ExprBuilder(c_ast.NodeVisitor):
 
     def visit_Assignment(self, node: c_ast.Assignment) -> Expr:
         raise self.nb._fail(node, "unsupported-statement", f"assignment '{c_text(node)}' inside an expression")
+
+
+def _minmax_kind(node: c_ast.Node) -> str | None:
+    """``max``/``min`` for ``a > b ? a : b`` (and its <, <=, >= and swapped forms), else None."""
+    if not (isinstance(node, c_ast.TernaryOp) and isinstance(node.cond, c_ast.BinaryOp)
+            and node.cond.op in ("<", "<=", ">", ">=")):
+        return None
+    left, right = c_text(node.cond.left), c_text(node.cond.right)
+    then, other = c_text(node.iftrue), c_text(node.iffalse)
+    if {left, right} != {then, other} or left == right:
+        return None
+    picks_left_when_greater = (then == left) == (node.cond.op in (">", ">="))
+    return "max" if picks_left_when_greater else "min"
 
 
 def _is_id(node: c_ast.Node | None, name: str) -> bool:

@@ -42,10 +42,19 @@ def check_loops(scop: Scop, deps: Deps) -> None:
 
 
 def _same_guards(scop: Scop) -> None:
-    """One MDH has one domain: every statement must sit under the same ``if`` conditions."""
-    first = scop.statements[0].guards if scop.statements else ()
+    """One MDH has one domain: the innermost statements share their ``if``/``min``/``max`` guards,
+    and a statement outside the innermost loops (an initialisation or a store) has exactly those
+    of them that name only its own loops' iterators."""
+    if not scop.statements:
+        return
+    depth = max(len(s.loops) for s in scop.statements)
+    inner = [s for s in scop.statements if len(s.loops) == depth]
+    domain = set(inner[0].guards)
+    its = {lp.iterator for lp in scop.loops}
     for s in scop.statements:
-        if set(s.guards) != set(first):
+        own = set(scop.iterators(s))
+        expected = domain if len(s.loops) == depth else {g for g in domain if g.names() & its <= own}
+        if set(s.guards) != expected:
             raise UnsupportedInput(f"statement '{s.text}' is guarded differently from the other statements of the "
                                    "nest", s.loc, "non-rectangular-domain")
 

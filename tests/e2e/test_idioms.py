@@ -132,7 +132,36 @@ int main(void) {
 }
 """
 
+BAND = HEAD + """#define max(a, b) ((a) > (b) ? (a) : (b))
+#define min(a, b) ((a) < (b) ? (a) : (b))
+#define N 301
+double A[N][N], x[N], y[N], z[N];
+void band(int n, int w) {
+  int i, j;
+  for (i = 0; i < n; i++) {
+    y[i] = 0;
+    for (j = max(0, i - w); j < min(n, i + w + 1); j++)
+      y[i] += A[i][j] * x[j];
+  }
+}
+void down(int n) {
+  int i, j;
+  for (i = n - 1; i >= 0; i--)
+    for (j = min(n - 1, i + 2); j >= max(0, i - 2); j--)
+      z[i] += A[j][i];
+}
+int main(void) {
+  for (int i = 0; i < N; i++) { x[i] = i % 7; for (int j = 0; j < N; j++) A[i][j] = (i * j) % 5; }
+  band(N, 3); band(N - 10, 0); band(1, 5); down(N); down(2);
+  double s = 0, t = 0;
+  for (int i = 0; i < N; i++) { s += y[i] * (i + 1); t += z[i] * (i + 2); }
+  printf("%f %f\\n", s, t);
+  return 0;
+}
+"""
+
 CASES = {
+    "band_min_max": (BAND, {9: "parallel", 17: "parallel"}),
     "bitwise": (BITWISE, {8: "parallel", 9: "parallel", 10: "parallel", 11: "parallel", 12: "parallel",
                           13: "kept:sequential-dependence"}),
     "small_statements": (SMALL_STATEMENTS, {6: "parallel", 7: "parallel", 8: "parallel", 9: "parallel"}),
