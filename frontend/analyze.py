@@ -66,7 +66,7 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
         severity = Severity.WARNING if cand.marked else Severity.NOTE
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
     return NestAnalysis(loc=cand.loc, span=span, function=cand.function, function_line=func_line, loops=loops,
-                        mdh=mdh, kept=kept, marked=cand.marked,
+                        mdh=mdh, kept=kept, marked=cand.marked, requested=cand.pragma is not None,
                         reference_c=c_generator.CGenerator().visit(cand.node) if mdh is not None else "")
 
 

@@ -3,7 +3,9 @@
 Counts the nest's work (iterations times operations of the scalar function plus the combine)
 and the bytes its accesses touch, with symbolic extents taken from ``--size`` hints. A nest whose
 known work cannot repay starting a thread team is kept as written (code ``too-little-work``),
-unless ``options.all_nests`` or the nest carries ``#pragma mdh``.
+unless ``options.all_nests`` or the nest carries ``#pragma mdh`` (a ``#pragma scop`` region only
+says where to look). A computation inside host loops is judged per call: it runs once per
+iteration of them, each time paying the start of a thread team.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import re
 from dataclasses import dataclass
 
 from mdpoly.diagnostics import Diagnostic, Severity
+from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr
 from mdpoly.ir.nest import NestAnalysis
 from mdpoly.options import Options
@@ -20,7 +23,6 @@ from mdpoly.options import Options
 #: Below this many operations a parallel region (a few microseconds to start) does not pay off.
 MIN_WORK = 1 << 17
 
-_SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "double": 8, "long": 8}
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +63,13 @@ def estimate(mdh: MdhExpr, options: Options) -> WorkEstimate:
     for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
                    [(o.access, o.elem_type) for o in mdh.outputs]:
         used = [known[d.iterator] for d in mdh.dims if acc.depends_on(d.iterator)]
-        touched += math.prod(used) * _SIZES.get(ty.split()[-1], 8)
+        touched += math.prod(used) * (t.size if (t := parse_type(ty)) is not None else 8)
     return WorkEstimate(iters, iters * _ops_per_point(mdh), touched)
 
 
 def too_little_work(nest: NestAnalysis, options: Options) -> Diagnostic | None:
     """The reason to keep ``nest`` as written for lack of work, or ``None`` to transform it."""
-    if nest.mdh is None or options.all_nests or nest.marked:
+    if nest.mdh is None or options.all_nests or nest.requested:
         return None
     est = estimate(nest.mdh, options)
     if est.ops is None or est.ops >= MIN_WORK:

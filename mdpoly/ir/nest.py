@@ -55,6 +55,8 @@ class NestAnalysis:
     mdh: MdhExpr | None
     kept: Diagnostic | None = None
     marked: bool = False
+    #: a ``#pragma mdh`` asks for this nest: transformed even when it looks too small to pay off
+    requested: bool = False
     reference_c: str = ""
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)

@@ -77,9 +77,12 @@ def test_transform_all_nests_and_marked() -> None:
     _, outcomes = transform(_analysis(), Options(all_nests=True), None)
     assert [o.status for o in outcomes][:2] == ["transformed", "transformed"]
     a = _analysis()
-    marked = replace(a.nests[1], marked=True)
-    _, outcomes = transform(Analysis(a.path, a.source_text, (a.nests[0], marked)), Options(), None)
+    requested = replace(a.nests[1], marked=True, requested=True)   # #pragma mdh: the user asks for it
+    _, outcomes = transform(Analysis(a.path, a.source_text, (a.nests[0], requested)), Options(), None)
     assert outcomes[1].status == "transformed"
+    in_scop = replace(a.nests[1], marked=True)   # inside #pragma scop: still judged by its work
+    _, outcomes = transform(Analysis(a.path, a.source_text, (a.nests[0], in_scop)), Options(), None)
+    assert outcomes[1].status == "kept" and outcomes[1].code == "too-little-work"
 
 
 def test_other_targets_not_implemented() -> None:
