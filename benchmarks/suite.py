@@ -50,6 +50,7 @@ OPT_FLAGS = ("-O3", "-march=native")
 ALL_VARIANTS = ("seq", "omp_for", "mdpoly_notune", "mdpoly_tuned")
 RUN_TIMEOUT_S = 300
 MDPOLY_TIMEOUT_S = 3600
+SLOW_FACTOR, SLOW_MIN_S = 10, 2.0     # a variant this much slower is timed once (its checking run)
 
 # {{{ the kernels and their main computations
 
@@ -372,9 +373,11 @@ def measure(kernel: str, built: dict[str, Variant], reps: int, threads: int, rto
         if not ok:
             v.status, v.detail = "WRONG", detail
             print(f"!!! WRONG: {kernel} {v.name}: {detail}", file=sys.stderr)
+        elif got.seconds > SLOW_FACTOR * ref.seconds and got.seconds > SLOW_MIN_S:
+            v.times, v.detail = [got.seconds], f"one run only: over {SLOW_FACTOR}x slower than seq"
     for _ in range(reps):
         for v in built.values():
-            if v.status != "ok" or v.exe is None:
+            if v.status != "ok" or v.exe is None or v.detail.startswith("one run only"):
                 continue
             try:
                 v.times.append(run_program(v.exe, None if v.name == "seq" else threads).seconds)
@@ -418,7 +421,10 @@ def summarize(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
     for r in rows:
         cov = r.get("coverage")
         if cov and cov["class"] != "main":
-            for code in cov["kept_codes"] or ["(nothing kept: main not an MDH computation)"]:
+            codes = list(cov["kept_codes"])
+            if " stmt" in f" {cov['schedule']}":
+                codes.append("statements kept as written in host loops")
+            for code in codes or ["(main not an MDH computation)"]:
                 reasons[code] = reasons.get(code, 0) + 1
     speed = {}
     for v in variants[1:]:
@@ -427,7 +433,9 @@ def summarize(rows: list[dict[str, Any]], variants: list[str]) -> dict[str, Any]
         speed[v] = {"geomean": g, "kernels": len(xs)}
     wrong = [f"{r['kernel']}:{v}" for r in rows for v, d in r["variants"].items() if d["status"] == "WRONG"]
     failed = [f"{r['kernel']}:{v}" for r in rows for v, d in r["variants"].items() if d["status"] == "failed"]
-    return {"coverage": counts, "kept_reasons_outside_main": reasons, "speedup": speed, "wrong": wrong,
+    broken = [r["kernel"] for r in rows if r.get("coverage", {}).get("class") == "main"
+              and any(d["status"] in ("WRONG", "failed") for v, d in r["variants"].items() if v.startswith("mdpoly"))]
+    return {"coverage": counts, "main_but_mdpoly_wrong_or_failed": broken, "kept_reasons_outside_main": reasons, "speedup": speed, "wrong": wrong,
             "failed": failed, "reduction_only_main": [r["kernel"] for r in rows
                                                        if r.get("coverage", {}).get("reduction_only")]}
 
@@ -457,7 +465,8 @@ def _cell(row: dict[str, Any], v: str) -> str:
         return f"**{d['status']}**"
     if v == "seq":
         return f"{d['median_s'] * 1e3:.3g} ms"
-    return f"{row['speedup'][v]:.2f}x" if v in row["speedup"] else "–"
+    slow = " (1 run)" if d["detail"].startswith("one run only") else ""
+    return f"{row['speedup'][v]:.2f}x{slow}" if v in row["speedup"] else "–"
 
 
 def markdown(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str, Any], variants: list[str]) -> str:
@@ -469,7 +478,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str
              " (plus uncommitted work of the checkout at the time).", "",
              f"Parallel variants run with OMP_NUM_THREADS={meta['threads']}; `seq` is the original built with "
              f"`{CC} {m['c_flags']}`. Each cell is the median of {meta['reps']} timed runs of the kernel call (after "
-             "one checking run), the variants' runs interleaved (seq, omp_for, mdpoly, seq, ...). The machine is "
+             "one checking run), the variants' runs interleaved (seq, omp_for, mdpoly, seq, ...); a variant over "
+             f"{SLOW_FACTOR}x slower than seq is timed by its checking run alone ('1 run'). The machine is "
              "shared with other engineers' jobs, so timings are noisy (runs of a few ms swing by 2x; kernels were "
              "sized to run >= 50 ms sequentially); speedups are seq median / variant median.", "",
              "Coverage (from mdpoly's `--report`): **main** = every main computation of the kernel "
@@ -491,7 +501,8 @@ def markdown(rows: list[dict[str, Any]], summary: dict[str, Any], meta: dict[str
               f"- main computation parallelized: **{c.get('main', 0)} of {n}** "
               f"(of which parallel along reductions only: {', '.join(summary['reduction_only_main']) or 'none'}); "
               f"part of main: {c.get('part of main', 0)}; only a minor nest: {c.get('minor', 0)}; "
-              f"nothing: {c.get('nothing', 0)}",
+              f"nothing: {c.get('nothing', 0)}; main per the report but mdpoly's output WRONG or failing: "
+              f"{', '.join(summary['main_but_mdpoly_wrong_or_failed']) or 'none'}",
               "- kept reasons in the kernels whose main computation is not parallelized: "
               + (", ".join(f"`{k}` x{v}" for k, v in sorted(summary["kept_reasons_outside_main"].items())) or "none")]
     for v, s in summary["speedup"].items():
