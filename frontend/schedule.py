@@ -35,7 +35,7 @@ import islpy as isl
 from pycparser import c_ast
 from pycparserext.ext_c_generator import GnuCGenerator
 
-from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.diagnostics import Diagnostic, Severity, SourceLoc, UnsupportedInput
 from mdpoly.ir.nest import Computation, HostLoop, HostStatement, NestAnalysis, ScheduleItem
 
 from frontend.deps import compute_dependences
@@ -126,7 +126,7 @@ class _Scheduler:
         body: list[ScheduleItem] = []
         for item in _body_items(node):
             if isinstance(item, c_ast.For):
-                body.extend(self.plan(item, tuple(inner_decls), None))
+                body.extend(_inside_host_loop(b) for b in self.plan(item, tuple(inner_decls), None))
             else:
                 body.append(HostStatement(statement_text(item), loc_of(item, whole.loc)))
                 if isinstance(item, c_ast.Decl):
@@ -148,7 +148,7 @@ class _Scheduler:
         if _declares(node.stmt):
             return None  # a temporary must stay with its users
         try:
-            scop = extract_scop(self.parsed, cand)
+            scop = extract_scop(self.parsed, cand, privatize=False)  # the pieces are the text as written
             deps = compute_dependences(scop)
         except (UnsupportedInput, isl.Error):
             return None
@@ -254,6 +254,20 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
             return None
         pragmas = []
     return out
+
+
+def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
+    """A computation that runs once per iteration of a host loop and is parallel only along
+    reduction loops is kept as written: each call would start a thread team and combine
+    partial results for a short reduction (a dot product per row of a triangular solve)."""
+    if not isinstance(item, Computation) or item.nest.mdh is None:
+        return item
+    if any(not d.combine.is_reduction for d in item.nest.mdh.dims):
+        return item
+    why = Diagnostic(Severity.NOTE, "reduction-in-host-loop", item.nest.loc,
+                     "only its reduction loops are parallel and it runs once per iteration of the sequential "
+                     "loops around it: starting threads and combining partial results would cost more than it saves")
+    return Computation(replace(item.nest, mdh=None, kept=why), item.distributed)
 
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,

@@ -185,14 +185,28 @@ class _WrittenNames(c_ast.NodeVisitor):
     def __init__(self) -> None:
         self.written: set[str] = set()
         self.declared: set[str] = set()
+        self.counts: dict[str, int] = {}  # writes per name
+        self.iterators: set[str] = set()
+
+    def _write(self, name: str) -> None:
+        self.written.add(name)
+        self.counts[name] = self.counts.get(name, 0) + 1
+
+    def visit_For(self, node: c_ast.For) -> None:
+        init = node.init
+        if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+            self.iterators.add(init.lvalue.name)
+        elif isinstance(init, c_ast.DeclList):
+            self.iterators.update(d.name for d in init.decls if d.name)
+        self.generic_visit(node)
 
     def visit_Assignment(self, node: c_ast.Assignment) -> None:
-        self.written.add(_base_name(node.lvalue))
+        self._write(_base_name(node.lvalue))
         self.generic_visit(node)
 
     def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
         if node.op in ("++", "--", "p++", "p--"):
-            self.written.add(_base_name(node.expr))
+            self._write(_base_name(node.expr))
         self.generic_visit(node)
 
     def visit_Decl(self, node: c_ast.Decl) -> None:
@@ -212,13 +226,17 @@ def _base_name(node: c_ast.Node) -> str:
 class NestBuilder(c_ast.NodeVisitor):
     """Builds the ``Scop`` of one candidate; raises ``UnsupportedInput`` on anything else."""
 
-    def __init__(self, cand: Candidate, symbols: SymbolTable) -> None:
+    def __init__(self, cand: Candidate, symbols: SymbolTable, privatizable: frozenset[str] = frozenset()) -> None:
         self.cand = cand
         self.sym = symbols
         wn = _WrittenNames()
         wn.visit(cand.node)
         self.written = wn.written
         self.nest_locals = wn.declared
+        #: scalars declared before the nest, dead after it, that may be private to each iteration
+        #: (``frontend.scop.privatizable_scalars``): an assignment ``s = e`` declares them
+        self.privatizable = privatizable
+        self.write_counts = wn.counts
         self.loops: list[Loop] = []
         self.stack: list[int] = []          # indices of the enclosing loops
         self.positions: list[int] = [0]     # next textual position at each level
@@ -427,10 +445,10 @@ class NestBuilder(c_ast.NodeVisitor):
             raise self._fail(node, "non-rectangular-domain",
                              f"condition '{c_text(node.cond)}' is not a conjunction of affine inequalities "
                              "(an 'else', '!=' or '%' cannot be modelled as the iteration domain)")
-        saved = self.guards
+        saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
         self.guards = saved + tuple(g for g in guards if g not in saved)
         self.visit(node.iftrue)
-        self.guards = saved
+        self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
 
     def _affine_guards(self, cond: c_ast.Node) -> tuple[Affine, ...] | None:
         """``a < b && c >= d ...`` as affine expressions ``>= 0``; ``None`` when not of that form."""
@@ -508,6 +526,32 @@ class NestBuilder(c_ast.NodeVisitor):
             position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
             reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
 
+    def _private_definition(self, node: c_ast.Assignment, name: str) -> None:
+        """``s = e`` for a privatizable scalar not yet defined in this scope: like a declaration
+        ``T s = e;`` here -- a temporary when it is the nest's only write of ``s``, else a local
+        accumulator. Anything else (``s += e`` first, ``e`` reading ``s``) makes ``s`` shared."""
+        if node.op != "=" or isinstance(node.rvalue, c_ast.Assignment):
+            raise _NotPrivate(name)
+        var = self.sym.variable(name)
+        if var is None:
+            raise _NotPrivate(name)
+        e = self.expr(node.rvalue)  # raises _NotPrivate when it reads ``s``
+        if self.write_counts.get(name, 0) == 1:
+            self.temps[name] = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "")
+            return
+        if not self.stack or name in self.variables:
+            raise _NotPrivate(name)  # defined in two sibling scopes: not modelled as one local
+        self._declare_local(name, var, e, node)
+
+    def _declare_local(self, name: str, var: Variable, rhs: Expr, node: c_ast.Node) -> None:
+        acc = Access(name, tuple(Affine.of({it: 1}) for it in self._iterators()))
+        self.variables[name] = Variable(name, var.elem_type, (), "local", var.scalar_type, "", "private")
+        self.local_accs[name] = acc
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
+            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
+
     def visit_DeclList(self, node: c_ast.DeclList) -> None:
         for d in node.decls:
             self.visit(d)
@@ -515,6 +559,11 @@ class NestBuilder(c_ast.NodeVisitor):
     def visit_Assignment(self, node: c_ast.Assignment) -> None:
         if node.op not in _ASSIGN_OPS:
             raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
+        lv = node.lvalue
+        if (isinstance(lv, c_ast.ID) and lv.name in self.privatizable and lv.name not in self.local_accs
+                and lv.name not in self.temps):
+            self._private_definition(node, lv.name)
+            return
         if isinstance(node.rvalue, c_ast.Assignment):
             # a = b = e: first b = e, then a = the value b now holds, i.e. (type of b) e when e does
             # not read b (no read of b in the same iteration), else b itself
@@ -787,6 +836,8 @@ class NestBuilder(c_ast.NodeVisitor):
                                  f"local variable '{node.name}' is assigned after its declaration")
             if node.name in self._iterators():
                 raise self._fail(node, "unsupported-statement", f"loop iterator '{node.name}' is assigned")
+            if node.name in self.privatizable:
+                raise _NotPrivate(node.name)  # updated before it is defined in this scope
             var = self._lookup(node.name, node)
             if var.kind != "scalar":
                 raise self._fail(node, "pointer-arithmetic", f"assignment to pointer '{node.name}'")
@@ -964,6 +1015,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
             return Ref(nb.local_accs[name])
         if name in nb.nest_locals:
             raise nb._fail(node, "unsupported-statement", f"local variable '{name}' is used outside its scope")
+        if name in nb.privatizable:
+            raise _NotPrivate(name)  # read before it is defined in this scope: its value comes from outside
         if name in nb.sym.enums and nb.sym.variable(name) is None:
             return Const(name)
         var = nb._lookup(name, node)
@@ -1043,9 +1096,43 @@ def _add(a: Affine, k: int) -> Affine:
     return Affine(a.terms, a.constant + k)
 
 
-def extract_scop(parsed: ParsedFile, cand: Candidate) -> Scop:
-    """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason."""
-    return NestBuilder(cand, candidate_symbols(parsed, cand)).build()
+def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) -> Scop:
+    """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason.
+
+    With ``privatize``, scalars that may be private to each iteration are tried as such (one
+    that turns out to be read before it is defined -- its value flows in from outside the scope
+    -- is shared again and the model rebuilt). Only a nest generated as one MDH computation gives
+    each iteration its copy: a model for rearranging the nest's own text (distribution) must not
+    privatize."""
+    symbols = candidate_symbols(parsed, cand)
+    private = privatizable_scalars(cand, symbols) if privatize else frozenset()
+    while True:
+        try:
+            return NestBuilder(cand, symbols, private).build()
+        except _NotPrivate as e:
+            private = private - {e.name}
+
+
+class _NotPrivate(Exception):
+    """Scalar ``name`` cannot be private to the iterations: rebuild the model with it shared."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
+def privatizable_scalars(cand: Candidate, symbols: SymbolTable) -> frozenset[str]:
+    """Scalars the nest writes that are declared before it, have no address taken, are not
+    volatile and whose value after the nest is never read: an iteration that assigns one before
+    reading it can have its own copy (privatization, issue 11)."""
+    wn = _WrittenNames()
+    wn.visit(cand.node)
+    names = set()
+    for name in wn.written - wn.declared - wn.iterators:
+        var = symbols.variable(name)
+        if var is not None and var.kind == "scalar" and var.alias == "private" and not symbols.is_volatile(name):
+            names.add(name)
+    return frozenset(names - live_after(cand.func.body, cand.node, names))
 
 
 def candidate_symbols(parsed: ParsedFile, cand: Candidate) -> SymbolTable:

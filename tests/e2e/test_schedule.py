@@ -219,7 +219,39 @@ int main(void) {
 }
 """
 
+# scalars declared at the top (C89) and recomputed in every iteration are private to it; the
+# one in the solver loop is also read by the host statements around the band, so it stays shared
+PRIVATE = PRELUDE + """#define N 203
+double A[N][N], B[N], C[N], D[N][N], R[N];
+void kernel_private(int n) {
+  int i, j, k;
+  double t, s, u, nrm;
+#pragma scop
+  for (i = 0; i < n; i++) { t = A[i][0] * 2; B[i] = t * t + 1; }
+  for (i = 0; i < n; i++) { s = 0; for (j = 0; j < n; j++) s += A[i][j]; C[i] = s * 0.5; }
+  for (i = 0; i < n; i++) { u = B[i]; for (j = 0; j < n; j++) D[i][j] = u + j; }
+  for (k = 0; k < 5; k++) {
+    nrm = 0.0;
+    for (i = 0; i < n; i++)
+      nrm += D[i][k] * D[i][k];
+    R[k] = nrm;
+    for (i = 0; i < n; i++)
+      D[i][k] = D[i][k] / (nrm + 1.0);
+  }
+#pragma endscop
+}
+int main(void) {
+  static double t0[N * N];
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * j) % 7 * 0.5;
+  kernel_private(N);
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) t0[i * N + j] = D[i][j];
+  dump("B", B, N); dump("C", C, N); dump("D", t0, N * N); dump("R", R, 5);
+  return 0;
+}
+"""
+
 CASES = {
+    "private": (PRIVATE, "[i:++] | [i:++ j:+] | [i:++ j:++] | k:seq{ [kept:reduction-in-host-loop] [i:++] }"),
     "jacobi_1d": (JACOBI_1D, "t:seq{ [i:++] [i:++] }"),
     "jacobi_2d": (JACOBI_2D, "t:seq{ [i:++ j:++] [i:++ j:++] }"),
     "gemm": (GEMM, "[i:++ j:++] [i:++ k:+ j:++]"),
