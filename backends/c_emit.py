@@ -9,17 +9,40 @@ supplies. All C text of generated loops and declarations is printed by pycparser
 from __future__ import annotations
 
 import re
+from collections.abc import Collection
 from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
 
-from collections.abc import Collection
-
-from mdpoly.ir.mdh import AddressRange, Affine, AliasCheck, Buffer, Combine, Precondition
+from mdpoly.ir.mdh import (
+    AddressRange,
+    Affine,
+    AliasCheck,
+    Buffer,
+    Combine,
+    Precondition,
+)
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
-    Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Guard, Iterator, Loop, ParallelRegion,
-    Plan, Ref, Stmt, ThreadCount, Value, Var,
+    Apply,
+    Assign,
+    Assume,
+    AsType,
+    Block,
+    BlockEnd,
+    Const,
+    Declare,
+    FExpr,
+    Guard,
+    Iterator,
+    Loop,
+    ParallelRegion,
+    Plan,
+    Ref,
+    Stmt,
+    ThreadCount,
+    Value,
+    Var,
 )
 
 _QUALS = ("const", "volatile", "restrict")
@@ -389,7 +412,7 @@ def parse_expr(text: str, rendered: bool = True) -> c_ast.Node | None:
     types = "".join(f"typedef int {n};" for n in sorted(typedef_names(text))) if rendered else ""
     try:
         ast = c_parser.CParser().parse(f"{types} void mdp_f(void) {{ mdp_x = ({text}); }}")
-    except Exception:  # text pycparser cannot parse alone: printed verbatim
+    except c_parser.ParseError:  # text pycparser cannot parse alone: printed verbatim
         return None
     func = ast.ext[-1]
     return func.body.block_items[0].rvalue  # type: ignore[no-any-return]

@@ -75,7 +75,7 @@ def _parse_nest(text: str) -> c_ast.Node | None:
     """The nest as a statement node, or ``None`` when pycparser cannot parse it alone (typedefs)."""
     try:
         ast = c_parser.CParser().parse(f"void mdp_reference_body(void) {{ {text} }}")
-    except Exception:  # a typedef name the nest uses is unknown without its declaration
+    except c_parser.ParseError:  # a typedef name the nest uses is unknown without its declaration
         return None
     items = ast.ext[0].body.block_items or []
     return items[0] if len(items) == 1 else c_ast.Compound(items)

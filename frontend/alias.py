@@ -17,11 +17,10 @@ from __future__ import annotations
 
 from itertools import combinations
 
+from frontend.box import bounding_box
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
 from mdpoly.ir.scop import Scop, Statement, Variable
-
-from frontend.box import bounding_box
 
 
 def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:

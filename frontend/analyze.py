@@ -12,20 +12,26 @@ from dataclasses import replace
 import islpy as isl
 from pycparser import c_generator
 
-from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
-from mdpoly.ir.mdh import Combine, MdhExpr
-from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
-from mdpoly.ir.scop import Scop
-from mdpoly.options import Options
-
 from frontend.call_sizes import call_site_sizes
 from frontend.deps import Deps, analyze_dependences
 from frontend.nest_span import function_start_line, nest_span
 from frontend.parse import ParsedFile, parse_c
 from frontend.pragmas import check_annotation, parse_annotation
 from frontend.schedule import schedule_nest
-from frontend.scop import Candidate, extract_scop, find_candidates, loc_of, loop_headers, return_type_loc
+from frontend.scop import (
+    Candidate,
+    extract_scop,
+    find_candidates,
+    loc_of,
+    loop_headers,
+    return_type_loc,
+)
 from frontend.to_mdh import build_mdh
+from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
+from mdpoly.ir.mdh import Combine, MdhExpr
+from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
+from mdpoly.ir.scop import Scop
+from mdpoly.options import Options
 
 
 def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None) -> FileAnalysis:

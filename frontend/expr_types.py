@@ -11,7 +11,17 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from mdpoly.ir.c_types import (
-    DOUBLE, FLOAT, INT, LDOUBLE, ULONG, CType, call_result_type, constant_type, convert_value, parse_type, promote,
+    DOUBLE,
+    FLOAT,
+    INT,
+    LDOUBLE,
+    ULONG,
+    CType,
+    call_result_type,
+    constant_type,
+    convert_value,
+    parse_type,
+    promote,
     usual_conversions,
 )
 from mdpoly.ir.scop import Binary, Call, Cast, Cond, Const, Expr, Ref, Unary, Var

@@ -128,7 +128,7 @@ def _unlocated_parse_error(parser: GnuCParser, message: str, path: str) -> Input
     msg = message.split(": ", 1)[1] if ": " in message else message
     tok = None
     try:
-        tok = parser._peek()  # noqa: SLF001 -- pycparser keeps the position only there
+        tok = parser._peek()
     except Exception:  # noqa: BLE001 -- best effort, the message is still reported
         tok = None
     if tok is None:

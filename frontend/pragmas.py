@@ -11,11 +11,10 @@ import ast
 import re
 from dataclasses import dataclass
 
+from frontend.deps import Deps
 from mdpoly.diagnostics import DependenceError, SourceLoc
 from mdpoly.ir.mdh import Access, Affine, Combine
 from mdpoly.ir.scop import Scop
-
-from frontend.deps import Deps
 
 _OPS = {"++": Combine.CONCAT, "+": Combine.ADD, "*": Combine.MUL, "max": Combine.MAX, "min": Combine.MIN,
         "&": Combine.BAND, "|": Combine.BOR, "^": Combine.BXOR}

@@ -35,12 +35,17 @@ import islpy as isl
 from pycparser import c_ast
 from pycparserext.ext_c_generator import GnuCGenerator
 
-from mdpoly.diagnostics import Diagnostic, Severity, SourceLoc, UnsupportedInput
-from mdpoly.ir.nest import Computation, HostLoop, HostStatement, NestAnalysis, ScheduleItem
-
 from frontend.deps import compute_dependences
 from frontend.parse import ParsedFile
 from frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
+from mdpoly.ir.nest import (
+    Computation,
+    HostLoop,
+    HostStatement,
+    NestAnalysis,
+    ScheduleItem,
+)
 
 AnalyseBand = Callable[[Candidate], NestAnalysis]
 

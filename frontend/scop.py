@@ -22,12 +22,32 @@ from frontend.expr_types import involves_unsigned
 from frontend.liveness import live_after
 from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
 from frontend.parse import ParsedFile, pragma_text
-from frontend.symbols import FUNC_DECLS, SymbolTable, add_local_decl, c_text, symbols_for
+from frontend.symbols import (
+    FUNC_DECLS,
+    SymbolTable,
+    add_local_decl,
+    c_text,
+    symbols_for,
+)
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import (
-    Binary, Call, Cast, Cond, Const, Expr, Loop, Ref, Scop, Statement, Unary, Var, Variable, expr_names, expr_refs,
+    Binary,
+    Call,
+    Cast,
+    Cond,
+    Const,
+    Expr,
+    Loop,
+    Ref,
+    Scop,
+    Statement,
+    Unary,
+    Var,
+    Variable,
+    expr_names,
+    expr_refs,
 )
 from mdpoly.options import Options
 

@@ -11,14 +11,31 @@ from __future__ import annotations
 
 import re
 
-from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.ir.mdh import Access, Buffer, Combine, Dim, Finish, MdhExpr, OutputWrite, ScalarFunction
-from mdpoly.ir.scop import Binary, Expr, Ref, Scop, Statement, expr_names, expr_refs, render_expr
-from mdpoly.options import Options
-
 from frontend.alias import alias_checks
 from frontend.box import bounding_box, domain_constraints
 from frontend.deps import Deps, Reduction
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.ir.mdh import (
+    Access,
+    Buffer,
+    Combine,
+    Dim,
+    Finish,
+    MdhExpr,
+    OutputWrite,
+    ScalarFunction,
+)
+from mdpoly.ir.scop import (
+    Binary,
+    Expr,
+    Ref,
+    Scop,
+    Statement,
+    expr_names,
+    expr_refs,
+    render_expr,
+)
+from mdpoly.options import Options
 
 _COMPOUND = {"+=": "+", "-=": "-", "*=": "*", "/=": "/", "%=": "%", "<<=": "<<", ">>=": ">>", "&=": "&",
              "|=": "|", "^=": "^"}

@@ -26,7 +26,12 @@ from typing import TYPE_CHECKING
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, MdpolyError, Severity
 from mdpoly.options import Options
-from mdpoly.output_files import OutputFile, OutputPathError, check_output_paths, write_files_atomically
+from mdpoly.output_files import (
+    OutputFile,
+    OutputPathError,
+    check_output_paths,
+    write_files_atomically,
+)
 from mdpoly.tuning.atf import TECHNIQUES
 from mdpoly.tuning.cache import default_cache_dir
 

@@ -11,18 +11,26 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol
 
-from backends.base import Backend
+from backends.base import Backend, GeneratedCode
 from backends.openmp import OpenMPBackend
-from mdpoly.diagnostics import CompilerBug, DiagnosticSink, MdpolyError, UnsupportedInput
-from backends.base import GeneratedCode
+from mdpoly.diagnostics import (
+    CompilerBug,
+    DiagnosticSink,
+    MdpolyError,
+    UnsupportedInput,
+)
 from mdpoly.host_schedule import render_schedule
-from mdpoly.ir.nest import ORIGINAL_NEST, NestAnalysis, NestOutcome, schedule_computations
-from mdpoly.lower import check_plan, default_params, lower
+from mdpoly.ir.nest import (
+    ORIGINAL_NEST,
+    NestAnalysis,
+    NestOutcome,
+    schedule_computations,
+)
+from mdpoly.lower import check_plan, lower
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.tuning.hook import choose_gpu_params, choose_params
-
 
 #: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
 #: a file that uses such a name itself (a macro could break generated code) is kept as written.

@@ -18,10 +18,16 @@ from typing import Any
 
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
-from mdpoly.options import Options
 from mdpoly.ir.nest import (
-    Computation, FileAnalysis, HostLoop, HostStatement, NestOutcome, ScheduleItem, schedule_computations,
+    Computation,
+    FileAnalysis,
+    HostLoop,
+    HostStatement,
+    NestOutcome,
+    ScheduleItem,
+    schedule_computations,
 )
+from mdpoly.options import Options
 
 
 def outcomes_from_analysis(analysis: FileAnalysis, target: str | None = None) -> tuple[NestOutcome, ...]:

@@ -11,11 +11,12 @@ user's compiler messages pointing at the original lines; generated code reads as
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 
-from mdpoly.diagnostics import CompilerBug
 from frontend.nest_span import c_lines
+from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.nest import ORIGINAL_NEST, SourceSpan
 
 GENERATED_FILE = "<mdpoly generated>"
@@ -95,7 +96,7 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
             raise CompilerBug(f"span {sp} of function at line {r.function_line} lies outside the file")
     spans = sorted(((_start_offset(lines, starts, r.span), starts[r.span.end_line - 1] + r.span.end_column, r)
                     for r in replacements), key=lambda t: t[0])
-    for (_, a_end, a), (b_start, _, b) in zip(spans, spans[1:]):
+    for (_, a_end, a), (b_start, _, b) in itertools.pairwise(spans):
         if b_start < a_end:
             raise CompilerBug(f"nests at {a.span.start.line}:{a.span.start.column} and "
                               f"{b.span.start.line}:{b.span.start.column} overlap")
@@ -140,7 +141,7 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
         call = r.call
         if ORIGINAL_NEST in call:
             nest = _line_directive(sp.start.line, path) + " " * (sp.start.column - 1) + original_text(lines, sp)
-            call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), lambda _m: nest, call)
+            call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), lambda _m, text=nest: text, call)
         out.append(call)
         pos = end
         if sp.end_line > sp.first_line or "\n" in call:

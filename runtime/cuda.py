@@ -36,7 +36,14 @@ from typing import Any
 
 import numpy as np
 
-from runtime.base import BuildFailed, BuildRequest, Built, Measurement, RunFailed, RunTimedOut
+from runtime.base import (
+    BuildFailed,
+    BuildRequest,
+    Built,
+    Measurement,
+    RunFailed,
+    RunTimedOut,
+)
 
 
 class NoCudaDevice(RunFailed):

@@ -44,7 +44,15 @@ from typing import Any
 
 import numpy as np
 
-from runtime.base import ArgSpec, BuildFailed, BuildRequest, Built, Measurement, RunFailed, RunTimedOut
+from runtime.base import (
+    ArgSpec,
+    BuildFailed,
+    BuildRequest,
+    Built,
+    Measurement,
+    RunFailed,
+    RunTimedOut,
+)
 
 
 class NoOpenCLDevice(RunFailed):

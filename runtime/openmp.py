@@ -19,7 +19,12 @@ from pathlib import Path
 import numpy as np
 
 from runtime.base import (
-    BuildFailed, BuildRequest, Built, Measurement, RunFailed, RunTimedOut,
+    BuildFailed,
+    BuildRequest,
+    Built,
+    Measurement,
+    RunFailed,
+    RunTimedOut,
 )
 
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")

@@ -1,7 +1,22 @@
 """mdpoly's intermediate representations; every type is a frozen dataclass."""
 
-from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, Dim, MdhExpr, OutputWrite, ScalarFunction
-from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis, NestOutcome, SourceSpan
+from mdpoly.ir.mdh import (
+    Access,
+    Affine,
+    Buffer,
+    Combine,
+    Dim,
+    MdhExpr,
+    OutputWrite,
+    ScalarFunction,
+)
+from mdpoly.ir.nest import (
+    FileAnalysis,
+    LoopSummary,
+    NestAnalysis,
+    NestOutcome,
+    SourceSpan,
+)
 
 __all__ = [
     "Access", "Affine", "Buffer", "Combine", "Dim", "FileAnalysis", "LoopSummary", "MdhExpr", "NestAnalysis", "NestOutcome",

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from mdpoly.diagnostics import Diagnostic, SourceLoc
 from mdpoly.ir.mdh import Combine, MdhExpr
 
-
 #: A statement a backend's call text may contain (the fallback branch of a run-time alias
 #: check); ``mdpoly.splice`` replaces it by the nest's original text, verbatim.
 ORIGINAL_NEST = "MDPOLY_ORIGINAL_NEST;"

@@ -16,7 +16,7 @@ in its declared type (``AsType`` bindings).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Union
+from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
@@ -93,7 +93,7 @@ class AsType:
     index: Affine
 
 
-Value = Union[Ref, Var, Const, Apply, FExpr, BlockEnd, AsType]
+Value = Ref | Var | Const | Apply | FExpr | BlockEnd | AsType
 
 # }}}
 
@@ -206,7 +206,7 @@ class Assume:
     upper: tuple[Affine, ...]
 
 
-Stmt = Union[Declare, Assign, Loop, Block, ThreadCount, ParallelRegion, Assume, Guard]
+Stmt = Declare | Assign | Loop | Block | ThreadCount | ParallelRegion | Assume | Guard
 
 # }}}
 

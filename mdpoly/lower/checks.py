@@ -25,8 +25,22 @@ import islpy as isl
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.mdh import Affine, Combine
 from mdpoly.ir.plan import (
-    REGISTER_LAYER, Apply, Assign, Block, BlockEnd, Declare, FExpr, Guard, Loop, ParallelRegion, Plan, Ref, Stmt,
-    Value, Var, walk,
+    REGISTER_LAYER,
+    Apply,
+    Assign,
+    Block,
+    BlockEnd,
+    Declare,
+    FExpr,
+    Guard,
+    Loop,
+    ParallelRegion,
+    Plan,
+    Ref,
+    Stmt,
+    Value,
+    Var,
+    walk,
 )
 
 #: The loops and guards around a statement, outermost first.

@@ -35,7 +35,15 @@ import math
 import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
-from mdpoly.ir.kernel import KAccess, KBuffer, KDim, KernelPlan, KInput, KOutput, StartKind
+from mdpoly.ir.kernel import (
+    KAccess,
+    KBuffer,
+    KDim,
+    KernelPlan,
+    KInput,
+    KOutput,
+    StartKind,
+)
 from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
@@ -110,7 +118,7 @@ def _static_int(text: str) -> int | None:
     if not _CONST_EXPR.fullmatch(text):
         return None
     try:
-        value = eval(text, {"__builtins__": {}}, {})  # noqa: S307 - digits and + - * ( ) only
+        value = eval(text, {"__builtins__": {}}, {})
     except SyntaxError:
         return None
     return value if isinstance(value, int) else None

@@ -347,7 +347,7 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
     live = [d for d in reversed(concat) if ext[d] > 1][:2]
     num_wi = [1] * n
     pt = [1] * n
-    per_dim = [target] if len(live) == 1 else [_pow2_floor(int(math.isqrt(target)))] * 2
+    per_dim = [target] if len(live) == 1 else [_pow2_floor(math.isqrt(target))] * 2
     for d, w in zip(live, per_dim):
         num_wi[d] = max(1, min(w, _pow2_ceil(ext[d])))
         pt[d] = max(1, min(4, math.ceil(ext[d] / num_wi[d])))

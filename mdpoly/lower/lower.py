@@ -35,8 +35,26 @@ import itertools
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import (
-    REGISTER_LAYER, Apply, Assign, AsType, Assume, Block, BlockEnd, Const, Declare, FExpr, Guard, Iterator, Loop,
-    ParallelRegion, Plan, Ref, Stmt, ThreadCount, Value, Var,
+    REGISTER_LAYER,
+    Apply,
+    Assign,
+    Assume,
+    AsType,
+    Block,
+    BlockEnd,
+    Const,
+    Declare,
+    FExpr,
+    Guard,
+    Iterator,
+    Loop,
+    ParallelRegion,
+    Plan,
+    Ref,
+    Stmt,
+    ThreadCount,
+    Value,
+    Var,
 )
 from mdpoly.lower.neutral import neutral
 from mdpoly.lower.params import TuningParams, violations

@@ -9,9 +9,10 @@ predicate is wrapped in a callable whose signature lists exactly the names it re
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
-from typing import Any, Callable
+from typing import Any
 
 Config = dict[str, Any]
 
@@ -53,7 +54,12 @@ TECHNIQUES = ("auc_bandit", "simulated_annealing", "random", "exhaustive")
 
 
 def _technique(name: str) -> Any:
-    from pyatf.search_techniques import AUCBandit, Exhaustive, Random, SimulatedAnnealing
+    from pyatf.search_techniques import (
+        AUCBandit,
+        Exhaustive,
+        Random,
+        SimulatedAnnealing,
+    )
 
     return {"auc_bandit": AUCBandit, "simulated_annealing": SimulatedAnnealing,
             "random": Random, "exhaustive": Exhaustive}[name]()

@@ -43,8 +43,8 @@ def _eval_c_extent(text: str, env: dict[str, int]) -> int | None:
     if not re.fullmatch(r"[\w\s+\-*/()]+", text):
         return None
     try:
-        value = eval(text, {"__builtins__": {}}, dict(env))  # noqa: S307 - arithmetic on names and ints only
-    except Exception:
+        value = eval(text, {"__builtins__": {}}, dict(env))
+    except (NameError, SyntaxError, ArithmeticError, TypeError):  # an unknown name, not an expression
         return None
     return int(value)
 

@@ -9,14 +9,12 @@ WAL mode plus a busy timeout let ``make -j`` run several mdpoly processes agains
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-
 import hashlib
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path

@@ -55,7 +55,13 @@ from mdpoly.ir.mdh import Affine, MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import (
-    GPU_CONSTRAINTS, MAX_PRIVATE_ELEMS, GpuParams, cacheable, caps_from_device, default_gpu_params, gpu_violations,
+    GPU_CONSTRAINTS,
+    MAX_PRIVATE_ELEMS,
+    GpuParams,
+    cacheable,
+    caps_from_device,
+    default_gpu_params,
+    gpu_violations,
 )
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.tuning.atf import Config, ParamSpec

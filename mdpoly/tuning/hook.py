@@ -27,7 +27,13 @@ from mdpoly.ir.target import TargetCaps
 from mdpoly.lower import default_params
 from mdpoly.lower.params import TuningParams
 from mdpoly.options import Options
-from mdpoly.tuning.tune import TuneSettings, TuningResult, known_sizes, missing_sizes, tune_nest
+from mdpoly.tuning.tune import (
+    TuneSettings,
+    TuningResult,
+    known_sizes,
+    missing_sizes,
+    tune_nest,
+)
 
 
 def settings_from(options: Options) -> TuneSettings:

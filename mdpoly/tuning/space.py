@@ -38,10 +38,20 @@ from dataclasses import dataclass, replace
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.heuristics import (
-    MIN_VECTOR_EXTENT, REGISTER_ROWS, REGISTER_VECTORS, choose_vector_dim, default_params, elem_bytes,
+    MIN_VECTOR_EXTENT,
+    REGISTER_ROWS,
+    REGISTER_VECTORS,
+    choose_vector_dim,
+    default_params,
+    elem_bytes,
 )
 from mdpoly.lower.params import (
-    DISTRIBUTIONS, MAX_INNER_UNROLL, MAX_REGISTER_ACCUMULATORS, MAX_RESULT_ELEMS, TuningParams, violations,
+    DISTRIBUTIONS,
+    MAX_INNER_UNROLL,
+    MAX_REGISTER_ACCUMULATORS,
+    MAX_RESULT_ELEMS,
+    TuningParams,
+    violations,
 )
 from mdpoly.tuning.atf import Config, ParamSpec
 
@@ -68,9 +78,7 @@ class NestSpace:
         tiles: list[tuple[int, ...]] = []
         for d, dim in enumerate(dims):
             t1, t2, ext = cfg[f"T1_{d}"], cfg[f"T2_{d}"], self.extents[d]
-            if split is not None and not dim.combine.is_reduction:
-                tiles.append(())
-            elif t1 >= ext and d not in par and d != split:
+            if split is not None and not dim.combine.is_reduction or t1 >= ext and d not in par and d != split:
                 tiles.append(())
             else:
                 tiles.append((t1, t2) if t2 else (t1,))

@@ -26,7 +26,12 @@ from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
 from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
 from mdpoly.tuning.space import concrete_extents
-from mdpoly.tuning.target import OpenMPTarget, TuningTarget, params_from_dict, params_to_dict
+from mdpoly.tuning.target import (
+    OpenMPTarget,
+    TuningTarget,
+    params_from_dict,
+    params_to_dict,
+)
 from runtime.openmp import OpenMPRunner
 
 __all__ = ["TuneSettings", "TuningResult", "canonical_mdh", "key_fields", "known_sizes", "missing_sizes",
