@@ -17,7 +17,6 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-
 from e2e_harness import REPO, build_c, mdpoly_available, run_mdpoly, run_program
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
@@ -61,5 +60,5 @@ def test_suite_kernel_matches_original(kernel: str, tmp_path: Path) -> None:
     exe = build_c(out_c, tmp_path / "mdpoly", defines, openmp=True)
     for threads in THREADS:
         got = suite.parse_output(run_program(exe, threads=threads))
-        ok, deviation, detail = suite.compare(got, expected, RTOL)
+        ok, _deviation, detail = suite.compare(got, expected, RTOL)
         assert ok, f"{kernel} at OMP_NUM_THREADS={threads}: {detail} (mdpoly output: {out_c})"
