@@ -281,7 +281,8 @@ class CEmitter:
         (see ``guarded``). The GPU backends pass their ``KernelPlan`` (same fields)."""
         self.wide = self.wide | size_params(plan.params)
         args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                else _rows_view(b) if b.rows_of else c_ast.ID(b.name) for b in plan.params]
+                else _rows_view(b) if b.rows_of
+                else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
         call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
         call += self.exit_values(plan.iterators)
         checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions

@@ -123,7 +123,7 @@ class HeaderChecker:
         return b_t
 
     def check(self, lower: BoundSide, bound: BoundSide, inclusive: bool,
-              until_equal: bool = False) -> tuple[Precondition, ...]:
+              until_equal: bool = False, overshoot: int = 0) -> tuple[Precondition, ...]:
         """``for (iterator = lower; iterator < bound (or <=, or != when until_equal); iterator++)``."""
         it = self.it_type
         lo_t = self.start_fits(lower)
@@ -142,9 +142,10 @@ class HeaderChecker:
                 self._need(bound.value, [b_t], f"'{bound.text}' is non-negative (the comparison is done in "
                            f"'{cmp_t.name}')")
         if not it.signed:
-            # an unsigned iterator wraps to 0 instead of passing the bound
-            upper = Affine(bound.value.terms, bound.value.constant + (1 if inclusive else 0))
-            if b_t.max_value + (1 if inclusive else 0) > it.max_value:
+            # an unsigned iterator wraps to 0 instead of passing the bound (a step > 1 can jump up
+            # to ``overshoot`` past it)
+            upper = Affine(bound.value.terms, bound.value.constant + (1 if inclusive else 0) + overshoot)
+            if b_t.max_value + (1 if inclusive else 0) + overshoot > it.max_value:
                 self._need(_neg(upper, it.max_value), [b_t],
                            f"'{self.iterator}' reaches its bound without wrapping around")
         return tuple(self.found)

@@ -268,6 +268,9 @@ class NestBuilder(c_ast.NodeVisitor):
         self.variables: dict[str, Variable] = {}
         self.preconditions: list[Precondition] = []
         self.guards: tuple[Affine, ...] = ()  # affine conditions of the enclosing ifs, each >= 0
+        #: strided loops in scope: user iterator -> (start, step, model iterator, C type, start expression)
+        self.strided: dict[str, tuple[Affine, int, str, str, Expr]] = {}
+        self.strided_done: set[str] = set()
         self.flat_strides: dict[str, str] = {}  # flat arrays indexed as rows: name -> row length
         self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
         self.delinearized: list[tuple[str, str, Affine, tuple[int, ...]]] = []  # (array, stride, column, loops)
@@ -286,6 +289,13 @@ class NestBuilder(c_ast.NodeVisitor):
         # (``backends.c_emit.CEmitter.exit_values``); a dead one needs nothing.
         outside = {lp.iterator for lp in self.loops if lp.iterator in self.variables}
         for name in outside - live_after(self.cand.func.body, self.cand.node, outside):
+            del self.variables[name]
+        strided = {n for n in self.strided_done if n in self.variables}
+        live_strided = live_after(self.cand.func.body, self.cand.node, strided)
+        if live_strided:
+            raise self._fail(self.cand.node, "non-unit-stride", f"iterator '{sorted(live_strided)[0]}' of a loop with a "
+                             "step is read after the nest; its exit value is not modelled")
+        for name in strided:
             del self.variables[name]
         for name, stride in self.flat_strides.items():
             var = self.variables[name]
@@ -360,6 +370,9 @@ class NestBuilder(c_ast.NodeVisitor):
     def visit_For(self, node: c_ast.For) -> None:
         it, start, it_type, start_node = self._for_init(node)
         step = self._for_next(node, it)
+        if step not in (1, -1):
+            self._strided_for(node, it, start, it_type, start_node, step)
+            return
         bound, bound_node, inclusive, until_equal = self._for_cond(node, it, step)
         # max(a, b) as a lower or min(a, b) as an upper bound: the loop runs over the first
         # alternative's range, the others are guards of every statement inside it
@@ -403,6 +416,55 @@ class NestBuilder(c_ast.NodeVisitor):
         self.positions.pop()
         self.stack.pop()
         self.stmt_positions.pop()
+
+    def _strided_for(self, node: c_ast.For, it: str, start: Affine, it_type: str, start_node: c_ast.Node,
+                     step: int) -> None:
+        """``for (i = L; i < U; i += s)`` with a constant ``s > 1``: modelled over ``k = 0 ..
+        ceil((U - L) / s)`` with ``i = L + s * k`` substituted everywhere (accesses and the user's
+        expressions, where ``i`` keeps its C type). The trip count is a new size parameter whose
+        value the call site computes (``Variable.c_value``)."""
+        if step < 0:
+            raise self._fail(node, "non-unit-stride", f"loop '{it}' counts downwards by {-step}; only steps of -1 "
+                             "are modelled downwards")
+        bound, bound_node, inclusive, until_equal = self._for_cond(node, it, 1)
+        if until_equal or _minmax_kind(bound_node) is not None or _minmax_kind(start_node) is not None:
+            raise self._fail(node, "non-unit-stride", f"loop '{it}' steps by {step} with a '!=' or min/max bound")
+        outer = set(self._iterators()) | set(self.strided)
+        if (start.names() | bound.names()) & outer:
+            raise self._fail(node, "non-unit-stride", f"loop '{it}' steps by {step} and its bounds depend on an outer "
+                             "iterator")
+        start_side = BoundSide(self.expr(start_node), c_text(start_node), start)
+        bound_side = BoundSide(self.expr(bound_node), c_text(bound_node), bound)
+        self._check_header(node, it, it_type, start_side, bound_side, inclusive, False, 1, overshoot=step - 1)
+        upper = _add(bound, 1) if inclusive else bound
+        k, trips = f"mdp_s_{it}", f"mdp_n_{it}"
+        if it in self.written_in(node.stmt):
+            raise self._fail(node, "unsupported-statement", f"loop iterator '{it}' is modified in the loop body")
+        extent = _combine(upper, start, -1)
+        if extent.is_constant:
+            count: Affine = Affine.of(constant=max(0, -(-extent.constant // step)))
+        else:
+            value = f"({math_text(extent)} + {step - 1}) / {step}"
+            self.variables[trips] = Variable(trips, "long long", (), "scalar", "long long", "", "private",
+                                             c_value=value)
+            if trips not in self.params:
+                self.params.append(trips)
+            count = Affine.of({trips: 1})
+        self.strided[it] = (start, step, k, it_type, start_side.expr)
+        idx = len(self.loops)
+        self.loops.append(Loop(k, Affine.of(), count, self._loc(node), self.stack[-1] if self.stack else None,
+                               len(self.stack) + 1, "long", 1))
+        self.stmt_positions.append(self._next_position())
+        self.stack.append(idx)
+        self.positions.append(0)
+        saved, saved_accs = dict(self.temps), dict(self.local_accs)
+        self.visit(node.stmt)
+        self.temps, self.local_accs = saved, saved_accs
+        self.positions.pop()
+        self.stack.pop()
+        self.stmt_positions.pop()
+        del self.strided[it]
+        self.strided_done.add(it)
 
     def written_in(self, node: c_ast.Node) -> set[str]:
         wn = _WrittenNames()
@@ -623,7 +685,7 @@ class NestBuilder(c_ast.NodeVisitor):
     # -- loop headers
 
     def _check_header(self, node: c_ast.For, it: str, it_type: str, start: BoundSide, bound: BoundSide,
-                      inclusive: bool, until_equal: bool, step: int) -> None:
+                      inclusive: bool, until_equal: bool, step: int, overshoot: int = 0) -> None:
         """The header's model under C's conversions (``frontend.loop_types``): adds preconditions or
         keeps the nest."""
         ctype = parse_type(it_type)
@@ -632,7 +694,7 @@ class NestBuilder(c_ast.NodeVisitor):
         checker = HeaderChecker(it, ctype, self.name_type, frozenset(self._iterators()))
         try:
             if step == 1:
-                found = checker.check(start, bound, inclusive, until_equal)
+                found = checker.check(start, bound, inclusive, until_equal, overshoot)
             else:
                 found = checker.check_down(start, bound, inclusive, until_equal)
         except HeaderMismatch as e:
@@ -641,6 +703,8 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def name_type(self, name: str) -> CType | None:
         """The C type of an iterator or variable visible in the nest."""
+        if name in self.strided:
+            return parse_type(self.strided[name][3])
         for lp in self.loops:
             if lp.iterator == name:
                 return parse_type(lp.c_type)
@@ -693,7 +757,7 @@ class NestBuilder(c_ast.NodeVisitor):
                          f"('>', '>=' for a downward loop) or '{it} != bound'")
 
     def _for_next(self, node: c_ast.For, it: str) -> int:
-        """The step, +1 or -1."""
+        """The step: a non-zero integer constant."""
         n = node.next
         step: int | None = None
         if isinstance(n, c_ast.UnaryOp) and _is_id(n.expr, it):
@@ -712,11 +776,10 @@ class NestBuilder(c_ast.NodeVisitor):
                 step = None
             if step is None and n.op in ("+=", "-=", "="):
                 raise self._fail(n, "non-unit-stride", f"loop '{it}' does not step by one ('{c_text(n)}')")
-        if step in (1, -1):
+        if step is not None and step != 0:
             return step
-        if step is not None:
-            raise self._fail(n, "non-unit-stride", f"loop '{it}' steps by {step}; only steps of +1 and -1 are "
-                             "modelled")
+        if step == 0:
+            raise self._fail(n, "non-unit-stride", f"loop '{it}' steps by 0")
         raise self._fail(n if n is not None else node, "unsupported-statement",
                          f"loop increment of '{it}' must be '{it}++', '++{it}', '{it} += 1' or '{it} = {it} + 1'")
 
@@ -772,6 +835,9 @@ class NestBuilder(c_ast.NodeVisitor):
             return Affine.of(constant=q if (a.constant >= 0) == (b.constant > 0) else -q)
         if isinstance(node, c_ast.ID):
             name = node.name
+            if name in self.strided:
+                lo, step, k, _t, _e = self.strided[name]
+                return _combine(lo, Affine.of({k: step}), 1)
             if name in self._iterators():
                 return Affine.of({name: 1})
             if name in self.sym.enum_values and self.sym.variable(name) is None:
@@ -1022,6 +1088,9 @@ class _ExprBuilder(c_ast.NodeVisitor):
 
     def visit_ID(self, node: c_ast.ID) -> Expr:
         nb, name = self.nb, node.name
+        if name in nb.strided:  # i = start + step * k, in i's own type
+            _lo, step, k, c_type, start = nb.strided[name]
+            return Cast(c_type, Binary("+", Cast("long long", start), Binary("*", Const(str(step)), Var(k))))
         if name in nb._iterators():
             return Var(name)
         if name in nb.temps:

@@ -134,6 +134,9 @@ class Buffer:
     #: the user's variable is a flat pointer that the nest indexes as rows of this many elements
     #: (``A[i*m + j]``): the generated code takes it as ``T A[][m]``, so the call site converts it
     rows_of: str = ""
+    #: not a variable of the user's: the call site passes this C expression (a strided loop's
+    #: trip count ``(U - L + s - 1) / s``)
+    c_value: str = ""
 
 
 @dataclass(frozen=True, slots=True)

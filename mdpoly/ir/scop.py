@@ -170,6 +170,9 @@ class Variable:
     #: a flat array (``float *A``) the nest indexes as ``A[i*m + j]``: viewed as rows of ``m``
     #: elements (``shape == ("", m)``), while the user's code passes the flat pointer
     rows_of: str = ""
+    #: a size parameter the front end introduced (a strided loop's trip count): the C expression
+    #: the call site passes for it, over the user's variables
+    c_value: str = ""
 
     @property
     def is_float(self) -> bool:

@@ -160,7 +160,26 @@ int main(void) {
 }
 """
 
+STRIDED = HEAD + """#define N 1001
+float a[N], b[N]; double s; long c[N];
+void even(int n, int lo) {
+  int i;
+  for (i = lo; i < n; i += 2) a[i] = b[i] * 2 + i;
+}
+void odd(unsigned n) { for (unsigned i = 1; i <= n; i += 3) { s += b[i] * (i % 5); } }
+void rows(int n) { for (int i = 0; i < n; i += 4) for (int j = i; j < n; j += 7) c[j] += i; }
+int main(void) {
+  for (int i = 0; i < N; i++) b[i] = i * 0.25f;
+  even(N, 0); even(N - 7, 3); even(5, 9); odd(N - 5); odd(0); rows(N);
+  double t = s;
+  for (int i = 0; i < N; i++) t += a[i] * (i % 7) + c[i];
+  printf("%f\\n", t);
+  return 0;
+}
+"""
+
 CASES = {
+    "strided": (STRIDED, {7: "parallel", 9: "guarded", 10: "kept:non-unit-stride"}),
     "band_min_max": (BAND, {9: "parallel", 17: "parallel"}),
     "bitwise": (BITWISE, {8: "parallel", 9: "parallel", 10: "parallel", 11: "parallel", 12: "parallel",
                           13: "kept:sequential-dependence"}),
