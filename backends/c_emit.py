@@ -9,7 +9,7 @@ supplies. All C text of generated loops and declarations is printed by pycparser
 from __future__ import annotations
 
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
@@ -106,7 +106,7 @@ def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
     return c_ast.Cast(c_ast.Typename(None, [], None, _type_decl(None, c_type)), node)
 
 
-def affine(a: Affine, wide: Collection[str] = ()) -> c_ast.Node:
+def affine(a: Affine, wide: Collection[str] = (), values: Mapping[str, str] | None = None) -> c_ast.Node:
     """``Affine`` as a c_ast expression (terms in order, then the constant).
 
     Names in ``wide`` (size parameters, which the user may have declared ``unsigned`` or
@@ -114,7 +114,8 @@ def affine(a: Affine, wide: Collection[str] = ()) -> c_ast.Node:
     """
     expr: c_ast.Node | None = None
     for name, c in sorted(a.terms, key=lambda t: t[1] < 0):
-        term: c_ast.Node = _index_cast(c_ast.ID(name)) if name in wide else c_ast.ID(name)
+        base = c_ast.ID(f"({values[name]})") if values and name in values else c_ast.ID(name)
+        term: c_ast.Node = _index_cast(base) if name in wide else base
         if abs(c) != 1:
             term = c_ast.BinaryOp("*", c_ast.Constant("int", str(abs(c))), term)
         if expr is None:
@@ -153,9 +154,11 @@ class CEmitter:
         self._parsed: dict[str, c_ast.Node | None] = {}
         #: names widened to ``INDEX_TYPE`` in index arithmetic (see ``affine``)
         self.wide = frozenset(wide)
+        #: names printed as C expressions (``Buffer.c_value``), set while rendering a call site
+        self.values: dict[str, str] = {}
 
     def affine(self, a: Affine) -> c_ast.Node:
-        return affine(a, self.wide)
+        return affine(a, self.wide, self.values)
 
     def _min(self, values: tuple[Affine, ...]) -> c_ast.Node:
         return _min([self.affine(u) for u in values])
@@ -280,17 +283,22 @@ class CEmitter:
         preconditions: ``if (no overlap && preconditions) { call } else { <original nest> }``
         (see ``guarded``). The GPU backends pass their ``KernelPlan`` (same fields)."""
         self.wide = self.wide | size_params(plan.params)
-        args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                else _rows_view(b) if b.rows_of
-                else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
-        call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
-        call += self.exit_values(plan.iterators)
-        checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
-        if not checks and not pre:
-            if len(call) == 1:
-                return str(self.gen.visit(call[0])) + ";"
-            return str(self.gen.visit(c_ast.Compound(call))).rstrip()
-        return self.guarded(checks, c_ast.Compound(call), pre)
+        # at the call site, a parameter the front end introduced is its C expression
+        self.values = {b.name: b.c_value for b in plan.params if b.c_value}
+        try:
+            args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
+                    else _rows_view(b) if b.rows_of
+                    else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
+            call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
+            call += self.exit_values(plan.iterators)
+            checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
+            if not checks and not pre:
+                if len(call) == 1:
+                    return str(self.gen.visit(call[0])) + ";"
+                return str(self.gen.visit(c_ast.Compound(call))).rstrip()
+            return self.guarded(checks, c_ast.Compound(call), pre)
+        finally:
+            self.values = {}
 
     def exit_values(self, iterators: tuple[Iterator, ...]) -> list[c_ast.Node]:
         """Assignments leaving each live iterator at the value the original loops leave it:
