@@ -161,6 +161,11 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
                            v.c_decl if v.kind != "scalar" and v.c_decl else None, v.rows_of, v.c_value)
                     for v in scop.variables if v.kind != "local")
     sizes = {**(known_sizes or {}), **dict(options.sizes)}
+    for v in scop.variables:  # a front-end parameter (a strided trip count) from the sizes it is made of
+        if v.c_value and v.name not in sizes:
+            value = _evaluate(v.c_value, sizes)
+            if value is not None:
+                sizes[v.name] = max(0, value)
     fp = any(combine[k] in (Combine.ADD, Combine.MUL) for k in red_loops) and any(
         scop.variable(o.access.buffer).is_float for o in outputs)
     box = bounding_box(scop)
@@ -177,6 +182,18 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
         preconditions=scop.preconditions, domain=domain_constraints(scop),
     )
+
+
+def _evaluate(c_expr: str, sizes: dict[str, int]) -> int | None:
+    """The value of a front-end parameter's C expression (``((long long)n + 1) / 2``: integer
+    ``+ - *`` and a division of a non-negative value) at known sizes, or ``None``."""
+    text = c_expr.replace("(long long)", "").replace("/", "//")
+    if not re.fullmatch(r"[\w\s+\-*/()]+", text) or not set(re.findall(r"[A-Za-z_]\w*", text)) <= set(sizes):
+        return None
+    try:
+        return int(eval(text, {"__builtins__": {}}, dict(sizes)))
+    except (ArithmeticError, SyntaxError, NameError, TypeError):
+        return None
 
 
 def _check_reduced_outputs(scop: Scop, outputs: list[OutputWrite], red_loops: list[int]) -> None:
