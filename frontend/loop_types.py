@@ -38,11 +38,13 @@ def _wide(types: list[CType | None]) -> str:
     return "__int128" if big_unsigned else "long long"
 
 
-def math_text(a: Affine, wide: str = "long long") -> str:
-    """``a`` evaluated in ``wide`` (each name converted first), e.g. ``(long long)n - 1``."""
+def math_text(a: Affine, wide: str = "long long", values: dict[str, str] | None = None) -> str:
+    """``a`` evaluated in ``wide`` (each name converted first), e.g. ``(long long)n - 1``; a name
+    in ``values`` (a front-end parameter) is printed as its C expression."""
     text = ""
     for n, c in a.terms:
-        term = f"({wide}){n}" if abs(c) == 1 else f"{abs(c)} * ({wide}){n}"
+        name = f"({values[n]})" if values and n in values else n
+        term = f"({wide}){name}" if abs(c) == 1 else f"{abs(c)} * ({wide}){name}"
         text = (f"-{term}" if c < 0 else term) if not text else f"{text} {'-' if c < 0 else '+'} {term}"
     k = a.constant
     lit = f"{abs(k)}LL" if abs(k) > 2**31 - 1 else str(abs(k))

@@ -330,7 +330,8 @@ class NestBuilder(c_ast.NodeVisitor):
                     raise self._fail(self.cand.node, "non-affine-subscript",
                                      f"'{name}' cannot be viewed as rows of '{stride}' (the column range depends on "
                                      "the iterators)")
-                pre = Precondition(f"{math_text(cond)} >= 0", why)  # names widened: no unsigned wrap-around
+                values = {v.name: v.c_value for v in scop.variables if v.c_value}
+                pre = Precondition(f"{math_text(cond, values=values)} >= 0", why)  # names widened: no wrap-around
                 if pre not in out:
                     out.append(pre)
         return tuple(out)
@@ -1026,8 +1027,12 @@ class NestBuilder(c_ast.NodeVisitor):
         tuples) -> coefficients; raises ``_NotAffine`` for anything else."""
         if isinstance(node, c_ast.Constant):
             return {(): _int_constant(node)}
-        if isinstance(node, c_ast.ID):
-            return {tuple(n for n, _ in self.affine(node).terms): 1}
+        if isinstance(node, c_ast.ID):  # an iterator, a parameter, a strided loop's L + s*k, a constant
+            a = self.affine(node)
+            poly: dict[tuple[str, ...], int] = {(n,): c for n, c in a.terms}
+            if a.constant:
+                poly[()] = a.constant
+            return poly
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
             inner = self.polynomial(node.expr)
             return inner if node.op == "+" else {m: -c for m, c in inner.items()}

@@ -168,9 +168,16 @@ void even(int n, int lo) {
 }
 void odd(unsigned n) { for (unsigned i = 1; i <= n; i += 3) { s += b[i] * (i % 5); } }
 void rows(int n) { for (int i = 0; i < n; i += 4) for (int j = i; j < n; j += 7) c[j] += i; }
+void flat(int n, unsigned *f) {  /* a step inside a delinearized subscript */
+  for (int i = 2; i < n + 2; i += 2)
+    for (int j = 0; j < 3; j++)
+      f[j * (n + 4) + i + 2] = i + 10 * j;
+}
+static unsigned F[4 * 40];
 int main(void) {
   for (int i = 0; i < N; i++) b[i] = i * 0.25f;
-  even(N, 0); even(N - 7, 3); even(5, 9); odd(N - 5); odd(0); rows(N);
+  even(N, 0); even(N - 7, 3); even(5, 9); odd(N - 5); odd(0); rows(N); flat(30, F); flat(1, F);
+  for (int i = 0; i < 4 * 40; i++) s += F[i] * (i % 3 + 1);
   double t = s;
   for (int i = 0; i < N; i++) t += a[i] * (i % 7) + c[i];
   printf("%f\\n", t);
