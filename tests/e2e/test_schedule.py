@@ -156,7 +156,7 @@ void kernel_rec(int n, double a[N], double b[N]) {
 #pragma scop
   for (i = 1; i < n; i++) {
     a[i] = b[i - 1] + 1.0;
-    b[i] = a[i] * 2.0;
+    b[i] = a[i] * 0.5;
   }
 #pragma endscop
 }
