@@ -154,6 +154,10 @@ class KernelWriter:
     def prelude(self, w: _Lines) -> None:
         if self.k.needs_fp64:
             w("#pragma OPENCL EXTENSION cl_khr_fp64 : enable")
+        if not self.k.mdh.reassociates_fp:
+            # a * b + c rounds twice in the user's C; an OpenCL compiler may contract it into one
+            # fused multiply-add (NVIDIA's does), which rounds once (as CUDA's --fmad=false)
+            w("#pragma OPENCL FP_CONTRACT OFF")
         for m in COMPAT_MACROS:
             w(m)
 
