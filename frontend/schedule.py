@@ -49,6 +49,15 @@ from mdpoly.ir.nest import (
 
 AnalyseBand = Callable[[Candidate], NestAnalysis]
 
+#: How many bands (and distribution models) one nest's schedule may analyse: each runs isl's
+#: dataflow, and a long imperfect nest would otherwise take minutes.
+MAX_BAND_ANALYSES = 40
+
+
+class _OverBudget(Exception):
+    """The schedule search spent its analyses."""
+
+
 #: Kept reasons under which the nest's inner bands are not looked at.
 _NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
 
@@ -90,12 +99,16 @@ class _Scheduler:
         self.parsed = parsed
         self.top = cand
         self.analyse_band = analyse_band
+        self.spent = 0  # band analyses so far (each runs isl's dataflow)
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
         return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
                          host_decls=host_decls)
 
     def analyse(self, cand: Candidate) -> NestAnalysis:
+        self.spent += 1
+        if self.spent > MAX_BAND_ANALYSES:
+            raise _OverBudget
         na = self.analyse_band(cand)
         return replace(na, reference_c=statement_text(cand.node))
 
@@ -153,6 +166,9 @@ class _Scheduler:
         if _declares(node.stmt):
             return None  # a temporary must stay with its users
         try:
+            self.spent += 1
+            if self.spent > MAX_BAND_ANALYSES:
+                raise _OverBudget
             scop = extract_scop(self.parsed, cand, privatize=False)  # the pieces are the text as written
             deps = compute_dependences(scop)
         except (UnsupportedInput, isl.Error):
@@ -281,7 +297,10 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     computation."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
-    items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, (), whole)
+    try:
+        items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, (), whole)
+    except _OverBudget:
+        return None  # too many statements and loops to schedule in reasonable time: kept as written
     if not any(isinstance(i, Computation) and i.nest.mdh is not None for i in _flatten(items)):
         return None
     return items
