@@ -996,8 +996,9 @@ class NestBuilder(c_ast.NodeVisitor):
         constant_rows, constant_cols = 0, 0
         for mono, c in poly.items():
             if stride in mono:
-                rest = [n for n in mono if n != stride]
-                if len(rest) > 1 or (rest and rest[0] == stride):
+                rest = list(mono)
+                rest.remove(stride)  # one factor of the stride: n*n is n rows of n
+                if len(rest) > 1:
                     return None
                 if rest:
                     rows[rest[0]] = rows.get(rest[0], 0) + c

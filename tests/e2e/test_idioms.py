@@ -173,10 +173,16 @@ void flat(int n, unsigned *f) {  /* a step inside a delinearized subscript */
     for (int j = 0; j < 3; j++)
       f[j * (n + 4) + i + 2] = i + 10 * j;
 }
+void square(int n, float *g) {  /* (n - 1 - j) * (n + 2) + 2 has an n*n term: n rows of n + 2 */
+  for (long j = 0; j < 2; j++)
+    g[(n - 1 - j) * (n + 2) + 2] = 1 + j;
+}
 static unsigned F[4 * 40];
+static float G[64];
 int main(void) {
   for (int i = 0; i < N; i++) b[i] = i * 0.25f;
-  even(N, 0); even(N - 7, 3); even(5, 9); odd(N - 5); odd(0); rows(N); flat(30, F); flat(1, F);
+  even(N, 0); even(N - 7, 3); even(5, 9); odd(N - 5); odd(0); rows(N); flat(30, F); flat(1, F); square(4, G); square(6, G);
+  for (int i = 0; i < 64; i++) s += G[i] * (i + 1);
   for (int i = 0; i < 4 * 40; i++) s += F[i] * (i % 3 + 1);
   double t = s;
   for (int i = 0; i < N; i++) t += a[i] * (i % 7) + c[i];
