@@ -9,7 +9,7 @@ supplies. All C text of generated loops and declarations is printed by pycparser
 from __future__ import annotations
 
 import re
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
@@ -211,7 +211,7 @@ class CEmitter:
         text = v.text
         for name, val in binds.items():
             rendered = "(" + self.gen.visit(self.value(val)) + ")"
-            text = re.sub(rf"(?<![\w.])(?<!->){re.escape(name)}\b", lambda _m, r=rendered: r, text)
+            text = re.sub(rf"(?<![\w.])(?<!->){re.escape(name)}\b", _verbatim(rendered), text)
         return c_ast.ID(f"({text})")
 
     # }}}
@@ -424,7 +424,7 @@ def parse_expr(text: str, rendered: bool = True) -> c_ast.Node | None:
     except c_parser.ParseError:  # text pycparser cannot parse alone: printed verbatim
         return None
     func = ast.ext[-1]
-    return func.body.block_items[0].rvalue  # type: ignore[no-any-return]
+    return func.body.block_items[0].rvalue
 
 # }}}
 
@@ -459,6 +459,11 @@ def _all(conds: list[c_ast.Node]) -> c_ast.Node:
 # {{{ expression surgery
 
 
+def _verbatim(text: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that inserts ``text`` as is (a replacement string would expand its backslashes)."""
+    return lambda _m: text
+
+
 def _clone(node: c_ast.Node) -> c_ast.Node:
     """A deep copy of a c_ast expression (nodes are mutable and get shared otherwise)."""
     cls = type(node)
@@ -479,7 +484,7 @@ def _substitute(node: c_ast.Node, binds: dict[str, object]) -> c_ast.Node:
     """Replace ``ID`` nodes named in ``binds`` (not struct fields or called names)."""
     if isinstance(node, c_ast.ID):
         make = binds.get(node.name)
-        return make() if callable(make) else node  # type: ignore[no-any-return]
+        return make() if callable(make) else node
     for attr in node.__slots__:
         if attr in ("coord", "__weakref__"):
             continue

@@ -115,7 +115,8 @@ def _merge(a: AddressRange, b: AddressRange) -> AddressRange | None:
         if x.terms != y.terms:
             return None
         out.append(Affine(x.terms, pick(x.constant, y.constant)))
-    return AddressRange(a.buffer, *out, rows_of=a.rows_of)
+    lo, hi, row_lo, row_hi = out
+    return AddressRange(a.buffer, lo, hi, row_lo, row_hi, rows_of=a.rows_of)
 
 
 def _plus(a: Affine, b: Affine) -> Affine:

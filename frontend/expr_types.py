@@ -121,8 +121,8 @@ def eval_int(e: Expr, name_type: NameTypes, values: dict[str, int] | None = None
         inner = eval_int(e.operand, name_type, values)
         if t is None or t.is_float or inner is None:
             return None
-        v = convert_value(inner[0], t)
-        return (v, t) if v is not None else None
+        converted = convert_value(inner[0], t)
+        return (converted, t) if converted is not None else None
     if isinstance(e, Unary) and e.op in ("-", "+", "~"):
         inner = eval_int(e.operand, name_type, values)
         if inner is None:

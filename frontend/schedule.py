@@ -260,17 +260,17 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
             pragmas = []
             continue
         if len(wanted) == len(mine):
-            out.extend(pragmas + [it])
+            out.extend([*pragmas, it])
         elif isinstance(it, c_ast.For):
             sub = _prune(it, mine, keep)
             if sub is None:
                 return None
-            out.extend(pragmas + [sub])
+            out.extend([*pragmas, sub])
         elif isinstance(it, c_ast.Compound):
             inner = _prune_items(list(it.block_items or []), mine, keep)
             if inner is None:
                 return None
-            out.extend(pragmas + [c_ast.Compound(inner, coord=it.coord)])
+            out.extend([*pragmas, c_ast.Compound(inner, coord=it.coord)])
         else:
             return None
         pragmas = []

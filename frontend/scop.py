@@ -143,8 +143,8 @@ class _CandidateFinder(c_ast.NodeVisitor):
             elif isinstance(_labelled_for(item), c_ast.For) and (in_scop or self.auto or _is_mdh(prev)):
                 mdh = prev if _is_mdh(prev) else None
                 omp = prev if isinstance(prev, c_ast.Pragma) and pragma_text(prev).split()[:1] == ["omp"] else None
-                self.found.append(Candidate(_labelled_for(item), self.func,  # type: ignore[arg-type]
-                                            in_scop or mdh is not None, mdh, omp))  # type: ignore[arg-type]
+                self.found.append(Candidate(_labelled_for(item), self.func,
+                                            in_scop or mdh is not None, mdh, omp))
             else:
                 self.visit(item)
             prev = item
@@ -606,7 +606,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.local_accs[node.name] = acc
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
-            position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
+            position=(*self.stmt_positions, self._next_position()), write=acc, op="=", rhs=rhs,
             reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
 
     def _private_definition(self, node: c_ast.Assignment, name: str) -> None:
@@ -632,7 +632,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.local_accs[name] = acc
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
-            position=tuple(self.stmt_positions) + (self._next_position(),), write=acc, op="=", rhs=rhs,
+            position=(*self.stmt_positions, self._next_position()), write=acc, op="=", rhs=rhs,
             reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
 
     def visit_DeclList(self, node: c_ast.DeclList) -> None:
@@ -674,13 +674,13 @@ class NestBuilder(c_ast.NodeVisitor):
         target = self.lvalue(lvalue, node)
         # a temporary is inlined where it is used: it must still hold what its reads would read there
         for name, value in list(self.temps.items()):
-            if any(r.buffer == target.buffer for r in expr_refs(value)):
+            if not isinstance(value, _Stale) and any(r.buffer == target.buffer for r in expr_refs(value)):
                 self.temps[name] = _Stale(name, target.buffer)
         reads = ([target] if op != "=" else []) + _refs(rhs)
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
-            position=tuple(self.stmt_positions) + (self._next_position(),), write=target, op=op, rhs=rhs,
+            position=(*self.stmt_positions, self._next_position()), write=target, op=op, rhs=rhs,
             reads=tuple(reads), text=text, guards=self.guards))
 
     # -- loop headers
@@ -1029,10 +1029,10 @@ class NestBuilder(c_ast.NodeVisitor):
         if isinstance(node, c_ast.Constant):
             return {(): _int_constant(node)}
         if isinstance(node, c_ast.ID):  # an iterator, a parameter, a strided loop's L + s*k, a constant
-            a = self.affine(node)
-            poly: dict[tuple[str, ...], int] = {(n,): c for n, c in a.terms}
-            if a.constant:
-                poly[()] = a.constant
+            aff = self.affine(node)
+            poly: dict[tuple[str, ...], int] = {(n,): c for n, c in aff.terms}
+            if aff.constant:
+                poly[()] = aff.constant
             return poly
         if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
             inner = self.polynomial(node.expr)

@@ -13,9 +13,9 @@ from pycparser import c_ast
 from pycparserext.ext_c_generator import GnuCGenerator
 from pycparserext.ext_c_parser import FuncDeclExt
 
-FUNC_DECLS = (c_ast.FuncDecl, FuncDeclExt)
-
 from mdpoly.ir.scop import Variable
+
+FUNC_DECLS = (c_ast.FuncDecl, FuncDeclExt)
 
 _QUALS = frozenset({"const", "volatile", "restrict", "__restrict", "__restrict__", "_Atomic"})
 _RESTRICT = frozenset({"restrict", "__restrict", "__restrict__"})
@@ -87,10 +87,7 @@ class SymbolTable:
                 shape.append(c_text(t.dim) if t.dim is not None else "")
                 t = t.type
             elif isinstance(t, c_ast.PtrDecl):
-                if kind == "scalar":
-                    kind = "pointer"
-                else:
-                    kind = "indirect"
+                kind = "pointer" if kind == "scalar" else "indirect"
                 restrict.append(bool(_RESTRICT & set(t.quals or [])))
                 shape.append("")
                 t = t.type

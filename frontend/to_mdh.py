@@ -157,7 +157,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
     uses_indices = any(expr_names(t) & its for t in terms)
 
     written = {s.write.buffer for s in scop.statements}
-    buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,  # type: ignore[arg-type]
+    buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,
                            v.c_decl if v.kind != "scalar" and v.c_decl else None, v.rows_of, v.c_value)
                     for v in scop.variables if v.kind != "local")
     sizes = {**(known_sizes or {}), **dict(options.sizes)}

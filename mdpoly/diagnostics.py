@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import TextIO
 
 
@@ -24,7 +24,7 @@ class SourceLoc:
         return f"{self.file}:{self.line}:{self.column}"
 
 
-class Severity(str, Enum):
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
     REMARK = "remark"

@@ -38,9 +38,16 @@ RESERVED_PREFIXES = ("mdp_", "MDP_")
 
 
 class _Analysis(Protocol):
-    path: str
-    source_text: str
-    nests: tuple[NestAnalysis, ...]
+    """What ``transform`` reads of the front end's result (``FileAnalysis``, frozen: read-only)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def source_text(self) -> str: ...
+
+    @property
+    def nests(self) -> tuple[NestAnalysis, ...]: ...
 
 
 def backend_for(options: Options) -> Backend:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from frontend.nest_span import c_lines
@@ -46,6 +47,11 @@ def source_identifiers(source_text: str) -> set[str]:
 def _line_directive(line: int, path: str) -> str:
     escaped = path.replace("\\", "\\\\").replace('"', '\\"')
     return f'#line {line} "{escaped}"\n'
+
+
+def _verbatim(text: str) -> Callable[[re.Match[str]], str]:
+    """A ``re.sub`` replacement that inserts ``text`` as is (a replacement string would expand its backslashes)."""
+    return lambda _m: text
 
 
 def _ensure_newline(text: str) -> str:
@@ -141,7 +147,7 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
         call = r.call
         if ORIGINAL_NEST in call:
             nest = _line_directive(sp.start.line, path) + " " * (sp.start.column - 1) + original_text(lines, sp)
-            call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), lambda _m, text=nest: text, call)
+            call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), _verbatim(nest), call)
         out.append(call)
         pos = end
         if sp.end_line > sp.first_line or "\n" in call:

@@ -12,12 +12,13 @@ import ctypes
 import json
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 
-def _call(entry: ctypes._CFuncPtr, buffers: list[np.ndarray]) -> float:
+def _call(entry: Callable[[ctypes.Array[ctypes.c_void_p]], None], buffers: list[np.ndarray]) -> float:
     ptrs = (ctypes.c_void_p * len(buffers))(*[b.ctypes.data for b in buffers])
     start = time.perf_counter()
     entry(ptrs)

@@ -74,8 +74,8 @@ def launch_from_ndrange(kernel: str, global_size: tuple[int, ...], local_size: t
             raise RunFailed("a CUDA launch of a multi-dimensional NDRange needs its local size")
         return CudaLaunch(kernel, (max(1, math.ceil(global_size[0] / 256)), 1, 1), (256, 1, 1))
     blocks = 1
-    for g, l in zip(global_size, local_size):
-        blocks *= max(1, g // l)
+    for g, loc in zip(global_size, local_size):
+        blocks *= max(1, g // loc)
     block = tuple(local_size) + (1,) * (3 - len(local_size))
     return CudaLaunch(kernel, (blocks, 1, 1), (int(block[0]), int(block[1]), int(block[2])))
 
@@ -99,7 +99,7 @@ class CudaRunner:
         driver, nvrtc = _import_cuda()
         self._drv = driver
         self._nvrtc = nvrtc
-        index = int(device) if device not in (None, "") else 0  # type: ignore[arg-type]
+        index = int(device) if device not in (None, "") else 0
         try:
             (err,) = driver.cuInit(0)
         except Exception as exc:  # cuda-pathfinder: no libcuda.so (no driver on this machine)

@@ -8,13 +8,13 @@ Index functions are affine (``Affine``) in the nest's iterators and the symbolic
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
+from enum import StrEnum
 from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
 
 
-class Combine(str, Enum):
+class Combine(StrEnum):
     """Combine operator of one MDH dimension; ``SEQ`` only appears in reports of kept nests."""
 
     CONCAT = "++"

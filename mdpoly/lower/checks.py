@@ -132,10 +132,10 @@ def _paths(stmts: tuple[Stmt, ...], want: Callable[[Assign | Declare], bool], pa
         if isinstance(s, (Assign, Declare)) and want(s) and not any(p == path for p in found):
             found.append(path)
         if isinstance(s, Loop):
-            _paths(s.body, want, path + (s,), found, orelse)
+            _paths(s.body, want, (*path, s), found, orelse)
         if isinstance(s, Guard):
-            _paths(s.body, want, path + (s,), found, orelse)
-            _paths(s.orelse, want, path if orelse else path + (_NEVER,), found, orelse)
+            _paths(s.body, want, (*path, s), found, orelse)
+            _paths(s.orelse, want, path if orelse else (*path, _NEVER), found, orelse)
         if isinstance(s, (Block, ParallelRegion)):
             _paths(s.body, want, path, found, orelse)
     return found

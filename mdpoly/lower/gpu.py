@@ -192,7 +192,7 @@ class _GpuLowerer:
             return " * ".join(_paren(s) for s in buf.shape)
         accs = [a for a in self.m.inputs if a.buffer == buf.name] + [
             o.access for o in self.m.outputs if o.access.buffer == buf.name] + [
-            a for o in self.m.outputs if getattr(o, "finish", None) is not None
+            a for o in self.m.outputs if o.finish is not None
             for a in o.finish.inputs if a.buffer == buf.name]
         first = [_max_over_box(a.index[0], self.m) for a in accs if a.index]
         if not first:
@@ -243,7 +243,7 @@ class _GpuLowerer:
         if any(abs(d.lower.constant) + d.extent.constant >= INT_INDEX_LIMIT for d in m.dims):
             return "long"
         accs = list(m.inputs) + [o.access for o in m.outputs] + [
-            a for o in m.outputs if getattr(o, "finish", None) is not None for a in o.finish.inputs]
+            a for o in m.outputs if o.finish is not None for a in o.finish.inputs]
         if any(name not in its for a in accs for e in a.index for name, _ in e.terms):
             return "long"
         for b in function_params(m):
@@ -306,8 +306,8 @@ class _GpuLowerer:
             fin = getattr(o, "finish", None)
             finish = None
             if fin is not None:
-                fin_binds = ((fin.result, Var("mdp_fin")),) + tuple(
-                    (name, Var(self.access(acc).to_c())) for name, acc in zip(fin.params, fin.inputs))
+                fin_binds = ((fin.result, Var("mdp_fin")), *(
+                    (name, Var(self.access(acc).to_c())) for name, acc in zip(fin.params, fin.inputs)))
                 finish = FExpr(fin.expr, fin_binds)
             outs.append(KOutput(self.access(o.access), device_type(o.elem_type, self.m),
                                 FExpr(f.results[k], binds), start, o.init, neut, finish))

@@ -119,8 +119,8 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     concat = [d for d, x in enumerate(dims) if not x.combine.is_reduction]
     reds = [d for d, x in enumerate(dims) if x.combine.is_reduction]
     v = choose_vector_dim(mdh, strict_fp)
-    small = [d for d in reds if d != v and v in concat and dims[d].static_extent is not None
-             and dims[d].static_extent <= MAX_INNER_UNROLL]
+    small = [d for d in reds if d != v and v in concat and (unrolled := dims[d].static_extent) is not None
+             and unrolled <= MAX_INNER_UNROLL]
     order = ([d for d in concat if d != v] + [d for d in reds if d != v and d not in small]
              + ([v] if v is not None else []) + small)
     esz = elem_bytes(mdh)
@@ -192,7 +192,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     red_work = math.prod(e if e is not None else math.inf for e in (ext[d] for d in reds)) if reds else 0
     if (n < caps.cores and reds and not strict_fp and concat_elems <= MAX_RESULT_ELEMS
             and red_work >= SPLIT_MIN_WORK):
-        split = max(reds, key=lambda d: ext[d] if ext[d] is not None else math.inf)
+        split = max(reds, key=lambda d: e if (e := ext[d]) is not None else math.inf)
         e = ext[split]
         chunk = max(256, math.ceil(e / (PAR_SLACK * caps.cores))) if e is not None else 4096
         tiles[split] = (chunk,) if e is None else (min(chunk, e),)
@@ -240,8 +240,8 @@ def _register_block(mdh: MdhExpr, caps: TargetCaps, order: list[int], v: int | N
     for d, n in zip(rows, counts):
         n = min(n, size(d))
         reg[d] = n
-        t = tiles[d]
-        if t and len(t) == 1 and t[0] > n and t[0] % n and (ext[d] is None or t[0] < ext[d]):
+        t, full = tiles[d], ext[d]
+        if t and len(t) == 1 and t[0] > n and t[0] % n and (full is None or t[0] < full):
             tiles[d] = (t[0] // n * n,)
     if all(r == 1 for r in reg):
         return (), 0

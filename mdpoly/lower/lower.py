@@ -145,6 +145,7 @@ class _Lowerer:
 
     def tile_loop(self, d: int, layer: int, body: tuple[Stmt, ...]) -> Loop:
         t = self.p.tiles[d]
+        up: tuple[Affine, ...]
         if layer == 1:
             lo, up = self.dims[d].lower, (self.hi(d),)
         else:
@@ -194,11 +195,11 @@ class _Lowerer:
             a = c.coeff(it)
             rest = _add(c, _var(it), -a)
             if a == 1:      # it + rest >= 0: it >= -rest
-                clip.lowers[d] = clip.lowers.get(d, ()) + (_add(_const(0), rest, -1),)
+                clip.lowers[d] = (*clip.lowers.get(d, ()), _add(_const(0), rest, -1))
             elif a == -1:   # rest - it >= 0: it < rest + 1
-                clip.uppers[d] = clip.uppers.get(d, ()) + (_add(rest, _const(1)),)
+                clip.uppers[d] = (*clip.uppers.get(d, ()), _add(rest, _const(1)))
             else:
-                clip.guards[d] = clip.guards.get(d, ()) + (c,)
+                clip.guards[d] = (*clip.guards.get(d, ()), c)
         return clip
 
     def store_guard(self, body: tuple[Stmt, ...], orelse: tuple[Stmt, ...] = ()) -> tuple[Stmt, ...]:
@@ -271,7 +272,7 @@ class _Lowerer:
         fin = self.m.outputs[o].finish
         if fin is None:
             return value
-        binds = ((fin.result, value),) + tuple((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs))
+        binds = ((fin.result, value), *((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs)))
         return FExpr(fin.expr, binds + self.iterator_binds(), role="finish")
 
     def combine_into(self, target: Ref | Var, o: int, at: dict[str, Affine] | None = None,
@@ -339,10 +340,10 @@ class _Lowerer:
                 body = clip.guard_inner(body)
             red = tuple((self.op, a) for a in accs)
             simd_loop = self.point_loop(v, body, simd=True, reductions=red, ranges=ranges, clip=clip)
-            stmts = (Block(
-                tuple(Declare(accs[o], self.m.outputs[o].elem_type, init=self.res_ref(o)) for o in outs)
-                + (simd_loop,)
-                + tuple(Assign(self.res_ref(o), Var(accs[o])) for o in outs)),)
+            stmts = (Block((
+                *(Declare(accs[o], self.m.outputs[o].elem_type, init=self.res_ref(o)) for o in outs),
+                simd_loop,
+                *(Assign(self.res_ref(o), Var(accs[o])) for o in outs))),)
             order = order[:-1]
         else:
             body = ()
@@ -380,7 +381,8 @@ class _Lowerer:
         rest: tuple[Stmt, ...] = ()
         inner = blocked + [d for d in order if d not in self.concat]
         for m, dm in enumerate(blocked):
-            ranges = {d: (rng[d][0], (_var(ends[d]),)) for d in blocked[:m]}
+            ranges: dict[int, tuple[Affine, tuple[Affine, ...]]] = {
+                d: (rng[d][0], (_var(ends[d]),)) for d in blocked[:m]}
             ranges[dm] = (_var(ends[dm]), rng[dm][1])
             rest += self.compute(ranges, inner)
         body: tuple[Stmt, ...] = (Block(decls + stmts + rest),)
@@ -434,7 +436,7 @@ class _Lowerer:
         assert v is not None
         start = _var(self.rvar(v))
         promises = tuple(Assume(*self.point_range(d)) for d in reds)
-        return promises + (Loop(lane, start, (_add(start, _const(lanes)),), 1, kernel, schedule="simd"),)
+        return (*promises, Loop(lane, start, (_add(start, _const(lanes)),), 1, kernel, schedule="simd"))
 
     # }}}
 
@@ -492,7 +494,7 @@ class _Lowerer:
         t_var = f"{PREFIX}t"
 
         def part_ref(o: int, who: str) -> Ref:
-            return Ref(parts[o], (_var(who),) + tuple(self.res_index(d) for d in self.concat))
+            return Ref(parts[o], (_var(who), *(self.res_index(d) for d in self.concat)))
 
         inner = self.wrap_tiles(
             self.concat_tile_order() + self.reduction_tile_order(True), self.compute())
@@ -516,7 +518,7 @@ class _Lowerer:
         )))
         return (Block((
             ThreadCount(nt, self.p.num_threads),
-            *(Declare(parts[o], types[o], (_var(nt),) + self.res_shape()) for o in outs),
+            *(Declare(parts[o], types[o], (_var(nt), *self.res_shape())) for o in outs),
             init_parts, region, *combine)),)
 
     # }}}

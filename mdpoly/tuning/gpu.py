@@ -105,7 +105,7 @@ def ocl_candidates(ext: tuple[int, ...], default: Groups) -> list[Groups]:
     def add(groups: list[list[int]]) -> None:
         gs = [list(g) for g in groups if g]
         if dead:
-            gs = gs[:-1] + [gs[-1] + dead] if gs else [dead]
+            gs = [*gs[:-1], gs[-1] + dead] if gs else [dead]
         g = tuple(tuple(x) for x in gs)
         if g and g not in out:
             out.append(g)
@@ -308,7 +308,7 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
             out.append(q)
 
     def put(t: tuple[int, ...], d: int, v: int) -> tuple[int, ...]:
-        return t[:d] + (v,) + t[d + 1:]
+        return (*t[:d], v, *t[d + 1:])
 
     for d in range(n):
         is_red = mdh.dims[d].combine.is_reduction
@@ -381,7 +381,7 @@ def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: t
     ncp = math.prod(max(ext[d.index], 0) for d in plan.concat)
     if plan.partials:
         red_wg = math.prod(d.num_wg for d in plan.reductions)
-        for k, o in enumerate(plan.outputs):
+        for k in range(len(plan.outputs)):
             dtype = by_name[plan.mdh.outputs[k].access.buffer].dtype
             name = f"{_PREFIX}part{k}"
             specs.append(ArgSpec(name, dtype, (max(ncp * red_wg, 1),)))

@@ -78,7 +78,7 @@ class NestSpace:
         tiles: list[tuple[int, ...]] = []
         for d, dim in enumerate(dims):
             t1, t2, ext = cfg[f"T1_{d}"], cfg[f"T2_{d}"], self.extents[d]
-            if split is not None and not dim.combine.is_reduction or t1 >= ext and d not in par and d != split:
+            if (split is not None and not dim.combine.is_reduction) or (t1 >= ext and d not in par and d != split):
                 tiles.append(())
             else:
                 tiles.append((t1, t2) if t2 else (t1,))
@@ -347,7 +347,7 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
     for d in range(len(dims)):
         keep = d in p.parallel_dims or d == p.split_dim
         for t in _tile_moves(p.tiles[d], ext[d], keep):
-            tiles = p.tiles[:d] + (t,) + p.tiles[d + 1:]
+            tiles = (*p.tiles[:d], t, *p.tiles[d + 1:])
             add(replace(p, tiles=tiles))
     if p.split_dim is None:
         for d, dim in enumerate(dims):
@@ -359,7 +359,7 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
                 add(replace(p, parallel_dims=tuple(sorted((*p.parallel_dims, d)))))
     order = list(p.loop_order)
     for k in range(len(order) - 1):
-        swapped = order[:k] + [order[k + 1], order[k]] + order[k + 2:]
+        swapped = [*order[:k], order[k + 1], order[k], *order[k + 2:]]
         add(replace(p, loop_order=tuple(swapped)))
     for v in _vector_candidates(mdh, ext, False):
         vv = None if v == NONE else v

@@ -37,6 +37,8 @@ from mdpoly.tuning.atf import Config, ParamSpec
 from runtime.base import ArgSpec, BuildRequest, Runner
 
 P = TypeVar("P")
+#: a ``TargetSpace`` only produces parameter sets, so it is covariant in their type
+P_co = TypeVar("P_co", covariant=True)
 
 #: Exported symbol of an OpenMP candidate (``backends.entry``).
 ENTRY = "mdpoly_entry"
@@ -60,13 +62,13 @@ class Candidate:
     inputs: dict[str, np.ndarray] = field(default_factory=dict, hash=False, compare=False)
 
 
-class TargetSpace(Protocol[P]):  # type: ignore[misc]
+class TargetSpace(Protocol[P_co]):
     specs: tuple[ParamSpec, ...]
 
-    def to_params(self, cfg: Config) -> P: ...
+    def to_params(self, cfg: Config) -> P_co: ...
 
 
-class TuningTarget(Protocol[P]):  # type: ignore[misc]
+class TuningTarget(Protocol[P]):
     """One target's side of tuning (see the module docstring)."""
 
     name: str
