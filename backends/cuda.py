@@ -1,7 +1,7 @@
 """``CudaBackend``: renders a ``KernelPlan`` as CUDA C kernels plus C host code (driver API + NVRTC).
 
 The kernels come from the same work-group lowering as OpenCL (``mdpoly.lower.gpu``) and the same
-C-style writer (``backends.opencl.KernelWriter``); only spellings differ: a work-group is a block,
+C-style writer (``mdpoly.backends.opencl.KernelWriter``); only spellings differ: a work-group is a block,
 a work-item a thread, ``__local`` is ``__shared__``, the barrier ``__syncthreads()``, kernels are
 ``extern "C" __global__`` (unmangled names for ``cuModuleGetFunction``). Reductions across the
 threads of a block use the shared-memory tree; across blocks, per-block partials and the
@@ -16,17 +16,17 @@ The prelude supplies what NVRTC lacks without system headers: OpenCL's short uns
 elements and user expressions may use, and the glibc spellings of ``INFINITY``/``NAN`` (the
 ``__builtin_inff()`` family, as bit patterns, so that the same source compiles under NVRTC and
 under ``nvcc``, whose host headers define ``INFINITY`` as ``(__builtin_inff ())``).
-Host code is in ``backends.cuda_host``.
+Host code is in ``mdpoly.backends.cuda_host``.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from backends.base import Backend, GeneratedCode
-from backends.c_emit import CEmitter
-from backends.cuda_host import host_function, host_preamble
-from backends.opencl import KernelWriter, _Lines, _NoDialect
+from mdpoly.backends.base import Backend, GeneratedCode
+from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.cuda_host import host_function, host_preamble
+from mdpoly.backends.opencl import KernelWriter, _Lines, _NoDialect
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.target import TargetCaps
 

@@ -40,7 +40,7 @@ Unset, each call only tests the flag.
 
 from __future__ import annotations
 
-from backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
+from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
 
 #: Threads per block of the combine kernel (one thread per concat point).

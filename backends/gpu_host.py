@@ -11,7 +11,7 @@ partials), the copies out of what it writes, and the per-call profile sum. The k
 follow ``KernelWriter.params()``: buffers, each dimension's lower bound and extent, the concat
 work-group counts, the partial buffers.
 
-Subclasses (``backends.opencl_host.OpenCLHostWriter``, ``backends.cuda_host.CudaHostWriter``) give
+Subclasses (``mdpoly.backends.opencl_host.OpenCLHostWriter``, ``mdpoly.backends.cuda_host.CudaHostWriter``) give
 only the API's spellings: type names, allocation, copy, launch, synchronization and profiling calls,
 in the order that API wants them.
 
@@ -28,7 +28,7 @@ from typing import NamedTuple
 
 from pycparser import c_ast, c_generator
 
-from backends.c_emit import affine, param_decl
+from mdpoly.backends.c_emit import affine, param_decl
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import Affine
 

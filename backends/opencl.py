@@ -4,16 +4,16 @@ Device code only spells what the plan decided: ids from ``get_group_id``/``get_l
 (decoded with div/mod where several MDH dims share an NDRange dimension), the private tile
 loops with remainder guards, the strided reduction loops, the ``__local`` tree combine with
 ``barrier(CLK_LOCAL_MEM_FENCE)``, the stores, and the combine kernel over per-work-group
-partials. Tuned values are ``#define`` constants. Host code is in ``backends.opencl_host``.
+partials. Tuned values are ``#define`` constants. Host code is in ``mdpoly.backends.opencl_host``.
 """
 
 from __future__ import annotations
 
 from pycparser import c_ast
 
-from backends.base import Backend, GeneratedCode
-from backends.c_emit import CEmitter
-from backends.opencl_host import host_function, host_preamble
+from mdpoly.backends.base import Backend, GeneratedCode
+from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.opencl_host import host_function, host_preamble
 from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
 from mdpoly.ir.mdh import Combine
 from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
@@ -110,7 +110,7 @@ def _pow2_ceil(n: int) -> int:
 class KernelWriter:
     """Writes the OpenCL C source of one ``KernelPlan``.
 
-    The C-style kernel renderer shared with CUDA (``backends.cuda.CudaKernelWriter``): every
+    The C-style kernel renderer shared with CUDA (``mdpoly.backends.cuda.CudaKernelWriter``): every
     spelling that differs between the two (qualifiers, ids, barrier, prelude) is a class
     attribute or one of the small methods in the ``spellings`` section.
     """

@@ -23,7 +23,7 @@ Unset, no events are requested (the commands get ``NULL``) and the queue is an o
 
 from __future__ import annotations
 
-from backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
+from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
 
 _PREAMBLE = r"""#ifndef MDP_OPENCL_RUNTIME

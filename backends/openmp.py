@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
-from backends.base import Backend, GeneratedCode
-from backends.c_emit import CEmitter
+from mdpoly.backends.base import Backend, GeneratedCode
+from mdpoly.backends.c_emit import CEmitter
 from mdpoly.ir.plan import Loop, ParallelRegion, Plan, ThreadCount
 from mdpoly.ir.target import TargetCaps
 

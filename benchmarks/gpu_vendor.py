@@ -86,7 +86,7 @@ def _median_ms(fn: Callable[[], object], event: Callable[[], object]) -> float:
 def _elapsed(start: object, end: object) -> float:
     if hasattr(start, "elapsed_time"):            # torch.cuda.Event
         return float(start.elapsed_time(end))     # type: ignore[attr-defined]
-    import cupy                                    # cupy.cuda.Event
+    import cupy  # cupy.cuda.Event
     return float(cupy.cuda.get_elapsed_time(start, end))
 
 

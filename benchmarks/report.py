@@ -11,7 +11,6 @@ from dataclasses import asdict
 from pathlib import Path
 
 import numpy as np
-
 from variants import CC, OPT_FLAGS, Measurement
 
 VARIANT_TITLES = {

@@ -24,8 +24,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "tests" / "core")]
 
 import mdh_examples as ex  # noqa: E402
 
-from backends.opencl import OPENCL_CAPS  # noqa: E402
-from backends.openmp import OPENMP_CAPS  # noqa: E402
+from mdpoly.backends.opencl import OPENCL_CAPS  # noqa: E402
+from mdpoly.backends.openmp import OPENMP_CAPS  # noqa: E402
 from mdpoly.tuning.atf import build_search_space  # noqa: E402
 from mdpoly.tuning.gpu import gpu_space  # noqa: E402
 from mdpoly.tuning.space import build_space  # noqa: E402

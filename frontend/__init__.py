@@ -5,7 +5,7 @@
 classification), ``pragmas`` (``#pragma mdh`` checking) and ``to_mdh`` (MDH construction).
 """
 
-from frontend.analyze import analyze_file, analyze_nest
+from mdpoly.frontend.analyze import analyze_file, analyze_nest
 from mdpoly.ir.nest import FileAnalysis
 
 __all__ = ["FileAnalysis", "analyze_file", "analyze_nest"]

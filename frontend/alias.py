@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from itertools import combinations
 
-from frontend.box import bounding_box
 from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.box import bounding_box
 from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
 from mdpoly.ir.scop import Scop, Statement, Variable
 
@@ -26,8 +26,8 @@ from mdpoly.ir.scop import Scop, Statement, Variable
 def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
     """The no-overlap checks the generated code of ``scop`` needs (empty when none).
 
-    Expects a single-chain nest (``frontend.to_mdh.check_loops`` passed); ranges are taken over
-    the domain's bounding box (``frontend.box``).
+    Expects a single-chain nest (``mdpoly.frontend.to_mdh.check_loops`` passed); ranges are taken over
+    the domain's bounding box (``mdpoly.frontend.box``).
     :raises UnsupportedInput: a write through an indirect buffer, or an indirect buffer of more
         than two levels that needs a check.
     """

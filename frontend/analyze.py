@@ -12,13 +12,14 @@ from dataclasses import replace
 import islpy as isl
 from pycparser import c_generator
 
-from frontend.call_sizes import call_site_sizes
-from frontend.deps import Deps, analyze_dependences
-from frontend.nest_span import function_start_line, nest_span
-from frontend.parse import ParsedFile, parse_c
-from frontend.pragmas import check_annotation, parse_annotation
-from frontend.schedule import schedule_nest
-from frontend.scop import (
+from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
+from mdpoly.frontend.call_sizes import call_site_sizes
+from mdpoly.frontend.deps import Deps, analyze_dependences
+from mdpoly.frontend.nest_span import function_start_line, nest_span
+from mdpoly.frontend.parse import ParsedFile, parse_c
+from mdpoly.frontend.pragmas import check_annotation, parse_annotation
+from mdpoly.frontend.schedule import schedule_nest
+from mdpoly.frontend.scop import (
     Candidate,
     extract_scop,
     find_candidates,
@@ -26,8 +27,7 @@ from frontend.scop import (
     loop_headers,
     return_type_loc,
 )
-from frontend.to_mdh import build_mdh
-from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
+from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.ir.mdh import Combine, MdhExpr
 from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
 from mdpoly.ir.scop import Scop

@@ -79,7 +79,7 @@ def is_rectangular(scop: Scop) -> bool:
 def domain_constraints(scop: Scop) -> tuple[Affine, ...]:
     """The loop bounds that involve outer iterators and the statements' ``if`` guards, as
     ``expr >= 0`` (empty for a box). The guards are an innermost statement's, which hold those of
-    every other statement (``frontend.to_mdh`` checks)."""
+    every other statement (``mdpoly.frontend.to_mdh`` checks)."""
     its = {lp.iterator for lp in scop.loops}
     deepest = max(scop.statements, key=lambda s: len(s.loops), default=None)
     out: list[Affine] = list(deepest.guards) if deepest is not None else []

@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from pycparser import c_ast
 
-from frontend.symbols import FUNC_DECLS, symbols_for
+from mdpoly.frontend.symbols import FUNC_DECLS, symbols_for
 
 
 class _Calls(c_ast.NodeVisitor):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from frontend.expr_types import NameTypes, call_argument_type, expr_type
+from mdpoly.frontend.expr_types import NameTypes, call_argument_type, expr_type
 from mdpoly.ir.c_types import CType, parse_type, promote, usual_conversions
 from mdpoly.ir.mdh import Access, Combine
 from mdpoly.ir.scop import (

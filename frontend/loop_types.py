@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from frontend.expr_types import NameTypes, eval_int, expr_type, involves_unsigned
+from mdpoly.frontend.expr_types import NameTypes, eval_int, expr_type, involves_unsigned
 from mdpoly.ir.c_types import CType, promote, usual_conversions
 from mdpoly.ir.mdh import Affine, Precondition
 from mdpoly.ir.scop import Binary, Const, Expr

@@ -11,8 +11,8 @@ import ast
 import re
 from dataclasses import dataclass
 
-from frontend.deps import Deps
 from mdpoly.diagnostics import DependenceError, SourceLoc
+from mdpoly.frontend.deps import Deps
 from mdpoly.ir.mdh import Access, Affine, Combine
 from mdpoly.ir.scop import Scop
 

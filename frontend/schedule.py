@@ -22,7 +22,7 @@ loop of a matrix product that first scales ``C[i][*]``). When the nest as a whol
 A schedule without a single computation is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
 ``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided
-with the isl dependences of ``frontend.deps``. Groups are intervals of the body, kept in textual
+with the isl dependences of ``mdpoly.frontend.deps``. Groups are intervals of the body, kept in textual
 order, so no strongly-connected-component search is needed: the original order is always legal.
 """
 
@@ -35,10 +35,10 @@ import islpy as isl
 from pycparser import c_ast
 from pycparserext.ext_c_generator import GnuCGenerator
 
-from frontend.deps import compute_dependences
-from frontend.parse import ParsedFile
-from frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
+from mdpoly.frontend.deps import compute_dependences
+from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import (
     Computation,
     HostLoop,

@@ -17,19 +17,19 @@ from dataclasses import dataclass, replace
 
 from pycparser import c_ast
 
-from frontend.box import bounding_box, box_extremes
-from frontend.expr_types import involves_unsigned
-from frontend.liveness import live_after
-from frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
-from frontend.parse import ParsedFile, pragma_text
-from frontend.symbols import (
+from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.frontend.box import bounding_box, box_extremes
+from mdpoly.frontend.expr_types import involves_unsigned
+from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
+from mdpoly.frontend.parse import ParsedFile, pragma_text
+from mdpoly.frontend.symbols import (
     FUNC_DECLS,
     SymbolTable,
     add_local_decl,
     c_text,
     symbols_for,
 )
-from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import (
@@ -90,7 +90,7 @@ class Candidate:
     marked: bool
     pragma: c_ast.Pragma | None  # a directly preceding ``#pragma mdh(...)``
     omp_pragma: c_ast.Pragma | None = None  # a directly preceding ``#pragma omp ...``
-    #: a band of a larger nest (``frontend.schedule``; ``node`` may be a new ``For`` over part of
+    #: a band of a larger nest (``mdpoly.frontend.schedule``; ``node`` may be a new ``For`` over part of
     #: a loop's body): ``scope`` is the outermost nest, whose declarations are not visible around
     #: the band except ``host_decls`` (iterators and locals of the enclosing host loops).
     scope: c_ast.Node | None = None
@@ -254,7 +254,7 @@ class NestBuilder(c_ast.NodeVisitor):
         self.written = wn.written
         self.nest_locals = wn.declared
         #: scalars declared before the nest, dead after it, that may be private to each iteration
-        #: (``frontend.scop.privatizable_scalars``): an assignment ``s = e`` declares them
+        #: (``mdpoly.frontend.scop.privatizable_scalars``): an assignment ``s = e`` declares them
         self.privatizable = privatizable
         self.write_counts = wn.counts
         self.loops: list[Loop] = []
@@ -286,7 +286,7 @@ class NestBuilder(c_ast.NodeVisitor):
             raise UnsupportedInput("loop nest contains no statement", self.cand.loc, "unsupported-statement")
         # Iterators declared outside the nest stay variables of the nest only while the program may
         # read their value after it: the call site then leaves them at their exit values
-        # (``backends.c_emit.CEmitter.exit_values``); a dead one needs nothing.
+        # (``mdpoly.backends.c_emit.CEmitter.exit_values``); a dead one needs nothing.
         outside = {lp.iterator for lp in self.loops if lp.iterator in self.variables}
         for name in outside - live_after(self.cand.func.body, self.cand.node, outside):
             del self.variables[name]
@@ -687,7 +687,7 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def _check_header(self, node: c_ast.For, it: str, it_type: str, start: BoundSide, bound: BoundSide,
                       inclusive: bool, until_equal: bool, step: int, overshoot: int = 0) -> None:
-        """The header's model under C's conversions (``frontend.loop_types``): adds preconditions or
+        """The header's model under C's conversions (``mdpoly.frontend.loop_types``): adds preconditions or
         keeps the nest."""
         ctype = parse_type(it_type)
         if ctype is None or ctype.is_float:

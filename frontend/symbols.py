@@ -1,6 +1,6 @@
 """Declarations visible at a loop nest: pycparser ``FileAST`` + ``FuncDef`` -> ``SymbolTable``.
 
-Used by ``frontend.scop`` to find each touched variable's element type and declared shape
+Used by ``mdpoly.frontend.scop`` to find each touched variable's element type and declared shape
 (globals, function parameters, locals; ``float A[N][M]``, ``float *p``, ``double (*A)[64]``,
 VLA parameters ``float A[n][m]``). Typedefs are resolved for classification.
 """

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import re
 
-from frontend.alias import alias_checks
-from frontend.box import bounding_box, domain_constraints
-from frontend.deps import Deps, Reduction
 from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.box import bounding_box, domain_constraints
+from mdpoly.frontend.deps import Deps, Reduction
 from mdpoly.ir.mdh import (
     Access,
     Buffer,
@@ -86,7 +86,7 @@ def _chain(scop: Scop) -> None:
 
 def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, int] | None = None) -> MdhExpr:
     """The MDH expression of ``scop``; ``known_sizes``: size parameters' values found in the file
-    (``frontend.call_sizes``), which ``--size`` overrides. :raises UnsupportedInput: when the
+    (``mdpoly.frontend.call_sizes``), which ``--size`` overrides. :raises UnsupportedInput: when the
     nest does not fit."""
     check_loops(scop, deps)
     _chain(scop)

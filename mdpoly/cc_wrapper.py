@@ -133,7 +133,6 @@ def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Seq
     file name is appended to); forward its messages; return whether it worked."""
     cmd = [*mdpoly_command(), source, "-o", str(out), "--preprocessor", shlex.join(preprocessor), *options]
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(PACKAGE_ROOT), env.get("PYTHONPATH")]))
     timeout = float(os.environ.get("MDPOLY_CC_TIMEOUT", "600"))
     try:
         proc = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout, check=False)

@@ -7,7 +7,7 @@ Tuning is on by default (60 s per nest, cached in ``$MDPOLY_CACHE_DIR`` or the X
 Exit status 0 on success, 1 on an error in the input (located ``file:line:col: error: ...``,
 no output written), 2 on misuse of the command line. Every output path (``-o``, ``--report``) is
 checked before any work and all outputs are written atomically, or none (``mdpoly.output_files``);
-C text goes out byte for byte as it came in (``frontend.parse.encode_source``).
+C text goes out byte for byte as it came in (``mdpoly.frontend.parse.encode_source``).
 ``--preprocessor CMD`` replaces ``cpp -std=c99`` by a whole preprocessing command (``mdpoly-cc``
 passes the real compiler's ``cc -E`` with the command line's flags). Only this module reads the
 environment.
@@ -190,7 +190,7 @@ def _outputs(ns: argparse.Namespace) -> list[OutputFile]:
 def _write_outputs(ns: argparse.Namespace, text: str, outcomes: tuple[NestOutcome, ...],
                    options: Options | None = None) -> None:
     """``-o`` (or stdout for ``--emit`` without ``-o``) and ``--report``: all of them or none."""
-    from frontend.parse import encode_source
+    from mdpoly.frontend.parse import encode_source
     from mdpoly.report import report_dict
 
     files: list[tuple[str, bytes]] = []
@@ -214,7 +214,7 @@ def _write_stdout(data: bytes) -> None:
 
 
 def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
-    from frontend import analyze_file
+    from mdpoly.frontend import analyze_file
     from mdpoly.ir.nest import schedule_computations
     from mdpoly.report import emit_outcomes, outcomes_from_analysis
 

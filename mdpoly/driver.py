@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Protocol
 
-from backends.base import Backend, GeneratedCode
-from backends.openmp import OpenMPBackend
+from mdpoly.backends.base import Backend, GeneratedCode
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -58,10 +58,10 @@ def backend_for(options: Options) -> Backend:
     if options.target == "openmp":
         return OpenMPBackend()
     if options.target == "opencl":
-        from backends.opencl import OpenCLBackend
+        from mdpoly.backends.opencl import OpenCLBackend
         return OpenCLBackend()
     if options.target == "cuda":
-        from backends.cuda import CudaBackend
+        from mdpoly.backends.cuda import CudaBackend
         return CudaBackend()
     raise MdpolyError(f"target '{options.target}' is not implemented yet")
 

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from frontend.nest_span import c_lines
 from mdpoly.diagnostics import CompilerBug
+from mdpoly.frontend.nest_span import c_lines
 from mdpoly.ir.nest import ORIGINAL_NEST, SourceSpan
 
 GENERATED_FILE = "<mdpoly generated>"

@@ -1,4 +1,4 @@
-"""Worker process for ``runtime.openmp``: load a shared library, call its entry, time it.
+"""Worker process for ``mdpoly.runtime.openmp``: load a shared library, call its entry, time it.
 
 Run as ``python -m runtime.ctypes_worker JOB_DIR``. ``JOB_DIR/job.json`` names the library, the
 entry symbol, the argument layout and the repetition counts; ``JOB_DIR/in_<k>.npy`` hold the

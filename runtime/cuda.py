@@ -19,7 +19,7 @@ launched with the one-dimensional grid of all blocks that mdpoly's CUDA kernels 
 Compilation mirrors the generated host code: ``sm_XY`` CUBIN of the device's compute capability
 when NVRTC supports it, else PTX for the newest older ``compute_XY``; ``--fmad=false`` unless the
 request's ``flags`` name ``--fmad`` (the tuner passes the host code's choice,
-``backends.cuda_host.nvrtc_flags``). ``run``
+``mdpoly.backends.cuda_host.nvrtc_flags``). ``run``
 uploads the inputs before every call (untimed), makes ``warmup`` untimed and ``repeats`` timed
 calls, and returns per call the time between CUDA events recorded around its launches, plus
 the outputs of the first call. A running kernel cannot be stopped, so ``timeout`` is checked
@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.base import (
+from mdpoly.runtime.base import (
     BuildFailed,
     BuildRequest,
     Built,

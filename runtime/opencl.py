@@ -14,7 +14,7 @@ generated host code. ``device_limits()`` gives the limits lowering reads (``caps
 
 Failures are isolated (style.md 3.11). OpenCL cannot stop a running kernel, and an
 out-of-bounds kernel can take its process down, so ``run`` executes in a worker process
-(``runtime.opencl_worker``) on the same device (its platform and device indices). The worker is
+(``mdpoly.runtime.opencl_worker``) on the same device (its platform and device indices). The worker is
 persistent: started on the first ``run``, it keeps its context and built programs between
 measurements (starting one costs the pyopencl import and a context, about a second, too much per
 candidate). Inputs travel as ``.npy`` files in a job directory; large inputs that the caller
@@ -44,7 +44,7 @@ from typing import Any
 
 import numpy as np
 
-from runtime.base import (
+from mdpoly.runtime.base import (
     ArgSpec,
     BuildFailed,
     BuildRequest,
@@ -144,15 +144,13 @@ SHARED_INPUT_FILES = 16
 
 
 class _Worker:
-    """One ``runtime.opencl_worker`` process and its line protocol (see that module)."""
+    """One ``mdpoly.runtime.opencl_worker`` process and its line protocol (see that module)."""
 
     def __init__(self, platform: int, device: int, log_path: Path) -> None:
         self.log_path = log_path
         self._log = log_path.open("ab")
-        root = str(Path(__file__).resolve().parent.parent)
         env = dict(os.environ)
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
-        self.proc = subprocess.Popen([sys.executable, "-m", "runtime.opencl_worker", str(platform), str(device)],
+        self.proc = subprocess.Popen([sys.executable, "-m", "mdpoly.runtime.opencl_worker", str(platform), str(device)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log, env=env)
         self._buf = b""
         try:

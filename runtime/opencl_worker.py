@@ -1,4 +1,4 @@
-"""Worker process for ``runtime.opencl``: run OpenCL kernels on one device, job after job.
+"""Worker process for ``mdpoly.runtime.opencl``: run OpenCL kernels on one device, job after job.
 
 Run as ``python -m runtime.opencl_worker PLATFORM DEVICE`` (indices into ``cl.get_platforms()``
 and that platform's ``get_devices()``, so the parent's device choice is reproduced exactly). The

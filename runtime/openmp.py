@@ -1,6 +1,6 @@
 """``OpenMPRunner``: build C+OpenMP sources as shared libraries and run them in a worker process.
 
-Builds with ``cc -O3 -march=native -fopenmp -shared -fPIC``; runs ``runtime.ctypes_worker`` in a
+Builds with ``cc -O3 -march=native -fopenmp -shared -fPIC``; runs ``mdpoly.runtime.ctypes_worker`` in a
 separate process per measurement, so a crashing or hanging candidate is discarded without
 taking the caller down.
 """
@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from runtime.base import (
+from mdpoly.runtime.base import (
     BuildFailed,
     BuildRequest,
     Built,
@@ -83,10 +83,8 @@ class OpenMPRunner:
         env = dict(os.environ)
         if self.threads:
             env["OMP_NUM_THREADS"] = str(self.threads)
-        root = str(Path(__file__).resolve().parent.parent)
-        env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
         try:
-            proc = subprocess.run([sys.executable, "-m", "runtime.ctypes_worker", str(job)],
+            proc = subprocess.run([sys.executable, "-m", "mdpoly.runtime.ctypes_worker", str(job)],
                                   capture_output=True, text=True, timeout=timeout, env=env, check=False)
         except subprocess.TimeoutExpired as exc:
             raise RunTimedOut(f"candidate ran longer than {timeout:.1f} s") from exc

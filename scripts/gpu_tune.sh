@@ -88,12 +88,12 @@ fi
 echo "CUDA toolkit: ${CUDA:-none}; cc: $(command -v "$CC")"
 "$PY" - <<'PY'
 try:
-    from runtime.opencl import list_devices
+    from mdpoly.runtime.opencl import list_devices
     print("OpenCL devices:", [f"{d.platform.name} | {d.name} | {d.driver_version}" for d in list_devices()])
 except Exception as exc:
     print("OpenCL: none:", exc)
 try:
-    from runtime.cuda import CudaRunner
+    from mdpoly.runtime.cuda import CudaRunner
     print("CUDA device:", CudaRunner().device_identity())
 except Exception as exc:
     print("CUDA: none:", exc)

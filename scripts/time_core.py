@@ -15,7 +15,8 @@ from pathlib import Path
 sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1] / "tests/core")]
 
 import mdh_examples as E  # noqa: E402
-from backends.openmp import OpenMPBackend  # noqa: E402
+
+from mdpoly.backends.openmp import OpenMPBackend  # noqa: E402
 from mdpoly.lower import check_plan, default_params, lower  # noqa: E402
 
 FLAGS = ["-O3", "-march=native", "-fopenmp"]

@@ -1,7 +1,7 @@
 """The work-group Plan IR: ``KernelPlan``, one nest lowered for OpenCL-style targets.
 
 Produced by ``mdpoly.lower.gpu.lower_gpu(mdh, GpuParams, caps)``, rendered by
-``backends.opencl.OpenCLBackend`` (device code) and ``backends.opencl_host`` (host code); a CUDA
+``mdpoly.backends.opencl.OpenCLBackend`` (device code) and ``mdpoly.backends.opencl_host`` (host code); a CUDA
 backend can render the same plan. Everything the code does is decided here: how each MDH dim
 is spread over work-groups, work-items and a private tile, which NDRange dimension it uses,
 whether a work-group combines partial results in local memory, whether a second kernel combines

@@ -1,6 +1,6 @@
 """The MDH expression IR: ``out_view o md_hom(f, (op_1..op_D)) o inp_view`` for one loop nest.
 
-Produced by ``frontend.to_mdh.build_mdh`` from a SCoP and its dependence classification, consumed
+Produced by ``mdpoly.frontend.to_mdh.build_mdh`` from a SCoP and its dependence classification, consumed
 by ``mdpoly.lower``. All types are frozen; edits go through ``dataclasses.replace``.
 Index functions are affine (``Affine``) in the nest's iterators and the symbolic size parameters.
 """

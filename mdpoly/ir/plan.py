@@ -1,7 +1,7 @@
 """The Plan IR: one lowered loop nest as an explicit tree of loops, locals and assignments.
 
 Produced by ``mdpoly.lower.lower(mdh, params)``, checked by ``mdpoly.lower.checks``, rendered by a
-backend (``backends.openmp.OpenMPBackend.render``). Every decision is made before a backend sees
+backend (``mdpoly.backends.openmp.OpenMPBackend.render``). Every decision is made before a backend sees
 the Plan: which loops are parallel or SIMD, tile bounds, local result buffers, where partial
 results are combined. A backend only chooses spellings.
 

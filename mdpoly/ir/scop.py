@@ -1,7 +1,7 @@
 """The polyhedral model of one candidate loop nest: ``Scop`` (loops, statements, accesses).
 
-Produced by ``frontend.scop.extract_scops`` from the pycparser AST, consumed by
-``frontend.deps`` (dependence analysis) and ``frontend.to_mdh`` (MDH construction). Everything
+Produced by ``mdpoly.frontend.scop.extract_scops`` from the pycparser AST, consumed by
+``mdpoly.frontend.deps`` (dependence analysis) and ``mdpoly.frontend.to_mdh`` (MDH construction). Everything
 is plain frozen data; isl objects are built from the string forms given here (``domain_str``,
 ``access_str``, ``schedule_str``), so a ``Scop`` pickles.
 

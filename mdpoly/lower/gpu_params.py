@@ -500,7 +500,7 @@ def untiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams:
 
 
 def caps_from_device(base: TargetCaps, info: dict[str, Any]) -> TargetCaps:
-    """``base`` with the work-group limits of a queried device (``runtime.opencl.device_limits``)."""
+    """``base`` with the work-group limits of a queried device (``mdpoly.runtime.opencl.device_limits``)."""
     sizes = tuple(info.get("max_work_item_sizes", base.max_work_item_sizes))[:3]
     sizes = sizes + (1,) * (3 - len(sizes))
     return replace(

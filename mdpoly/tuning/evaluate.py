@@ -22,14 +22,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from backends.entry import reference_function
+from mdpoly.backends.entry import reference_function
 from mdpoly.diagnostics import MdpolyError
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.lower.lower import function_params
 from mdpoly.lower.params import TuningParams
+from mdpoly.runtime.base import ArgSpec, BuildRequest, Measurement, Runner, RuntimeFailure
 from mdpoly.tuning.buffers import make_buffers, numpy_dtype
 from mdpoly.tuning.target import ENTRY, Candidate, Rejected, TuningTarget
-from runtime.base import ArgSpec, BuildRequest, Measurement, Runner, RuntimeFailure
 
 __all__ = ["ENTRY", "NestEvaluator", "Outcome", "Rejected", "Render", "TuningLog"]
 REFERENCE = "mdpoly_reference"

@@ -64,11 +64,11 @@ from mdpoly.lower.gpu_params import (
     gpu_violations,
 )
 from mdpoly.lower.heuristics import elem_bytes
+from mdpoly.runtime.base import ArgSpec
+from mdpoly.runtime.opencl import KernelRequest, Launch
 from mdpoly.tuning.atf import Config, ParamSpec
 from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import Candidate
-from runtime.base import ArgSpec
-from runtime.opencl import KernelRequest, Launch
 
 #: Bumped when the GPU space or cost function changes what "best" means.
 GPU_SPACE_VERSION = 2
@@ -409,7 +409,7 @@ class GpuTarget:
 
     ``caps`` are ``base`` with the device's queried limits; ``render`` turns a ``KernelPlan`` into
     the device source (the backend's ``kernel_source``), ``flags`` into the compiler options its
-    host code builds it with (CUDA: ``backends.cuda_host.nvrtc_flags``; none for OpenCL).
+    host code builds it with (CUDA: ``mdpoly.backends.cuda_host.nvrtc_flags``; none for OpenCL).
     """
 
     space_version = GPU_SPACE_VERSION
@@ -469,8 +469,8 @@ def opencl_target(selector: str | None = None) -> GpuTarget:
 
     :raises runtime.opencl.NoOpenCLDevice: without pyopencl or a (matching) device.
     """
-    from backends.opencl import OPENCL_CAPS, kernel_source
-    from runtime.opencl import OpenCLRunner
+    from mdpoly.backends.opencl import OPENCL_CAPS, kernel_source
+    from mdpoly.runtime.opencl import OpenCLRunner
     return GpuTarget("opencl", OPENCL_CAPS, OpenCLRunner(selector), kernel_source)
 
 
@@ -479,9 +479,9 @@ def cuda_target(device: str | None = None) -> GpuTarget:
 
     :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
     """
-    from backends.cuda import CUDA_CAPS, kernel_source
-    from backends.cuda_host import nvrtc_flags
-    from runtime.cuda import CudaRunner
+    from mdpoly.backends.cuda import CUDA_CAPS, kernel_source
+    from mdpoly.backends.cuda_host import nvrtc_flags
+    from mdpoly.runtime.cuda import CudaRunner
     return GpuTarget("cuda", CUDA_CAPS, CudaRunner(device), kernel_source, nvrtc_flags)
 
 # }}}

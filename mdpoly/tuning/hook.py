@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from backends.base import Backend
+from mdpoly.backends.base import Backend
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.nest import NestAnalysis

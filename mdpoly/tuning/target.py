@@ -26,21 +26,21 @@ from typing import Any, Protocol, TypeVar
 
 import numpy as np
 
-from backends.base import Backend
-from backends.entry import entry_function
+from mdpoly.backends.base import Backend
+from mdpoly.backends.entry import entry_function
 from mdpoly.diagnostics import MdpolyError
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower import check_plan, default_params, lower, violations
 from mdpoly.lower.params import TuningParams
+from mdpoly.runtime.base import ArgSpec, BuildRequest, Runner
 from mdpoly.tuning.atf import Config, ParamSpec
-from runtime.base import ArgSpec, BuildRequest, Runner
 
 P = TypeVar("P")
 #: a ``TargetSpace`` only produces parameter sets, so it is covariant in their type
 P_co = TypeVar("P_co", covariant=True)
 
-#: Exported symbol of an OpenMP candidate (``backends.entry``).
+#: Exported symbol of an OpenMP candidate (``mdpoly.backends.entry``).
 ENTRY = "mdpoly_entry"
 
 

@@ -19,9 +19,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from backends.base import Backend
 from mdpoly import __version__
+from mdpoly.backends.base import Backend
 from mdpoly.ir.mdh import MdhExpr
+from mdpoly.runtime.openmp import OpenMPRunner
 from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
 from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
@@ -32,7 +33,6 @@ from mdpoly.tuning.target import (
     params_from_dict,
     params_to_dict,
 )
-from runtime.openmp import OpenMPRunner
 
 __all__ = ["TuneSettings", "TuningResult", "canonical_mdh", "key_fields", "known_sizes", "missing_sizes",
            "params_from_dict", "params_to_dict", "tune_nest"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import mdh_examples as ex
 import pytest
 
-from backends.cuda import CUDA_CAPS, CUDA_PRELUDE, kernel_source
+from mdpoly.backends.cuda import CUDA_CAPS, CUDA_PRELUDE, kernel_source
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import default_gpu_params
 
@@ -78,7 +78,7 @@ def _nvrtc_missing() -> str | None:
 
 @pytest.mark.skipif(_nvrtc_missing() is not None, reason=str(_nvrtc_missing()))
 def test_max_reduction_kernel_compiles_with_nvrtc() -> None:
-    from runtime.cuda import compile_cuda
+    from mdpoly.runtime.cuda import compile_cuda
     src, name = _colmax_kernel()
     image = compile_cuda(src, ["--gpu-architecture=sm_90", "--fmad=false"], True, name=name)
     assert image[:4] == b"\x7fELF"

@@ -16,15 +16,15 @@ from pathlib import Path
 import mdh_examples as ex
 import pytest
 
-from backends.cuda import CUDA_CAPS, CudaBackend, kernel_source
-from backends.cuda_host import HEADER_IDENTIFIERS
-from backends.opencl import kernel_source as opencl_source
+from mdpoly.backends.cuda import CUDA_CAPS, CudaBackend, kernel_source
+from mdpoly.backends.cuda_host import HEADER_IDENTIFIERS
+from mdpoly.backends.opencl import kernel_source as opencl_source
 from mdpoly.cuda_toolkit import find_cuda
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
-from cuda_harness import compile_for_sm90, nvrtc_unavailable, toolkit_unavailable  # noqa: E402
+from cuda_harness import compile_for_sm90, nvrtc_unavailable, toolkit_unavailable
 
 MDHS = {
     "matmul": ex.matmul(40, 50, 60), "matvec": ex.matvec(37, 101), "dot": ex.dot(1000003), "colmax": ex.colmax(53, 37),

@@ -12,13 +12,24 @@ import subprocess
 from dataclasses import replace
 from pathlib import Path
 
+import mdh_examples as E
 import pytest
 
-import mdh_examples as E
-from backends.c_emit import CEmitter, parse_expr
-from backends.openmp import OpenMPBackend, _OpenMPDialect
-from mdpoly.ir.mdh import (AddressRange, Access, Affine, AliasCheck, Buffer, Combine, Dim, MdhExpr, OutputWrite,
-                           Precondition, ScalarFunction)
+from mdpoly.backends.c_emit import CEmitter, parse_expr
+from mdpoly.backends.openmp import OpenMPBackend, _OpenMPDialect
+from mdpoly.ir.mdh import (
+    Access,
+    AddressRange,
+    Affine,
+    AliasCheck,
+    Buffer,
+    Combine,
+    Dim,
+    MdhExpr,
+    OutputWrite,
+    Precondition,
+    ScalarFunction,
+)
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import AsType, FExpr, Iterator
 from mdpoly.lower import TuningParams, check_plan, default_params, lower
@@ -103,8 +114,8 @@ def _with_precondition(mdh: MdhExpr) -> MdhExpr:
 
 
 def test_preconditions_guard_every_backends_call() -> None:
-    from backends.cuda import CudaBackend
-    from backends.opencl import OpenCLBackend
+    from mdpoly.backends.cuda import CudaBackend
+    from mdpoly.backends.opencl import OpenCLBackend
     from mdpoly.lower.gpu import lower_gpu
     from mdpoly.lower.gpu_params import default_gpu_params
 

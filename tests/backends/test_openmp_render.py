@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
+import mdh_examples as E
 from pycparser import c_ast, c_parser
 
-import mdh_examples as E
-from backends.c_emit import CEmitter
-from backends.openmp import OpenMPBackend, _OpenMPDialect
+from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.openmp import OpenMPBackend, _OpenMPDialect
 from mdpoly.ir.plan import FExpr, Ref
 from mdpoly.lower import TuningParams, check_plan, default_params, lower
 

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from backends.base import GeneratedCode
+from mdpoly.backends.base import GeneratedCode
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.plan import Plan
 

@@ -6,10 +6,10 @@ import subprocess
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-import pytest
-
 import mdh_examples as E
+import pytest
 from harness import CC
+
 from mdpoly.diagnostics import Diagnostic, MdpolyError, Severity, SourceLoc
 from mdpoly.driver import transform
 from mdpoly.ir.mdh import Combine

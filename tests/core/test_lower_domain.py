@@ -13,11 +13,11 @@ import itertools
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 import mdh_examples as E
-from backends.openmp import OpenMPBackend
+import pytest
 from harness import run_differential
+
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr, OutputWrite, ScalarFunction
 from mdpoly.lower import TuningParams, check_plan, default_params, lower, violations
@@ -186,7 +186,7 @@ def test_live_iterator_of_a_constrained_loop_is_refused() -> None:
 
 def test_gpu_plan_of_a_domain() -> None:
     """Work-group lowering: guards over the point indices, no ``__local`` copies, outputs copied in."""
-    from backends.opencl import OPENCL_CAPS, kernel_source
+    from mdpoly.backends.opencl import OPENCL_CAPS, kernel_source
     from mdpoly.lower.gpu import lower_gpu
     from mdpoly.lower.gpu_params import default_gpu_params
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 import mdh_examples as E
-from backends.openmp import OpenMPBackend
+import pytest
 from harness import run_differential
+
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.lower import TuningParams, check_plan, default_params, lower
 

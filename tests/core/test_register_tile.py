@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-import pytest
-
 import mdh_examples as E
-from backends.openmp import OpenMPBackend
+import pytest
 from harness import run_differential
+
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.mdh import Combine, MdhExpr
 from mdpoly.ir.plan import REGISTER_LAYER, Loop, walk

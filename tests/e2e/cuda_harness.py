@@ -62,7 +62,7 @@ def nvrtc_unavailable() -> str | None:
 def compile_for_sm90(source: str, name: str, work: Path) -> None:
     """Compile CUDA C for sm_90 with NVRTC (cuda-python) or ``nvcc -c -x cu``; raise on errors."""
     try:
-        from runtime.cuda import compile_cuda
+        from mdpoly.runtime.cuda import compile_cuda
         image = compile_cuda(source, ["--gpu-architecture=sm_90", "--fmad=false"], True, name=name)
         assert image[:4] == b"\x7fELF"
         return

@@ -6,9 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from e2e_harness import EXAMPLES_DIR, child_env, have_tool, mdpoly_available, run_program, run_step, write_cc_shim
 
-from e2e_harness import (EXAMPLES_DIR, child_env, have_tool, mdpoly_available, run_program, run_step,
-                     write_cc_shim)
 from mdpoly.differential import compare_outputs
 
 RTOL, ATOL = 1e-4, 1e-5   # both projects contain float reductions

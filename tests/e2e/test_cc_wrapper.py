@@ -15,7 +15,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from e2e_harness import child_env, run_program, run_step, write_cc_shim
 
 COPY_STANDIN = '''

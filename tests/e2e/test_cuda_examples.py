@@ -16,13 +16,19 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cuda_harness import (compile_for_sm90, cuda_device_unavailable, kernel_sources, link_flags, nvrtc_unavailable,
-                          toolkit_unavailable)
+from cuda_harness import (
+    compile_for_sm90,
+    cuda_device_unavailable,
+    kernel_sources,
+    link_flags,
+    nvrtc_unavailable,
+    toolkit_unavailable,
+)
 from e2e_harness import build_c, c_compiler, define_flags, mdpoly_available, run_mdpoly, run_program, run_step
+from test_examples import EXAMPLES, Example
 
 from mdpoly.cuda_toolkit import find_cuda
 from mdpoly.differential import compare_outputs
-from test_examples import EXAMPLES, Example
 
 needs_toolkit = pytest.mark.skipif(toolkit_unavailable() is not None or not mdpoly_available(),
                                    reason=str(toolkit_unavailable() or "mdpoly code generation is not available"))

@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from e2e_harness import EXAMPLES_DIR, THREAD_COUNTS, build_c, mdpoly_available, run_mdpoly, run_program
 
-from e2e_harness import (EXAMPLES_DIR, THREAD_COUNTS, build_c, mdpoly_available, run_mdpoly,
-                     run_program)
 from mdpoly.differential import compare_outputs
 
 

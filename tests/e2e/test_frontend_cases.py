@@ -11,8 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
+
 from mdpoly.differential import compare_outputs
 
 CASES_DIR = Path(__file__).resolve().parent / "frontend_cases"

@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
-from frontend import analyze_file
+
+from mdpoly.frontend import analyze_file
 from mdpoly.options import Options
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")

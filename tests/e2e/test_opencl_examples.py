@@ -17,11 +17,20 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from e2e_harness import (EXAMPLES_DIR, build_c, c_compiler, define_flags, mdpoly_available, run_mdpoly,
-                         run_program, run_step, write_cc_shim)
-from mdpoly.differential import compare_outputs
+from e2e_harness import (
+    EXAMPLES_DIR,
+    build_c,
+    c_compiler,
+    define_flags,
+    mdpoly_available,
+    run_mdpoly,
+    run_program,
+    run_step,
+    write_cc_shim,
+)
 from test_examples import EXAMPLES, Example
+
+from mdpoly.differential import compare_outputs
 
 PROBE = r"""
 #define CL_TARGET_OPENCL_VERSION 120

@@ -1,4 +1,4 @@
-"""Whole nests become host loops around MDH computations (``frontend.schedule``).
+"""Whole nests become host loops around MDH computations (``mdpoly.frontend.schedule``).
 
 Kernels written from their textbook definitions, the way such codes are usually written
 (iterators declared at the top, sizes as parameters, ``#pragma scop``). Each test asserts the
@@ -13,9 +13,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
-from frontend import analyze_file
+
+from mdpoly.frontend import analyze_file
 from mdpoly.ir.nest import Computation, HostLoop, ScheduleItem
 from mdpoly.options import Options
 

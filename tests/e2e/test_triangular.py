@@ -21,7 +21,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from cuda_harness import compile_for_sm90, kernel_sources, nvrtc_unavailable
 from e2e_harness import THREAD_COUNTS, build_c, c_compiler, mdpoly_available, run_mdpoly, run_program, run_step
 from test_opencl_examples import opencl_unavailable

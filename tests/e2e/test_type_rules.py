@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
-from frontend import analyze_file
+
+from mdpoly.frontend import analyze_file
 from mdpoly.ir.nest import FileAnalysis
 from mdpoly.options import Options
 

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from frontend import analyze_file  # noqa: E402
+from mdpoly.frontend import analyze_file  # noqa: E402
 from mdpoly.ir.nest import FileAnalysis  # noqa: E402
 from mdpoly.options import Options  # noqa: E402
 

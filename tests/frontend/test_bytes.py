@@ -41,7 +41,7 @@ def _no_traceback(proc: subprocess.CompletedProcess[bytes]) -> None:
 
 
 def test_decoding_keeps_every_byte() -> None:
-    from frontend.parse import decode_source, encode_source
+    from mdpoly.frontend.parse import decode_source, encode_source
     data = bytes(range(256)) * 2 + b"caf\xc3\xa9 \r\n"
     text = decode_source(data)
     assert encode_source(text) == data

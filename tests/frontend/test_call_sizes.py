@@ -1,4 +1,4 @@
-"""Sizes from the translation unit (``frontend.call_sizes``): constants the callers pass."""
+"""Sizes from the translation unit (``mdpoly.frontend.call_sizes``): constants the callers pass."""
 
 from __future__ import annotations
 

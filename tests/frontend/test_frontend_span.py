@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from frontend.nest_span import nest_span
 from mdpoly.diagnostics import SourceLoc
+from mdpoly.frontend.nest_span import nest_span
 
 
 def test_span_skips_comments_strings_and_unbraced_bodies():

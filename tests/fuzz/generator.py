@@ -22,8 +22,31 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from .cast import (Array, Assign, Bin, Call, Cast, Cond, Decl, Dim, Expr, For, If, Index, Kernel,
-                   Lit, Name, OneLine, Param, Program, Return, Size, SizeRef, Stmt, Un)
+from .cast import (
+    Array,
+    Assign,
+    Bin,
+    Call,
+    Cast,
+    Cond,
+    Decl,
+    Dim,
+    Expr,
+    For,
+    If,
+    Index,
+    Kernel,
+    Lit,
+    Name,
+    OneLine,
+    Param,
+    Program,
+    Return,
+    Size,
+    SizeRef,
+    Stmt,
+    Un,
+)
 
 FP = ("float", "double")
 #: every floating-point value stays below 2^FP_BITS ulps of its granularity: exact in a float.

@@ -23,8 +23,31 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from .cast import (Assign, Bin, Call, Cast, Cond, Decl, Expr, For, If, Index, Kernel, Lit, Name,
-                   OneLine, PRELUDE, Program, Return, Size, Stmt, Un, array_count, render, used_names)
+from .cast import (
+    PRELUDE,
+    Assign,
+    Bin,
+    Call,
+    Cast,
+    Cond,
+    Decl,
+    Expr,
+    For,
+    If,
+    Index,
+    Kernel,
+    Lit,
+    Name,
+    OneLine,
+    Program,
+    Return,
+    Size,
+    Stmt,
+    Un,
+    array_count,
+    render,
+    used_names,
+)
 from .runner import RUN_TIMEOUT_S, Outcome, c_compiler, check_program
 
 MAX_CHECKS = 150

@@ -1,4 +1,4 @@
-"""``runtime.cuda``: imports without a driver, says why it cannot run, compiles with NVRTC anywhere,
+"""``mdpoly.runtime.cuda``: imports without a driver, says why it cannot run, compiles with NVRTC anywhere,
 and (``-m gpu``) builds, runs and times kernels on a CUDA device."""
 
 from __future__ import annotations
@@ -10,8 +10,15 @@ import subprocess
 import numpy as np
 import pytest
 
-from runtime.base import ArgSpec
-from runtime.cuda import CudaKernelRequest, CudaLaunch, CudaRunner, NoCudaDevice, compile_cuda, launch_from_ndrange
+from mdpoly.runtime.base import ArgSpec
+from mdpoly.runtime.cuda import (
+    CudaKernelRequest,
+    CudaLaunch,
+    CudaRunner,
+    NoCudaDevice,
+    compile_cuda,
+    launch_from_ndrange,
+)
 
 HAVE_BINDINGS = importlib.util.find_spec("cuda") is not None
 
@@ -55,7 +62,7 @@ def test_nvrtc_compiles_without_a_gpu() -> None:
     assert cubin[:4] == b"\x7fELF"
     ptx = compile_cuda(SAXPY, ["--gpu-architecture=compute_90"], False)
     assert b".entry saxpy" in ptx and ptx.endswith(b"\0")
-    from runtime.base import BuildFailed
+    from mdpoly.runtime.base import BuildFailed
     with pytest.raises(BuildFailed, match="NVRTC compilation failed"):
         compile_cuda("this is not CUDA", ["--gpu-architecture=sm_90"], True)
 

@@ -1,4 +1,4 @@
-"""``runtime.opencl.OpenCLRunner`` on a real device (PoCL in CI): build, run, time, fail typed.
+"""``mdpoly.runtime.opencl.OpenCLRunner`` on a real device (PoCL in CI): build, run, time, fail typed.
 
 The kernels are mdpoly's own (``lower_gpu`` + ``kernel_source``) on the device's queried limits,
 launched as the generated host code launches them, and compared with numpy. Skipped, with the
@@ -8,8 +8,8 @@ reason, when pyopencl or an OpenCL device is missing.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -22,12 +22,12 @@ for p in (ROOT / "tests" / "core", ROOT):
 
 import mdh_examples as ex  # noqa: E402
 
-from backends.opencl import OPENCL_CAPS, kernel_source  # noqa: E402
+from mdpoly.backends.opencl import OPENCL_CAPS, kernel_source  # noqa: E402
 from mdpoly.ir.kernel import KernelPlan  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
 from mdpoly.lower.gpu_params import GpuParams, caps_from_device, default_gpu_params, gpu_violations  # noqa: E402
-from runtime.base import ArgSpec, BuildFailed  # noqa: E402
-from runtime.opencl import KernelRequest, Launch, NoOpenCLDevice, OpenCLRunner  # noqa: E402
+from mdpoly.runtime.base import ArgSpec, BuildFailed  # noqa: E402
+from mdpoly.runtime.opencl import KernelRequest, Launch, NoOpenCLDevice, OpenCLRunner  # noqa: E402
 
 
 def _runner() -> OpenCLRunner | str:
@@ -248,7 +248,8 @@ def _still_runs(runner: OpenCLRunner) -> None:
 def test_hanging_kernel_is_killed_at_its_timeout() -> None:
     assert isinstance(RUNNER, OpenCLRunner)
     import time
-    from runtime.base import RunTimedOut
+
+    from mdpoly.runtime.base import RunTimedOut
     req = _single(HANG, (ArgSpec("x", "float32", (1,), True), ArgSpec("n", "int64", ())))
     built = RUNNER.build(req)
     _still_runs(RUNNER)                      # the worker is up: the timeout measures the kernel alone
@@ -262,7 +263,7 @@ def test_hanging_kernel_is_killed_at_its_timeout() -> None:
 @needs_device
 def test_out_of_bounds_kernel_crashes_the_worker_only() -> None:
     assert isinstance(RUNNER, OpenCLRunner)
-    from runtime.base import RunFailed, RunTimedOut
+    from mdpoly.runtime.base import RunFailed, RunTimedOut
     req = _single(OOB, (ArgSpec("x", "float32", (1,), True),))
     with pytest.raises(RunFailed) as info:
         RUNNER.run(RUNNER.build(req), {"x": np.zeros(1, np.float32)}, repeats=1, warmup=0, timeout=60.0)

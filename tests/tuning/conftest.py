@@ -14,7 +14,7 @@ REPO = _HERE.parents[1]
 @pytest.fixture
 def analyze(tmp_path):
     """``analyze(c_text, **defines) -> first NestAnalysis with an MDH``."""
-    from frontend import analyze_file
+    from mdpoly.frontend import analyze_file
     from mdpoly.options import Options
 
     def run(src: str, **defines: int):

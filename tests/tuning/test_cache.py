@@ -3,12 +3,13 @@
 import multiprocessing as mp
 from pathlib import Path
 
-from backends.openmp import OpenMPBackend
+from test_space import MATMUL
+
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.ir.target import TargetCaps
+from mdpoly.runtime.openmp import OpenMPRunner
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key, default_cache_dir
 from mdpoly.tuning.tune import canonical_mdh, key_fields
-from runtime.openmp import OpenMPRunner
-from test_space import MATMUL
 
 
 def _entry(k: int) -> CacheEntry:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from backends.opencl import OPENCL_CAPS, OpenCLBackend
+from mdpoly.backends.opencl import OPENCL_CAPS, OpenCLBackend
 from mdpoly.differential import compare_outputs
 from mdpoly.lower.gpu_params import caps_from_device, default_gpu_params, gpu_violations
 from mdpoly.tuning.atf import build_search_space
@@ -144,11 +144,11 @@ def test_neighbours_move_kt_cache_and_private_tiles():
 
 
 def test_cuda_candidates_use_the_host_codes_fmad():
-    from backends.cuda import CUDA_CAPS, kernel_source
-    from backends.cuda_host import host_function, nvrtc_flags
+    from mdpoly.backends.cuda import CUDA_CAPS, kernel_source
+    from mdpoly.backends.cuda_host import host_function, nvrtc_flags
     from mdpoly.lower.gpu import lower_gpu
+    from mdpoly.runtime.base import ArgSpec
     from mdpoly.tuning.buffers import make_buffers, numpy_dtype
-    from runtime.base import ArgSpec
 
     def arg_specs(mdh):
         bufs = make_buffers(mdh, {})

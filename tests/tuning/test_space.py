@@ -3,11 +3,11 @@
 import itertools
 import random
 
-from backends.openmp import OPENMP_CAPS
+from mdpoly.backends.openmp import OPENMP_CAPS
+from mdpoly.lower import default_params
 from mdpoly.lower.params import violations
 from mdpoly.tuning.atf import build_search_space
 from mdpoly.tuning.space import build_space, neighbours, tile_candidates
-from mdpoly.lower import default_params
 
 MATMUL = """
 float A[M][K], B[K][N], C[M][N];

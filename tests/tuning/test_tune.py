@@ -5,12 +5,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from backends.entry import entry_function
-from backends.openmp import OpenMPBackend
+from test_space import MATMUL, SYMBOLIC
+
+from mdpoly.backends.entry import entry_function
+from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.lower import check_plan, lower
 from mdpoly.tuning.evaluate import ENTRY
 from mdpoly.tuning.tune import TuneSettings, tune_nest
-from test_space import MATMUL, SYMBOLIC
 
 REPO = Path(__file__).resolve().parents[2]
 MDPOLY = [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
