@@ -268,6 +268,8 @@ class NestBuilder(c_ast.NodeVisitor):
         self.variables: dict[str, Variable] = {}
         self.preconditions: list[Precondition] = []
         self.guards: tuple[Affine, ...] = ()  # affine conditions of the enclosing ifs, each >= 0
+        #: the C condition of enclosing ``if``s whose domain is no convex set (``i != j``)
+        self.predicate: Expr | None = None
         #: strided loops in scope: user iterator -> (start, step, model iterator, C type, start expression)
         self.strided: dict[str, tuple[Affine, int, str, str, Expr]] = {}
         self.strided_done: set[str] = set()
@@ -509,51 +511,97 @@ class NestBuilder(c_ast.NodeVisitor):
         raise self._fail(node, "break", "'return' inside a loop nest makes its domain data-dependent")
 
     def visit_If(self, node: c_ast.If) -> None:
-        """``if (e > m) m = e;`` is the update ``m = e > m ? e : m``; an affine condition without
-        ``else`` guards the statements inside (part of their domain); anything else is kept."""
+        """``if (e > m) m = e;`` is the update ``m = e > m ? e : m``; an affine condition guards the
+        statements inside (part of their domain), its complement those of the ``else``; anything
+        else is kept.
+
+        A condition that is one conjunction of affine inequalities (``i < j && j <= n``, also
+        ``==`` and negations that stay convex) is part of the statements' domain (``guards``).
+        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``; the ``else`` of
+        ``i == j``) keeps the constraints its disjoint pieces share as guards and becomes a
+        predicate of the statements: ``x op= e`` contributes ``op``'s neutral element where the
+        condition fails (``x += c ? e : 0``), ``x = e`` writes the value ``x`` holds
+        (``x = c ? e : x``). That is the MDH's own reading of a domain (a point outside it adds
+        the neutral element and writes nothing new); the condition is the C text, so it is
+        evaluated exactly as written."""
         if node.iffalse is None and self._conditional_update(node):
             return
         reads_data = False
+        cond: Expr | None = None
         try:
-            e = self.expr(node.cond)
-            reads_data = bool(expr_refs(e)) or any(n not in self._iterators() and n not in self.params
-                                                    for n in expr_names(e))
+            cond = self.expr(node.cond)
+            reads_data = bool(expr_refs(cond)) or any(n not in self._iterators() and n not in self.params
+                                                       for n in expr_names(cond))
         except UnsupportedInput:
             reads_data = True
-        if reads_data:
+        if reads_data or cond is None:
             raise self._fail(node, "data-dependent-condition",
                              f"condition '{c_text(node.cond)}' depends on data computed at run time")
-        guards = self._affine_guards(node.cond) if node.iffalse is None else None
-        if guards is None:
+        pieces = self._guard_pieces(node.cond)
+        if pieces is None:
             raise self._fail(node, "non-rectangular-domain",
-                             f"condition '{c_text(node.cond)}' is not a conjunction of affine inequalities "
-                             "(an 'else', '!=' or '%' cannot be modelled as the iteration domain)")
-        saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
-        self.guards = saved + tuple(g for g in guards if g not in saved)
-        self.visit(node.iftrue)
-        self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
+                             f"condition '{c_text(node.cond)}' is not built from affine comparisons with "
+                             "'&&', '||' and '!' (a '%' cannot be modelled as the iteration domain)")
+        branches = [(node.iftrue, pieces, cond)]
+        if node.iffalse is not None:
+            branches.append((node.iffalse, _complement(pieces), Unary("!", cond)))
+        for branch, parts, pred in branches:
+            common = [g for g in parts[0] if all(g in p for p in parts[1:])] if parts else []
+            saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
+            saved_pred = self.predicate
+            self.guards = saved + tuple(g for g in common if g not in saved)
+            if len(parts) != 1:  # a union of pieces (or nothing: the predicate is then always false)
+                self.predicate = pred if saved_pred is None else Binary("&&", saved_pred, pred)
+            self.visit(branch)
+            self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
+            self.predicate = saved_pred
 
-    def _affine_guards(self, cond: c_ast.Node) -> tuple[Affine, ...] | None:
-        """``a < b && c >= d ...`` as affine expressions ``>= 0``; ``None`` when not of that form."""
-        if isinstance(cond, c_ast.BinaryOp) and cond.op == "&&":
-            a, b = self._affine_guards(cond.left), self._affine_guards(cond.right)
-            return None if a is None or b is None else a + b
-        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=", "=="):
+    def _predicated(self, node: c_ast.Node, target: Access, op: str, rhs: Expr) -> Expr:
+        """``rhs`` under the enclosing non-convex ``if`` conditions (``self.predicate``): the
+        value of ``target op= rhs`` where they fail leaves ``target`` as it was."""
+        if self.predicate is None:
+            return rhs
+        if op == "=":
+            return Cond(self.predicate, rhs, Ref(target))
+        neutral = _NEUTRAL.get(op)
+        if neutral is None:
+            raise self._fail(node, "non-rectangular-domain",
+                             f"'{op}' has no neutral element to stand for the points outside the condition of the "
+                             "enclosing 'if'")
+        return Cond(self.predicate, rhs, neutral)
+
+    def _guard_pieces(self, cond: c_ast.Node) -> list[tuple[Affine, ...]] | None:
+        """``cond`` as disjoint conjunctions of affine expressions ``>= 0`` (an empty list: never
+        true); ``None`` when it is not built from affine comparisons with ``&&``, ``||``, ``!``."""
+        if isinstance(cond, c_ast.UnaryOp) and cond.op == "!":
+            inner = self._guard_pieces(cond.expr)
+            return None if inner is None else _complement(inner)
+        if isinstance(cond, c_ast.BinaryOp) and cond.op in ("&&", "||"):
+            a, b = self._guard_pieces(cond.left), self._guard_pieces(cond.right)
+            if a is None or b is None or len(a) * max(len(b), 1) > _MAX_PIECES:
+                return None
+            if cond.op == "&&":
+                return _intersect(a, b)
+            return a + _intersect(_complement(a), b)  # a, or not a and b: disjoint
+        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=", "==", "!="):
             return None
         try:
             left, right = self.affine(cond.left), self.affine(cond.right)
         except _NotAffine:
             return None
         diff = _combine(right, left, -1)  # right - left
+        less, greater = _add(diff, -1), _add(_scale(diff, -1), -1)
         if cond.op == "<":
-            return (_add(diff, -1),)
+            return _pieces([(less,)])
         if cond.op == "<=":
-            return (diff,)
+            return _pieces([(diff,)])
         if cond.op == ">":
-            return (_add(_scale(diff, -1), -1),)
+            return _pieces([(greater,)])
         if cond.op == ">=":
-            return (_scale(diff, -1),)
-        return (diff, _scale(diff, -1))
+            return _pieces([(_scale(diff, -1),)])
+        if cond.op == "==":
+            return _pieces([(diff, _scale(diff, -1))])
+        return _pieces([(less,), (greater,)])
 
     def _conditional_update(self, node: c_ast.If) -> bool:
         """``if (e > m) m = e;`` (any comparison, either side) as the statement ``m = cond ? e : m``."""
@@ -601,6 +649,8 @@ class NestBuilder(c_ast.NodeVisitor):
         if node.name in self.variables or node.name in self.local_accs:
             raise self._fail(node, "unsupported-statement", f"local variable '{node.name}' shadows another variable")
         rhs = self.expr(node.init)
+        if self.predicate is not None:  # only read under the same condition: any value will do outside it
+            rhs = Cond(self.predicate, rhs, Const("0"))
         acc = Access(node.name, tuple(Affine.of({it: 1}) for it in self._iterators()))
         self.variables[node.name] = Variable(node.name, var.elem_type, (), "local", var.scalar_type, "", "private")
         self.local_accs[node.name] = acc
@@ -630,6 +680,8 @@ class NestBuilder(c_ast.NodeVisitor):
         acc = Access(name, tuple(Affine.of({it: 1}) for it in self._iterators()))
         self.variables[name] = Variable(name, var.elem_type, (), "local", var.scalar_type, "", "private")
         self.local_accs[name] = acc
+        if self.predicate is not None:  # only read under the same condition: any value will do outside it
+            rhs = Cond(self.predicate, rhs, Const("0"))
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
             position=(*self.stmt_positions, self._next_position()), write=acc, op="=", rhs=rhs,
@@ -676,6 +728,7 @@ class NestBuilder(c_ast.NodeVisitor):
         for name, value in list(self.temps.items()):
             if not isinstance(value, _Stale) and any(r.buffer == target.buffer for r in expr_refs(value)):
                 self.temps[name] = _Stale(name, target.buffer)
+        rhs = self._predicated(node, target, op, rhs)
         reads = ([target] if op != "=" else []) + _refs(rhs)
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
@@ -1189,6 +1242,44 @@ def _combine(a: Affine, b: Affine, sign: int) -> Affine:
 
 def _add(a: Affine, k: int) -> Affine:
     return Affine(a.terms, a.constant + k)
+
+
+#: what ``x op= e`` adds where a predicate fails (``mdpoly.frontend.scop.NestBuilder._predicated``)
+_NEUTRAL: dict[str, Expr] = {"+=": Const("0"), "-=": Const("0"), "|=": Const("0"), "^=": Const("0"),
+                             "<<=": Const("0"), ">>=": Const("0"), "*=": Const("1"), "/=": Const("1"),
+                             "&=": Unary("~", Const("0"))}
+
+#: the most disjoint pieces a condition's domain is split into (to find the constraints they share)
+_MAX_PIECES = 16
+
+
+def _pieces(conj: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """Conjunctions without constant constraints: one that cannot hold is dropped, one that
+    always holds is left out of its conjunction."""
+    out: list[tuple[Affine, ...]] = []
+    for c in conj:
+        if any(g.is_constant and g.constant < 0 for g in c):
+            continue
+        piece = tuple(dict.fromkeys(g for g in c if not g.is_constant))
+        if piece not in out:
+            out.append(piece)
+    return out
+
+
+def _intersect(a: list[tuple[Affine, ...]], b: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """The pieces of ``A and B`` for disjoint pieces ``a`` of A and ``b`` of B (disjoint again)."""
+    return _pieces([x + y for x in a for y in b])
+
+
+def _complement(pieces: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """Disjoint pieces of the complement of the union of ``pieces``: the complement of
+    ``c1 and ... and cm`` is the disjoint union over ``t`` of ``c1 .. c(t-1) and not ct``, where
+    ``not (e >= 0)`` is ``-e - 1 >= 0``; the complement of a union intersects those."""
+    out: list[tuple[Affine, ...]] = [()]
+    for conj in pieces:
+        comp = [(*conj[:t], _add(_scale(g, -1), -1)) for t, g in enumerate(conj)]
+        out = _intersect(out, comp)
+    return out
 
 
 def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) -> Scop:
