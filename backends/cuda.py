@@ -115,7 +115,7 @@ class CudaKernelWriter(KernelWriter):
     def group_counts(self) -> list[str]:
         """C text of the number of blocks along each NDRange dimension (kernel scope)."""
         out: list[str] = []
-        for group in self.k.ocl_groups:
+        for group in self.k.grid_axes:
             out.append(" * ".join(self.nwg(self.k.dims[i]) for i in group))
         return out
 
@@ -144,7 +144,7 @@ def kernel_source(plan: KernelPlan) -> str:
 def check_block_shape(plan: KernelPlan, caps: TargetCaps) -> None:
     """Assert that the plan's blocks fit CUDA's block limits (lowering checked ``caps``)."""
     dims = [1, 1, 1]
-    for g, group in enumerate(plan.ocl_groups):
+    for g, group in enumerate(plan.grid_axes):
         for i in group:
             dims[g] *= plan.dims[i].num_wi
     assert all(d <= m for d, m in zip(dims, caps.max_work_item_sizes)), (dims, caps.max_work_item_sizes)

@@ -448,7 +448,7 @@ class CudaHostWriter(HostWriter):
         self.w("}")
 
     def launch_shape(self) -> None:
-        for g, group in enumerate(self.plan.ocl_groups):
+        for g, group in enumerate(self.plan.grid_axes):
             local = 1
             for i in group:
                 d = self.plan.dims[i]

@@ -267,7 +267,7 @@ class HostWriter:
         raise NotImplementedError
 
     def launch_shape(self) -> None:
-        """Sets the launch shape from ``plan.ocl_groups``."""
+        """Sets the launch shape from ``plan.grid_axes``."""
         raise NotImplementedError
 
     def buffers_in(self) -> None:

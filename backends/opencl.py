@@ -251,7 +251,7 @@ class KernelWriter:
         w(f"{self.ix} mdp_l, mdp_g;")
         for d in k.dims:
             w(f"{self.ix} {self.wi(d)}, {self.wg(d)};")
-        for g, group in enumerate(k.ocl_groups):
+        for g, group in enumerate(k.grid_axes):
             w(f"mdp_l = {self.local_id(g)};")
             w(f"mdp_g = {self.group_id(g)};")
             for d in reversed([k.dims[i] for i in group]):

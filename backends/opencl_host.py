@@ -322,7 +322,7 @@ class OpenCLHostWriter(HostWriter):
         self.w("int mdp_nk = 0, mdp_nt = 0;")
         self.extents()
         self.kept_buffers()
-        ngroups = len(self.plan.ocl_groups)
+        ngroups = len(self.plan.grid_axes)
         self.w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
         self.group_counts()
 
@@ -335,7 +335,7 @@ class OpenCLHostWriter(HostWriter):
             self.w(f'    mdp_combine = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}_combine");')
 
     def launch_shape(self) -> None:
-        for g, group in enumerate(self.plan.ocl_groups):
+        for g, group in enumerate(self.plan.grid_axes):
             local = 1
             wgs: list[str] = []
             for i in group:
@@ -369,7 +369,7 @@ class OpenCLHostWriter(HostWriter):
             for a, arg in enumerate(args):
                 self.w(f"  mdp_cl_arg({kern}, {a}, sizeof({arg.size_of}), &{arg.var}, mdp_last[{a}], &mdp_valid[{a}]);")
             self.w("}")
-        self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {len(plan.ocl_groups)}, NULL, "
+        self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {len(plan.grid_axes)}, NULL, "
                "mdp_global, mdp_local, 0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "
                '"clEnqueueNDRangeKernel");')
         if plan.partials:

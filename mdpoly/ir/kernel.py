@@ -1,8 +1,8 @@
-"""The work-group Plan IR: ``KernelPlan``, one nest lowered for OpenCL-style targets.
+"""The work-group Plan IR: ``KernelPlan``, one nest lowered for work-group targets (OpenCL, CUDA).
 
-Produced by ``mdpoly.lower.gpu.lower_gpu(mdh, GpuParams, caps)``, rendered by
-``mdpoly.backends.opencl.OpenCLBackend`` (device code) and ``mdpoly.backends.opencl_host`` (host code); a CUDA
-backend can render the same plan. Everything the code does is decided here: how each MDH dim
+Produced by ``mdpoly.lower.gpu.lower_gpu(mdh, GpuParams, caps)``, checked by
+``mdpoly.lower.kernel_checks.check_kernel_plan``, rendered by ``mdpoly.backends.opencl`` and
+``mdpoly.backends.cuda`` (device code) with their host-code writers. Everything the code does is decided here: how each MDH dim
 is spread over work-groups, work-items and a private tile, which NDRange dimension it uses,
 whether a work-group combines partial results in local memory, whether a second kernel combines
 per-work-group partials, where each buffer's data lives and how many elements move each way.
@@ -168,7 +168,9 @@ class KernelPlan:
     mdh: MdhExpr
     params: tuple[Buffer, ...]
     dims: tuple[KDim, ...]
-    ocl_groups: tuple[tuple[int, ...], ...]
+    #: the launch grid's axes (at most three; OpenCL NDRange dims, CUDA grid/block x, y, z), each
+    #: the MDH dims (indices into ``dims``) it carries, decoded with div/mod, first dim slowest
+    grid_axes: tuple[tuple[int, ...], ...]
     buffers: tuple[KBuffer, ...]
     outputs: tuple[KOutput, ...]
     op: Combine | None

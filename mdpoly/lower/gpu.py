@@ -31,7 +31,6 @@ and out when written.
 
 from __future__ import annotations
 
-import math
 import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
@@ -47,7 +46,7 @@ from mdpoly.ir.kernel import (
 from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box, local_layout
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
@@ -340,7 +339,7 @@ class _GpuLowerer:
             kin = KInput(param, self.access(acc), device_type(buf.elem_type, m), deps)
             if cache[k]:
                 box = input_box(m, p, k)
-                strides, local_elems, vpos = self._local_layout(acc, deps, box)
+                strides, local_elems, vpos = local_layout(m, p, k)
                 origin: list[str] = []
                 local: list[str] = []
                 for e in acc.index:
@@ -367,36 +366,6 @@ class _GpuLowerer:
                              strides, local_elems, vread)
             out.append(kin)
         return tuple(out)
-
-    def _local_layout(self, acc: Access, deps: tuple[int, ...],
-                      box: tuple[int, ...]) -> tuple[tuple[int, ...], int, int | None]:
-        """The ``__local`` layout of a cached input's box: per-position strides, elements, and the
-        vector position (``None`` when there is none).
-
-        Row-major, unless the input depends on one concat dim ``d`` with ``vec[d] > 1`` through a
-        position ``1 * i_d (+ c)``: that position goes innermost, its row rounded up to a multiple
-        of the vector width (plus one vector when it was moved, so that the copy's consecutive
-        work-items, which walk the box in global order, store to different banks)."""
-        m, p = self.m, self.p
-        n = len(box)
-        vpos = None
-        if len(deps) == 1 and p.vec_width(deps[0]) > 1:
-            it = m.dims[deps[0]].iterator
-            vpos = next((j for j, e in enumerate(acc.index) if e.terms == ((it, 1),)), None)
-        if vpos is None:
-            strides = [1] * n
-            for j in range(n - 2, -1, -1):
-                strides[j] = strides[j + 1] * box[j + 1]
-            return tuple(strides), math.prod(box), None
-        v = p.vec_width(deps[0])
-        pitch = -(-box[vpos] // v) * v + (v if vpos != n - 1 else 0)
-        order = [j for j in range(n) if j != vpos] + [vpos]
-        strides = [0] * n
-        size = 1
-        for j in reversed(order):
-            strides[j] = size
-            size *= pitch if j == vpos else box[j]
-        return tuple(strides), size, vpos
 
     def _vread(self, acc: Access, deps: tuple[int, ...], strides: tuple[int, ...]) -> int:
         """The vector width a work-item reads its fragment of a cached input with (1: scalar)."""
@@ -438,7 +407,7 @@ class _GpuLowerer:
         store = tuple(c for c in self.m.domain if (c.names() & its) <= concat)
         return KernelPlan(
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
-            ocl_groups=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
+            grid_axes=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
             tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),

@@ -164,15 +164,54 @@ def input_box(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[int, ...]:
     return tuple(out)
 
 
+def _input_deps(mdh: MdhExpr, k: int) -> tuple[int, ...]:
+    """The concat dims input ``k``'s index depends on."""
+    names = {name for e in mdh.inputs[k].index for name, _ in e.terms}
+    return tuple(d for d, dim in enumerate(mdh.dims) if not dim.combine.is_reduction and dim.iterator in names)
+
+
+def local_layout(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[tuple[int, ...], int, int | None]:
+    """The ``__local`` layout of cached input ``k``'s box (``input_box``): per-position strides,
+    elements, and the vector position (``None`` when there is none).
+
+    Row-major, unless the input depends on one concat dim ``d`` with ``vec[d] > 1`` through a
+    position ``1 * i_d (+ c)``: that position goes innermost, its row rounded up to a multiple
+    of the vector width (plus one vector when it was moved, so that the copy's consecutive
+    work-items, which walk the box in global order, store to different banks)."""
+    acc = mdh.inputs[k]
+    box = input_box(mdh, p, k)
+    deps = _input_deps(mdh, k)
+    n = len(box)
+    vpos = None
+    if len(deps) == 1 and p.vec_width(deps[0]) > 1:
+        it = mdh.dims[deps[0]].iterator
+        vpos = next((j for j, e in enumerate(acc.index) if e.terms == ((it, 1),)), None)
+    if vpos is None:
+        strides = [1] * n
+        for j in range(n - 2, -1, -1):
+            strides[j] = strides[j + 1] * box[j + 1]
+        return tuple(strides), math.prod(box), None
+    v = p.vec_width(deps[0])
+    pitch = -(-box[vpos] // v) * v + (v if vpos != n - 1 else 0)
+    order = [j for j in range(n) if j != vpos] + [vpos]
+    strides = [0] * n
+    size = 1
+    for j in reversed(order):
+        strides[j] = size
+        size *= pitch if j == vpos else box[j]
+    return tuple(strides), size, vpos
+
+
 def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
-    """``__local`` bytes a work-group uses: cached input boxes plus the reduction scratch."""
+    """``__local`` bytes a work-group uses: cached inputs' copies (``local_layout``, padding
+    included) plus the reduction scratch."""
     total = 0
     if p.reduction_wi(mdh) > 1:
         total += p.wg_size() * elem_bytes(mdh) * len(mdh.outputs)
     if p.kt:
         for k, v in enumerate(p.cache):
             if v:
-                total += math.prod(input_box(mdh, p, k)) * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
+                total += local_layout(mdh, p, k)[1] * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
     return total
 
 # }}}

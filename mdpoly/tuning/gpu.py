@@ -388,7 +388,7 @@ def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: t
             extra[name] = np.zeros(max(ncp * red_wg, 1), dtype=dtype)
     glob: list[int] = []
     loc: list[int] = []
-    for g in plan.ocl_groups:
+    for g in plan.grid_axes:
         lsz = math.prod(plan.dims[i].num_wi for i in g)
         groups = math.prod(plan.dims[i].num_wg if plan.dims[i].is_reduction else nwg[i] for i in g)
         loc.append(lsz)

@@ -59,7 +59,7 @@ def request_for(plan: KernelPlan, sizes: dict[str, int]) -> KernelRequest:
     if plan.partials:
         args += [ArgSpec(f"part{n}", DTYPES[o.elem_type], (ncp * red_wg,)) for n, o in enumerate(plan.outputs)]
     glob, loc = [], []
-    for g in plan.ocl_groups:
+    for g in plan.grid_axes:
         lsz, groups = 1, 1
         for i in g:
             d = plan.dims[i]

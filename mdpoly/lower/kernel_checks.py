@@ -1,0 +1,146 @@
+"""Checks run on every ``KernelPlan`` before a backend sees it: ``check_kernel_plan(plan, caps)``.
+
+The work-group counterpart of ``mdpoly.lower.checks``: a failure is a bug in mdpoly's work-group
+lowering (or in a tuning candidate's parameters that slipped past the constraints), raised as
+``CompilerBug`` with the plan's parameters, never an ``assert``. Each property is one function:
+
+* ``check_dims_match_mdh`` -- one ``KDim`` per MDH dim, in order, with the MDH dim's iterator,
+  bounds and combine operator.
+* ``check_grid_axes_partition_dims`` -- the grid axes (at most three) partition the dims.
+* ``check_points_covered_once`` -- for every dim, the points that work-groups x work-items x
+  private points (concat dims) or work-groups x reduction tiles x work-items (reduction dims)
+  visit, by the formulas of ``KDim``, are each point of ``[0, extent)`` exactly once, for every
+  extent (decided by isl with the extent as a parameter, so symbolic sizes are covered too).
+* ``check_reductions_combined`` -- a reduction spread over several work-items is combined inside
+  the group (``local_combine``), one spread over several work-groups by the combine kernel
+  (``partials``), and a plan with partials has a reduction operator.
+* ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
+  combine scratch plus the cached inputs' copies) within the target's ``TargetCaps``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import islpy as isl
+
+from mdpoly.diagnostics import CompilerBug
+from mdpoly.ir.kernel import KDim, KernelPlan
+from mdpoly.ir.target import TargetCaps
+
+#: Bytes of the kernels' element types (the device spellings ``mdpoly.lower.gpu`` writes); an
+#: unknown spelling counts 8 bytes, so that the memory check never undercounts.
+DEVICE_TYPE_BYTES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "float": 4,
+                     "long": 8, "ulong": 8, "double": 8}
+
+
+def _bug(plan: KernelPlan, what: str) -> CompilerBug:
+    return CompilerBug(f"kernel plan check failed for '{plan.name}': {what} [{plan.tuning!r}]", plan.loc)
+
+
+def check_dims_match_mdh(plan: KernelPlan) -> None:
+    """One ``KDim`` per MDH dim, in MDH order, with that dim's iterator, bounds and operator."""
+    mdims = plan.mdh.dims
+    if len(plan.dims) != len(mdims):
+        raise _bug(plan, f"{len(plan.dims)} kernel dims for {len(mdims)} MDH dims")
+    for k, (d, m) in enumerate(zip(plan.dims, mdims)):
+        if (d.index, d.iterator, d.lower, d.extent, d.combine) != (k, m.iterator, m.lower, m.extent, m.combine):
+            raise _bug(plan, f"kernel dim {k} ('{d.iterator}') is not MDH dim {k} ('{m.iterator}')")
+
+
+def check_grid_axes_partition_dims(plan: KernelPlan) -> None:
+    """The grid axes are 1..3 non-empty groups that together hold every dim exactly once."""
+    flat = [d for axis in plan.grid_axes for d in axis]
+    if not 1 <= len(plan.grid_axes) <= 3 or not all(plan.grid_axes):
+        raise _bug(plan, f"{len(plan.grid_axes)} grid axes (1 to 3 non-empty ones allowed)")
+    if sorted(flat) != list(range(len(plan.dims))):
+        raise _bug(plan, f"grid axes {plan.grid_axes} do not partition the dims 0..{len(plan.dims) - 1}")
+
+
+def _visits(d: KDim, tiled: bool) -> isl.Map:
+    """The offsets from ``d.lower`` that the kernels visit, as a map from (work-group, work-item,
+    private point or step) to the offset, for every extent ``N`` (a parameter), before the
+    kernels' guard ``offset < N``."""
+    wi, pt, wg, kt, vec = d.num_wi, d.pt, d.num_wg, d.kt, d.vec
+    if not d.is_reduction:
+        # work-groups: ceil(N / (pt * num_wi)), i.e. wg * pt * num_wi < N; private point
+        # p = vec * c + r of work-item w sits at ((c * num_wi + w) * vec + r) in the group's block
+        return isl.Map(f"[N] -> {{ [g, w, c, r] -> [x] : N >= 0 and g >= 0 and {pt * wi} * g < N and "
+                       f"0 <= w < {wi} and 0 <= c and {vec} * c < {pt} and 0 <= r < {vec} and "
+                       f"x = {pt * wi} * g + ({wi} * c + w) * {vec} + r }}")
+    if tiled:
+        # tile t = g + s * num_wg covers t * kt + [0, kt); work-item w takes w, w + num_wi, ...
+        return isl.Map(f"[N] -> {{ [g, w, s, q] -> [x] : N >= 0 and 0 <= g < {wg} and s >= 0 and "
+                       f"0 <= w < {wi} and q >= 0 and w + {wi} * q < {kt} and "
+                       f"x = ({wg} * s + g) * {kt} + w + {wi} * q }}")
+    # each work-item walks g * num_wi + w in steps of num_wg * num_wi
+    return isl.Map(f"[N] -> {{ [g, w, s, z] -> [x] : N >= 0 and 0 <= g < {wg} and 0 <= w < {wi} and "
+                   f"s >= 0 and z = 0 and x = {wi} * g + w + {wg * wi} * s }}")
+
+
+def check_points_covered_once(plan: KernelPlan) -> None:
+    """Every dim's points ``[0, extent)`` are visited exactly once, for every extent (isl)."""
+    tiled = plan.tiles is not None
+    for d in plan.dims:
+        if d.num_wi < 1 or d.pt < 1 or d.vec < 1 or (d.is_reduction and d.pt != 1):
+            raise _bug(plan, f"dim '{d.iterator}': NUM_WI {d.num_wi}, PT {d.pt}, vec {d.vec} "
+                             "(all positive, PT 1 on a reduction dim)")
+        domain = isl.Set("[N] -> { [x] : 0 <= x < N }")
+        visits = _visits(d, tiled).intersect_range(domain)
+        if not visits.is_injective():
+            raise _bug(plan, f"dim '{d.iterator}' (NUM_WI {d.num_wi}, PT {d.pt}, vec {d.vec}, NUM_WG "
+                             f"{d.num_wg}, KT {d.kt}): some point is visited more than once")
+        if not visits.range().is_equal(domain):
+            missed = domain.subtract(visits.range())
+            raise _bug(plan, f"dim '{d.iterator}' (NUM_WI {d.num_wi}, PT {d.pt}, vec {d.vec}, NUM_WG "
+                             f"{d.num_wg}, KT {d.kt}): points {missed} are never visited")
+
+
+def check_reductions_combined(plan: KernelPlan) -> None:
+    """Work-items sharing a concat point combine in the group; work-groups sharing one combine
+    through partials and the combine kernel; both need the reduction operator."""
+    red_wi = math.prod(d.num_wi for d in plan.reductions)
+    red_wg = math.prod(d.num_wg for d in plan.reductions)
+    if red_wi > 1 and not plan.local_combine:
+        raise _bug(plan, f"{red_wi} work-items share each reduction but the group does not combine them")
+    if red_wg > 1 and not plan.partials:
+        raise _bug(plan, f"{red_wg} work-groups share each reduction without a combine kernel")
+    if (plan.local_combine or plan.partials) and plan.op is None:
+        raise _bug(plan, "partial results are combined without a reduction operator")
+
+
+def local_memory_bytes(plan: KernelPlan) -> int:
+    """``__local`` bytes one work-group of ``plan`` allocates: the combine scratch (one element per
+    work-item and output) and the cached inputs' copies."""
+    total = 0
+    if plan.local_combine:
+        total += sum(plan.wg_size() * DEVICE_TYPE_BYTES.get(o.elem_type, 8) for o in plan.outputs)
+    for t in plan.tiles or ():
+        if t.cached:
+            total += (t.local_elems or t.box_elems) * DEVICE_TYPE_BYTES.get(t.elem_type, 8)
+    return total
+
+
+def check_fits_caps(plan: KernelPlan, caps: TargetCaps) -> None:
+    """Work-group size, work-items per grid axis and ``__local`` memory within ``caps``."""
+    if plan.wg_size() > caps.max_work_group_size:
+        raise _bug(plan, f"{plan.wg_size()} work-items per group, the target allows {caps.max_work_group_size}")
+    for k, axis in enumerate(plan.grid_axes):
+        n = math.prod(plan.dims[d].num_wi for d in axis)
+        if n > caps.max_work_item_sizes[k]:
+            raise _bug(plan, f"{n} work-items along grid axis {k}, the target allows {caps.max_work_item_sizes[k]}")
+    used = local_memory_bytes(plan)
+    if used > caps.local_mem_bytes:
+        raise _bug(plan, f"{used} bytes of local memory per group, the target has {caps.local_mem_bytes}")
+
+
+def check_kernel_plan(plan: KernelPlan, caps: TargetCaps) -> None:
+    """Run every check on ``plan`` for a target with ``caps``.
+
+    :raises CompilerBug: on the first failed check.
+    """
+    check_dims_match_mdh(plan)
+    check_grid_axes_partition_dims(plan)
+    check_points_covered_once(plan)
+    check_reductions_combined(plan)
+    check_fits_caps(plan, caps)
