@@ -273,6 +273,9 @@ class NestBuilder(c_ast.NodeVisitor):
         #: strided loops in scope: user iterator -> (start, step, model iterator, C type, start expression)
         self.strided: dict[str, tuple[Affine, int, str, str, Expr]] = {}
         self.strided_done: set[str] = set()
+        #: induction variables of loop headers (``j`` in ``for (i = 0, j = n - 1; ...; i++, j--)``):
+        #: name -> (affine value, C expression, C type)
+        self.inductions: dict[str, tuple[Affine, Expr, str]] = {}
         self.flat_strides: dict[str, str] = {}  # flat arrays indexed as rows: name -> row length
         self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
         self.delinearized: list[tuple[str, str, Affine, tuple[int, ...]]] = []  # (array, stride, column, loops)
@@ -371,8 +374,14 @@ class NestBuilder(c_ast.NodeVisitor):
                          f"statement kind '{type(node).__name__}' is not supported in a loop nest")
 
     def visit_For(self, node: c_ast.For) -> None:
+        extra_vars: list[tuple[str, str, c_ast.Node, int]] = []
+        if _header_lists(node):
+            node, extra_vars = self._split_header(node)
         it, start, it_type, start_node = self._for_init(node)
         step = self._for_next(node, it)
+        if extra_vars and (step not in (1, -1) or _minmax_kind(start_node) is not None):
+            raise self._fail(node, "unsupported-statement", f"loop '{it}' has several variables in its header and a "
+                             "step other than 1 or a min/max start")
         if step not in (1, -1):
             self._strided_for(node, it, start, it_type, start_node, step)
             return
@@ -414,11 +423,95 @@ class NestBuilder(c_ast.NodeVisitor):
         self.positions.append(0)
         saved, saved_accs, saved_guards = dict(self.temps), dict(self.local_accs), self.guards
         self.guards = saved_guards + tuple(g for g in extra if g not in saved_guards)
+        for name, c_type, init, v_step in extra_vars:
+            self._induction(node, name, c_type, init, v_step * step, it, start, start_side.expr)
         self.visit(node.stmt)
+        for name, *_rest in extra_vars:
+            del self.inductions[name]
         self.temps, self.local_accs, self.guards = saved, saved_accs, saved_guards
         self.positions.pop()
         self.stack.pop()
         self.stmt_positions.pop()
+
+    def _split_header(self, node: c_ast.For) -> tuple[c_ast.For, list[tuple[str, str, c_ast.Node, int]]]:
+        """``for (i = 0, j = n - 1; i < n; i++, j--)`` and ``for (int i = 0, k = 0; ...)``: the
+        loop over the iterator its condition tests, plus the other variables of its header, each
+        ``(name, C type, initial value, step per iteration)`` (step 0: set once, never stepped).
+        Such a variable is an induction variable of the loop (``j = n - 1 - i``), substituted
+        wherever it is used; one the body writes, or that the program reads after the nest, keeps
+        the nest."""
+        cond = node.cond
+        primary = None
+        if isinstance(cond, c_ast.BinaryOp):
+            primary = next((x.name for x in (cond.left, cond.right) if isinstance(x, c_ast.ID)), None)
+        inits: list[tuple[str, str, c_ast.Node, c_ast.Node]] = []  # name, type, value, the init item
+        init = node.init
+        items = init.decls if isinstance(init, c_ast.DeclList) else init.exprs if isinstance(init, c_ast.ExprList) \
+            else [init]
+        for d in items:
+            if isinstance(d, c_ast.Decl) and d.init is not None and d.name:
+                if "volatile" in (d.quals or []) or self.sym.type_is_volatile(d.type):
+                    raise self._fail(node, "volatile-access", f"loop variable '{d.name}' is volatile")
+                var = self.sym._variable(d.name, d.type)
+                inits.append((d.name, var.scalar_type if var is not None and var.is_integer else "", d.init, d))
+            elif isinstance(d, c_ast.Assignment) and d.op == "=" and isinstance(d.lvalue, c_ast.ID):
+                var = self._lookup(d.lvalue.name, d)
+                inits.append((d.lvalue.name, var.scalar_type if var.is_integer else "", d.rvalue, d))
+            else:
+                raise self._fail(node, "unsupported-statement", f"loop initialisation '{c_text(d)}' is not "
+                                 "'i = lower' or 'int i = lower'")
+        steps: dict[str, c_ast.Node] = {}
+        for n in (node.next.exprs if isinstance(node.next, c_ast.ExprList) else [node.next] if node.next else []):
+            name = _stepped_name(n)
+            if name is None or name in steps:
+                raise self._fail(n, "unsupported-statement", f"loop increment '{c_text(n)}' is not a step of one "
+                                 "variable")
+            steps[name] = n
+        names = [n for n, *_r in inits]
+        if primary not in names or set(steps) - set(names) or len(set(names)) != len(names):
+            raise self._fail(node, "unsupported-statement", "a loop header with several variables must test one of "
+                             "them in its condition and step only those")
+        body_writes = self.written_in(node.stmt)
+        outside = {n for n, _t, _v, item in inits if isinstance(item, c_ast.Assignment)}
+        live = live_after(self.cand.func.body, self.cand.node, outside - {primary})
+        extra: list[tuple[str, str, c_ast.Node, int]] = []
+        primary_item: c_ast.Node = c_ast.EmptyStatement()
+        for name, c_type, value, item in inits:
+            if name == primary:
+                primary_item = item
+                continue
+            ctype = parse_type(c_type) if c_type else None
+            int_type = parse_type("int")
+            if ctype is None or not ctype.signed or int_type is None or ctype.rank < int_type.rank:
+                raise self._fail(node, "unsupported-statement", f"loop variable '{name}' is not of a signed integer "
+                                 "type of at least int's rank (its steps could wrap)")
+            if name in body_writes:
+                raise self._fail(node, "unsupported-statement", f"loop variable '{name}' is also modified in the body")
+            if name in live:
+                raise self._fail(node, "unsupported-statement", f"loop variable '{name}' is read after the nest; its "
+                                 "exit value is not modelled")
+            step = self._for_next(c_ast.For(None, None, steps[name], None, coord=node.coord), name) \
+                if name in steps else 0
+            extra.append((name, c_type, value, step))
+        if isinstance(primary_item, c_ast.Decl):
+            first: c_ast.Node = c_ast.DeclList([primary_item], coord=init.coord)
+        else:
+            first = primary_item
+        return c_ast.For(first, node.cond, steps.get(primary or ""), node.stmt, coord=node.coord), extra
+
+    def _induction(self, node: c_ast.For, name: str, c_type: str, init: c_ast.Node, step: int, it: str,
+                   start: Affine, start_expr: Expr) -> None:
+        """Header variable ``name = init`` stepped by ``step`` per step of ``it``: ``name`` stands
+        for ``init + step * (it - start)`` (in its C type) in the body."""
+        try:
+            value = self.affine(init)
+        except _NotAffine:
+            raise self._fail(init, "non-affine-bound", f"initial value '{c_text(init)}' of loop variable '{name}' "
+                             "is not affine in outer iterators and size parameters") from None
+        aff = _combine(value, _scale(_combine(Affine.of({it: 1}), start, -1), step), 1)
+        e = Binary("+", Cast("long long", self.expr(init)),
+                   Binary("*", Const(str(step)), Binary("-", Cast("long long", Var(it)), Cast("long long", start_expr))))
+        self.inductions[name] = (aff, Cast(c_type, e), c_type)
 
     def _strided_for(self, node: c_ast.For, it: str, start: Affine, it_type: str, start_node: c_ast.Node,
                      step: int) -> None:
@@ -759,6 +852,8 @@ class NestBuilder(c_ast.NodeVisitor):
         """The C type of an iterator or variable visible in the nest."""
         if name in self.strided:
             return parse_type(self.strided[name][3])
+        if name in self.inductions:
+            return parse_type(self.inductions[name][2])
         for lp in self.loops:
             if lp.iterator == name:
                 return parse_type(lp.c_type)
@@ -889,6 +984,8 @@ class NestBuilder(c_ast.NodeVisitor):
             return Affine.of(constant=q if (a.constant >= 0) == (b.constant > 0) else -q)
         if isinstance(node, c_ast.ID):
             name = node.name
+            if name in self.inductions:
+                return self.inductions[name][0]
             if name in self.strided:
                 lo, step, k, _t, _e = self.strided[name]
                 return _combine(lo, Affine.of({k: step}), 1)
@@ -1147,6 +1244,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
 
     def visit_ID(self, node: c_ast.ID) -> Expr:
         nb, name = self.nb, node.name
+        if name in nb.inductions:
+            return nb.inductions[name][1]
         if name in nb.strided:  # i = start + step * k, in i's own type
             _lo, step, k, c_type, start = nb.strided[name]
             return Cast(c_type, Binary("+", Cast("long long", start), Binary("*", Const(str(step)), Var(k))))
@@ -1223,6 +1322,22 @@ def _minmax_kind(node: c_ast.Node) -> str | None:
         return None
     picks_left_when_greater = (then == left) == (node.cond.op in (">", ">="))
     return "max" if picks_left_when_greater else "min"
+
+
+def _header_lists(node: c_ast.For) -> bool:
+    """Whether the header sets or steps several variables (``int i = 0, k = 0``, ``i++, j--``)."""
+    init = node.init
+    return (isinstance(init, c_ast.DeclList) and len(init.decls) > 1) or isinstance(init, c_ast.ExprList) \
+        or isinstance(node.next, c_ast.ExprList)
+
+
+def _stepped_name(n: c_ast.Node) -> str | None:
+    """The variable a loop increment steps (``i++``, ``i += 2``, ``i = i + 1``), else None."""
+    if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and isinstance(n.expr, c_ast.ID):
+        return str(n.expr.name)
+    if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+        return str(n.lvalue.name)
+    return None
 
 
 def _is_id(node: c_ast.Node | None, name: str) -> bool:
