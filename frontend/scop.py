@@ -273,6 +273,8 @@ class NestBuilder(c_ast.NodeVisitor):
         #: strided loops in scope: user iterator -> (start, step, model iterator, C type, start expression)
         self.strided: dict[str, tuple[Affine, int, str, str, Expr]] = {}
         self.strided_done: set[str] = set()
+        #: size parameters standing for products of parameters (``mdp_p_m_n``): name -> factors
+        self.products: dict[str, tuple[str, ...]] = {}
         #: induction variables of loop headers (``j`` in ``for (i = 0, j = n - 1; ...; i++, j--)``):
         #: name -> (affine value, C expression, C type)
         self.inductions: dict[str, tuple[Affine, Expr, str]] = {}
@@ -1020,7 +1022,35 @@ class NestBuilder(c_ast.NodeVisitor):
                 return _scale(b, a.constant)
             if b.is_constant:
                 return _scale(a, b.constant)
+            return self._parameter_product(node, a, b)
         raise _NotAffine
+
+    def _parameter_product(self, node: c_ast.BinaryOp, a: Affine, b: Affine) -> Affine:
+        """``n * m`` of size parameters (``i < n * m``): each product of parameters becomes a size
+        parameter of its own (``mdp_p_m_n``), whose value the call site computes in ``long long``
+        (``Variable.c_value``), so the loop stays affine. Products of signed values only: their
+        overflow is undefined in the original, so the model's exact product is what it computes;
+        an unsigned one wraps, and stays non-affine."""
+        its = set(self._iterators())
+        if (a.names() | b.names()) & its or involves_unsigned(self.expr(node), self.name_type):
+            raise _NotAffine
+        out: dict[str, int] = {}
+        for x, cx in (*a.terms, ("", a.constant)):
+            for y, cy in (*b.terms, ("", b.constant)):
+                if not cx * cy:
+                    continue
+                factors = tuple(sorted(self.products.get(x, (x,)) + self.products.get(y, (y,))))
+                factors = tuple(f for f in factors if f)
+                name = f"mdp_p_{'_'.join(factors)}" if len(factors) > 1 else factors[0] if factors else ""
+                if len(factors) > 1 and name not in self.products:
+                    self.products[name] = factors
+                    value = " * ".join(f"(long long) {f}" for f in factors)
+                    self.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private",
+                                                    c_value=value)
+                    self.params.append(name)
+                out[name] = out.get(name, 0) + cx * cy
+        constant = out.pop("", 0)
+        return Affine.of({n: c for n, c in out.items() if c}, constant)
 
     def _sizeof(self, node: c_ast.Node) -> int | None:
         """``sizeof`` of an arithmetic type or of an array variable with constant sizes (or one of
