@@ -8,9 +8,16 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
+from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.plan import Plan
 from mdpoly.ir.target import TargetCaps
+
+#: What lowering produces for some target: a loop-tree ``Plan`` (OpenMP) or a ``KernelPlan``
+#: (work-group targets); a backend renders one kind.
+LoweredPlan = Plan | KernelPlan
+PlanT = TypeVar("PlanT", bound=LoweredPlan)
 
 __all__ = ["Backend", "GeneratedCode", "TargetCaps"]
 
@@ -34,12 +41,12 @@ class GeneratedCode:
     preamble: str = ""
 
 
-class Backend(ABC):
+class Backend(ABC, Generic[PlanT]):
     """A code generator for one target."""
 
     name: str
     caps: TargetCaps
 
     @abstractmethod
-    def render(self, plan: Plan) -> GeneratedCode:
+    def render(self, plan: PlanT) -> GeneratedCode:
         """Render ``plan`` (already checked) as C text for this target."""

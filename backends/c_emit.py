@@ -14,6 +14,7 @@ from typing import Protocol
 
 from pycparser import c_ast, c_generator, c_parser
 
+from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import (
     AddressRange,
     Affine,
@@ -277,7 +278,7 @@ class CEmitter:
         text = str(self.gen.visit(fdef))
         return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
 
-    def call(self, plan: Plan) -> str:
+    def call(self, plan: Plan | KernelPlan) -> str:
         """``name(args);`` -- written scalars are passed by address -- then the exit values of the
         iterators declared outside the nest (``Plan.iterators``). With alias checks or
         preconditions: ``if (no overlap && preconditions) { call } else { <original nest> }``

@@ -622,7 +622,7 @@ def kernel_source(plan: KernelPlan) -> str:
     return KernelWriter(plan).source()
 
 
-class OpenCLBackend(Backend):
+class OpenCLBackend(Backend[KernelPlan]):
     """OpenCL 1.2 kernels plus C host code; the generated file links with ``-lOpenCL``."""
 
     name = "opencl"
@@ -630,10 +630,10 @@ class OpenCLBackend(Backend):
     def __init__(self, caps: TargetCaps = OPENCL_CAPS) -> None:
         self.caps = caps
 
-    def render(self, plan: KernelPlan) -> GeneratedCode:  # type: ignore[override]
+    def render(self, plan: KernelPlan) -> GeneratedCode:
         source = kernel_source(plan)
         definition = host_function(plan, source)
-        call = CEmitter(_NoDialect()).call(plan)  # type: ignore[arg-type]
+        call = CEmitter(_NoDialect()).call(plan)
         return GeneratedCode(name=plan.name, definition=definition, call=call,
                              headers=("CL/cl.h", "stdio.h", "stdlib.h", "string.h"), flags=("-lOpenCL",),
                              device_sources=((plan.name + ".cl", source),), preamble=host_preamble())

@@ -46,7 +46,7 @@ class _OpenMPDialect:
         return c_ast.FuncCall(c_ast.ID("omp_get_thread_num"), None)
 
 
-class OpenMPBackend(Backend):
+class OpenMPBackend(Backend[Plan]):
     """C99 + OpenMP for multicore CPUs; the generated code needs ``-fopenmp``."""
 
     name = "openmp"

@@ -39,28 +39,22 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mdpoly.cc_args import CompilerCommand, parse_compiler_args
+from mdpoly.diagnostics import MdpolyError
+from mdpoly.targets import target_named
 
 PROG = "mdpoly-cc"
 PACKAGE_ROOT = Path(__file__).resolve().parents[1]
 MDPOLY_MAIN = "import sys; from mdpoly.cli import main; sys.exit(main())"
 
-# Flags the real compiler needs for code generated for each target: (compiling, linking).
-TARGET_FLAGS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "openmp": (("-fopenmp",), ("-fopenmp",)),
-    "opencl": ((), ("-lOpenCL",)),
-}
-
-
 def target_flags(target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(compiling, linking) flags for ``target``; CUDA's name the toolkit ``find_cuda`` finds
-    (``-I``, ``-L`` incl. ``lib64/stubs``, ``-lcuda -lnvrtc``), or just the libraries without one."""
-    if target == "cuda":
-        from mdpoly.cuda_toolkit import find_cuda
-        kit = find_cuda()
-        if kit is None:
-            return (), ("-lcuda", "-lnvrtc")
-        return kit.compile_flags(), kit.link_flags()
-    return TARGET_FLAGS.get(target, ((), ()))
+    """(compiling, linking) flags the real compiler needs for code generated for ``target``: its
+    registry entry's ``Toolchain`` (``mdpoly.targets``; CUDA's name the toolkit ``find_cuda``
+    finds: ``-I``, ``-L`` incl. ``lib64/stubs``, ``-lcuda -lnvrtc``); none for a name mdpoly
+    does not know (mdpoly itself then reports the error)."""
+    try:
+        return target_named(target).toolchain.flags()
+    except MdpolyError:
+        return (), ()
 
 
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc

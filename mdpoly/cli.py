@@ -32,6 +32,7 @@ from mdpoly.output_files import (
     check_output_paths,
     write_files_atomically,
 )
+from mdpoly.targets import spellings, target_named
 from mdpoly.tuning.atf import TECHNIQUES
 from mdpoly.tuning.cache import default_cache_dir
 
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="mdpoly", description="Polyhedral auto-parallelizer for C based on MDH expressions.")
     p.add_argument("input", help="C source file")
     p.add_argument("-o", dest="output", metavar="FILE", help="write the transformed C source to FILE")
-    p.add_argument("--target", choices=("openmp", "opencl", "cuda"), default="openmp")
+    p.add_argument("--target", choices=spellings(), default="openmp")
     p.add_argument("-I", dest="include_dirs", action="append", default=[], metavar="DIR")
     p.add_argument("-D", dest="defines", action="append", default=[], metavar="NAME[=VAL]")
     p.add_argument("-U", dest="undefines", action="append", default=[], metavar="NAME")
@@ -135,7 +136,7 @@ def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[tuple[str
 
 def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> Options:
     return Options(
-        target=ns.target, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
+        target=target_named(ns.target).name, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
         sizes=_sizes(parser, ns.size), cpp=os.environ.get("MDPOLY_CPP", "cpp"),
         preprocessor=ns.preprocessor or (),

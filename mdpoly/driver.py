@@ -1,7 +1,8 @@
 """The transformation driver: ``transform(analysis, options, sink) -> (out_text, outcomes)``.
 
 For every nest of a ``FileAnalysis``: kept when the front end kept it or it has too little work;
-otherwise tuning parameters (tuned when ``options.tune``) -> ``lower`` -> ``check_plan`` -> backend ``render``; then all
+otherwise, for the target of ``options.target`` (``mdpoly.targets``): its parameters (tuned when
+``options.tune``) -> ``target.lower`` -> ``target.check`` -> ``target.render``; then all
 generated code is spliced into the original text. Returns the new text and one ``NestOutcome``
 per nest, in order; diagnostics about the outcomes are the report's job.
 """
@@ -9,14 +10,12 @@ per nest, in order; diagnostics about the outcomes are the report's job.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Protocol
+from typing import Any, Protocol
 
-from mdpoly.backends.base import Backend, GeneratedCode
-from mdpoly.backends.openmp import OpenMPBackend
+from mdpoly.backends.base import GeneratedCode
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
-    MdpolyError,
     UnsupportedInput,
 )
 from mdpoly.host_schedule import render_schedule
@@ -26,11 +25,11 @@ from mdpoly.ir.nest import (
     NestOutcome,
     schedule_computations,
 )
-from mdpoly.lower import check_plan, lower
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
 from mdpoly.splice import Replacement, source_identifiers, splice
-from mdpoly.tuning.hook import choose_gpu_params, choose_params
+from mdpoly.targets import Target, target_named
+from mdpoly.tuning.hook import choose
 
 #: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
 #: a file that uses such a name itself (a macro could break generated code) is kept as written.
@@ -50,22 +49,6 @@ class _Analysis(Protocol):
     def nests(self) -> tuple[NestAnalysis, ...]: ...
 
 
-def backend_for(options: Options) -> Backend:
-    """The backend of ``options.target``.
-
-    :raises MdpolyError: for targets without a backend yet.
-    """
-    if options.target == "openmp":
-        return OpenMPBackend()
-    if options.target == "opencl":
-        from mdpoly.backends.opencl import OpenCLBackend
-        return OpenCLBackend()
-    if options.target == "cuda":
-        from mdpoly.backends.cuda import CudaBackend
-        return CudaBackend()
-    raise MdpolyError(f"target '{options.target}' is not implemented yet")
-
-
 def _kept(nest: NestAnalysis, code: str, reason: str) -> NestOutcome:
     return NestOutcome(nest=nest, status="kept", reason=reason, code=code, target=None)
 
@@ -76,7 +59,7 @@ def transform(analysis: _Analysis, options: Options,
 
     :raises MdpolyError: for an unimplemented target.
     """
-    backend = backend_for(options)
+    target = target_named(options.target)
     outcomes: list[NestOutcome] = []
     reps: list[Replacement] = []
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
@@ -88,12 +71,12 @@ def transform(analysis: _Analysis, options: Options,
                                   "the code mdpoly generates"))
             continue
         if nest.mdh is None and nest.schedule is not None:
-            rep, outcome = _transform_schedule(nest, backend, options, sink, used_names)
+            rep, outcome = _transform_schedule(nest, target, options, sink, used_names)
             outcomes.append(outcome)
             if rep is not None:
                 reps.append(rep)
             continue
-        code, outcome = _transform_nest(nest, backend, options, sink, used_names)
+        code, outcome = _transform_nest(nest, target, options, sink, used_names)
         outcomes.append(outcome)
         if code is not None:
             reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))
@@ -101,7 +84,7 @@ def transform(analysis: _Analysis, options: Options,
     return text, tuple(outcomes)
 
 
-def _transform_nest(nest: NestAnalysis, backend: Backend, options: Options, sink: DiagnosticSink | None,
+def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
                     used_names: set[str]) -> tuple[GeneratedCode | None, NestOutcome]:
     """One band: its generated code and outcome, or ``None`` and why it is kept."""
     if nest.mdh is None:
@@ -120,25 +103,19 @@ def _transform_nest(nest: NestAnalysis, backend: Backend, options: Options, sink
         mdh = replace(mdh, name=name)
     tuning = None
     try:
-        if backend.caps.parallel_layers >= 2:   # work-group targets: mdpoly.lower.gpu
-            from mdpoly.lower.gpu import lower_gpu
-            gparams, caps, tuning = choose_gpu_params(nest, mdh, backend, options, sink)
-            renderer = backend if caps == backend.caps else type(backend)(caps)  # type: ignore[call-arg]
-            code = renderer.render(lower_gpu(mdh, gparams, caps))  # type: ignore[arg-type]
-        else:
-            params, tuning = choose_params(nest, mdh, backend, options, sink)
-            plan = lower(mdh, params)
-            check_plan(plan)
-            code = backend.render(plan)
+        params, caps, tuning = choose(target, nest, mdh, options, sink)
+        plan = target.lower(mdh, params, caps)
+        target.check(plan, caps)
+        code = target.render(plan, caps)
     except UnsupportedInput as err:
         return None, _kept(nest, err.code, err.message)
     except CompilerBug as err:
         return None, _kept(nest, err.code, f"internal error, nest kept: {err.message}")
-    return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
+    return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None)
 
 
-def _transform_schedule(nest: NestAnalysis, backend: Backend, options: Options, sink: DiagnosticSink | None,
+def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
                         used_names: set[str]) -> tuple[Replacement | None, NestOutcome]:
     """A scheduled nest: every computation generated on its own, the host loops kept around them.
 
@@ -151,7 +128,7 @@ def _transform_schedule(nest: NestAnalysis, backend: Backend, options: Options, 
     definitions: list[str] = []
     preambles: list[str] = []
     for comp in schedule_computations(nest.schedule):
-        code, outcome = _transform_nest(comp.nest, backend, options, sink, used_names)
+        code, outcome = _transform_nest(comp.nest, target, options, sink, used_names)
         parts.append(outcome)
         if code is None:
             continue
@@ -163,6 +140,6 @@ def _transform_schedule(nest: NestAnalysis, backend: Backend, options: Options, 
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     text = render_schedule(nest.schedule, calls)
-    outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=backend.name,
+    outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                           parts=tuple(parts))
     return Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)), outcome

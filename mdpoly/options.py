@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
-
-Target = Literal["openmp", "opencl", "cuda"]
 
 
 @dataclass(frozen=True, slots=True)
 class Options:
-    target: Target = "openmp"
+    target: str = "openmp"   # a target's name in the registry, ``mdpoly.targets.TARGETS``
     include_dirs: tuple[str, ...] = ()
     defines: tuple[str, ...] = ()      # "NAME" or "NAME=VAL"
     undefines: tuple[str, ...] = ()

@@ -64,6 +64,7 @@ from mdpoly.lower.gpu_params import (
     gpu_violations,
 )
 from mdpoly.lower.heuristics import elem_bytes
+from mdpoly.lower.kernel_checks import check_kernel_plan
 from mdpoly.runtime.base import ArgSpec
 from mdpoly.runtime.opencl import KernelRequest, Launch
 from mdpoly.tuning.atf import Config, ParamSpec
@@ -438,6 +439,7 @@ class GpuTarget:
     def candidate(self, mdh: MdhExpr, params: GpuParams, sizes: dict[str, int],
                   args: tuple[ArgSpec, ...]) -> Candidate:
         plan = lower_gpu(mdh, params, self.caps)
+        check_kernel_plan(plan, self.caps)
         flags = self.flags(plan) if self.flags is not None else ()
         return kernel_request(plan, self.render(plan), sizes, args, flags)
 
