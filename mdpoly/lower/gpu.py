@@ -66,15 +66,15 @@ _IDENT = re.compile(r"[A-Za-z_]\w*")
 
 
 def device_type(elem_type: str, mdh: MdhExpr) -> str:
-    """The OpenCL C spelling of a C element type.
+    """The kernels' spelling of a C element type (OpenCL C's names; the CUDA prelude defines them).
 
-    :raises UnsupportedInput: for types OpenCL C lacks or mdpoly cannot size (``long double``,
-        typedef names).
+    :raises UnsupportedInput: (``gpu-unsupported-type``) for types GPU kernels lack or mdpoly cannot
+        size (``long double``, typedef names).
     """
     t = base_type(elem_type)
     if t not in DEVICE_TYPES:
-        raise UnsupportedInput(f"type '{elem_type}' has no OpenCL C equivalent", mdh.loc,
-                               code="opencl-unsupported-type")
+        raise UnsupportedInput(f"type '{elem_type}' has no equivalent in GPU kernels", mdh.loc,
+                               code="gpu-unsupported-type")
     return DEVICE_TYPES[t]
 
 
@@ -213,7 +213,7 @@ class _GpuLowerer:
         for b in function_params(self.m):
             if b.kind not in ("array", "pointer", "scalar"):
                 raise UnsupportedInput(f"'{b.name}' is not one dense array (rows reached through pointers)",
-                                       self.m.loc, code="opencl-indirect-buffer")
+                                       self.m.loc, code="gpu-indirect-buffer")
             dev = device_type(b.elem_type, self.m)
             if b.kind == "scalar" and not b.written:
                 out.append(KBuffer(b.name, b.elem_type, dev, "value"))
@@ -223,7 +223,7 @@ class _GpuLowerer:
                 if missing:
                     raise UnsupportedInput(f"extent '{s}' of '{b.name}' names {', '.join(sorted(missing))}, "
                                            "which the nest does not receive", self.m.loc,
-                                           code="opencl-unknown-extent")
+                                           code="gpu-unknown-extent")
             written = b.written
             copy_in = self._read(b.name) or (written and not self._covers(b))
             out.append(KBuffer(b.name, b.elem_type, dev, "global", written=written, copy_in=copy_in,
@@ -296,8 +296,8 @@ class _GpuLowerer:
                     start = "old"
                 elif o.init is not None:
                     if "[" in o.init:
-                        raise UnsupportedInput("an initial value read from an array is not supported for "
-                                               "OpenCL yet", self.m.loc, code="opencl-array-init")
+                        raise UnsupportedInput("an initial value read from an array is not supported in "
+                                               "GPU kernels yet", self.m.loc, code="gpu-array-init")
                     start = "init"
             elif o.update == "accumulate" or o.init is not None:
                 raise UnsupportedInput("an accumulating output needs a reduction dimension to give its operator",

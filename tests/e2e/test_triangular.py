@@ -188,7 +188,7 @@ SOURCES = all_programs()
 
 
 #: programs whose kernel the work-group targets keep, and why (not a domain matter)
-GPU_KEPT = {"chol_row": "opencl-array-init"}
+GPU_KEPT = {"chol_row": "gpu-array-init"}
 
 
 def _transform(src: str, tmp_path: Path, target: str, kept: str | None = None) -> tuple[Path, Path]:
