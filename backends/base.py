@@ -19,7 +19,7 @@ from mdpoly.ir.target import TargetCaps
 LoweredPlan = Plan | KernelPlan
 PlanT = TypeVar("PlanT", bound=LoweredPlan)
 
-__all__ = ["Backend", "GeneratedCode", "TargetCaps"]
+__all__ = ["Backend", "GeneratedCode", "TargetCaps", "TeamCode"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +39,28 @@ class GeneratedCode:
     flags: tuple[str, ...] = ()
     device_sources: tuple[tuple[str, str], ...] = ()
     preamble: str = ""
+    #: the computation as run by every thread of a parallel region around it (OpenMP; ``None``
+    #: where the target or the plan has none)
+    team: TeamCode | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TeamCode:
+    """A computation called by every thread of an enclosing parallel region, so that a sequential
+    host loop around it runs inside one region instead of starting a team per iteration.
+
+    ``kind``: ``"shared"`` -- ``definition`` is a function whose parallel loops are orphaned
+    worksharing loops (each ends with a barrier), called by every thread; ``"single"`` -- the plan
+    has no parallel loop: one thread calls the ordinary function. ``call`` is the call statement,
+    ``exit_values`` assigns the live iterators (one thread runs it), ``check`` sets ``int``
+    ``mdp_alias_ok`` to the run-time checks (``""``: there are none).
+    """
+
+    kind: str
+    definition: str
+    call: str
+    exit_values: str
+    check: str
 
 
 class Backend(ABC, Generic[PlanT]):

@@ -333,6 +333,19 @@ class CEmitter:
         """The call under run-time no-overlap checks and ``preconditions``; the else branch is
         ``ORIGINAL_NEST``, which the splicer replaces by the nest as written. Rows of indirect
         buffers are checked in a loop."""
+        body = call if isinstance(call, c_ast.Compound) else c_ast.Compound([call])
+        fallback = c_ast.Compound([c_ast.ID(ORIGINAL_NEST.rstrip(";"))])
+        cond, rows = self._checks(checks, preconditions)
+        if not rows:
+            return str(self.gen.visit(c_ast.If(cond, body, fallback)))
+        ok = c_ast.ID(f"{_GUARD}ok")
+        items = [_decl(ok.name, _type_decl(ok.name, "int"), cond), *rows, c_ast.If(ok, body, fallback)]
+        return str(self.gen.visit(c_ast.Compound(items))).rstrip()
+
+    def _checks(self, checks: tuple[AliasCheck, ...],
+                preconditions: tuple[Precondition, ...]) -> tuple[c_ast.Node, list[c_ast.Node]]:
+        """The run-time checks as one condition and the loops that then check rows of indirect
+        buffers one by one (each ``mdp_alias_ok = test`` while ``mdp_alias_ok`` holds)."""
         simple: list[c_ast.Node] = [self.precondition(p) for p in preconditions]
         per_row: list[tuple[AddressRange, c_ast.Node]] = []
         row = c_ast.ID(f"{_GUARD}r")
@@ -341,21 +354,39 @@ class CEmitter:
             simple.append(_disjoint(self._bytes(a), self._bytes(b)))
             if a.row_lo is not None:
                 per_row.append((a, _disjoint(self._row_bytes(a, row), self._bytes(b))))
-        body = call if isinstance(call, c_ast.Compound) else c_ast.Compound([call])
-        cond = _all(simple)
-        fallback = c_ast.Compound([c_ast.ID(ORIGINAL_NEST.rstrip(";"))])
-        if not per_row:
-            return str(self.gen.visit(c_ast.If(cond, body, fallback)))
         ok = c_ast.ID(f"{_GUARD}ok")
-        items: list[c_ast.Node] = [_decl(ok.name, _type_decl(ok.name, "int"), cond)]
+        loops: list[c_ast.Node] = []
         for rng, test in per_row:
             assert rng.lo is not None and rng.hi is not None
-            items.append(c_ast.For(
+            loops.append(c_ast.For(
                 c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), self.affine(rng.lo))]),
                 c_ast.BinaryOp("&&", ok, c_ast.BinaryOp("<=", row, self.affine(rng.hi))),
                 c_ast.UnaryOp("p++", row), c_ast.Assignment("=", ok, test)))
-        items.append(c_ast.If(ok, body, fallback))
-        return str(self.gen.visit(c_ast.Compound(items))).rstrip()
+        return _all(simple), loops
+
+    def team_call(self, plan: Plan, name: str) -> tuple[str, str, str]:
+        """A call of ``name`` (``plan``'s function as run by every thread of an enclosing parallel
+        region) in three pieces: the call, the exit values of the live iterators (``""`` when
+        none), and a statement setting ``int`` ``mdp_alias_ok`` to the run-time checks and
+        preconditions (``""`` when there are none)."""
+        self.wide = self.wide | size_params(plan.params)
+        self.values = {b.name: b.c_value for b in plan.params if b.c_value}
+        try:
+            args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
+                    else _rows_view(b) if b.rows_of
+                    else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
+            call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"
+            exits = self.exit_values(plan.iterators)
+            exit_text = str(self.gen.visit(c_ast.Compound(exits))).rstrip() if exits else ""
+            checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
+            if not checks and not pre:
+                return call, exit_text, ""
+            cond, rows = self._checks(checks, pre)
+            ok = c_ast.ID(f"{_GUARD}ok")
+            check = str(self.gen.visit(c_ast.Compound([c_ast.Assignment("=", ok, cond), *rows]))).rstrip()
+            return call, exit_text, check
+        finally:
+            self.values = {}
 
     def precondition(self, p: Precondition) -> c_ast.Node:
         """``p.c_expr`` as an expression (verbatim, parenthesized, when pycparser cannot parse it)."""

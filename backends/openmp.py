@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pycparser import c_ast
 
-from mdpoly.backends.base import Backend, GeneratedCode
+from mdpoly.backends.base import Backend, GeneratedCode, TeamCode
 from mdpoly.backends.c_emit import CEmitter
-from mdpoly.ir.plan import Loop, ParallelRegion, Plan, ThreadCount
+from mdpoly.ir.plan import Assume, Block, Declare, Guard, Loop, ParallelRegion, Plan, Stmt, ThreadCount
 from mdpoly.ir.target import TargetCaps
 
 OPENMP_CAPS = TargetCaps(name="openmp", parallel_layers=1, simd=True, cores=2, vector_bytes=32,
@@ -46,6 +48,45 @@ class _OpenMPDialect:
         return c_ast.FuncCall(c_ast.ID("omp_get_thread_num"), None)
 
 
+class _TeamDialect(_OpenMPDialect):
+    """Spellings of a function called by every thread of an enclosing region: its parallel loops
+    are orphaned worksharing loops (``omp for``, which end with a barrier)."""
+
+    def loop_pragmas(self, loop: Loop) -> list[str]:
+        if loop.schedule == "parallel":
+            clauses = ["omp for"]
+            if loop.collapse > 1:
+                clauses.append(f"collapse({loop.collapse})")
+            return [" ".join([*clauses, _SCHEDULES[loop.distribution]])]
+        return super().loop_pragmas(loop)
+
+
+def _walk(body: tuple[Stmt, ...]) -> list[Stmt]:
+    out: list[Stmt] = []
+    for s in body:
+        out.append(s)
+        if isinstance(s, Loop | Block | ParallelRegion):
+            out += _walk(s.body)
+        elif isinstance(s, Guard):
+            out += _walk(s.body) + _walk(s.orelse)
+    return out
+
+
+def team_kind(plan: Plan) -> str | None:
+    """How every thread of an enclosing region runs ``plan`` (see ``TeamCode.kind``): ``None``
+    when it starts a thread team of its own (per-thread partials of a shared reduction loop) or
+    has work outside its parallel loops that every thread would repeat."""
+    stmts = _walk(plan.body)
+    if any(isinstance(s, ParallelRegion | ThreadCount) for s in stmts):
+        return None
+    if not any(isinstance(s, Loop) and s.schedule in ("parallel", "thread_for") for s in stmts):
+        return "single"
+    if all((isinstance(s, Loop) and s.schedule == "parallel") or isinstance(s, Assume)
+           or (isinstance(s, Declare) and not s.shape) for s in plan.body):
+        return "shared"
+    return None
+
+
 class OpenMPBackend(Backend[Plan]):
     """C99 + OpenMP for multicore CPUs; the generated code needs ``-fopenmp``."""
 
@@ -66,7 +107,19 @@ class OpenMPBackend(Backend[Plan]):
         definition = shielded(emitter.function(plan))
         return GeneratedCode(name=plan.name, definition=definition, call=emitter.call(plan),
                              headers=tuple(headers), flags=("-fopenmp",),
-                             preamble=preamble(tuple(headers)))
+                             preamble=preamble(tuple(headers)), team=self.render_team(plan))
+
+    def render_team(self, plan: Plan) -> TeamCode | None:
+        """``plan`` as called by every thread of a parallel region around it (``TeamCode``)."""
+        kind = team_kind(plan)
+        if kind is None:
+            return None
+        name = plan.name if kind == "single" else f"{plan.name}_team"
+        definition = ""
+        if kind == "shared":
+            definition = shielded(CEmitter(_TeamDialect()).function(replace(plan, name=name)))
+        call, exits, check = CEmitter(_OpenMPDialect()).team_call(plan, name)
+        return TeamCode(kind, definition, call, exits, check)
 
 
 #: Every word of the generated OpenMP pragmas that a user's macro could replace (OpenMP pragmas

@@ -146,7 +146,8 @@ class _Scheduler:
             if isinstance(item, c_ast.For):
                 body.extend(_inside_host_loop(b) for b in self.plan(item, tuple(inner_decls), None))
             else:
-                body.append(HostStatement(statement_text(item), loc_of(item, whole.loc)))
+                body.append(HostStatement(statement_text(item), loc_of(item, whole.loc),
+                                          isinstance(item, c_ast.Decl | c_ast.DeclList)))
                 if isinstance(item, c_ast.Decl):
                     inner_decls.append(item)
                 elif isinstance(item, c_ast.DeclList):
@@ -154,7 +155,8 @@ class _Scheduler:
         if not any(isinstance(b, Computation | HostLoop) for b in body):
             return (HostStatement(statement_text(node), whole.loc),)
         reason = whole.kept.message if whole.kept is not None else "its body is not one band"
-        return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body)),)
+        return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body),
+                         isinstance(node.init, c_ast.DeclList)),)
 
     # -- distribution
 

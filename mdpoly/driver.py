@@ -12,13 +12,13 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Protocol
 
-from mdpoly.backends.base import GeneratedCode
+from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
     UnsupportedInput,
 )
-from mdpoly.host_schedule import render_schedule
+from mdpoly.host_schedule import render_schedule_regions
 from mdpoly.ir.nest import (
     ORIGINAL_NEST,
     NestAnalysis,
@@ -124,6 +124,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     computation's own text) and every other part as written."""
     assert nest.schedule is not None
     calls: dict[int, str] = {}
+    teams: dict[int, TeamCode] = {}
+    own: dict[int, str] = {}  # definitions a region may leave uncalled: index -> function name
     parts: list[NestOutcome] = []
     definitions: list[str] = []
     preambles: list[str] = []
@@ -134,12 +136,18 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             continue
         calls[id(comp)] = code.call.replace(ORIGINAL_NEST, comp.nest.reference_c.rstrip())
         definitions.append(code.definition)
+        if code.team is not None:
+            teams[id(comp)] = code.team
+            own[len(definitions) - 1] = code.name
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
     if not calls:
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
-    text = render_schedule(nest.schedule, calls)
+    rendered = render_schedule_regions(nest.schedule, calls, teams)
+    definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
+    definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
-                          parts=tuple(parts))
-    return Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)), outcome
+                          parts=tuple(parts), regions=rendered.regions if teams else ())
+    return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
+            outcome)

@@ -6,7 +6,12 @@ generated call (``calls`` maps ``id(computation)`` to it) or, when it was kept, 
 
 from __future__ import annotations
 
-from mdpoly.ir.nest import Computation, HostLoop, HostStatement, ScheduleItem
+import re
+from dataclasses import dataclass
+
+from mdpoly.backends.base import TeamCode
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.nest import Computation, HostLoop, HostStatement, ScheduleItem, schedule_computations
 
 _INDENT = "  "
 
@@ -35,3 +40,237 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
         elif isinstance(it, Computation):
             call = calls.get(id(it))
             lines.extend(_block(call if call is not None else it.nest.reference_c, depth))
+
+
+# {{{ one OpenMP parallel region around a host loop
+
+#: Words of the region's pragmas that a user's macro could replace (set aside around it).
+_REGION_WORDS = ("omp", "parallel", "private", "single")
+_NAME = re.compile(r"[A-Za-z_]\w*")
+#: ``name =``, ``name +=`` ..., ``name++``/``name--`` (not ``==``, ``<=``, ``>=``, ``!=``, a member)
+_ASSIGNED = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*(?:=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)")
+_INCREMENTED = re.compile(r"(?:\+\+|--)\s*([A-Za-z_]\w*)")
+_SUBSCRIPTED = re.compile(r"([A-Za-z_]\w*)\s*\[")
+_CALLED = re.compile(r"([A-Za-z_]\w*)\s*\(")
+_JUMP = re.compile(r"\b(?:break|continue|return|goto|setjmp|longjmp)\b")
+_NOT_CALLS = frozenset({"if", "for", "while", "switch", "sizeof", "_Alignof", "return"})
+#: C library functions without side effects on the program's variables
+_PURE = frozenset({"sqrt", "sqrtf", "exp", "expf", "log", "logf", "pow", "powf", "fabs", "fabsf", "abs",
+                   "sin", "sinf", "cos", "cosf", "tan", "tanh", "floor", "ceil", "fmax", "fmin", "fmaxf", "fminf"})
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedSchedule:
+    """A schedule's host code: ``text`` (one compound statement), the extra ``definitions`` it
+    calls (team functions), and for each outermost host loop ``""`` when it became one parallel
+    region, else why not (``NestOutcome.regions``)."""
+
+    text: str
+    definitions: tuple[str, ...]
+    regions: tuple[tuple[SourceLoc, str], ...]
+
+
+def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
+                            teams: dict[int, TeamCode]) -> RenderedSchedule:
+    """The schedule with every outermost host loop that allows it run as one OpenMP parallel
+    region (``teams``: the transformed computations' ``TeamCode``, by ``id``).
+
+    Every thread runs the host loop (its iterators private); a computation's parallel loops are
+    shared among them as orphaned worksharing loops whose implicit barriers order the steps;
+    host statements, kept computations, exit values and the fallback of a failed run-time check
+    run on one thread (``single``, with its barrier). A computation's run-time checks are
+    evaluated once before the region when nothing in the loop can change what they read, else
+    by one thread per iteration into a shared flag. Afterwards the host loops' headers run once
+    more, empty, to leave their iterators at their exit values."""
+    lines = ["{"]
+    definitions: list[str] = []
+    notes: list[tuple[SourceLoc, str]] = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            why = _region_refusal(it, calls, teams)
+            notes.append((it.loc, why))
+            if not why:
+                lines.extend(_region(it, calls, teams, len(notes), definitions))
+                continue
+        _render((it,), calls, 1, lines)
+    lines.append("}")
+    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes))
+
+
+def _host_loops(loop: HostLoop) -> list[HostLoop]:
+    out = [loop]
+    for it in loop.body:
+        if isinstance(it, HostLoop):
+            out += _host_loops(it)
+    return out
+
+
+def _statements(loop: HostLoop) -> list[HostStatement]:
+    out: list[HostStatement] = []
+    for it in loop.body:
+        if isinstance(it, HostStatement):
+            out.append(it)
+        elif isinstance(it, HostLoop):
+            out += _statements(it)
+    return out
+
+
+def _texts(loop: HostLoop) -> list[str]:
+    """Every piece of C the loop runs as written: headers, statements, computations' own text."""
+    return ([h.header for h in _host_loops(loop)] + [s.text for s in _statements(loop)]
+            + [c.nest.reference_c for c in schedule_computations(loop.body)])
+
+
+def _assigned(texts: list[str]) -> set[str]:
+    out: set[str] = set()
+    for t in texts:
+        out.update(_ASSIGNED.findall(t))
+        out.update(_INCREMENTED.findall(t))
+    return out
+
+
+def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode]) -> str:
+    """Why ``loop`` cannot run as one parallel region (``""`` when it can)."""
+    comps = schedule_computations(loop.body)
+    called = [c for c in comps if id(c) in calls]
+    for c in called:
+        if id(c) not in teams:
+            return (f"the computation at line {c.nest.loc.line} starts a thread team of its own "
+                    "(per-thread partial results of a shared reduction loop)")
+    if not any(teams[id(c)].kind == "shared" for c in called):
+        return "no computation inside it runs in parallel"
+    for s in _statements(loop):
+        if s.declares:
+            return f"the declaration at line {s.loc.line} would be private to each thread"
+        if s.text.lstrip().startswith("#") or _JUMP.search(s.text):
+            return f"the statement at line {s.loc.line} is a pragma or a jump"
+    loops = _host_loops(loop)
+    iterators = {h.iterator for h in loops}
+    comp_iterators = {lp.iterator for c in comps for lp in c.nest.loops}
+    both = sorted(iterators & comp_iterators)
+    if both:
+        return f"'{both[0]}' is the iterator of a host loop and of a computation inside it"
+    written = _assigned([s.text for s in _statements(loop)]) | comp_iterators
+    for h in loops:
+        names = set(_NAME.findall(h.header)) - iterators
+        if h.iterator in written or names & written or "&" in h.header:
+            return f"the header of loop '{h.iterator}' reads a variable the loop body writes"
+    if any("&" + h.iterator in s.text.replace(" ", "") for s in _statements(loop) for h in loops):
+        return "the address of a host loop's iterator is taken"
+    return ""
+
+
+def _invariant(check: str, texts: list[str], written: set[str], calls_anything: bool) -> bool:
+    """Whether the run-time check ``check`` reads nothing the host loop may change."""
+    if calls_anything or "->" in check or "." in _strip_numbers(check):
+        return False
+    names = set(_NAME.findall(check))
+    subscripted = {m for t in texts for m in _SUBSCRIPTED.findall(t)}
+    if names & written:
+        return False
+    return not (set(_SUBSCRIPTED.findall(check)) & subscripted) and not re.search(r"\*\s*[A-Za-z_(]", check)
+
+
+def _strip_numbers(text: str) -> str:
+    return re.sub(r"\b\d[\w.]*", "0", text)
+
+
+def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], number: int,
+            definitions: list[str]) -> list[str]:
+    texts = _texts(loop)
+    loops = _host_loops(loop)
+    comps = schedule_computations(loop.body)
+    written = _assigned(texts) | {h.iterator for h in loops} | {lp.iterator for c in comps for lp in c.nest.loops}
+    calls_anything = any(n not in _NOT_CALLS and n not in _PURE for t in texts for n in _CALLED.findall(t))
+    flags: dict[int, tuple[str, bool]] = {}  # id(computation) -> (shared flag, checked once before)
+    for c in comps:
+        team = teams.get(id(c))
+        if id(c) in calls and team is not None and team.kind == "shared":
+            if team.definition and team.definition not in definitions:
+                definitions.append(team.definition)
+            if team.check:
+                flag = f"mdp_region{number}_ok{len(flags)}"
+                flags[id(c)] = (flag, _invariant(team.check, texts, written, calls_anything))
+    out = [_INDENT + "{"]
+    push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in _REGION_WORDS]
+    pop = [f'#pragma pop_macro("{w}")' for w in reversed(_REGION_WORDS)]
+    if flags:
+        out.append(_INDENT * 2 + "int " + ", ".join(f for f, _ in flags.values()) + ";")
+    for cid, (flag, once) in flags.items():
+        if once:
+            out.extend(_block(_check_block(teams[cid].check, flag), 2))
+    private = sorted({h.iterator for h in loops if not h.declares})
+    out.extend("\n".join(push).splitlines())
+    out.append("#pragma omp parallel" + (f" private({', '.join(private)})" if private else ""))
+    out.append(_INDENT * 2 + "{")
+    _render_region(loop, calls, teams, flags, 3, out)
+    out.append(_INDENT * 2 + "}")
+    out.extend(pop)
+    if private:  # the iterators' exit values: the headers once more, with nothing inside
+        out.extend(_skeleton(loop, 2))
+    out.append(_INDENT + "}")
+    return out
+
+
+def _check_block(check: str, flag: str) -> str:
+    return f"{{\n  int mdp_alias_ok;\n{_indent(check)}\n  {flag} = mdp_alias_ok;\n}}"
+
+
+def _indent(text: str) -> str:
+    return "\n".join(_INDENT + ln if ln.strip() and not ln.startswith("#") else ln for ln in text.splitlines())
+
+
+def _single(text: str, depth: int) -> list[str]:
+    body = text.rstrip("\n")
+    if not body.lstrip().startswith("{"):
+        body = "{\n" + _indent(body) + "\n}"
+    return ["#pragma omp single", *_block(body, depth)]
+
+
+def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode],
+                   flags: dict[int, tuple[str, bool]], depth: int, lines: list[str]) -> None:
+    lines.append(_INDENT * depth + loop.header + " {")
+    pending: list[str] = []  # consecutive statements for one thread: one ``single``, one barrier
+
+    def flush() -> None:
+        if pending:
+            lines.extend(_single("{\n" + "\n".join(_indent(p) for p in pending) + "\n}", depth + 1))
+            pending.clear()
+
+    for it in loop.body:
+        if isinstance(it, HostLoop):
+            flush()
+            _render_region(it, calls, teams, flags, depth + 1, lines)
+        elif isinstance(it, HostStatement):
+            pending.append(it.text.rstrip("\n"))
+        else:
+            call, team = calls.get(id(it)), teams.get(id(it))
+            if call is None or team is None or team.kind != "shared":
+                pending.append((call if call is not None else it.nest.reference_c).rstrip("\n"))
+                continue
+            flush()
+            run = [team.call]
+            if team.exit_values:
+                run += _single(team.exit_values, 0)
+            if id(it) not in flags:
+                lines.extend(_block("\n".join(run), depth + 1))
+                continue
+            flag, once = flags[id(it)]
+            if not once:
+                lines.extend(_single(_check_block(team.check, flag), depth + 1))
+            lines.append(_INDENT * (depth + 1) + f"if ({flag}) {{")
+            lines.extend(_block("\n".join(run), depth + 2))
+            lines.append(_INDENT * (depth + 1) + "} else {")
+            lines.extend(_single(it.nest.reference_c, depth + 2))
+            lines.append(_INDENT * (depth + 1) + "}")
+    flush()
+    lines.append(_INDENT * depth + "}")
+
+
+def _skeleton(loop: HostLoop, depth: int) -> list[str]:
+    inner = [ln for it in loop.body if isinstance(it, HostLoop) for ln in _skeleton(it, depth + 1)]
+    if not inner:
+        return [_INDENT * depth + loop.header + " {", _INDENT * depth + "}"]
+    return [_INDENT * depth + loop.header + " {", *inner, _INDENT * depth + "}"]
+
+# }}}

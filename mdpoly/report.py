@@ -17,7 +17,7 @@ from dataclasses import asdict, replace
 from typing import Any
 
 from mdpoly import __version__
-from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
+from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, SourceLoc
 from mdpoly.ir.nest import (
     Computation,
     FileAnalysis,
@@ -51,7 +51,8 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     """The remark (transformed) or note/warning (kept) for one nest."""
     n = o.nest
     if o.status == "transformed" and n.schedule is not None:
-        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest scheduled: {schedule_text(n.schedule, o.parts)}")
+        return Diagnostic(Severity.REMARK, "", n.loc,
+                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions)}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}")
@@ -68,33 +69,45 @@ def _part_text(o: NestOutcome) -> str:
     return f"[kept at {where}: {o.code}]"
 
 
-def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...]) -> str:
+def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...],
+                  regions: tuple[tuple[SourceLoc, str], ...] = ()) -> str:
     """One line for a schedule, e.g. ``t:seq{ [i:++ MDH at line 9] [i:++ MDH at line 11] }``;
-    ``parts`` are the computations' outcomes in schedule order."""
+    ``parts`` are the computations' outcomes in schedule order; a host loop run as one parallel
+    region (``regions``) reads ``t:seq-in-region{ ... }``."""
     queue = list(parts)
+    in_region = {loc for loc, why in regions if not why}
 
     def walk(its: tuple[ScheduleItem, ...]) -> list[str]:
         out: list[str] = []
         for it in its:
             if isinstance(it, HostLoop):
-                out.append(f"{it.iterator}:seq{{ {' '.join(walk(it.body))} }}")
+                seq = "seq-in-region" if it.loc in in_region else "seq"
+                out.append(f"{it.iterator}:{seq}{{ {' '.join(walk(it.body))} }}")
             elif isinstance(it, Computation):
                 out.append(_part_text(queue.pop(0)) if queue else "[?]")
         return out
     return " ".join(walk(items))
 
 
-def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...]) -> list[dict[str, Any]]:
-    """The ``"schedule"`` of the report: host loops (with why they stay sequential), statements
-    kept as written, and computations with their own outcome."""
+def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...],
+                  regions: tuple[tuple[SourceLoc, str], ...] = ()) -> list[dict[str, Any]]:
+    """The ``"schedule"`` of the report: host loops (with why they stay sequential, and for an
+    outermost one of an OpenMP nest whether it runs as one parallel region or why not),
+    statements kept as written, and computations with their own outcome."""
     queue = list(parts)
+    notes = dict(regions)
 
     def walk(its: tuple[ScheduleItem, ...]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
         for it in its:
             if isinstance(it, HostLoop):
-                out.append({"kind": "host-loop", "iterator": it.iterator, "line": it.loc.line,
-                            "column": it.loc.column, "reason": it.reason, "body": walk(it.body)})
+                entry = {"kind": "host-loop", "iterator": it.iterator, "line": it.loc.line,
+                         "column": it.loc.column, "reason": it.reason, "body": walk(it.body)}
+                if it.loc in notes:
+                    entry["parallel_region"] = not notes[it.loc]
+                    if notes[it.loc]:
+                        entry["no_region_reason"] = notes[it.loc]
+                out.append(entry)
             elif isinstance(it, HostStatement):
                 out.append({"kind": "statement", "line": it.loc.line, "column": it.loc.column})
             else:
@@ -124,7 +137,7 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
     for o in outcomes:
         entry = _nest_dict(o)
         if o.nest.schedule is not None and o.parts:
-            entry["schedule"] = schedule_dict(o.nest.schedule, o.parts)
+            entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions)
         nests.append(entry)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mdpoly_version": __version__}
     if options is not None:

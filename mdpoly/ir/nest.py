@@ -66,7 +66,8 @@ class NestAnalysis:
 class HostLoop:
     """A loop of a nest that stays as written in the host code, around ``body``.
 
-    ``header`` is its ``for (...)`` text; ``reason`` says why it is not part of a computation.
+    ``header`` is its ``for (...)`` text; ``reason`` says why it is not part of a computation;
+    ``declares``: the header declares the iterator (``for (int t = 0; ...)``).
     """
 
     iterator: str
@@ -74,14 +75,17 @@ class HostLoop:
     loc: SourceLoc
     reason: str
     body: tuple[ScheduleItem, ...]
+    declares: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class HostStatement:
-    """A statement that stays as written (``text``: its C, macros expanded)."""
+    """A statement that stays as written (``text``: its C, macros expanded); ``declares``: it
+    is a declaration."""
 
     text: str
     loc: SourceLoc
+    declares: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,9 @@ class NestOutcome:
     tuning: dict[str, object] | None = None   # the report's "tuning" object; None when untuned
     #: a scheduled nest: the outcome of each of its computations, in schedule order
     parts: tuple[NestOutcome, ...] = ()
+    #: a scheduled nest: for each outermost host loop (by its location), ``""`` when it became one
+    #: parallel region around the loop (OpenMP), else why not
+    regions: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

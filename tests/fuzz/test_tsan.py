@@ -176,3 +176,16 @@ def test_fuzz_program_output_is_race_free(seed: int, tmp_path: Path) -> None:
     _mdpoly(tmp_path / "prog.c", tmp_path / "out.c", {})
     tsan_build(tmp_path / "out.c", tmp_path / "par")
     assert_race_free(tmp_path / "par")
+
+
+#: OpenMP regions around sequential host loops (``tests/e2e/region_cases``): the sizes they run at
+REGION_CASES = {"jacobi_2d": {"N": 40, "TSTEPS": 3}, "host_statements": {"N": 301}, "power_int": {"N": 41}}
+
+
+@pytest.mark.parametrize("name", sorted(REGION_CASES))
+def test_region_output_is_race_free(name: str, tmp_path: Path) -> None:
+    out = tmp_path / f"{name}.c"
+    _mdpoly(REPO / "tests" / "e2e" / "region_cases" / f"{name}.c", out, REGION_CASES[name])
+    assert "_team(" in out.read_text()  # the host loop became one parallel region
+    tsan_build(out, tmp_path / name, REGION_CASES[name])
+    assert_race_free(tmp_path / name)
