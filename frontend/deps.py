@@ -11,6 +11,7 @@ operator, and the accumulator is not otherwise touched in that loop; else ``seq`
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import islpy as isl
@@ -43,6 +44,9 @@ class Reduction:
     op: Combine
     accumulator: Access
     term: Expr
+    #: an argmax/argmin (``op.is_arg``): the other statement of the pair (``idx = e > m ? i : idx``
+    #: right before ``m = e > m ? e : m``), whose accumulator this one's updates also touch
+    partner: str = ""
 
 
 _MAX_FUNCS = frozenset({"fmax", "fmaxf", "fmaxl"})
@@ -110,6 +114,35 @@ def reduction_of(stmt: Statement, name_type: NameTypes | None = None) -> Reducti
     return None
 
 
+def arg_pairs(scop: Scop, reductions: dict[str, Reduction]) -> dict[str, Reduction]:
+    """Argmax/argmin pairs among the statements: ``idx = C ? I : idx`` directly followed by the
+    max/min update ``m = C ? e : m`` with the same condition ``C`` (what ``if (e > m) { m = e;
+    idx = i; }`` is modelled as), where ``I`` reads neither ``m`` nor ``idx``. Returns both
+    statements' reductions, with the argmax/argmin operator: ``>``/``<`` keep the first index
+    among equal values, ``>=``/``<=`` the last (as the sequential loop does)."""
+    out: dict[str, Reduction] = {}
+    for s_idx, s_val in itertools.pairwise(scop.statements):
+        red = reductions.get(s_val.name)
+        e, v = s_idx.rhs, s_val.rhs
+        if (red is None or red.op not in (Combine.MAX, Combine.MIN) or not isinstance(v, Cond)
+                or not isinstance(e, Cond) or s_idx.op != "=" or e.cond != v.cond or not _is_acc(e.other, s_idx.write)
+                or s_idx.loops != s_val.loops or s_idx.guards != s_val.guards
+                or s_idx.position[:-1] != s_val.position[:-1] or s_idx.write.buffer == red.accumulator.buffer
+                or s_idx.name in reductions or s_idx.name in out or s_val.name in out):
+            continue
+        if {a.buffer for a in expr_refs(e.then)} & {s_idx.write.buffer, red.accumulator.buffer}:
+            continue
+        assert isinstance(v.cond, Binary)
+        strict = v.cond.op in ("<", ">")
+        if red.op is Combine.MAX:
+            op = Combine.ARGMAX if strict else Combine.ARGMAX_LAST
+        else:
+            op = Combine.ARGMIN if strict else Combine.ARGMIN_LAST
+        out[s_val.name] = Reduction(s_val.name, op, red.accumulator, red.term, s_idx.name)
+        out[s_idx.name] = Reduction(s_idx.name, op, s_idx.write, e.then, s_val.name)
+    return out
+
+
 def scop_name_type(scop: Scop) -> NameTypes:
     """The C type of each iterator and scalar/element of the nest's variables."""
     iters = {lp.iterator: lp.c_type for lp in scop.loops}
@@ -150,6 +183,12 @@ def inexact_reduction(scop: Scop, red: Reduction) -> str | None:
             if acc.is_integer:
                 return (f"{where} is '{acc.name}' but '{stmt.rhs.func}' computes in '{arg.name}' and the result is "
                         "converted back after every step")
+    if red.op.is_arg:
+        # which index wins depends on exact comparisons: the stored value must be the compared one
+        if not acc.holds_all_of(term):
+            return (f"{where} is '{acc.name}' but the values it is compared with (or takes) are '{term.name}', "
+                    f"which do not all fit '{acc.name}' exactly")
+        return None
     if red.op.is_bitwise:
         if acc.is_float or term.is_float:
             return f"{where} is combined with a bitwise operator on a floating-point value"
@@ -316,11 +355,13 @@ def analyze_dependences(scop: Scop, options: Options) -> Deps:
         r = reduction_of(st, name_type)
         if r is None:
             continue
+        reductions[st.name] = r
+    reductions.update(arg_pairs(scop, reductions))
+    for name, r in list(reductions.items()):
         why = inexact_reduction(scop, r)
-        if why is None:
-            reductions[st.name] = r
-        else:
-            inexact[st.name] = why
+        if why is not None:
+            del reductions[name]
+            inexact[name] = why
     classes: list[LoopClass] = []
     used: dict[str, Reduction] = {}
     ops_seen: set[Combine] = set()
@@ -361,8 +402,13 @@ def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], all_deps:
         if d.sink_stmt in inexact and d.source_stmt == d.sink_stmt:
             return f"carries a reduction that C's type rules make order-dependent: {inexact[d.sink_stmt]}"
         red = reductions.get(d.sink_stmt)
-        if (red is None or d.source_stmt != d.sink_stmt or d.source != red.accumulator
-                or d.sink != red.accumulator):
+        pair = reductions.get(red.partner) if red is not None and red.partner else None
+        if red is not None and red.partner and pair is None:
+            return f"carries an argmax/argmin on '{red.accumulator.buffer}' whose other half cannot be reordered"
+        stmts = {red.stmt, pair.stmt} if red is not None and pair is not None else {d.sink_stmt}
+        accs = {red.accumulator, pair.accumulator} if red is not None and pair is not None else \
+            {red.accumulator} if red is not None else set()
+        if red is None or d.source_stmt not in stmts or d.source not in accs or d.sink not in accs:
             return f"carries {_kind_phrase(d.kind)} on '{d.sink.buffer}' ({d.describe(scop)})"
         if red not in reds:
             reds.append(red)
@@ -377,7 +423,7 @@ def _reduction_verdict(scop: Scop, lp: int, carried: list[Dependence], all_deps:
         for d in all_deps:
             ends = ((d.source_stmt, d.source), (d.sink_stmt, d.sink))
             mine = [e for e in ends if e == (red.stmt, acc)]
-            other = [e for e in ends if e[0] != red.stmt and lp in _stmt(scop, e[0]).loops]
+            other = [e for e in ends if e[0] not in (red.stmt, red.partner) and lp in _stmt(scop, e[0]).loops]
             if mine and other:
                 return (f"carries a reduction into '{acc.to_c()}' that is also accessed by "
                         f"'{_stmt(scop, other[0][0]).text}'")

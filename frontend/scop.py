@@ -235,6 +235,18 @@ class _WrittenNames(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
+def _names_in(node: c_ast.Node) -> set[str]:
+    """Every identifier in an expression."""
+    out: set[str] = set()
+
+    class _V(c_ast.NodeVisitor):
+        def visit_ID(self, n: c_ast.ID) -> None:
+            out.add(n.name)
+
+    _V().visit(node)
+    return out
+
+
 def _base_name(node: c_ast.Node) -> str:
     while isinstance(node, c_ast.ArrayRef):
         node = node.name
@@ -701,6 +713,8 @@ class NestBuilder(c_ast.NodeVisitor):
     def _conditional_update(self, node: c_ast.If) -> bool:
         """``if (e > m) m = e;`` (any comparison, either side) as the statement ``m = cond ? e : m``."""
         body = node.iftrue
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 2:
+            return self._arg_update(node)
         if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
             body = body.block_items[0]
         cond = node.cond
@@ -712,6 +726,33 @@ class NestBuilder(c_ast.NodeVisitor):
             return False
         rhs = Cond(self.expr(cond), self.expr(body.rvalue), self.expr(body.lvalue))
         self._statement(body, body.lvalue, "=", rhs)
+        return True
+
+    def _arg_update(self, node: c_ast.If) -> bool:
+        """``if (e > m) { m = e; idx = i; }`` (either order, any comparison) as the statements
+        ``idx = e > m ? i : idx`` and then ``m = e > m ? e : m``: exactly what the branch does
+        (the condition is read before either write, and reads neither ``idx`` nor anything
+        ``idx = i`` writes). ``mdpoly.frontend.deps.arg_pairs`` recognises the pair as an
+        argmax/argmin reduction."""
+        items = node.iftrue.block_items or []
+        cond = node.cond
+        if not (all(isinstance(x, c_ast.Assignment) and x.op == "=" for x in items)
+                and isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
+            return False
+        operands = {c_text(cond.left), c_text(cond.right)}
+        vals = [x for x in items if {c_text(x.lvalue), c_text(x.rvalue)} == operands]
+        if len(vals) != 1 or c_text(vals[0].lvalue) == c_text(vals[0].rvalue):
+            return False
+        val = vals[0]
+        (other,) = [x for x in items if x is not val]
+        names = {_base_name(val.lvalue), _base_name(other.lvalue)}
+        if (not isinstance(other.lvalue, c_ast.ID | c_ast.ArrayRef) or _base_name(other.lvalue) == _base_name(val.lvalue)
+                or names & (_names_in(cond) - {_base_name(val.lvalue)}) or names & _names_in(other.rvalue)
+                or _base_name(other.lvalue) in _names_in(val.rvalue)):
+            return False
+        c = self.expr(cond)
+        self._statement(other, other.lvalue, "=", Cond(c, self.expr(other.rvalue), self.expr(other.lvalue)))
+        self._statement(val, val.lvalue, "=", Cond(c, self.expr(val.rvalue), self.expr(val.lvalue)))
         return True
 
     def visit_FuncCall(self, node: c_ast.FuncCall) -> None:

@@ -143,6 +143,11 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
                 outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs)))
             terms.append(red.term)
 
+        if any(r.op.is_arg for r in reductions.values()):
+            _check_arg(scop, inner, reductions, red_loops)
+            outputs.reverse()  # the index statement comes first: the value is output 0, the index output 1
+            terms.reverse()
+
     _check_reduced_outputs(scop, outputs, red_loops)
     inputs: list[Access] = []
     for t in terms:
@@ -182,6 +187,23 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
         preconditions=scop.preconditions, domain=domain_constraints(scop),
     )
+
+
+def _check_arg(scop: Scop, inner: list[Statement], reductions: dict[str, Reduction], red_loops: list[int]) -> None:
+    """An argmax/argmin nest is the pair alone, over one upward reduction loop whose iterator is
+    the index: the tie rule compares indices, which must grow in the loop's order."""
+    stmt = inner[0]
+    if len(inner) != 2 or any(reductions[s.name].partner not in {t.name for t in inner} for s in inner):
+        raise UnsupportedInput("an argmax/argmin must be the only reduction of its nest", stmt.loc,
+                               "unsupported-statement")
+    if len(red_loops) != 1 or scop.loops[red_loops[0]].step != 1:
+        raise UnsupportedInput("an argmax/argmin is modelled over one reduction loop counting upwards", stmt.loc,
+                               "argmax-index")
+    it = scop.loops[red_loops[0]].iterator
+    term = reductions[inner[0].name].term
+    if render_expr(term) != it:
+        raise UnsupportedInput(f"the index an argmax/argmin keeps must be the loop iterator '{it}' itself", stmt.loc,
+                               "argmax-index")
 
 
 def _evaluate(c_expr: str, sizes: dict[str, int]) -> int | None:

@@ -25,11 +25,37 @@ class Combine(StrEnum):
     BAND = "&"
     BOR = "|"
     BXOR = "^"
+    #: argmax/argmin: a reduction over (value, index) pairs -- outputs 0 (the value) and 1 (the
+    #: index) of the nest. ``ARGMAX`` keeps the first index among equal values (``if (e > m)``),
+    #: ``ARGMAX_LAST`` the last one (``if (e >= m)``); likewise for ``ARGMIN``.
+    ARGMAX = "argmax"
+    ARGMAX_LAST = "argmax_last"
+    ARGMIN = "argmin"
+    ARGMIN_LAST = "argmin_last"
     SEQ = "seq"
 
     @property
     def is_reduction(self) -> bool:
         return self not in (Combine.CONCAT, Combine.SEQ)
+
+    @property
+    def is_arg(self) -> bool:
+        """An argmax/argmin over (value, index) pairs."""
+        return self in (Combine.ARGMAX, Combine.ARGMAX_LAST, Combine.ARGMIN, Combine.ARGMIN_LAST)
+
+    @property
+    def value_op(self) -> Combine:
+        """What an argmax/argmin does to the values (``MAX``/``MIN``); the operator itself otherwise."""
+        if self in (Combine.ARGMAX, Combine.ARGMAX_LAST):
+            return Combine.MAX
+        if self in (Combine.ARGMIN, Combine.ARGMIN_LAST):
+            return Combine.MIN
+        return self
+
+    @property
+    def keeps_last(self) -> bool:
+        """An argmax/argmin whose sequential loop keeps the last of equal values (``>=``/``<=``)."""
+        return self in (Combine.ARGMAX_LAST, Combine.ARGMIN_LAST)
 
     @property
     def is_bitwise(self) -> bool:
@@ -324,7 +350,7 @@ class MdhExpr:
     def _op_c(self) -> str:
         op = self.reduction_op
         return {None: "(+)", Combine.ADD: "+", Combine.MUL: "*", Combine.MAX: "max", Combine.MIN: "min",
-                Combine.BAND: "&", Combine.BOR: "|", Combine.BXOR: "^"}.get(op, "(+)")
+                Combine.BAND: "&", Combine.BOR: "|", Combine.BXOR: "^"}.get(op, op.value if op else "(+)")
 
 
 def _range_text(r: AddressRange) -> str:

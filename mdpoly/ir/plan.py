@@ -59,7 +59,8 @@ class Apply:
 @dataclass(frozen=True, slots=True)
 class FExpr:
     """The user's C expression ``text``: a scalar-function result (``role`` ``f``), the start
-    value of an accumulator (``init``), or what is stored instead of a reduced value (``finish``).
+    value of an accumulator (``init``), or what is stored instead of a reduced value (``finish``);
+    or ``combine``: generated code choosing between bound values (an argmax's pair update).
 
     ``bindings`` maps the formals used in ``text`` to values; a backend prints the text with each
     bound name replaced (or bound in an inner scope), every other name left as written.
@@ -67,7 +68,7 @@ class FExpr:
 
     text: str
     bindings: tuple[tuple[str, Value], ...] = ()
-    role: Literal["f", "init", "finish"] = "f"
+    role: Literal["f", "init", "finish", "combine"] = "f"
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,7 @@ as ``TuningParams.distribution`` says (``cyclic`` balances a triangle).
 from __future__ import annotations
 
 import itertools
+import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
@@ -254,7 +255,10 @@ class _Lowerer:
 
     def neutral(self, o: int) -> Const:
         assert self.op is not None
-        text, header = neutral(self.op, self.m.outputs[o].elem_type)
+        op = self.op.value_op
+        if self.op.is_arg and o == 1:  # the index no point has: after every index in the tie rule's order
+            op = Combine.MAX if self.op.keeps_last else Combine.MIN
+        text, header = neutral(op, self.m.outputs[o].elem_type)
         if header:
             self.headers.add(header)
         return Const(text)
@@ -274,6 +278,60 @@ class _Lowerer:
             return value
         binds = ((fin.result, value), *((p, self.access_ref(a)) for p, a in zip(fin.params, fin.inputs)))
         return FExpr(fin.expr, binds + self.iterator_binds(), role="finish")
+
+    def combine_all(self, targets: list[Ref | Var], at: dict[str, Affine] | None = None,
+                    tag: str = "") -> tuple[Stmt, ...]:
+        """``targets[o] = targets[o] (op) f_o`` for every output, in the loop's order; an
+        argmax/argmin updates the (value, index) pair at once, as the sequential loop does:
+        ``if (v > m) { m = v; i = idx; }`` (``>=`` keeping the last of equal values)."""
+        assert self.op is not None
+        if not self.op.is_arg:
+            out: tuple[Stmt, ...] = ()
+            for o, t in enumerate(targets):
+                out += self.combine_into(t, o, at, tag)
+            return out
+        v, x, k = f"{PREFIX}v{tag}", f"{PREFIX}x{tag}", f"{PREFIX}k{tag}"
+        cmp = {Combine.ARGMAX: ">", Combine.ARGMAX_LAST: ">=", Combine.ARGMIN: "<", Combine.ARGMIN_LAST: "<="}[self.op]
+        return (Declare(v, self.m.outputs[0].elem_type, init=self.f_value(0, at)),
+                Declare(x, self.m.outputs[1].elem_type, init=self.f_value(1, at)),
+                *self.pick(k, f"{PREFIX}c {cmp} {PREFIX}b", (Var(v), Var(x)), (targets[0], targets[1])))
+
+    def pick(self, flag: str, cond: str, new: tuple[Value, Value], old: tuple[Ref | Var, Ref | Var],
+             into: tuple[Ref | Var, Ref | Var] | None = None) -> tuple[Stmt, ...]:
+        """``flag = cond``, then ``into = flag ? new : old`` for both halves of a (value, index)
+        pair; ``cond`` names ``mdp_c``/``mdp_b`` (new and old value) and ``mdp_ci``/``mdp_bi``
+        (new and old index). ``into`` defaults to ``old``."""
+        binds = ((f"{PREFIX}c", new[0]), (f"{PREFIX}b", old[0]), (f"{PREFIX}ci", new[1]), (f"{PREFIX}bi", old[1]))
+        used = tuple(b for b in binds if re.search(rf"\b{b[0]}\b", cond))
+        sel = f"{flag} ? {PREFIX}c : {PREFIX}b"
+        dest = into or old
+        return (Declare(flag, "int", init=FExpr(cond, used, role="combine")),
+                *(Assign(dest[h], FExpr(sel, ((flag, Var(flag)), (f"{PREFIX}c", new[h]), (f"{PREFIX}b", old[h])),
+                                        role="combine"))
+                  for h in range(2)))
+
+    def arg_merge(self, flag: str, total: tuple[Var, Var], part: tuple[Ref, Ref]) -> tuple[Stmt, ...]:
+        """``total = total (op) part`` for two partial (value, index) pairs of any parts of the
+        range: the better value, and among equal values the smaller (``keeps_last``: larger)
+        index; no partial holds a NaN (no comparison takes one). Associative and commutative."""
+        assert self.op is not None
+        better = ">" if self.op.value_op is Combine.MAX else "<"
+        tie = ">" if self.op.keeps_last else "<"
+        return self.pick(flag, f"{PREFIX}c {better} {PREFIX}b || ({PREFIX}c == {PREFIX}b && {PREFIX}ci {tie} {PREFIX}bi)",
+                         part, total)
+
+    def arg_final(self, flag: str, start: tuple[Var, Var], total: tuple[Var, Var]) -> tuple[Stmt, ...]:
+        """The pair the sequential loop ends with, from its start value ``start`` (before every
+        index) and the merged pair ``total`` of the whole range: ``total`` when it beats the start
+        under the loop's own comparison (``>=``: and some point was taken, its index is no
+        longer the neutral one)."""
+        assert self.op is not None
+        better = ">" if self.op.value_op is Combine.MAX else "<"
+        if self.op.keeps_last:
+            cond = f"{PREFIX}c {better}= {PREFIX}b && {PREFIX}ci != {self.neutral(1).text}"
+        else:
+            cond = f"{PREFIX}c {better} {PREFIX}b"
+        return self.pick(flag, cond, total, start)
 
     def combine_into(self, target: Ref | Var, o: int, at: dict[str, Affine] | None = None,
                      tag: str = "") -> tuple[Stmt, ...]:
@@ -330,12 +388,11 @@ class _Lowerer:
             for d in reversed(order):
                 stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges, clip=clip),)
             return stmts
-        if v is not None and v in self.reds:
+        arg = self.op is not None and self.op.is_arg
+        if v is not None and v in self.reds and not arg:  # no SIMD reduction over (value, index) pairs
             assert self.op is not None
             accs = [f"{PREFIX}acc{o}" for o in outs]
-            body: tuple[Stmt, ...] = ()
-            for o in outs:
-                body += self.combine_into(Var(accs[o]), o)
+            body: tuple[Stmt, ...] = self.combine_all([Var(a) for a in accs])
             if clip:
                 body = clip.guard_inner(body)
             red = tuple((self.op, a) for a in accs)
@@ -346,12 +403,11 @@ class _Lowerer:
                 *(Assign(self.res_ref(o), Var(accs[o])) for o in outs))),)
             order = order[:-1]
         else:
-            body = ()
-            for o in outs:
-                body += self.combine_into(self.res_ref(o), o)
+            body = self.combine_all([self.res_ref(o) for o in outs])
             stmts = clip.guard_inner(body) if clip else body
         for d in reversed(order):
-            stmts = (self.point_loop(d, stmts, simd=(d == v), ranges=ranges, clip=clip),)
+            simd = d == v and not (arg and d in self.reds)
+            stmts = (self.point_loop(d, stmts, simd=simd, ranges=ranges, clip=clip),)
         return stmts
 
     # }}}
@@ -419,10 +475,11 @@ class _Lowerer:
                       for n, pt in enumerate(points) for o in outs)
         stores = tuple(Assign(_subst_ref(self.res_ref(o), pt), Var(accs[n, o]))
                        for n, pt in enumerate(points) for o in outs)
+        if self.op.is_arg:
+            raise CompilerBug("register blocks of an argmax/argmin (its f reads the iterators)", self.m.loc)
         body: tuple[Stmt, ...] = ()
         for n, pt in enumerate(points):
-            for o in outs:
-                body += self.combine_into(Var(accs[n, o]), o, pt, tag=f"_{n}")
+            body += self.combine_all([Var(accs[n, o]) for o in outs], pt, tag=f"_{n}")
         reds = [d for d in p.loop_order if d in self.reds]
         if v is not None and v in self.reds:
             reds.remove(v)
@@ -510,12 +567,28 @@ class _Lowerer:
         init_parts = Loop(t_var, _const(0), (_var(nt),), 1,
                           self.full_concat_nest(tuple(Assign(part_ref(o, t_var), self.neutral(o)) for o in outs)))
         total = [f"{PREFIX}r{o}" for o in outs]
-        combine = self.full_concat_nest(self.store_guard((
-            *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
-            Loop(t_var, _const(0), (_var(nt),), 1,
-                 tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
-            *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
-        )))
+        if self.op.is_arg:  # merge the partials by value and index, then against the start value
+            start = [f"{PREFIX}s{o}" for o in outs]
+            tot, st = (Var(total[0]), Var(total[1])), (Var(start[0]), Var(start[1]))
+            combine = self.full_concat_nest(self.store_guard((
+                *(Declare(total[o], types[o], init=self.neutral(o)) for o in outs),
+                Loop(t_var, _const(0), (_var(nt),), 1,
+                     self.arg_merge(f"{PREFIX}k", tot, (part_ref(0, t_var), part_ref(1, t_var)))),
+                *(Declare(start[o], types[o], init=self.start_value(o)) for o in outs),
+                *self.arg_final(f"{PREFIX}kf", st, tot)[:1],
+                *(Assign(self.access_ref(self.m.outputs[o].access),
+                         self.stored(o, FExpr(f"{PREFIX}kf ? {PREFIX}c : {PREFIX}b",
+                                              ((f"{PREFIX}kf", Var(f"{PREFIX}kf")), (f"{PREFIX}c", tot[o]),
+                                               (f"{PREFIX}b", st[o])), role="combine")))
+                  for o in outs),
+            )))
+        else:
+            combine = self.full_concat_nest(self.store_guard((
+                *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
+                Loop(t_var, _const(0), (_var(nt),), 1,
+                     tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
+                *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
+            )))
         return (Block((
             ThreadCount(nt, self.p.num_threads),
             *(Declare(parts[o], types[o], (_var(nt), *self.res_shape())) for o in outs),
