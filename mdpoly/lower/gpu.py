@@ -150,6 +150,10 @@ class _GpuLowerer:
         if self.reds and self.op is None:
             raise UnsupportedInput("reduction dimensions combine with different operators", mdh.loc,
                                    code="mixed-reduction-operators")
+        if self.op is not None and self.op.is_arg:
+            raise UnsupportedInput(f"the {self.op.value} reduction over (value, index) pairs is not lowered to "
+                                   "work-groups yet (its combine needs two accumulators per work-item)", mdh.loc,
+                                   code="gpu-argmax")
 
     # {{{ buffers
 
