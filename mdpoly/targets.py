@@ -15,7 +15,7 @@ look targets up here (``target_named``); nothing else branches on a target's nam
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from mdpoly.backends.base import Backend, GeneratedCode, LoweredPlan
@@ -29,9 +29,15 @@ from mdpoly.ir.plan import Plan
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower import check_plan, default_params, lower, violations
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations
+from mdpoly.lower.gpu_params import (
+    GpuParams,
+    default_gpu_params,
+    gpu_params_from_dict,
+    gpu_params_to_dict,
+    gpu_violations,
+)
 from mdpoly.lower.kernel_checks import check_kernel_plan
-from mdpoly.lower.params import TuningParams
+from mdpoly.lower.params import TuningParams, params_from_dict, params_to_dict
 from mdpoly.options import Options
 
 P = TypeVar("P")                        # the target's tuning parameters
@@ -90,41 +96,6 @@ class Target(Generic[P, L]):
 # {{{ parameter models
 
 
-def tuning_params_to_dict(p: TuningParams) -> dict[str, Any]:
-    return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
-            "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
-            "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes,
-            "distribution": p.distribution}
-
-
-def tuning_params_from_dict(d: dict[str, Any]) -> TuningParams:
-    return TuningParams(tiles=tuple(tuple(int(x) for x in t) for t in d["tiles"]),
-                        parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
-                        vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]),
-                        register_tile=tuple(int(x) for x in d.get("register_tile", ())),
-                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"))
-
-
-def gpu_params_to_dict(p: GpuParams) -> dict[str, Any]:
-    return {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in asdict(p).items()}
-
-
-def gpu_params_from_dict(data: dict[str, Any]) -> GpuParams:
-    """The inverse of ``gpu_params_to_dict`` (every field of ``GpuParams``, tuples of ints or of tuples).
-
-    :raises KeyError, TypeError: for an entry written by an incompatible version.
-    """
-    def tup(v: Any) -> tuple[Any, ...]:
-        return tuple(tuple(int(y) for y in x) if isinstance(x, list) else int(x) for x in v)
-
-    known = {f.name for f in fields(GpuParams)}
-    return GpuParams(**{k: tup(v) for k, v in data.items() if k in known})
-
-
-def _omp_violations(mdh: MdhExpr, params: TuningParams, caps: TargetCaps) -> list[str]:
-    return violations(mdh, params)
-
-
 def _omp_lower(mdh: MdhExpr, params: TuningParams, caps: TargetCaps) -> Plan:
     return lower(mdh, params)
 
@@ -167,8 +138,8 @@ def _cuda_flags() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
 
 OPENMP: Target[TuningParams, Plan] = Target(
     name="openmp", word="OpenMP", spellings=("openmp",), caps=OPENMP_CAPS,
-    default_params=default_params, violations=_omp_violations, describe=_describe,
-    to_dict=tuning_params_to_dict, from_dict=tuning_params_from_dict,
+    default_params=default_params, violations=violations, describe=_describe,
+    to_dict=params_to_dict, from_dict=params_from_dict,
     lower=_omp_lower, check=_omp_check, backend=OpenMPBackend,
     toolchain=Toolchain(("-fopenmp",), ("-fopenmp",)))
 

@@ -34,13 +34,13 @@ intra-group combine in ``__local``.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.heuristics import elem_bytes
+from mdpoly.lower.param_table import Constraint, ParamSpec
 
 #: Elements of the private result tile (``prod PT_SIZE`` of the concat dims, per output).
 MAX_PRIVATE_ELEMS = 64
@@ -105,27 +105,38 @@ class GpuParams:
         return math.prod(n for d, n in enumerate(self.pt) if not mdh.dims[d].combine.is_reduction)
 
 
+
+def gpu_params_to_dict(p: GpuParams) -> dict[str, Any]:
+    """``p`` as the tuning cache's JSON (every field a list of ints or of lists)."""
+    return {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in asdict(p).items()}
+
+
+def gpu_params_from_dict(data: dict[str, Any]) -> GpuParams:
+    """The inverse of ``gpu_params_to_dict``.
+
+    :raises KeyError, TypeError: for an entry written by an incompatible version.
+    """
+    def tup(v: Any) -> tuple[Any, ...]:
+        return tuple(tuple(int(y) for y in x) if isinstance(x, list) else int(x) for x in v)
+
+    known = {f.name for f in fields(GpuParams)}
+    return GpuParams(**{k: tup(v) for k, v in data.items() if k in known})
+
+
 # {{{ parameter table
 
 
-@dataclass(frozen=True, slots=True)
-class GpuParamSpec:
-    field: str
-    mdh_name: str
-    doc: str
-
-
-GPU_PARAMETERS: tuple[GpuParamSpec, ...] = (
-    GpuParamSpec("num_wi", "NUM_WI<d>", "work-items per work-group along each MDH dim (powers of two)"),
-    GpuParamSpec("pt", "PT_SIZE<d>", "points of a concat dim per work-item (private tile); 1 for reduction dims"),
-    GpuParamSpec("num_wg", "NUM_WG<d>", "work-groups along a reduction dim (>1: partials + second kernel); "
+GPU_PARAMETERS: tuple[ParamSpec, ...] = (
+    ParamSpec("num_wi", "NUM_WI<d>", "work-items per work-group along each MDH dim (powers of two)"),
+    ParamSpec("pt", "PT_SIZE<d>", "points of a concat dim per work-item (private tile); 1 for reduction dims"),
+    ParamSpec("num_wg", "NUM_WG<d>", "work-groups along a reduction dim (>1: partials + second kernel); "
                  "0 for concat dims, where it is ceil(N/(PT*NUM_WI)) at run time"),
-    GpuParamSpec("ocl_groups", "σ_arr→ocl", "partition of the MDH dims into <= 3 NDRange dims"),
-    GpuParamSpec("kt", "LT_SIZE<d> (reduction)", "points of a reduction dim per tile (tiled kernel); 0 for concat "
+    ParamSpec("ocl_groups", "σ_arr→ocl", "partition of the MDH dims into <= 3 NDRange dims"),
+    ParamSpec("kt", "LT_SIZE<d> (reduction)", "points of a reduction dim per tile (tiled kernel); 0 for concat "
                  "dims; () = untiled kernel"),
-    GpuParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
+    ParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
                  "__local memory, 0 = read from __global; () = all 0; needs kt"),
-    GpuParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
+    ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
 
@@ -219,13 +230,6 @@ def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
 # {{{ constraints
 
 
-@dataclass(frozen=True, slots=True)
-class GpuConstraint:
-    name: str
-    doc: str
-    holds: Callable[[MdhExpr, GpuParams, TargetCaps], bool]
-
-
 def _shape_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     n = len(m.dims)
     return (len(p.num_wi) == len(p.pt) == len(p.num_wg) == n and all(v >= 1 for v in p.num_wi + p.pt)
@@ -295,21 +299,21 @@ def _tile_local_mem_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return local_bytes(m, p) <= c.local_mem_bytes
 
 
-GPU_CONSTRAINTS: tuple[GpuConstraint, ...] = (
-    GpuConstraint("shape", "one NUM_WI, PT_SIZE and NUM_WG per dim; NUM_WI, PT >= 1", _shape_ok),
-    GpuConstraint("dim-roles", "reduction dims: PT_SIZE 1, NUM_WG >= 1; concat dims: NUM_WG 0 (derived)", _roles_ok),
-    GpuConstraint("ocl-partition", "ocl_groups partitions the dims into 1..3 non-empty NDRange dims", _groups_ok),
-    GpuConstraint("wg-size", "prod NUM_WI <= CL_DEVICE_MAX_WORK_GROUP_SIZE", _wg_size_ok),
-    GpuConstraint("item-sizes", "per NDRange dim, prod NUM_WI <= CL_DEVICE_MAX_WORK_ITEM_SIZES[k]", _item_sizes_ok),
-    GpuConstraint("local-mem", "reduction scratch (wg size * elem size * outputs) <= CL_DEVICE_LOCAL_MEM_SIZE",
+GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
+    Constraint("shape", "one NUM_WI, PT_SIZE and NUM_WG per dim; NUM_WI, PT >= 1", _shape_ok),
+    Constraint("dim-roles", "reduction dims: PT_SIZE 1, NUM_WG >= 1; concat dims: NUM_WG 0 (derived)", _roles_ok),
+    Constraint("ocl-partition", "ocl_groups partitions the dims into 1..3 non-empty NDRange dims", _groups_ok),
+    Constraint("wg-size", "prod NUM_WI <= CL_DEVICE_MAX_WORK_GROUP_SIZE", _wg_size_ok),
+    Constraint("item-sizes", "per NDRange dim, prod NUM_WI <= CL_DEVICE_MAX_WORK_ITEM_SIZES[k]", _item_sizes_ok),
+    Constraint("local-mem", "reduction scratch (wg size * elem size * outputs) <= CL_DEVICE_LOCAL_MEM_SIZE",
                   _local_mem_ok),
-    GpuConstraint("private-tile", "prod PT_SIZE of the concat dims <= MAX_PRIVATE_ELEMS", _private_ok),
-    GpuConstraint("tile-shape", "kt: () or one per dim, >= 1 for reduction dims, 0 for concat dims, only with a "
+    Constraint("private-tile", "prod PT_SIZE of the concat dims <= MAX_PRIVATE_ELEMS", _private_ok),
+    Constraint("tile-shape", "kt: () or one per dim, >= 1 for reduction dims, 0 for concat dims, only with a "
                   "reduction; cache: () or one 0/1 per input access, only with kt", _tile_shape_ok),
-    GpuConstraint("vec", "vec: () or one per dim, 1, 2 or 4, dividing PT_SIZE; 1 for reduction dims", _vec_ok),
-    GpuConstraint("cacheable", "a cached input is an array access (not a scalar buffer) of a rectangular nest",
+    Constraint("vec", "vec: () or one per dim, 1, 2 or 4, dividing PT_SIZE; 1 for reduction dims", _vec_ok),
+    Constraint("cacheable", "a cached input is an array access (not a scalar buffer) of a rectangular nest",
                   _cacheable_ok),
-    GpuConstraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
+    Constraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
 )
 

@@ -15,14 +15,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.plan import Distribution
 from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.param_table import Constraint, ParamSpec
 
 MAX_TILE_LAYERS = 2
+#: The caps ``violations`` passes its constraints when given none (they do not read them).
+_ANY_CAPS = TargetCaps(name="any")
 #: Register block sizes the table offers per concat dim (the vector dim's are multiples of lanes).
 REGISTER_TILE_CANDIDATES = (1, 2, 3, 4, 6, 8, 16, 32, 64)
 
@@ -86,6 +90,25 @@ class TuningParams:
         return text
 
 
+# {{{ the tuning cache's form
+
+
+def params_to_dict(p: TuningParams) -> dict[str, Any]:
+    return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
+            "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
+            "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes,
+            "distribution": p.distribution}
+
+
+def params_from_dict(d: dict[str, Any]) -> TuningParams:
+    return TuningParams(tiles=tuple(tuple(int(x) for x in t) for t in d["tiles"]),
+                        parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
+                        vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]),
+                        register_tile=tuple(int(x) for x in d.get("register_tile", ())),
+                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"))
+
+# }}}
+
 # {{{ parameter table
 
 
@@ -148,16 +171,6 @@ def _distribution_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[Distributio
     yield from DISTRIBUTIONS
 
 
-@dataclass(frozen=True, slots=True)
-class ParamSpec:
-    """One tuning parameter: its ``TuningParams`` field, meaning, and candidate values."""
-
-    field: str
-    mdh_name: str
-    doc: str
-    values: Callable[[MdhExpr, TargetCaps], Iterator[object]]
-
-
 PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("tiles", "#PRT", "tile sizes per dim and layer (1-2 layers); innermost concat tile = result tile",
               _tiles_values),
@@ -207,29 +220,22 @@ def _has_reduction(mdh: MdhExpr) -> bool:
     return any(d.combine.is_reduction for d in mdh.dims)
 
 
-@dataclass(frozen=True, slots=True)
-class Constraint:
-    name: str
-    doc: str
-    holds: Callable[[MdhExpr, TuningParams], bool]
-
-
-def _shape_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _shape_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return len(p.tiles) == len(m.dims) and all(
         len(t) <= MAX_TILE_LAYERS and all(v >= 1 for v in t) for t in p.tiles)
 
 
-def _chain_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _chain_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return all(len(t) < 2 or (t[1] < t[0] and t[0] % t[1] == 0) for t in p.tiles)
 
 
-def _parallel_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _parallel_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return len(set(p.parallel_dims)) == len(p.parallel_dims) and all(
         0 <= d < len(m.dims) and not m.dims[d].combine.is_reduction and len(p.tiles[d]) >= 1
         for d in p.parallel_dims)
 
 
-def _split_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _split_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     if p.split_dim is None:
         return True
     d = p.split_dim
@@ -239,14 +245,14 @@ def _split_ok(m: MdhExpr, p: TuningParams) -> bool:
     return not p.parallel_dims and n is not None and n <= MAX_RESULT_ELEMS
 
 
-def _result_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _result_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     if not _has_reduction(m):
         return True
     n = _result_elems(m, p)
     return n is not None and n <= MAX_RESULT_ELEMS
 
 
-def _order_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _order_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return sorted(p.loop_order) == list(range(len(m.dims)))
 
 
@@ -255,7 +261,7 @@ def _order_ok(m: MdhExpr, p: TuningParams) -> bool:
 MAX_INNER_UNROLL = 16
 
 
-def _vector_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _vector_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     v = p.vector_dim
     if v is None:
         return True
@@ -284,7 +290,7 @@ def register_accumulators(m: MdhExpr, p: TuningParams) -> int:
     return n
 
 
-def _register_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _register_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     r = p.register_tile
     if not r:
         return True
@@ -307,15 +313,15 @@ def _register_ok(m: MdhExpr, p: TuningParams) -> bool:
     return register_accumulators(m, p) <= MAX_REGISTER_ACCUMULATORS
 
 
-def _threads_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _threads_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return p.num_threads >= 0
 
 
-def _distribution_ok(m: MdhExpr, p: TuningParams) -> bool:
+def _distribution_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return p.distribution in DISTRIBUTIONS and not (p.distribution == "dynamic" and p.split_dim is not None)
 
 
-CONSTRAINTS: tuple[Constraint, ...] = (
+CONSTRAINTS: tuple[Constraint[TuningParams], ...] = (
     Constraint("tile-shape", "one entry per dim, at most 2 layers, sizes >= 1", _shape_ok),
     Constraint("tile-chain-divides", "an inner tile size divides (and is less than) the outer one", _chain_ok),
     Constraint("parallel-dims-are-concat", "parallel dims are distinct, tiled concat dims", _parallel_ok),
@@ -337,8 +343,9 @@ CONSTRAINTS: tuple[Constraint, ...] = (
 )
 
 
-def violations(mdh: MdhExpr, params: TuningParams) -> list[str]:
-    """Names of the constraints ``params`` breaks for ``mdh`` (empty when valid).
+def violations(mdh: MdhExpr, params: TuningParams, caps: TargetCaps | None = None) -> list[str]:
+    """Names of the constraints ``params`` breaks for ``mdh`` (empty when valid); no OpenMP
+    constraint reads ``caps`` (the argument makes the signature every target's).
 
     Shape constraints are checked first; later ones assume them.
     """
@@ -346,7 +353,7 @@ def violations(mdh: MdhExpr, params: TuningParams) -> list[str]:
     for c in CONSTRAINTS:
         if out and c.name != "threads-nonnegative" and out[0] == "tile-shape":
             break
-        if not c.holds(mdh, params):
+        if not c.holds(mdh, params, caps or _ANY_CAPS):
             out.append(c.name)
     return out
 

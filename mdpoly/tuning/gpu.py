@@ -45,7 +45,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -61,6 +61,8 @@ from mdpoly.lower.gpu_params import (
     cacheable,
     caps_from_device,
     default_gpu_params,
+    gpu_params_from_dict,
+    gpu_params_to_dict,
     gpu_violations,
 )
 from mdpoly.lower.heuristics import elem_bytes
@@ -447,18 +449,10 @@ class GpuTarget:
         return params.describe(mdh)
 
     def to_dict(self, params: GpuParams) -> dict[str, Any]:
-        return {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in asdict(params).items()}
+        return gpu_params_to_dict(params)
 
     def from_dict(self, data: dict[str, Any]) -> GpuParams:
-        """The inverse of ``to_dict`` (every field of ``GpuParams``, tuples of ints or of tuples).
-
-        :raises KeyError, TypeError: for an entry written by an incompatible version.
-        """
-        def tup(v: Any) -> tuple[Any, ...]:
-            return tuple(tuple(int(y) for y in x) if isinstance(x, list) else int(x) for x in v)
-
-        known = {f.name for f in fields(GpuParams)}
-        return GpuParams(**{k: tup(v) for k, v in data.items() if k in known})
+        return gpu_params_from_dict(data)
 
     def identity(self) -> dict[str, str]:
         compiler = getattr(self.runner, "compiler_identity", None)

@@ -32,7 +32,7 @@ from mdpoly.diagnostics import MdpolyError
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower import check_plan, default_params, lower, violations
-from mdpoly.lower.params import TuningParams
+from mdpoly.lower.params import TuningParams, params_from_dict, params_to_dict
 from mdpoly.runtime.base import ArgSpec, BuildRequest, Runner
 from mdpoly.tuning.atf import Config, ParamSpec
 
@@ -97,21 +97,6 @@ class TuningTarget(Protocol[P]):
 
 
 # {{{ OpenMP
-
-
-def params_to_dict(p: TuningParams) -> dict[str, Any]:
-    return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
-            "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
-            "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes,
-            "distribution": p.distribution}
-
-
-def params_from_dict(d: dict[str, Any]) -> TuningParams:
-    return TuningParams(tiles=tuple(tuple(int(x) for x in t) for t in d["tiles"]),
-                        parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
-                        vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]),
-                        register_tile=tuple(int(x) for x in d.get("register_tile", ())),
-                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"))
 
 
 class OpenMPTarget:
