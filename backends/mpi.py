@@ -405,5 +405,7 @@ def wrap_for_ranks(code: GeneratedCode, split: RankSplit) -> GeneratedCode:
     """``code`` (of ``split.sliced``) made SPMD over MPI ranks; see the module docstring."""
     wrapper = _Wrapper(split).function()
     call = re.sub(rf"\b{re.escape(split.sliced.name)}\(", f"{split.original.name}(", code.call)
+    # no team variant (a parallel region around host loops would call the per-rank code on the
+    # whole range): the wrapper is the one way into the computation
     return replace(code, name=split.original.name, definition=code.definition + "\n" + wrapper, call=call,
-                   headers=(*code.headers, "mpi.h"), preamble=code.preamble + HELPERS)
+                   headers=(*code.headers, "mpi.h"), preamble=code.preamble + HELPERS, team=None)

@@ -22,8 +22,8 @@ handle is compiled unchanged, with a ``mdpoly-cc: warning:`` line on stderr.
 Environment: ``MDPOLY_CC`` is the real compiler (default ``cc``; may hold a prefix such as
 ``ccache gcc``), ``MDPOLY_FLAGS`` adds mdpoly options, ``MDPOLY_COMMAND`` replaces the command
 that runs mdpoly (default: this package's ``mdpoly.cli.main`` under the current Python),
-``MDPOLY_CC_TIMEOUT`` bounds each mdpoly run in seconds (default 600). The exit status is the
-real compiler's.
+``MDPOLY_CC_TIMEOUT`` bounds each mdpoly run in seconds (default 600). With ``--mpi`` the real
+compiler is ``MDPOLY_MPICC`` (default ``mpicc``) instead. The exit status is the real compiler's.
 """
 
 from __future__ import annotations
@@ -247,6 +247,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         warn("MDPOLY_CC points back at mdpoly-cc; using cc")
         return subprocess.run(["cc", *compiler_args], check=False).returncode
     os.environ[_DEPTH_VAR] = "1"
+    if "--mpi" in options:   # SPMD code over MPI ranks: the MPI compiler wrapper builds it
+        os.environ["MDPOLY_CC"] = os.environ.get("MDPOLY_MPICC", "mpicc")
 
     command = parse_compiler_args(compiler_args)
     link_flags = list(target_flags(target_of(options))[1])

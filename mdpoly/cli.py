@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--strict-fp", action="store_true", help="never reassociate floating-point reductions")
     p.add_argument("--all-nests", action="store_true", help="consider every outermost nest, even with markers")
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="problem size hint")
+    p.add_argument("--mpi", action="store_true",
+                   help="split each computation over the MPI ranks of the program (build with mpicc, run with mpirun)")
     p.add_argument("--preprocessor", metavar="CMD", type=_command,
                    help="preprocess with CMD (shell-quoted, the file name is appended) instead of "
                         "'cpp -std=c99', e.g. 'gcc -E -std=gnu17 -fopenmp'")
@@ -146,6 +148,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         cache_dir=str(default_cache_dir(dict(os.environ))),
         opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
         cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
+        mpi=ns.mpi,
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
+from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -25,6 +26,8 @@ from mdpoly.ir.nest import (
     NestOutcome,
     schedule_computations,
 )
+from mdpoly.ir.ranks import RankSplit
+from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
 from mdpoly.profitability import too_little_work
 from mdpoly.splice import Replacement, source_identifiers, splice
@@ -102,17 +105,23 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     if name != mdh.name:
         mdh = replace(mdh, name=name)
     tuning = None
+    split = split_for_ranks(mdh) if options.mpi else None   # --mpi: one dimension over the ranks
+    if isinstance(split, RankSplit):
+        mdh, options = split.sliced, replace(options, tune=False)
     try:
         params, caps, tuning = choose(target, nest, mdh, options, sink)
         plan = target.lower(mdh, params, caps)
         target.check(plan, caps)
         code = target.render(plan, caps)
+        if isinstance(split, RankSplit):
+            code = wrap_for_ranks(code, split)
     except UnsupportedInput as err:
         return None, _kept(nest, err.code, err.message)
     except CompilerBug as err:
         return None, _kept(nest, err.code, f"internal error, nest kept: {err.message}")
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
-                             tuning=tuning.to_report() if tuning is not None else None)
+                             tuning=tuning.to_report() if tuning is not None else None,
+                             ranks=split.note if split is not None else None)
 
 
 def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,

@@ -31,3 +31,5 @@ class Options:
     # read by the CLI): the tuner measures on the same one.
     opencl_device: str | None = None
     cuda_device: str | None = None
+    # --mpi: each computation split over the MPI ranks of an SPMD program (mdpoly.lower.split)
+    mpi: bool = False

@@ -8,7 +8,8 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
                            "from_cache", "technique", ...} or null}]}
 
-``line``/``column`` locate the outermost ``for`` of the nest.
+``line``/``column`` locate the outermost ``for`` of the nest. With ``--mpi``, each computation
+also has ``"mpi"``: which dimension was split over the MPI ranks, or why none was.
 """
 
 from __future__ import annotations
@@ -55,7 +56,8 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
                           f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions)}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
-        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}")
+        ranks = f"; {o.ranks}" if o.ranks else ""
+        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     return Diagnostic(severity, o.code or "", loc, f"loop nest kept sequential: {o.reason or 'unknown reason'}")
@@ -148,7 +150,7 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
 
 def _nest_dict(o: NestOutcome) -> dict[str, Any]:
     n = o.nest
-    return {
+    out: dict[str, Any] = {
         "file": n.loc.file,
         "line": n.loc.line,
         "column": n.loc.column,
@@ -160,3 +162,6 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         "target": o.target,
         "tuning": o.tuning,
     }
+    if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
+        out["mpi"] = o.ranks
+    return out

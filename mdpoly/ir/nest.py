@@ -129,6 +129,8 @@ class NestOutcome:
     #: a scheduled nest: for each outermost host loop (by its location), ``""`` when it became one
     #: parallel region around the loop (OpenMP), else why not
     regions: tuple[tuple[SourceLoc, str], ...] = ()
+    #: ``--mpi``: which dimension was split over the MPI ranks, or why none was
+    ranks: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

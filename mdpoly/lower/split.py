@@ -122,7 +122,7 @@ def _concat_split(mdh: MdhExpr, k: int) -> RankSplit:
 def _reduction_split(mdh: MdhExpr, k: int) -> RankSplit | RankRefusal:
     op = mdh.reduction_op
     if op is None or op not in MPI_OPS:
-        return RankRefusal("mpi-unsupported-reduction", "the reduction operators differ")
+        return RankRefusal("mpi-unsupported-reduction", "no MPI operation combines these reductions")
     if mdh.domain:
         return RankRefusal("mpi-non-rectangular", "a non-rectangular reduction is not split over ranks")
     out_names = {o.access.buffer for o in mdh.outputs}
