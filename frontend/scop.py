@@ -624,9 +624,9 @@ class NestBuilder(c_ast.NodeVisitor):
 
         A condition that is one conjunction of affine inequalities (``i < j && j <= n``, also
         ``==`` and negations that stay convex) is part of the statements' domain (``guards``).
-        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``; the ``else`` of
-        ``i == j``) keeps the constraints its disjoint pieces share as guards and becomes a
-        predicate of the statements: ``x op= e`` contributes ``op``'s neutral element where the
+        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``), and both
+        branches of an ``if``/``else``, become a predicate of the statements (a union keeps the
+        constraints its disjoint pieces share as guards): ``x op= e`` contributes ``op``'s neutral element where the
         condition fails (``x += c ? e : 0``), ``x = e`` writes the value ``x`` holds
         (``x = c ? e : x``). That is the MDH's own reading of a domain (a point outside it adds
         the neutral element and writes nothing new); the condition is the C text, so it is
@@ -653,11 +653,13 @@ class NestBuilder(c_ast.NodeVisitor):
         if node.iffalse is not None:
             branches.append((node.iffalse, _complement(pieces), Unary("!", cond)))
         for branch, parts, pred in branches:
-            common = [g for g in parts[0] if all(g in p for p in parts[1:])] if parts else []
+            common = [g for g in parts[0] if all(g in p for p in parts[1:])] if parts and node.iffalse is None else []
             saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
             saved_pred = self.predicate
             self.guards = saved + tuple(g for g in common if g not in saved)
-            if len(parts) != 1:  # a union of pieces (or nothing: the predicate is then always false)
+            # a union of pieces (or nothing: the predicate is then always false); with an ``else``,
+            # both branches are predicates (their statements share the nest's one domain)
+            if len(parts) != 1 or node.iffalse is not None:
                 self.predicate = pred if saved_pred is None else Binary("&&", saved_pred, pred)
             self.visit(branch)
             self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
