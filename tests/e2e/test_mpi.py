@@ -95,7 +95,7 @@ def check(source: Path, tmp: Path, defines: dict[str, int], ranks: tuple[int, ..
     return mpi_notes(report)
 
 
-@pytest.mark.parametrize("case", ["reductions", "gathers", "stencil"])
+@pytest.mark.parametrize("case", ["reductions", "gathers", "stencil", "triangular"])
 def test_mpi_cases_match_sequential_on_1_to_4_ranks(case: str, tmp_path: Path) -> None:
     notes = check(CASES_DIR / f"{case}.c", tmp_path, {}, (1, 2, 3, 4))
     assert any("split over MPI ranks" in n for n in notes), notes
