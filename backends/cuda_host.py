@@ -40,11 +40,8 @@ Unset, each call only tests the flag.
 
 from __future__ import annotations
 
-from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
+from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, count_c, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
-
-#: Threads per block of the combine kernel (one thread per concat point).
-COMBINE_BLOCK = 256
 
 #: Upper-case identifiers that ``cuda.h``/``nvrtc.h`` use outside directives (parameter names such
 #: as ``N`` in ``cuMemsetD8``, enumerators): a user's size macro of that name (``#define N 500``)
@@ -81,6 +78,9 @@ static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) *
 static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
 static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
 static int mdp_cu_nprof;
+/* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from
+   before its copies in to after its copies out (the whole call); a tuner reads it back. */
+static struct { double kernel_ms, transfer_ms, call_ms; } mdp_cu_last;
 @KEPT_STATE@
 
 static void mdp_cu_check(CUresult err, const char *call)
@@ -138,8 +138,11 @@ static void mdp_cu_profile_add(const char *nest)
     int slot;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
 @PROFILE_SLOT@
-    mdp_cu_prof[slot].kernel_ms += mdp_cu_elapsed(1, 2);
-    mdp_cu_prof[slot].transfer_ms += mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
+    mdp_cu_last.kernel_ms = mdp_cu_elapsed(1, 2);
+    mdp_cu_last.transfer_ms = mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
+    mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
+    mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
+    mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
 }
 
 @PROFILE_REPORT@
@@ -434,38 +437,36 @@ class CudaHostWriter(HostWriter):
         self.extents()
         self.kept_buffers()
         self.group_counts()
-        self.w("unsigned int mdp_block[3] = {1, 1, 1};")
-        self.w("long long mdp_blocks = 1;")
+        for k, ln in enumerate(self.spec.launches):
+            size = ", ".join(str(x) for x in (*ln.group_size, 1, 1, 1)[:3])
+            self.w(f"const unsigned int mdp_block{_suffix(k)}[3] = {{{size}}};")
+            self.w(f"long long mdp_blocks{_suffix(k)};")
 
     def load_kernels(self) -> None:
         name = self.name
         self.w("if (!mdp_kernel) {")
         fmad = 1 if contracts_fma(self.plan) else 0
         self.w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
-        self.w(f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");')
-        if self.plan.partials:
-            self.w(f'    mdp_combine = mdp_cu_function(mdp_mod, "{name}_combine");')
+        for var, kernel in self.kernels():
+            self.w(f'    {var} = mdp_cu_function(mdp_mod, "{kernel}");')
         self.w("}")
 
     def launch_shape(self) -> None:
-        for g, group in enumerate(self.plan.grid_axes):
-            local = 1
-            for i in group:
-                d = self.plan.dims[i]
-                local *= d.num_wi
-                self.w(f"mdp_blocks *= {d.num_wg if d.is_reduction else f'(long long)mdp_nwg_{d.index}'};")
-            self.w(f"mdp_block[{g}] = {local};")
-        self.w("if (mdp_blocks > 2147483647LL) {")
-        self.w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{self.name}\' exceed the grid limit '
-               '(2^31 - 1)\\n", mdp_blocks);')
-        self.w("    exit(1);")
-        self.w("}")
+        # every launch is a one-dimensional grid of all its blocks (the kernels decode the axes)
+        for k, ln in enumerate(self.spec.launches):
+            blocks = " * ".join(f"({count_c(c, 'long long')})" for c in ln.groups) or "1LL"
+            self.w(f"mdp_blocks{_suffix(k)} = {blocks};")
+            self.w(f"if (mdp_blocks{_suffix(k)} > 2147483647LL) {{")
+            self.w(f'    fprintf(stderr, "mdpoly: CUDA error: %lld blocks for \'{ln.kernel}\' exceed the grid limit '
+                   f'(2^31 - 1)\\n", mdp_blocks{_suffix(k)});')
+            self.w("    exit(1);")
+            self.w("}")
 
     def buffers_in(self) -> None:
         for b in self.globals:
             self.w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
-        for n in self.parts:
-            self.w(f"mdp_cu_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {self.part_bytes(n)});")
+        for s in self.spec.scratch:
+            self.w(f"mdp_cu_buffer(&mdp_mem_{s.name}, &mdp_cap_{s.name}, {self.scratch_bytes(s)});")
         # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(0);")
@@ -479,17 +480,12 @@ class CudaHostWriter(HostWriter):
         return f'mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD");'
 
     def launch(self) -> None:
-        plan = self.plan
         args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
         self.w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
-        self.w("  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)mdp_blocks, 1, 1, mdp_block[0], mdp_block[1], "
-               'mdp_block[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
-        if plan.partials:
-            ncp = " * ".join(f"(long long)mdp_ext_{d.index}" for d in plan.concat) or "1LL"
-            self.w(f"  {{ long long mdp_points = {ncp};")
-            self.w("    mdp_cu_check(cuLaunchKernel(mdp_combine, "
-                   f"(unsigned int)MDP_CDIV(mdp_points, {COMBINE_BLOCK}LL), 1, 1, {COMBINE_BLOCK}, 1, 1, 0, NULL, "
-                   'mdp_args, NULL), "cuLaunchKernel"); }')
+        for k, (var, _) in enumerate(self.kernels()):
+            x = _suffix(k)
+            self.w(f"  mdp_cu_check(cuLaunchKernel({var}, (unsigned int)mdp_blocks{x}, 1, 1, mdp_block{x}[0], "
+                   f'mdp_block{x}[1], mdp_block{x}[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
         self.w("}")
 
     def before_copy_out(self) -> None:
@@ -507,6 +503,15 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(4);")
         self.w(f'    mdp_cu_profile_add("{self.name}");')
         self.w("}")
+
+
+#: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).
+LAST_CALL = "mdp_cu_last"
+
+
+def _suffix(k: int) -> str:
+    """The name suffix of launch ``k``'s block counts (none for the main kernel)."""
+    return f"_{k}" if k else ""
 
 
 def host_function(plan: KernelPlan, source: str) -> str:

@@ -6,6 +6,7 @@ layout, both built as pycparser ``c_ast`` and printed by ``CGenerator``:
 
 * ``entry_function``: binds each buffer (arrays as pointers to their declared row type, read-only
   scalars dereferenced by value, written scalars as pointers) and calls the generated function;
+* ``timing_function``: exports the host code's profile of its last call (GPU targets);
 * ``reference_function``: binds the buffers as locals with the nest's own names and runs the
   original nest text (a written scalar is copied into a local and back; iterators declared
   outside their ``for`` get a declaration).
@@ -69,6 +70,23 @@ def entry_function(name: str, params: tuple[Buffer, ...], callee: str) -> str:
     body: list[c_ast.Node] = [_binding(k, b, by_value=not b.written) for k, b in enumerate(params)]
     call = c_ast.FuncCall(c_ast.ID(callee), c_ast.ExprList([c_ast.ID(b.name) for b in params]))
     return _function(name, [*body, call])
+
+
+#: What ``timing_function``'s export writes, in order: the last call's kernel time, transfer
+#: time and whole-call time, in milliseconds (fields of the host code's last-call struct).
+TIMING_FIELDS = ("kernel_ms", "transfer_ms", "call_ms")
+
+
+def timing_function(name: str, last_call: str) -> str:
+    """``void name(double *out)`` copying the host code's last-call profile ``last_call`` (a struct
+    with the fields ``TIMING_FIELDS``, filled when ``MDPOLY_PROFILE`` is set) to ``out``, as C text."""
+    out = c_ast.ParamList([_decl("out", c_ast.PtrDecl([], _tdecl("out", "double")))])
+    body: list[c_ast.Node] = [
+        c_ast.Assignment("=", c_ast.ArrayRef(c_ast.ID("out"), c_ast.Constant("int", str(k))),
+                         c_ast.StructRef(c_ast.ID(last_call), ".", c_ast.ID(f)))
+        for k, f in enumerate(TIMING_FIELDS)]
+    fdef = c_ast.FuncDef(_decl(name, c_ast.FuncDecl(out, _tdecl(name, "void"))), None, c_ast.Compound(body))
+    return str(c_generator.CGenerator(reduce_parentheses=True).visit(fdef))
 
 
 def _parse_nest(text: str) -> c_ast.Node | None:

@@ -29,7 +29,9 @@ from typing import NamedTuple
 from pycparser import c_ast, c_generator
 
 from mdpoly.backends.c_emit import affine, param_decl
+from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.launch import Count, LaunchSpec, Scratch
 from mdpoly.ir.mdh import Affine
 
 
@@ -45,6 +47,24 @@ def c_string(text: str) -> str:
 def _expr(a: Affine) -> str:
     """``a`` in host scope, its names (size parameters) widened before any arithmetic."""
     return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a, a.names())))
+
+
+def count_c(c: Count, ctype: str) -> str:
+    """``c`` as C text in ``ctype`` arithmetic (``MDP_CDIV`` for a rounded-up quotient)."""
+    terms = [f"({ctype}){v}" for v in c.values]
+    if c.constant != 1 or not terms:
+        terms.append(f"({ctype}){c.constant}")
+    prod = " * ".join(terms)
+    return f"MDP_CDIV({prod}, ({ctype}){c.divisor})" if c.divisor != 1 else prod
+
+
+def launch_of(plan: KernelPlan) -> LaunchSpec:
+    """``plan.launch``, which lowering always sets.
+
+    :raises CompilerBug: for a plan made without it."""
+    if plan.launch is None:
+        raise CompilerBug(f"the plan of '{plan.name}' has no LaunchSpec", plan.loc)
+    return plan.launch
 
 
 # {{{ the preamble's API-independent C runtime
@@ -162,9 +182,9 @@ class HostWriter:
 
     def __init__(self, plan: KernelPlan) -> None:
         self.plan = plan
+        self.spec = launch_of(plan)
         self.name = plan.name
         self.globals = [b for b in plan.buffers if b.role == "global"]
-        self.parts = list(range(len(plan.outputs))) if plan.partials else []
         self.lines: list[str] = []
 
     def w(self, text: str) -> None:
@@ -180,16 +200,15 @@ class HostWriter:
                               c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(["void"])))
         signature = str(gen.visit(c_ast.Decl(name, [], [], ["static"], [], decl, None, None)))
         self.lines = [f"static const char {self.src_prefix}{name}[] =", c_string(source) + ";", signature, "{"]
-        self.w(f"static {self.kernel_type} mdp_kernel = NULL;")
-        if plan.partials:
-            self.w(f"static {self.kernel_type} mdp_combine = NULL;")
+        for var, _ in self.kernels():
+            self.w(f"static {self.kernel_type} {var} = NULL;")
         self.declarations()
-        empty = " || ".join(f"mdp_ext_{d.index} <= 0" for d in plan.concat)
+        empty = " || ".join(f"{v} <= 0" for v in self.spec.skip_when_empty)
         if empty:
             self.w(f"if ({empty})")
             self.w("    return;")
-        for d in plan.concat:
-            self.w(f"mdp_nwg_{d.index} = MDP_CDIV(mdp_ext_{d.index}, ({self.ix}){d.pt * d.num_wi});")
+        for c in self.spec.counts:
+            self.w(f"{c.name} = {count_c(c.count, self.ix)};")
         self.load_kernels()
         self.launch_shape()
         self.buffers_in()
@@ -207,11 +226,15 @@ class HostWriter:
 
     # {{{ shared pieces the subclasses order
 
+    def kernels(self) -> list[tuple[str, str]]:
+        """The static handle variable and the kernel name of each launch, in launch order
+        (``mdp_kernel`` for the main kernel, ``mdp_combine`` for the combine kernel)."""
+        return [("mdp_kernel" if k == 0 else "mdp_combine", ln.kernel) for k, ln in enumerate(self.spec.launches)]
+
     def extents(self) -> None:
         """Each dimension's lower bound ``mdp_lo_<d>`` and extent ``mdp_ext_<d>`` for this call."""
-        for d in self.plan.dims:
-            self.w(f"{self.extent_quals}{self.ix} mdp_lo_{d.index} = ({self.ix})({_expr(d.lower)});")
-            self.w(f"{self.extent_quals}{self.ix} mdp_ext_{d.index} = ({self.ix})({_expr(d.extent)});")
+        for b in self.spec.bounds:
+            self.w(f"{self.extent_quals}{self.ix} {b.name} = ({self.ix})({_expr(b.value)});")
 
     def kept_buffers(self) -> None:
         """The device buffers kept across calls (static; grown when a call needs more; released at
@@ -220,22 +243,19 @@ class HostWriter:
             self.w(f"static {self.mem_type} mdp_mem_{b.name};")
             self.w(f"static size_t mdp_cap_{b.name};")
             self.w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
-        for n in self.parts:
-            self.w(f"static {self.mem_type} mdp_mem_part{n};")
-            self.w(f"static size_t mdp_cap_part{n};")
+        for s in self.spec.scratch:
+            self.w(f"static {self.mem_type} mdp_mem_{s.name};")
+            self.w(f"static size_t mdp_cap_{s.name};")
 
     def group_counts(self) -> None:
-        """The declarations of the concat dimensions' work-group counts."""
-        for d in self.plan.concat:
-            self.w(f"{self.ix} mdp_nwg_{d.index};")
+        """The declarations of the values computed after the empty-call check (work-group counts)."""
+        for c in self.spec.counts:
+            self.w(f"{self.ix} {c.name};")
 
-    def part_bytes(self, n: int) -> str:
-        """The byte size of partial buffer ``n``: one value per concat point and reduction work-group."""
-        ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in self.plan.concat) or "(size_t)1"
-        red_wg = 1
-        for d in self.plan.reductions:
-            red_wg *= d.num_wg
-        return f"{ncp} * {red_wg} * sizeof({self.plan.mdh.outputs[n].elem_type})"
+    @staticmethod
+    def scratch_bytes(s: Scratch) -> str:
+        """The byte size of scratch buffer ``s`` for this call."""
+        return f"{count_c(s.elems, 'size_t')} * sizeof({s.elem_type})"
 
     def copy_in(self, name: str) -> None:
         """Copies buffer ``name`` to the device when it has any bytes."""
@@ -243,15 +263,16 @@ class HostWriter:
         self.w("    " + self.copy_in_call(name))
 
     def kernel_args(self) -> list[KernelArg]:
-        """The kernel arguments in the order of ``KernelWriter.params()``."""
-        plan, ix = self.plan, self.ix
-        args = [KernelArg(f"mdp_mem_{b.name}", self.mem_type, False) if b.role == "global"
-                else KernelArg(b.name, b.name, True) for b in plan.buffers]
-        for d in plan.dims:
-            args += [KernelArg(f"mdp_lo_{d.index}", ix, False), KernelArg(f"mdp_ext_{d.index}", ix, False)]
-        args += [KernelArg(f"mdp_nwg_{d.index}", ix, False) for d in plan.concat]
-        args += [KernelArg(f"mdp_mem_part{n}", self.mem_type, False) for n in self.parts]
-        return args
+        """The kernel arguments of ``LaunchSpec.args`` as host variables."""
+        out: list[KernelArg] = []
+        for a in self.spec.args:
+            if a.kind == "scalar":
+                out.append(KernelArg(a.name, a.name, True))
+            elif a.kind == "index":
+                out.append(KernelArg(a.name, self.ix, False))
+            else:
+                out.append(KernelArg(f"mdp_mem_{a.name}", self.mem_type, False))
+        return out
 
     # }}}
 

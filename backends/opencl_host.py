@@ -23,7 +23,7 @@ Unset, no events are requested (the commands get ``NULL``) and the queue is an o
 
 from __future__ import annotations
 
-from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, runtime_preamble
+from mdpoly.backends.gpu_host import HostWriter, RuntimeSpelling, count_c, runtime_preamble
 from mdpoly.ir.kernel import KernelPlan
 
 _PREAMBLE = r"""#ifndef MDP_OPENCL_RUNTIME
@@ -48,6 +48,9 @@ static int mdp_cl_nprograms, mdp_cl_nkernels;
 static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
 static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprof;
+/* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from its
+   first command's start to its last command's end (the whole call); a tuner reads it back. */
+static struct { double kernel_ms, transfer_ms, call_ms; } mdp_cl_last;
 @KEPT_STATE@
 
 static const char *mdp_cl_error_name(cl_int err)
@@ -122,7 +125,7 @@ static int mdp_cl_contains(const char *hay, const char *needle)
 }
 
 /* MDPOLY_PROFILE: the device time of each nest's commands, summed over its calls and printed at exit. */
-static double mdp_cl_event_ns(cl_event ev)
+static double mdp_cl_event_ns(cl_event ev, cl_ulong *first, cl_ulong *last)
 {
     cl_ulong start = 0, end = 0;
     mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL),
@@ -130,6 +133,10 @@ static double mdp_cl_event_ns(cl_event ev)
     mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL),
                  "clGetEventProfilingInfo");
     mdp_cl_check(clReleaseEvent(ev), "clReleaseEvent");
+    if (start && (*first == 0 || start < *first))
+        *first = start;
+    if (end > *last)
+        *last = end;
     return end > start ? (double)(end - start) : 0.0;
 }
 
@@ -137,11 +144,18 @@ static double mdp_cl_event_ns(cl_event ev)
 static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_event *transfers, int nt)
 {
     int i, slot;
+    cl_ulong first = 0, last = 0;
+    double kernel_ns = 0.0, transfer_ns = 0.0;
 @PROFILE_SLOT@
     for (i = 0; i < nk; ++i)
-        mdp_cl_prof[slot].kernel_ns += mdp_cl_event_ns(kernels[i]);
+        kernel_ns += mdp_cl_event_ns(kernels[i], &first, &last);
     for (i = 0; i < nt; ++i)
-        mdp_cl_prof[slot].transfer_ns += mdp_cl_event_ns(transfers[i]);
+        transfer_ns += mdp_cl_event_ns(transfers[i], &first, &last);
+    mdp_cl_prof[slot].kernel_ns += kernel_ns;
+    mdp_cl_prof[slot].transfer_ns += transfer_ns;
+    mdp_cl_last.kernel_ms = kernel_ns * 1e-6;
+    mdp_cl_last.transfer_ms = transfer_ns * 1e-6;
+    mdp_cl_last.call_ms = last > first ? (double)(last - first) * 1e-6 : 0.0;
 }
 
 @PROFILE_REPORT@
@@ -318,32 +332,29 @@ class OpenCLHostWriter(HostWriter):
     def declarations(self) -> None:
         # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
         ntransfers = sum(1 for b in self.globals if b.copy_in) + sum(1 for b in self.globals if b.copy_out)
-        self.w(f"cl_event mdp_kev[2], mdp_tev[{max(ntransfers, 1)}];")
+        self.w(f"cl_event mdp_kev[{len(self.spec.launches)}], mdp_tev[{max(ntransfers, 1)}];")
         self.w("int mdp_nk = 0, mdp_nt = 0;")
         self.extents()
         self.kept_buffers()
-        ngroups = len(self.plan.grid_axes)
-        self.w(f"size_t mdp_local[{ngroups}], mdp_global[{ngroups}];")
+        for k, ln in enumerate(self.spec.launches):
+            if ln.items is None:
+                n = len(ln.groups)
+                self.w(f"size_t mdp_local{_suffix(k)}[{n}], mdp_global{_suffix(k)}[{n}];")
         self.group_counts()
 
     def load_kernels(self) -> None:
         name = self.name
-        self.w("if (!mdp_kernel)")
-        self.w(f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");')
-        if self.plan.partials:
-            self.w("if (!mdp_combine)")
-            self.w(f'    mdp_combine = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}_combine");')
+        for var, kernel in self.kernels():
+            self.w(f"if (!{var})")
+            self.w(f'    {var} = mdp_cl_kernel(mdp_src_{name}, "{name}", "{kernel}");')
 
     def launch_shape(self) -> None:
-        for g, group in enumerate(self.plan.grid_axes):
-            local = 1
-            wgs: list[str] = []
-            for i in group:
-                d = self.plan.dims[i]
-                local *= d.num_wi
-                wgs.append(f"(size_t){d.num_wg}" if d.is_reduction else f"(size_t)mdp_nwg_{d.index}")
-            self.w(f"mdp_local[{g}] = {local};")
-            self.w(f"mdp_global[{g}] = {' * '.join(wgs)} * mdp_local[{g}];")
+        for k, ln in enumerate(self.spec.launches):
+            if ln.items is not None:
+                continue
+            for g, (groups, size) in enumerate(zip(ln.groups, ln.group_size)):
+                self.w(f"mdp_local{_suffix(k)}[{g}] = {size};")
+                self.w(f"mdp_global{_suffix(k)}[{g}] = {count_c(groups, 'size_t')} * mdp_local{_suffix(k)}[{g}];")
 
     def buffers_in(self) -> None:
         for b in self.globals:
@@ -351,33 +362,35 @@ class OpenCLHostWriter(HostWriter):
             self.w(f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name}, {flags});")
             if b.copy_in:
                 self.copy_in(b.name)
-        for n in self.parts:
-            self.w(f"mdp_cl_buffer(&mdp_mem_part{n}, &mdp_cap_part{n}, {self.part_bytes(n)}, CL_MEM_READ_WRITE);")
+        for s in self.spec.scratch:
+            self.w(f"mdp_cl_buffer(&mdp_mem_{s.name}, &mdp_cap_{s.name}, {self.scratch_bytes(s)}, CL_MEM_READ_WRITE);")
 
     def copy_in_call(self, name: str) -> str:
         return (f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{name}, CL_FALSE, 0, mdp_bytes_{name}, "
                 f'(const void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
 
     def launch(self) -> None:
-        plan = self.plan
         # arguments: set again only where a value (a buffer object, an extent) changed since the last call
         args = self.kernel_args()
         nargs = len(args)
-        for kern in ["mdp_kernel"] + (["mdp_combine"] if plan.partials else []):
+        kernels = self.kernels()
+        for var, _ in kernels:
             self.w(f"{{ static unsigned char mdp_last[{nargs}][8];")
             self.w(f"  static char mdp_valid[{nargs}];")
             for a, arg in enumerate(args):
-                self.w(f"  mdp_cl_arg({kern}, {a}, sizeof({arg.size_of}), &{arg.var}, mdp_last[{a}], &mdp_valid[{a}]);")
+                self.w(f"  mdp_cl_arg({var}, {a}, sizeof({arg.size_of}), &{arg.var}, mdp_last[{a}], &mdp_valid[{a}]);")
             self.w("}")
-        self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, {len(plan.grid_axes)}, NULL, "
-               "mdp_global, mdp_local, 0, NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "
-               '"clEnqueueNDRangeKernel");')
-        if plan.partials:
-            ncp = " * ".join(f"(size_t)mdp_ext_{d.index}" for d in plan.concat) or "(size_t)1"
+        event = 'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");'
+        for k, ((var, _), ln) in enumerate(zip(kernels, self.spec.launches)):
+            if ln.items is None:
+                self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, {var}, {len(ln.groups)}, NULL, "
+                       f"mdp_global{_suffix(k)}, mdp_local{_suffix(k)}, 0, NULL, {event}")
+                continue
+            # exactly the working items, in work-groups of the implementation's choice
             self.w("{")
-            self.w(f"    size_t mdp_points = {ncp};")
-            self.w("    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_combine, 1, NULL, &mdp_points, NULL, 0, "
-                   'NULL, mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
+            self.w(f"    size_t mdp_items = {count_c(ln.items, 'size_t')};")
+            self.w(f"    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, {var}, 1, NULL, &mdp_items, NULL, 0, "
+                   f"NULL, {event}")
             self.w("}")
 
     def copy_out(self, name: str) -> str:
@@ -388,6 +401,15 @@ class OpenCLHostWriter(HostWriter):
         self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
         self.w("if (mdp_cl_profile)")
         self.w(f'    mdp_cl_profile_add("{self.name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
+
+
+#: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).
+LAST_CALL = "mdp_cl_last"
+
+
+def _suffix(k: int) -> str:
+    """The name suffix of launch ``k``'s size arrays (none for the main kernel)."""
+    return f"_{k}" if k else ""
 
 
 def host_function(plan: KernelPlan, source: str) -> str:

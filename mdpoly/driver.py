@@ -114,7 +114,7 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         target.check(plan, caps)
         code = target.render(plan, caps)
         if isinstance(split, RankSplit):
-            code = wrap_for_ranks(code, split)
+            code = wrap_for_ranks(code, split, user_init=bool(used_names & {"MPI_Init", "MPI_Init_thread"}))
     except UnsupportedInput as err:
         return None, _kept(nest, err.code, err.message)
     except CompilerBug as err:

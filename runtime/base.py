@@ -72,8 +72,15 @@ class Built:
 
 @dataclass(frozen=True, slots=True)
 class Measurement:
+    """The timed calls of one run: ``times`` is what a tuner minimises (a CPU call's wall time; a
+    GPU call's kernel time as its host code's profile reports it), ``call_times`` each call's
+    whole time where the code reports it separately (GPU: first command to last, transfers
+    included), ``wall_seconds`` the whole run (worker start, build, warm-up and timed calls)."""
+
     times: tuple[float, ...]
     outputs: dict[str, np.ndarray] = field(default_factory=dict, hash=False, compare=False)
+    call_times: tuple[float, ...] = ()
+    wall_seconds: float = 0.0
 
     @property
     def median(self) -> float:

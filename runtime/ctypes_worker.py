@@ -3,7 +3,11 @@
 Run as ``python -m runtime.ctypes_worker JOB_DIR``. ``JOB_DIR/job.json`` names the library, the
 entry symbol, the argument layout and the repetition counts; ``JOB_DIR/in_<k>.npy`` hold the
 argument buffers. The worker writes ``out_<k>.npy`` for outputs (after the first call, on fresh
-inputs) and ``times.json``. A crash or hang ends this process only.
+inputs) and ``times.json`` (each timed call's wall seconds). When ``job.json`` names a
+``timing`` symbol (``void timing(double *out)``, GPU host code: ``mdpoly.backends.entry.timing_function``),
+the worker calls it after every timed call and writes ``timing.json``: the calls' kernel, transfer
+and whole-call seconds as that host code's own profiling measured them. A crash or hang ends
+this process only.
 """
 
 from __future__ import annotations
@@ -33,6 +37,13 @@ def main(job_dir: str) -> int:
     entry.restype = None
     entry.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
     originals = [np.load(job_path / f"in_{k}.npy") for k in range(len(job["args"]))]
+    timing = None
+    if job.get("timing"):
+        timing = getattr(lib, job["timing"])
+        timing.restype = None
+        timing.argtypes = [ctypes.POINTER(ctypes.c_double)]
+    profile = (ctypes.c_double * 3)()
+    measured: dict[str, list[float]] = {"kernel": [], "transfer": [], "call": []}
 
     fresh = [np.ascontiguousarray(a.copy()) for a in originals]
     _call(entry, fresh)
@@ -43,13 +54,20 @@ def main(job_dir: str) -> int:
     scratch = [np.ascontiguousarray(a.copy()) for a in originals]
     for _ in range(job["warmup"]):
         _call(entry, scratch)
+    (job_path / "warm").touch()   # the parent's limit for the timed calls starts now
     times = []
     for _ in range(job["repeats"]):
         for dst, src in zip(scratch, originals):
             if dst.size < 1 << 22:
                 np.copyto(dst, src)
         times.append(_call(entry, scratch))
+        if timing is not None:
+            timing(profile)
+            for k, key in enumerate(("kernel", "transfer", "call")):
+                measured[key].append(profile[k] * 1e-3)
     (job_path / "times.json").write_text(json.dumps(times))
+    if timing is not None:
+        (job_path / "timing.json").write_text(json.dumps(measured))
     return 0
 
 

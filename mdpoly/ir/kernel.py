@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.launch import LaunchSpec
 from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import FExpr, Iterator
 
@@ -191,6 +192,9 @@ class KernelPlan:
     #: naming concat dims only, all true where an output is stored. Empty for a box.
     domain: tuple[str, ...] = ()
     store_domain: tuple[str, ...] = ()
+    #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
+    #: always sets it, and the host-code writers read launch geometry from nowhere else
+    launch: LaunchSpec | None = None
 
     @property
     def concat(self) -> tuple[KDim, ...]:

@@ -31,7 +31,9 @@ and out when written.
 
 from __future__ import annotations
 
+import math
 import re
+from dataclasses import replace
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.kernel import (
@@ -43,6 +45,7 @@ from mdpoly.ir.kernel import (
     KOutput,
     StartKind,
 )
+from mdpoly.ir.launch import Bound, Count, Derived, KernelLaunch, LaunchArg, LaunchSpec, Scratch
 from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
@@ -409,13 +412,14 @@ class _GpuLowerer:
         its = {d.iterator for d in self.m.dims}
         concat = {d.iterator for d in self.m.dims if not d.combine.is_reduction}
         store = tuple(c for c in self.m.domain if (c.names() & its) <= concat)
-        return KernelPlan(
+        plan = KernelPlan(
             name=self.m.name, loc=self.m.loc, mdh=self.m, params=function_params(self.m), dims=dims,
             grid_axes=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
             tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
             store_domain=self.domain_text(store))
+        return replace(plan, launch=launch_spec(plan))
 
 
 def box_max_is_domain_max(mdh: MdhExpr, e: Affine) -> bool:
@@ -446,6 +450,50 @@ def box_max_is_domain_max(mdh: MdhExpr, e: Affine) -> bool:
 
     in_domain = isl.Set(f"{head}{{ [{', '.join(its)}] : {' and '.join(dom)} }}").params()
     return top(box).intersect_domain(in_domain).is_equal(top(dom))
+
+
+#: Work-items per work-group of the combine kernel (one work-item per concat point).
+COMBINE_GROUP = 256
+
+
+def launch_spec(plan: KernelPlan) -> LaunchSpec:
+    """How the host code launches ``plan``'s kernels (``mdpoly.ir.launch``): per dim its bounds;
+    per concat dim ``mdp_nwg_<d> = ceil(extent / (pt * num_wi))`` work-groups; the main kernel
+    over ``plan.grid_axes`` (an axis's work-groups: the product of its dims' work-groups, its
+    work-items: the product of their ``num_wi``); with partials, one scratch buffer per output
+    (a value per concat point and reduction work-group) and the combine kernel, one work-item per
+    concat point in work-groups of ``COMBINE_GROUP``. Kernel arguments follow
+    ``KernelWriter.params()``: buffers, per dim lower bound and extent, per concat dim its
+    work-groups, the scratch buffers."""
+    bounds: list[Bound] = []
+    for d in plan.dims:
+        bounds += [Bound(f"mdp_lo_{d.index}", d.lower), Bound(f"mdp_ext_{d.index}", d.extent)]
+    counts = tuple(Derived(f"mdp_nwg_{d.index}", Count((f"mdp_ext_{d.index}",), 1, d.pt * d.num_wi))
+                   for d in plan.concat)
+    args = [LaunchArg("buffer", b.name) if b.role == "global" else LaunchArg("scalar", b.name) for b in plan.buffers]
+    for d in plan.dims:
+        args += [LaunchArg("index", f"mdp_lo_{d.index}"), LaunchArg("index", f"mdp_ext_{d.index}")]
+    args += [LaunchArg("index", c.name) for c in counts]
+    points = tuple(f"mdp_ext_{d.index}" for d in plan.concat)
+    red_wg = math.prod(d.num_wg for d in plan.reductions)
+    scratch: tuple[Scratch, ...] = ()
+    if plan.partials:
+        scratch = tuple(Scratch(f"part{n}", plan.mdh.outputs[n].elem_type, Count(points, red_wg))
+                        for n in range(len(plan.outputs)))
+        args += [LaunchArg("scratch", s.name) for s in scratch]
+    groups: list[Count] = []
+    sizes: list[int] = []
+    for axis in plan.grid_axes:
+        dims = [plan.dims[i] for i in axis]
+        groups.append(Count(tuple(f"mdp_nwg_{d.index}" for d in dims if not d.is_reduction),
+                            math.prod(d.num_wg for d in dims if d.is_reduction)))
+        sizes.append(math.prod(d.num_wi for d in dims))
+    launches = [KernelLaunch(plan.name, tuple(groups), tuple(sizes))]
+    if plan.partials:
+        launches.append(KernelLaunch(f"{plan.name}_combine", (Count(points, 1, COMBINE_GROUP),), (COMBINE_GROUP,),
+                                     items=Count(points)))
+    return LaunchSpec(bounds=tuple(bounds), skip_when_empty=points, counts=counts, args=tuple(args),
+                      scratch=scratch, launches=tuple(launches))
 
 
 def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:

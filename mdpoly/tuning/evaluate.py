@@ -4,16 +4,20 @@
 (``make_buffers``), the reference outputs (the original nest compiled once for the host CPU by
 the reference runner; if that fails, the default candidate's outputs, said in the log), and a
 memo of every candidate already measured. ``evaluate(params)`` asks the target for the
-candidate (OpenMP: lowered, checked, rendered and wrapped in ``mdpoly_entry``; OpenCL/CUDA: the
-kernel source and its launches), builds it with the target's runner, runs it, compares the
-outputs with the reference and returns the median time of the timed calls. Every outcome, good
+candidate (lowered, checked, rendered as the output file gets it and wrapped in ``mdpoly_entry``;
+OpenCL/CUDA: the host code with its kernels and a timing export), builds it with the target's
+runner, runs it, compares the outputs with the reference and returns the median time of the
+timed calls (GPU: kernel time from the host code's own profiling; the log has each candidate's
+whole-call time and the SHA-256 of its generated function beside it). Every outcome, good
 or bad, goes to the ``TuningLog``; a bad one raises ``Rejected`` with its kind: ``constraint``
 (the parameters or the plan are invalid), ``build``, ``crash``, ``timeout`` or ``wrong``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import statistics
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -116,6 +120,9 @@ class NestEvaluator:
         self.args = tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(self.inputs[b.name].shape), b.written)
                           for b in self.params)
         self.memo: dict[Any, Outcome] = {}
+        #: per measured parameter set: the median whole-call seconds (where the code reports them,
+        #: else ``None``), the run's wall seconds and its timed calls (what timeouts derive from)
+        self.runs: dict[Any, tuple[float | None, float, int]] = {}
         self.history: list[Outcome] = []
         self.repeats = MIN_REPEATS
         self.timeout = 60.0
@@ -157,14 +164,19 @@ class NestEvaluator:
         self.timeout = 10.0 + 4.0 * per * (self.repeats + 2)
 
     def calibrate_device(self, default_seconds: float) -> None:
-        """Repetitions and timeout from the default candidate's kernel time (GPU targets): about
-        ``DEVICE_RUN_SECONDS`` of timed calls; a candidate ``DEVICE_SLOWDOWN_CUTOFF`` times slower
-        than the default is cut off after its first call."""
+        """Repetitions and timeout from the default candidate (GPU targets): about
+        ``DEVICE_RUN_SECONDS`` of timed kernel time; the timeout covers what a run really does --
+        the default's whole run (worker start, build, warm-up, calls with their copies) scaled to
+        the new number of calls, plus ``DEVICE_SLOWDOWN_CUTOFF`` times its whole-call time per call,
+        so a candidate that much slower than the default is cut off."""
         per = max(default_seconds, 1e-6)
         self.repeats = int(min(MAX_REPEATS, max(MIN_REPEATS, DEVICE_RUN_SECONDS / per)))
-        self.timeout = 1.0 + DEVICE_SLOWDOWN_CUTOFF * per * (self.repeats + 1)
-        self.log.write({"event": "calibrate", "default_seconds": default_seconds, "repeats": self.repeats,
-                        "timeout": self.timeout})
+        call, wall, timed = self.runs.get(self.default, (None, 0.0, 0))
+        call = max(call or 0.0, per)
+        self.timeout = (1.0 + 2.0 * wall * (self.repeats + 2) / (timed + 2)
+                        + DEVICE_SLOWDOWN_CUTOFF * call * (self.repeats + 1))
+        self.log.write({"event": "calibrate", "default_seconds": default_seconds, "default_call_seconds": call,
+                        "default_run_seconds": wall, "repeats": self.repeats, "timeout": self.timeout})
 
     # }}}
 
@@ -213,8 +225,13 @@ class NestEvaluator:
                 raise Rejected(o.kind, o.why)
             return o.seconds
         start = time.perf_counter()
+        digest = None
         try:
-            m = self._run(self.candidate(params), self.repeats, self.timeout)
+            cand = self.candidate(params)
+            digest = hashlib.sha256(cand.function.encode()).hexdigest() if cand.function else None
+            m = self._run(cand, self.repeats, self.timeout)
+            self.runs[params] = (statistics.median(m.call_times) if m.call_times else None, m.wall_seconds,
+                                 len(m.times))
             for b in self.params:
                 if b.written:
                     why = _compare(b.name, m.outputs[b.name], self.reference[b.name])
@@ -231,6 +248,7 @@ class NestEvaluator:
         self.history.append(outcome)
         self.log.write({"event": "candidate", "params": self.target.describe(self.mdh, params),
                         "status": outcome.kind, "seconds": outcome.seconds, "why": outcome.why or None,
+                        "call_seconds": self.runs.get(params, (None,))[0], "function_sha256": digest,
                         "eval_seconds": round(time.perf_counter() - start, 3)})
         if outcome.seconds is None:
             raise Rejected(outcome.kind, outcome.why)

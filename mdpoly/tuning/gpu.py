@@ -35,9 +35,11 @@ The limits are the device's, queried when tuning starts (``caps_from_device`` ov
 ``device_limits()``), so every configuration of the space passes ``gpu_violations``. The
 predicates over ``PT``, ``KT`` and ``MEM`` are the constraints of ``mdpoly.lower.gpu_params``.
 
-A candidate is the backend's kernel source with the configuration's constants, launched as the
-generated host code launches it (``kernel_request``), on the nest's random inputs; its time is
-the kernels' device time (OpenCL profiling events, CUDA events).
+A candidate is the code that ships: the backend's host code and kernels for the configuration
+(``backend.render``, the text ``out.c`` gets), with ``mdpoly_entry`` and a timing export, built
+as a shared library and called in a worker process (``mdpoly.runtime.host_code``); its time is
+the kernels' device time as the host code's own profiling measures it (OpenCL profiling events,
+CUDA events), its whole-call time beside it.
 """
 
 from __future__ import annotations
@@ -48,10 +50,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-import numpy as np
-
+from mdpoly.backends.base import Backend
+from mdpoly.backends.entry import entry_function, timing_function
 from mdpoly.ir.kernel import KernelPlan
-from mdpoly.ir.mdh import Affine, MdhExpr
+from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import (
@@ -67,11 +69,11 @@ from mdpoly.lower.gpu_params import (
 )
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.kernel_checks import check_kernel_plan
-from mdpoly.runtime.base import ArgSpec
-from mdpoly.runtime.opencl import KernelRequest, Launch
+from mdpoly.runtime.base import ArgSpec, BuildRequest
+from mdpoly.runtime.host_code import TIMING_ENTRY, HostCodeRunner
 from mdpoly.tuning.atf import Config, ParamSpec
 from mdpoly.tuning.space import concrete_extents
-from mdpoly.tuning.target import Candidate
+from mdpoly.tuning.target import ENTRY, Candidate
 
 #: Bumped when the GPU space or cost function changes what "best" means.
 GPU_SPACE_VERSION = 2
@@ -82,7 +84,6 @@ MAX_WG = 1024
 KT_LADDER = (1, 4, 8, 16, 32, 64)
 #: Bound on ``NUM_WI`` of a concat dim a cacheable input depends on (see the module docstring).
 TILED_WI_CAP = 32
-_PREFIX = "__mdp_"
 
 Groups = tuple[tuple[int, ...], ...]
 
@@ -351,80 +352,31 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
 
 # }}}
 
-# {{{ candidates
-
-
-def _value(e: Affine, sizes: dict[str, int]) -> int:
-    return e.constant + sum(c * sizes[name] for name, c in e.terms)
-
-
-def kernel_request(plan: KernelPlan, source: str, sizes: dict[str, int], args: tuple[ArgSpec, ...],
-                   flags: tuple[str, ...] = ()) -> Candidate:
-    """The kernel arguments, launches and build ``flags`` of ``plan`` as its generated host code makes them:
-    the nest's buffers (``args``, by name), then per dim its lower bound and extent, per concat
-    dim its number of work-groups, then the per-work-group partials; one NDRange launch of the
-    main kernel and, with partials, a one-dimensional launch of ``<name>_combine``."""
-    by_name = {a.name: a for a in args}
-    specs: list[ArgSpec] = []
-    extra: dict[str, np.ndarray] = {}
-    for b in plan.buffers:
-        specs.append(by_name[b.name] if b.role == "global" else replace(by_name[b.name], shape=(), is_output=False))
-
-    def scalar(name: str, value: int) -> None:
-        specs.append(ArgSpec(_PREFIX + name, "int64", ()))
-        extra[_PREFIX + name] = np.array(value, dtype=np.int64)
-
-    ext = {d.index: _value(d.extent, sizes) for d in plan.dims}
-    for d in plan.dims:
-        scalar(f"lo{d.index}", _value(d.lower, sizes))
-        scalar(f"ext{d.index}", ext[d.index])
-    nwg = {d.index: max(1, math.ceil(ext[d.index] / (d.pt * d.num_wi))) for d in plan.concat}
-    for d in plan.concat:
-        scalar(f"nwg{d.index}", nwg[d.index])
-    ncp = math.prod(max(ext[d.index], 0) for d in plan.concat)
-    if plan.partials:
-        red_wg = math.prod(d.num_wg for d in plan.reductions)
-        for k in range(len(plan.outputs)):
-            dtype = by_name[plan.mdh.outputs[k].access.buffer].dtype
-            name = f"{_PREFIX}part{k}"
-            specs.append(ArgSpec(name, dtype, (max(ncp * red_wg, 1),)))
-            extra[name] = np.zeros(max(ncp * red_wg, 1), dtype=dtype)
-    glob: list[int] = []
-    loc: list[int] = []
-    for g in plan.grid_axes:
-        lsz = math.prod(plan.dims[i].num_wi for i in g)
-        groups = math.prod(plan.dims[i].num_wg if plan.dims[i].is_reduction else nwg[i] for i in g)
-        loc.append(lsz)
-        glob.append(lsz * groups)
-    launches = [Launch(plan.name, tuple(glob), tuple(loc))]
-    if plan.partials:
-        launches.append(Launch(plan.name + "_combine", (max(ncp, 1),), None))
-    req = KernelRequest(source, plan.name, tuple(specs), language="opencl", flags=flags, launches=tuple(launches))
-    return Candidate(req, extra)
-
-# }}}
-
 # {{{ targets
 
 
 class GpuTarget:
-    """A work-group target (``GpuParams``) measured on a real device by ``runner``.
+    """A work-group target (``GpuParams``) measured on a real device through the code that ships.
 
-    ``caps`` are ``base`` with the device's queried limits; ``render`` turns a ``KernelPlan`` into
-    the device source (the backend's ``kernel_source``), ``flags`` into the compiler options its
-    host code builds it with (CUDA: ``mdpoly.backends.cuda_host.nvrtc_flags``; none for OpenCL).
+    ``caps`` are ``base`` with the limits ``device`` reports (it answers ``device_limits()`` and
+    ``device_identity()``, and may answer ``compiler_identity()``). A candidate is the checked plan
+    rendered by ``backend(caps)`` as the driver renders it -- the host preamble and the host
+    function with its kernels, the text ``out.c`` gets -- plus ``mdpoly_entry`` and the timing
+    export over the host code's last-call struct ``last_call``, built and run by ``runner`` (a
+    ``HostCodeRunner``).
     """
 
     space_version = GPU_SPACE_VERSION
     calibrate_from_default = True
 
-    def __init__(self, name: str, base: TargetCaps, runner: Any, render: Callable[[KernelPlan], str],
-                 flags: Callable[[KernelPlan], tuple[str, ...]] | None = None) -> None:
+    def __init__(self, name: str, base: TargetCaps, backend: Callable[[TargetCaps], Backend[KernelPlan]],
+                 runner: Any, device: Any, last_call: str) -> None:
         self.name = name
         self.runner = runner
-        self.caps = caps_from_device(base, runner.device_limits())
-        self.render = render
-        self.flags = flags
+        self.device = device
+        self.last_call = last_call
+        self.caps = caps_from_device(base, device.device_limits())
+        self.backend = backend(self.caps)
 
     def default(self, mdh: MdhExpr) -> GpuParams:
         return default_gpu_params(mdh, self.caps)
@@ -440,10 +392,15 @@ class GpuTarget:
 
     def candidate(self, mdh: MdhExpr, params: GpuParams, sizes: dict[str, int],
                   args: tuple[ArgSpec, ...]) -> Candidate:
+        """The shipped host code of ``params`` with its exports (see the class docstring).
+
+        :raises MdpolyError: when lowering or rendering refuses ``params``."""
         plan = lower_gpu(mdh, params, self.caps)
         check_kernel_plan(plan, self.caps)
-        flags = self.flags(plan) if self.flags is not None else ()
-        return kernel_request(plan, self.render(plan), sizes, args, flags)
+        code = self.backend.render(plan)
+        source = (code.preamble + code.definition + entry_function(ENTRY, plan.params, plan.name)
+                  + timing_function(TIMING_ENTRY, self.last_call))
+        return Candidate(BuildRequest(source, ENTRY, args, language=self.name), function=code.definition)
 
     def describe(self, mdh: MdhExpr, params: GpuParams) -> str:
         return params.describe(mdh)
@@ -455,8 +412,8 @@ class GpuTarget:
         return gpu_params_from_dict(data)
 
     def identity(self) -> dict[str, str]:
-        compiler = getattr(self.runner, "compiler_identity", None)
-        return {"device": self.runner.device_identity(), "compiler": compiler() if compiler else ""}
+        compiler = getattr(self.device, "compiler_identity", None)
+        return {"device": self.device.device_identity(), "compiler": compiler() if compiler else ""}
 
 
 def opencl_target(selector: str | None = None) -> GpuTarget:
@@ -465,9 +422,14 @@ def opencl_target(selector: str | None = None) -> GpuTarget:
 
     :raises runtime.opencl.NoOpenCLDevice: without pyopencl or a (matching) device.
     """
-    from mdpoly.backends.opencl import OPENCL_CAPS, kernel_source
+    from mdpoly.backends.opencl_host import LAST_CALL
     from mdpoly.runtime.opencl import OpenCLRunner
-    return GpuTarget("opencl", OPENCL_CAPS, OpenCLRunner(selector), kernel_source)
+    from mdpoly.targets import OPENCL
+    device = OpenCLRunner(selector)
+    cflags, lflags = OPENCL.toolchain.flags()
+    runner = HostCodeRunner("opencl", cflags, lflags, env={"MDPOLY_OPENCL_DEVICE": selector} if selector else {},
+                            device=device.device_identity())
+    return GpuTarget("opencl", OPENCL.caps, OPENCL.backend, runner, device, LAST_CALL)
 
 
 def cuda_target(device: str | None = None) -> GpuTarget:
@@ -475,9 +437,19 @@ def cuda_target(device: str | None = None) -> GpuTarget:
 
     :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
     """
-    from mdpoly.backends.cuda import CUDA_CAPS, kernel_source
-    from mdpoly.backends.cuda_host import nvrtc_flags
     from mdpoly.runtime.cuda import CudaRunner
-    return GpuTarget("cuda", CUDA_CAPS, CudaRunner(device), kernel_source, nvrtc_flags)
+    return cuda_target_on(CudaRunner(device), device)
+
+
+def cuda_target_on(queries: Any, device: str | None = None) -> GpuTarget:
+    """The CUDA target whose device limits and identity ``queries`` answers, its candidates built
+    with the registry's CUDA toolchain (the toolkit ``mdpoly.cuda_toolkit.find_cuda`` finds; its
+    stub ``libcuda`` where no driver is installed: candidates then build but cannot run)."""
+    from mdpoly.backends.cuda_host import LAST_CALL
+    from mdpoly.targets import CUDA
+    cflags, lflags = CUDA.toolchain.flags()
+    runner = HostCodeRunner("cuda", cflags, lflags, env={"MDPOLY_CUDA_DEVICE": device} if device else {},
+                            device=queries.device_identity())
+    return GpuTarget("cuda", CUDA.caps, CUDA.backend, runner, queries, LAST_CALL)
 
 # }}}

@@ -55,11 +55,14 @@ class Rejected(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
-    """What the runner builds and runs for one parameter set; ``inputs`` are arguments beyond the
-    nest's own buffers (launch scalars, per-work-group partials)."""
+    """What the runner builds and runs for one parameter set: plain data that pickles. ``inputs``
+    are arguments beyond the nest's own buffers; ``function`` is the generated function as the
+    output file gets it (the tuning log records its SHA-256, so a tuned ``out.c`` can be matched
+    with the candidate that was measured)."""
 
     request: BuildRequest
     inputs: dict[str, np.ndarray] = field(default_factory=dict, hash=False, compare=False)
+    function: str = ""
 
 
 class TargetSpace(Protocol[P_co]):

@@ -6,6 +6,7 @@ skipped with the reason when there is none; they use tiny budgets and assert no 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
@@ -20,11 +21,12 @@ from pathlib import Path
 
 import pytest
 
+from mdpoly.backends.gpu_host import c_string
 from mdpoly.backends.opencl import OPENCL_CAPS, OpenCLBackend
 from mdpoly.differential import compare_outputs
 from mdpoly.lower.gpu_params import caps_from_device, default_gpu_params, gpu_violations
 from mdpoly.tuning.atf import build_search_space
-from mdpoly.tuning.gpu import GpuTarget, gpu_neighbours, gpu_space, kernel_request, opencl_target
+from mdpoly.tuning.gpu import GpuTarget, cuda_target_on, gpu_neighbours, gpu_space, opencl_target
 from mdpoly.tuning.tune import TuneSettings, tune_nest
 
 REPO = Path(__file__).resolve().parents[2]
@@ -143,32 +145,71 @@ def test_neighbours_move_kt_cache_and_private_tiles():
     assert untiled and any(q.tiled for q in gpu_neighbours(space, untiled[0], LOOSE))
 
 
-def test_cuda_candidates_use_the_host_codes_fmad():
-    from mdpoly.backends.cuda import CUDA_CAPS, kernel_source
-    from mdpoly.backends.cuda_host import host_function, nvrtc_flags
-    from mdpoly.lower.gpu import lower_gpu
+class _NoDevice:
+    """Device queries without a device: the target's own limits, a made-up identity."""
+
+    def device_limits(self):
+        return {}
+
+    def device_identity(self):
+        return "no device"
+
+
+def _arg_specs(mdh, sizes=None):
     from mdpoly.runtime.base import ArgSpec
     from mdpoly.tuning.buffers import make_buffers, numpy_dtype
+    bufs = make_buffers(mdh, sizes or {})
+    return tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(bufs[b.name].shape), b.written)
+                 for b in mdh.buffers)
 
-    def arg_specs(mdh):
-        bufs = make_buffers(mdh, {})
-        return tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(bufs[b.name].shape), b.written)
-                     for b in mdh.buffers)
 
-    class _Limits:
-        def device_limits(self):
-            return {}
-
+def test_cuda_candidates_are_the_shipped_host_code_with_its_fmad():
+    """A CUDA candidate is the host code the backend renders (NVRTC's --fmad follows the nest), with
+    the entry and timing exports; no device is needed to make it."""
+    from mdpoly.backends.cuda import CudaBackend
+    from mdpoly.lower.gpu import lower_gpu
+    target = cuda_target_on(_NoDevice())
     for reassociates in (False, True):
         mdh = replace(ex.matmul(16, 16, 16), reassociates_fp=reassociates)
-        target = GpuTarget("cuda", CUDA_CAPS, _Limits(), kernel_source, nvrtc_flags)
-        plan = lower_gpu(mdh, target.default(mdh), target.caps)
-        cand = target.candidate(mdh, target.default(mdh), {}, arg_specs(mdh))
-        flag = "--fmad=true" if reassociates else "--fmad=false"
-        assert cand.request.flags == (flag,)
-        assert f'"{plan.name}", {int(reassociates)});' in host_function(plan, kernel_source(plan))
-    plain = kernel_request(plan, "", {}, arg_specs(mdh))
-    assert plain.request.flags == ()
+        params = target.default(mdh)
+        plan = lower_gpu(mdh, params, target.caps)
+        cand = target.candidate(mdh, params, {}, _arg_specs(mdh))
+        shipped = CudaBackend(target.caps).render(plan)
+        assert cand.function == shipped.definition and shipped.definition in cand.request.source
+        assert f'"{plan.name}", {int(reassociates)});' in cand.function
+        assert "void mdpoly_entry(void **args)" in cand.request.source
+        assert "void mdpoly_timing(double *out)" in cand.request.source
+
+
+def _cuda_compile_reason() -> str | None:
+    from mdpoly.cuda_toolkit import find_cuda
+    kit = find_cuda()
+    if shutil.which("cc") is None:
+        return "no C compiler"
+    if kit is None or not kit.has_nvrtc:
+        return "no CUDA toolkit with NVRTC headers"
+    return None
+
+
+@pytest.mark.skipif(_cuda_compile_reason() is not None, reason=str(_cuda_compile_reason()))
+def test_cuda_candidates_build_without_a_gpu(tmp_path):
+    """The candidate compiles against the toolkit's headers with the runner's flags and, where a
+    libcuda (driver or toolkit stub) exists, links as the runner's shared library. Running it needs
+    a GPU (tests/e2e/test_cuda_examples.py and tuning runs on a GPU machine)."""
+    from mdpoly.cuda_toolkit import find_cuda
+    target = cuda_target_on(_NoDevice())
+    mdh = ex.dot(3001)
+    cand = target.candidate(mdh, target.default(mdh), {}, _arg_specs(mdh))
+    src = tmp_path / "cand.c"
+    src.write_text(cand.request.source)
+    flags = [f for f in target.runner.flags if f != "-shared"]
+    proc = subprocess.run(["cc", "-c", "-Wall", "-Werror", *flags, str(src), "-o", str(tmp_path / "cand.o")],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    kit = find_cuda()
+    if kit is not None and kit.has_libcuda:
+        built = target.runner.build(cand.request)
+        assert Path(built.artifact).is_file()
 
 
 def test_default_and_neighbours_are_valid():
@@ -183,7 +224,7 @@ def test_default_and_neighbours_are_valid():
 @needs_device
 def test_device_caps_come_from_the_device():
     assert isinstance(TARGET, GpuTarget)
-    lim = TARGET.runner.device_limits()
+    lim = TARGET.device.device_limits()
     assert TARGET.caps == caps_from_device(OPENCL_CAPS, lim)
     mdh = ex.matmul(16, 16, 16)
     space = gpu_space(mdh, {}, TARGET.caps)
@@ -228,12 +269,13 @@ class _Broken(GpuTarget):
         if params == self.good:
             return cand
         self.n += 1
+        src = cand.request.source
         if self.n % 2:   # a build error
-            return replace(cand, request=replace(cand.request, source="this is not C;\n" + cand.request.source))
-        # a wrong result, memory-safe: the kernel is told dim 0 is one shorter, so it skips the last row
-        inputs = dict(cand.inputs)
-        inputs["__mdp_ext0"] = inputs["__mdp_ext0"] - 1
-        return replace(cand, inputs=inputs)
+            return replace(cand, request=replace(cand.request, source="this is not C;\n" + src))
+        # a wrong result, memory-safe: the host code tells the kernel dim 0 is one shorter, so it skips the last row
+        ext = "mdp_ext_0 = (cl_long)("
+        assert src.count(ext) == 1
+        return replace(cand, request=replace(cand.request, source=src.replace(ext, ext + "-1 + ")))
 
 
 @needs_device
@@ -264,9 +306,10 @@ class _Pathological(GpuTarget):
         out = next(a.name for a in args if a.is_output)
         bad = ("{ volatile int mdp_spin = 1; while (mdp_spin) { } }" if self.n % 2 else
                f"{out}[get_global_id(0) + ((long)1 << 40)] = 1.0f;")
+        # the kernel source is a C string in the host code: the statement goes in as one more line of it
         src = cand.request.source
-        body = src.index(") {\n", src.index("__kernel void")) + 4
-        return replace(cand, request=replace(cand.request, source=src[:body] + bad + "\n" + src[body:]))
+        body = src.index("\n", src.index('"__kernel void')) + 1
+        return replace(cand, request=replace(cand.request, source=src[:body] + c_string(bad) + "\n" + src[body:]))
 
 
 @needs_device
@@ -352,6 +395,36 @@ def test_cli_tunes_opencl_and_out_c_is_correct(example, defines, tmp_path):
     db = sqlite3.connect(tmp_path / "cache" / "tuning.sqlite3")
     fields = [json.loads(row[0]) for row in db.execute("SELECT key_fields FROM tuned")]
     assert TARGET.runner.device_identity() in {f["device"] for f in fields}
+
+
+def _function_in(out_c: str, name: str) -> str:
+    """The generated host function ``name`` of ``out_c`` as its backend rendered it: from its kernel
+    source string to the end of its body."""
+    start = out_c.index(f"static const char mdp_src_{name}[] =")
+    end = out_c.index("\n}\n", out_c.index(f"static void {name}(", start)) + 3
+    return out_c[start:end]
+
+
+@needs_device
+@needs_cl_build
+def test_tuned_candidate_is_the_shipped_code(tmp_path):
+    """The candidate the tuner measured and chose is the function out.c holds, byte for byte: the
+    tuning log's SHA-256 of the winner's generated function equals that of the function in out.c."""
+    src = REPO / "c_examples" / "matmul.c"
+    out = tmp_path / "out.c"
+    proc = _run([*MDPOLY, str(src), "-o", str(out), "--target", "opencl", "--tune-evals", "4", "-D", "N=24",
+                 "--all-nests"], _env(tmp_path))
+    assert proc.returncode == 0, proc.stderr
+    assert "remark: tuned on " in proc.stderr, proc.stderr
+    logs = sorted((tmp_path / "cache" / "logs").glob("*.jsonl"))
+    assert logs
+    log = [json.loads(line) for line in logs[-1].read_text().splitlines()]
+    name = log[0]["nest"]
+    result = next(r for r in log if r["event"] == "result")
+    measured = {c["function_sha256"] for c in log if c["event"] == "candidate" and c["status"] == "ok"
+                and c["params"] == result["params"]}
+    shipped = hashlib.sha256(_function_in(out.read_text(), name).encode()).hexdigest()
+    assert measured == {shipped}
 
 
 def test_no_device_falls_back_to_defaults_with_a_remark(tmp_path):
