@@ -99,14 +99,22 @@ static void mdp_mpi_finalize(void)
   if (!done)
     MPI_Finalize();
 }
-/* MPI is the program's to initialise; when it has not, the first split computation does, and
+/* MPI is the program's to initialise. When it has not (yet): a program that calls MPI_Init
+   itself (user_init) will do so later, so this call runs whole on every process without MPI
+   (size 1: no collectives); otherwise the first split computation initialises MPI and
    finalises it at exit. */
-MDP_MPI_UNUSED static void mdp_mpi_start(int *rank, int *size)
+MDP_MPI_UNUSED static void mdp_mpi_start(int *rank, int *size, int user_init)
 {
   int ready = 0;
   MPI_Initialized(&ready);
   if (!ready)
   {
+    if (user_init)
+    {
+      *rank = 0;
+      *size = 1;
+      return;
+    }
     MPI_Init(NULL, NULL);
     atexit(mdp_mpi_finalize);
   }
@@ -164,9 +172,9 @@ MDP_MPI_UNUSED static void mdp_mpi_gather_rows(void *base, long long row0, long 
   free(counts);
   free(displs);
 }
-MDP_MPI_UNUSED static void mdp_mpi_allreduce(void *buf, long long count, MPI_Datatype type, MPI_Op op)
+MDP_MPI_UNUSED static void mdp_mpi_allreduce(void *buf, long long count, MPI_Datatype type, MPI_Op op, int size)
 {
-  if (count <= 0)
+  if (count <= 0 || size == 1)
     return;
   if (count > INT_MAX)
     mdp_mpi_fail("a reduced output is too large for MPI_Allreduce");
@@ -174,7 +182,10 @@ MDP_MPI_UNUSED static void mdp_mpi_allreduce(void *buf, long long count, MPI_Dat
 }
 MDP_MPI_UNUSED static double mdp_mpi_now(void)
 {
-  return MDP_MPI_PROFILE ? MPI_Wtime() : 0.0;
+  int ready = 0;
+  if (MDP_MPI_PROFILE)
+    MPI_Initialized(&ready);
+  return ready ? MPI_Wtime() : 0.0;
 }
 MDP_MPI_UNUSED static void mdp_mpi_profile(const char *name, const char *what, int rank, int size,
                                            double t0, double t1, double t2)
@@ -272,8 +283,9 @@ def _binds(m: MdhExpr, dims: list[int]) -> tuple[tuple[str, Value], ...]:
 class _Wrapper:
     """Builds the statements of one wrapper function."""
 
-    def __init__(self, split: RankSplit) -> None:
+    def __init__(self, split: RankSplit, user_init: bool) -> None:
         self.split = split
+        self.user_init = user_init
         self.m = split.original
         self.em = CEmitter(_NoPragmas(), wide=size_params(split.params) | {LO, EXTENT})
         self.gen = c_generator.CGenerator(reduce_parentheses=True)
@@ -354,7 +366,7 @@ class _Wrapper:
         out: list[c_ast.Node] = [self.reset_k(), *self.stmts(_points(self.split, self.concat, packs, mine=False))]
         for o, w in enumerate(m.outputs):
             out.append(_call("mdp_mpi_allreduce", _id(f"mdp_red{o}"), _id("mdp_cnt"), _id(str(mpi_type(w.elem_type))),
-                             _id(MPI_OPS[op])))
+                             _id(MPI_OPS[op]), _id("mdp_size")))
         stores: list[Stmt] = []
         for o, w in enumerate(m.outputs):
             value: Value = Ref(f"mdp_red{o}", k)
@@ -378,7 +390,7 @@ class _Wrapper:
         body: list[c_ast.Node] = [
             _decl("mdp_rank", "int"), _decl("mdp_size", "int"), _decl(_MY_LO, "long long"),
             _decl(_MY_N, "long long"), _decl("mdp_t0", "double"), _decl("mdp_t1", "double"),
-            _call("mdp_mpi_start", _addr("mdp_rank"), _addr("mdp_size")),
+            _call("mdp_mpi_start", _addr("mdp_rank"), _addr("mdp_size"), _id("1" if self.user_init else "0")),
             _call("mdp_mpi_block", _id(LO), _id(EXTENT), _id("mdp_rank"), _id("mdp_size"), _addr(_MY_LO),
                   _addr(_MY_N)),
         ]
@@ -401,9 +413,11 @@ class _Wrapper:
         return self.c(fdef)
 
 
-def wrap_for_ranks(code: GeneratedCode, split: RankSplit) -> GeneratedCode:
-    """``code`` (of ``split.sliced``) made SPMD over MPI ranks; see the module docstring."""
-    wrapper = _Wrapper(split).function()
+def wrap_for_ranks(code: GeneratedCode, split: RankSplit, user_init: bool = False) -> GeneratedCode:
+    """``code`` (of ``split.sliced``) made SPMD over MPI ranks; see the module docstring.
+
+    ``user_init``: the program calls ``MPI_Init`` itself; a call before that runs whole, without MPI."""
+    wrapper = _Wrapper(split, user_init).function()
     call = re.sub(rf"\b{re.escape(split.sliced.name)}\(", f"{split.original.name}(", code.call)
     # no team variant (a parallel region around host loops would call the per-rank code on the
     # whole range): the wrapper is the one way into the computation

@@ -123,6 +123,23 @@ def test_too_little_work_is_not_split_and_still_right(tmp_path: Path) -> None:
     assert notes and all("not split over MPI ranks" in n and "[mpi-too-little-work]" in n for n in notes), notes
 
 
+def test_program_that_initialises_mpi_itself(tmp_path: Path) -> None:
+    """A computation before the program's own ``MPI_Init`` runs whole (no collectives before
+    MPI exists); the later ones are split; the program's ``MPI_Finalize`` ends MPI."""
+    src = CASES_DIR / "user_init.c"
+    inc = run_step(["mpicc", "--showme:incdirs"]).stdout.split()
+    ref = tmp_path / "user_init_ref"
+    run_step(["mpicc", "-O2", str(src), "-o", str(ref)], env=_mpi_env())
+    expected = run_step([str(ref)], env=_mpi_env()).stdout
+    out_c, report = tmp_path / "user_init_mpi.c", tmp_path / "user_init.json"
+    run_mdpoly(src, out_c, {}, extra=["--mpi", "--report", str(report), *(f"-I{d}" for d in inc)])
+    assert len([n for n in mpi_notes(json.loads(report.read_text())) if "split over MPI ranks;" in n]) == 3
+    exe = build_mpi(out_c, tmp_path / "user_init_mpi", {})
+    for p in (1, 3):
+        for rank, actual in enumerate(run_ranks(exe, p, tmp_path)):
+            assert actual == expected, f"-np {p}, rank {rank}: {actual!r} != {expected!r}"
+
+
 def _opencl_missing() -> str | None:
     from test_opencl_examples import opencl_unavailable
     return opencl_unavailable()
