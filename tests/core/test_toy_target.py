@@ -103,3 +103,28 @@ def test_registry_toolchains_agree_with_backends_and_readme() -> None:
             assert flag in readme
     assert TARGETS["cuda"].toolchain.link_flags == ("-lcuda", "-lnvrtc")
     assert "-lcuda -lnvrtc" in readme
+
+
+def test_driver_checks_every_kernel_plan(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A work-group lowering that drops the combine kernel of a reduction spread over several
+    work-groups would compute a wrong sum; the driver's check keeps the nest as written instead,
+    with the internal-error reason."""
+    from mdpoly.lower.gpu import lower_gpu
+    from mdpoly.targets import OPENCL
+
+    def broken_lower(mdh, params, caps):  # type: ignore[no-untyped-def]
+        plan = lower_gpu(mdh, replace(params, num_wg=tuple(2 if n else 0 for n in params.num_wg)), caps)
+        return replace(plan, partials=False)
+
+    monkeypatch.setitem(TARGETS, "opencl", replace(OPENCL, lower=broken_lower))
+    cwd = os.getcwd()
+    os.chdir(EXAMPLES)
+    try:
+        options = Options(target="opencl", all_nests=True)
+        text, outcomes = transform(analyze_file("dot.c", options), options)
+    finally:
+        os.chdir(cwd)
+    reduced = [o for o in outcomes if o.nest.mdh is not None]
+    assert reduced and all(o.status == "kept" and o.code == "internal" for o in reduced)
+    assert "without a combine kernel" in (reduced[0].reason or "")
+    assert text == (EXAMPLES / "dot.c").read_text()
