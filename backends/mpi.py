@@ -99,17 +99,21 @@ static void mdp_mpi_finalize(void)
   if (!done)
     MPI_Finalize();
 }
-/* MPI is the program's to initialise. When it has not (yet): a program that calls MPI_Init
+/* Every rank runs main on replicated data, so every rank reaches the split computations in the
+   same order and takes the same branch at their run-time checks (which read only replicated
+   data): all ranks call the same collectives in the same order.
+   MPI is the program's to initialise. When it has not (yet): a program that calls MPI_Init
    itself (user_init) will do so later, so this call runs whole on every process without MPI
-   (size 1: no collectives); otherwise the first split computation initialises MPI and
-   finalises it at exit. */
+   (size 1: no collectives), as after MPI_Finalize; otherwise the first split computation
+   initialises MPI and finalises it at exit. */
 MDP_MPI_UNUSED static void mdp_mpi_start(int *rank, int *size, int user_init)
 {
-  int ready = 0;
+  int ready = 0, done = 0;
   MPI_Initialized(&ready);
-  if (!ready)
+  MPI_Finalized(&done);
+  if (!ready || done)
   {
-    if (user_init)
+    if (user_init || done)
     {
       *rank = 0;
       *size = 1;
@@ -134,8 +138,13 @@ MDP_MPI_UNUSED static void mdp_mpi_block(long long lo, long long n, int r, int s
 }
 MDP_MPI_UNUSED static void mdp_mpi_fail(const char *what)
 {
+  int ready = 0, done = 0;
   fprintf(stderr, "mdpoly: %s\n", what);
-  MPI_Abort(MPI_COMM_WORLD, 1);
+  MPI_Initialized(&ready);
+  MPI_Finalized(&done);
+  if (ready && !done)
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  exit(1);
 }
 MDP_MPI_UNUSED static void *mdp_mpi_alloc(long long count, size_t elem)
 {
@@ -182,10 +191,13 @@ MDP_MPI_UNUSED static void mdp_mpi_allreduce(void *buf, long long count, MPI_Dat
 }
 MDP_MPI_UNUSED static double mdp_mpi_now(void)
 {
-  int ready = 0;
+  int ready = 0, done = 0;
   if (MDP_MPI_PROFILE)
+  {
     MPI_Initialized(&ready);
-  return ready ? MPI_Wtime() : 0.0;
+    MPI_Finalized(&done);
+  }
+  return ready && !done ? MPI_Wtime() : 0.0;
 }
 MDP_MPI_UNUSED static void mdp_mpi_profile(const char *name, const char *what, int rank, int size,
                                            double t0, double t1, double t2)
