@@ -7,8 +7,6 @@ annotation, and build the ``MdhExpr`` -- or record, located, why the nest is kep
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import islpy as isl
 from pycparser import c_generator
 
@@ -18,7 +16,7 @@ from mdpoly.frontend.deps import Deps, analyze_dependences
 from mdpoly.frontend.nest_span import function_start_line, nest_span
 from mdpoly.frontend.parse import ParsedFile, parse_c
 from mdpoly.frontend.pragmas import check_annotation, parse_annotation
-from mdpoly.frontend.schedule import schedule_nest
+from mdpoly.frontend.schedule import scheduled
 from mdpoly.frontend.scop import (
     Candidate,
     extract_scop,
@@ -49,8 +47,7 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
     """The ``NestAnalysis`` of one candidate (``mdh`` set, or ``kept`` with a located reason, and
     then the schedule of host loops and computations inside it, when there is one)."""
     whole = analyze_band(parsed, cand, options)
-    schedule = schedule_nest(parsed, cand, whole, lambda band: analyze_band(parsed, band, options))
-    return whole if schedule is None else replace(whole, schedule=schedule)
+    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options))
 
 
 def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:

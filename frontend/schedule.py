@@ -38,12 +38,14 @@ from pycparserext.ext_c_generator import GnuCGenerator
 from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import (
     Computation,
     HostLoop,
     HostStatement,
     NestAnalysis,
+    PrivateLoop,
     ScheduleItem,
 )
 
@@ -306,6 +308,23 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     if not any(isinstance(i, Computation) and i.nest.mdh is not None for i in _flatten(items)):
         return None
     return items
+
+
+def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_band: AnalyseBand) -> NestAnalysis:
+    """``whole`` (a nest's analysis as one band) with its schedule when it is kept: its outer loops
+    made parallel by privatizing temporaries (``mdpoly.frontend.privatize``) when that applies,
+    else host loops around computations (``schedule_nest``), else none (and why privatization
+    was refused, when it was tried)."""
+    refusal = ""
+    if whole.mdh is None and whole.kept is not None and whole.kept.code == "sequential-dependence":
+        private = privatize_nest(parsed, cand)
+        if isinstance(private, PrivateLoop):
+            return replace(whole, schedule=(private,))
+        refusal = private or ""
+    schedule = schedule_nest(parsed, cand, whole, analyse_band)
+    if schedule is not None:
+        return replace(whole, schedule=schedule, privatization=refusal)
+    return replace(whole, privatization=refusal) if refusal else whole
 
 
 def _flatten(items: tuple[ScheduleItem, ...]) -> list[ScheduleItem]:

@@ -150,10 +150,10 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             own[len(definitions) - 1] = code.name
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    if not calls:
+    rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp")
+    if not calls and not rendered.private_loops:
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
-    rendered = render_schedule_regions(nest.schedule, calls, teams)
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,

@@ -8,10 +8,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import cast
 
 from mdpoly.backends.base import TeamCode
+from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.nest import Computation, HostLoop, HostStatement, ScheduleItem, schedule_computations
+from mdpoly.ir.nest import (
+    ORIGINAL_NEST,
+    Computation,
+    HostLoop,
+    HostStatement,
+    PrivateLoop,
+    ScheduleItem,
+    schedule_computations,
+)
 
 _INDENT = "  "
 
@@ -40,6 +50,8 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
         elif isinstance(it, Computation):
             call = calls.get(id(it))
             lines.extend(_block(call if call is not None else it.nest.reference_c, depth))
+        elif isinstance(it, PrivateLoop):
+            lines.extend(_block(it.original, depth))
 
 
 # {{{ one OpenMP parallel region around a host loop
@@ -68,10 +80,11 @@ class RenderedSchedule:
     text: str
     definitions: tuple[str, ...]
     regions: tuple[tuple[SourceLoc, str], ...]
+    private_loops: int = 0  # how many ``PrivateLoop``s run in parallel
 
 
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
-                            teams: dict[int, TeamCode]) -> RenderedSchedule:
+                            teams: dict[int, TeamCode], openmp: bool = False) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
     region (``teams``: the transformed computations' ``TeamCode``, by ``id``).
 
@@ -85,6 +98,7 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     lines = ["{"]
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
+    private = 0
     for it in items:
         if isinstance(it, HostLoop):
             why = _region_refusal(it, calls, teams)
@@ -92,9 +106,13 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
             if not why:
                 lines.extend(_region(it, calls, teams, len(notes), definitions))
                 continue
+        if isinstance(it, PrivateLoop) and openmp:
+            lines.extend(_block(_private_loop(it), 1))
+            private += 1
+            continue
         _render((it,), calls, 1, lines)
     lines.append("}")
-    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes))
+    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), private)
 
 
 def _host_loops(loop: HostLoop) -> list[HostLoop]:
@@ -243,6 +261,8 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
             _render_region(it, calls, teams, flags, depth + 1, lines)
         elif isinstance(it, HostStatement):
             pending.append(it.text.rstrip("\n"))
+        elif isinstance(it, PrivateLoop):
+            pending.append(it.original.rstrip("\n"))
         else:
             call, team = calls.get(id(it)), teams.get(id(it))
             if call is None or team is None or team.kind != "shared":
@@ -272,5 +292,44 @@ def _skeleton(loop: HostLoop, depth: int) -> list[str]:
     if not inner:
         return [_INDENT * depth + loop.header + " {", _INDENT * depth + "}"]
     return [_INDENT * depth + loop.header + " {", *inner, _INDENT * depth + "}"]
+
+# }}}
+
+
+# {{{ a nest whose outer loops are parallel once its temporaries are private
+
+
+def _private_loop(loop: PrivateLoop) -> str:
+    """``loop`` for OpenMP: each temporary's copy filled from the user's object, the band a
+    worksharing loop whose threads each have their own copy (``firstprivate``: the filled
+    values; ``lastprivate``: the sequentially last iteration's copy comes back), the copy written
+    back, the band's iterators set to their exit values; the original nest when a run-time check
+    fails."""
+    clauses = ["omp parallel for"]
+    if len(loop.iterators) > 1:
+        clauses.append(f"collapse({len(loop.iterators)})")
+    clauses.append("schedule(static)")
+    if loop.private:
+        clauses.append(f"private({', '.join(loop.private)})")
+    if loop.copies:
+        names = ", ".join(c.private for c in loop.copies)
+        clauses += [f"firstprivate({names})", f"lastprivate({names})"]
+    words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate")
+    body = [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
+    body += [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
+    body += ["#pragma " + " ".join(clauses), loop.text.rstrip()]
+    body += [f'#pragma pop_macro("{w}")' for w in reversed(words)]
+    body += [c.copy_out for c in loop.copies]
+    if loop.exits:
+        body.append(loop.exits)
+    text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
+    if not loop.checks and not loop.preconditions:
+        return text
+    from pycparser import c_ast
+    emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+    marker = "mdp_private_loop_body"
+    guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
+    guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", loop.original.rstrip())
+    return guarded.replace(marker + ";", text)
 
 # }}}

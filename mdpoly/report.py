@@ -25,6 +25,7 @@ from mdpoly.ir.nest import (
     HostLoop,
     HostStatement,
     NestOutcome,
+    PrivateLoop,
     ScheduleItem,
     schedule_computations,
 )
@@ -87,6 +88,9 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 out.append(f"{it.iterator}:{seq}{{ {' '.join(walk(it.body))} }}")
             elif isinstance(it, Computation):
                 out.append(_part_text(queue.pop(0)) if queue else "[?]")
+            elif isinstance(it, PrivateLoop):
+                private = ", ".join(c.name for c in it.copies)
+                out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} with private {private}]")
         return out
     return " ".join(walk(items))
 
@@ -112,6 +116,9 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 out.append(entry)
             elif isinstance(it, HostStatement):
                 out.append({"kind": "statement", "line": it.loc.line, "column": it.loc.column})
+            elif isinstance(it, PrivateLoop):
+                out.append({"kind": "private-loop", "line": it.loc.line, "column": it.loc.column,
+                            "parallel": list(it.iterators), "private": [c.name for c in it.copies]})
             else:
                 o = queue.pop(0) if queue else None
                 entry = _nest_dict(o) if o is not None else {}
@@ -127,6 +134,9 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         for part in o.parts:
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
+        if o.status == "kept" and o.nest.privatization:
+            sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
+                                 f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
 
 
 #: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``.
@@ -138,7 +148,7 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
     nests = []
     for o in outcomes:
         entry = _nest_dict(o)
-        if o.nest.schedule is not None and o.parts:
+        if o.nest.schedule is not None and (o.parts or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)):
             entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions)
         nests.append(entry)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mdpoly_version": __version__}
@@ -164,4 +174,6 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
     }
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
+    if n.privatization:
+        out["privatization"] = n.privatization
     return out

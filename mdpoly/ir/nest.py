@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mdpoly.diagnostics import Diagnostic, SourceLoc
-from mdpoly.ir.mdh import Combine, MdhExpr
+from mdpoly.ir.mdh import AliasCheck, Combine, MdhExpr, Precondition
 
 #: A statement a backend's call text may contain (the fallback branch of a run-time alias
 #: check); ``mdpoly.splice`` replaces it by the nest's original text, verbatim.
@@ -57,6 +57,9 @@ class NestAnalysis:
     #: a ``#pragma mdh`` asks for this nest: transformed even when it looks too small to pay off
     requested: bool = False
     reference_c: str = ""
+    #: why the temporaries of a kept nest could not be made private to its outer loops'
+    #: iterations (``mdpoly.frontend.privatize``; ``""`` when not tried or not needed)
+    privatization: str = ""
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
     schedule: tuple[ScheduleItem, ...] | None = None
@@ -100,7 +103,44 @@ class Computation:
     distributed: bool = False
 
 
-ScheduleItem = HostLoop | HostStatement | Computation
+@dataclass(frozen=True, slots=True)
+class PrivateCopy:
+    """A temporary ``name`` given one copy per thread (``private``, declared by ``decl``);
+    ``copy_in`` fills the copy from the user's object over the elements the nest writes,
+    ``copy_out`` writes them back (the last iteration's values)."""
+
+    name: str
+    private: str
+    decl: str
+    copy_in: str
+    copy_out: str
+
+
+@dataclass(frozen=True, slots=True)
+class PrivateLoop:
+    """A nest whose outer loops ``iterators`` (perfectly nested, collapsed) run in parallel once
+    each thread has its own ``copies`` of the temporaries that carried their only dependences
+    (``mdpoly.frontend.privatize``).
+
+    ``text`` is the nest with the copies' names, ``original`` the nest as written (what runs when
+    ``checks`` or ``preconditions`` fail); ``private``: iterators of inner loops declared outside
+    the nest; ``exits``: the band's headers around nothing, which leave its iterators at their
+    exit values (``""`` when each header declares its own); ``params``: the size parameters.
+    """
+
+    iterators: tuple[str, ...]
+    loc: SourceLoc
+    text: str
+    original: str
+    copies: tuple[PrivateCopy, ...]
+    private: tuple[str, ...]
+    exits: str
+    checks: tuple[AliasCheck, ...]
+    preconditions: tuple[Precondition, ...]
+    params: tuple[str, ...]
+
+
+ScheduleItem = HostLoop | HostStatement | Computation | PrivateLoop
 
 
 def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:

@@ -178,14 +178,20 @@ def test_fuzz_program_output_is_race_free(seed: int, tmp_path: Path) -> None:
     assert_race_free(tmp_path / "par")
 
 
-#: OpenMP regions around sequential host loops (``tests/e2e/region_cases``): the sizes they run at
-REGION_CASES = {"jacobi_2d": {"N": 40, "TSTEPS": 3}, "host_statements": {"N": 301}, "power_int": {"N": 41}}
+#: OpenMP regions around sequential host loops (``tests/e2e/region_cases``) and privatized
+#: temporaries (``tests/e2e/privatize_cases``): the sizes they run at, and a word of the output
+#: that shows the transformation happened
+REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
+                "region_cases/host_statements": ({"N": 301}, "_team("),
+                "region_cases/power_int": ({"N": 41}, "_team("),
+                "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)")}
 
 
 @pytest.mark.parametrize("name", sorted(REGION_CASES))
 def test_region_output_is_race_free(name: str, tmp_path: Path) -> None:
-    out = tmp_path / f"{name}.c"
-    _mdpoly(REPO / "tests" / "e2e" / "region_cases" / f"{name}.c", out, REGION_CASES[name])
-    assert "_team(" in out.read_text()  # the host loop became one parallel region
-    tsan_build(out, tmp_path / name, REGION_CASES[name])
-    assert_race_free(tmp_path / name)
+    sizes, word = REGION_CASES[name]
+    out = tmp_path / "out.c"
+    _mdpoly(REPO / "tests" / "e2e" / f"{name}.c", out, sizes)
+    assert word in out.read_text()
+    tsan_build(out, tmp_path / "prog", sizes)
+    assert_race_free(tmp_path / "prog")

@@ -1,0 +1,343 @@
+"""Array and scalar privatization: a nest whose outer loops carry only false dependences on
+temporaries -> those loops parallel, each thread with its own copy of the temporaries.
+
+doitgen's ``for r, q: { for p: sum[p] = ...; for p: A[r][q][p] = sum[p]; }`` writes the whole
+``sum`` before reading it in every ``(r, q)`` iteration: the dependences ``r`` and ``q`` carry on
+``sum`` are anti and output dependences only, which a copy of ``sum`` per thread removes.
+``privatize_nest`` finds the outermost perfectly nested loops of a kept nest (the band) and
+checks, with isl, for every array or scalar ``X`` on which the band carries a dependence:
+
+1. every read of ``X`` in a band iteration takes its value from a write of ``X`` in the same
+   iteration (isl dataflow: no read without a source in the nest, every flow dependence inside
+   one iteration) -- no value flows in across iterations;
+2. its value after the nest can be restored: every band iteration writes the same elements of
+   ``X`` (so the last iteration writes all of them last), which are copied out of the copy the
+   last iteration used (OpenMP ``lastprivate``), or ``X`` is no object the code after the nest
+   can see;
+3. its copy can live on a thread's stack (its declared size is a constant, at most
+   ``MAX_PRIVATE_ELEMENTS``), and it is not declared again inside the nest.
+
+Every other dependence must not be carried by the band. The band's iterations are then
+independent; inner loops' iterators become private (an iterator read after the nest refuses).
+Run-time alias checks and the model's preconditions select the original nest when they fail.
+The result is a ``PrivateLoop`` (rendered by ``mdpoly.host_schedule`` for OpenMP); a refusal is a
+sentence saying which temporary and why.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+import islpy as isl
+from pycparser import c_ast
+from pycparserext.ext_c_generator import GnuCGenerator
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.deps import compute_dependences
+from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.ir.mdh import Access
+from mdpoly.ir.nest import PrivateCopy, PrivateLoop
+from mdpoly.ir.scop import Scop, Statement, Variable
+
+#: The largest temporary (elements) copied to every thread's stack.
+MAX_PRIVATE_ELEMENTS = 1 << 16
+_PRIV = "mdp_priv_"
+
+
+class _Refused(Exception):
+    """Privatization does not apply; the message says why."""
+
+
+def privatize_nest(parsed: ParsedFile, cand: Candidate) -> PrivateLoop | str | None:
+    """The nest ``cand`` with its outer band parallel and its temporaries private, the reason it
+    cannot be (a sentence), or ``None`` when the band carries no dependence on a temporary."""
+    try:
+        scop = extract_scop(parsed, cand, privatize=False)
+        band = _band(cand.node)
+        deps = compute_dependences(scop)
+    except (UnsupportedInput, isl.Error):
+        return None
+    if not scop.statements or any(v.c_value for v in scop.variables):
+        return None
+    loops = _band_loops(scop, len(band))
+    if not loops:
+        return None
+    refusal: str | None = None
+    for k in range(len(loops), 0, -1):
+        try:
+            result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k])
+            if result is not None:
+                return result
+        except _Refused as why:
+            refusal = refusal or str(why)
+        except (UnsupportedInput, isl.Error):
+            return None
+    return refusal
+
+
+def _band(node: c_ast.For) -> list[c_ast.For]:
+    """The outermost perfectly nested loops from ``node`` down."""
+    out = [node]
+    while True:
+        body = out[-1].stmt
+        if isinstance(body, c_ast.Compound) and body.block_items and len(body.block_items) == 1:
+            body = body.block_items[0]
+        if not isinstance(body, c_ast.For):
+            return out
+        out.append(body)
+
+
+def _band_loops(scop: Scop, depth: int) -> list[int]:
+    """Indices (in ``scop.loops``) of the loops every statement shares, outermost first (at most ``depth``)."""
+    out: list[int] = []
+    for d in range(depth):
+        firsts = {s.loops[d] if len(s.loops) > d else -1 for s in scop.statements}
+        if len(firsts) != 1 or -1 in firsts:
+            break
+        out.append(firsts.pop())
+    return out
+
+
+def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, band: list[c_ast.For],
+                loops: list[int]) -> PrivateLoop | None:
+    k = len(loops)
+    names = [scop.loops[lp].iterator for lp in loops]
+    carried = [d for d in deps if set(d.carried_by) & set(loops)]
+    if not carried:
+        return None  # nothing to privatize: the band is parallel as it is (or not this module's case)
+    temps = sorted({d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
+    subscripts = [(a.buffer, e) for st in scop.statements for a in (st.write, *st.reads) for e in a.index]
+    if any(x == buf and {n for n, _ in e.terms} & set(names) for x in temps for buf, e in subscripts):
+        return None  # an array indexed by the band's iterators is data, not a temporary
+    written = {s.write.buffer for s in scop.statements}
+    for x in temps:
+        if x not in written:
+            raise _Refused(f"loop '{names[0]}' carries a dependence on '{x}', which the nest only reads")
+    ctx = _Isl(scop, k)
+    copies = []
+    for x in temps:
+        var = scop.variable(x)
+        if var.kind == "local":
+            raise _Refused(f"'{x}' is declared inside the nest")
+        ctx.no_value_flows_in(x, names)
+        copies.append(_copy(cand, scop, ctx, var, names))
+    inner = _inner_iterators(cand.node, band)
+    live = live_after(cand.func.body, cand.node, set(inner))
+    if live:
+        raise _Refused(f"the iterator '{sorted(live)[0]}' of an inner loop is read after the nest")
+    collapse = _collapse(scop, loops)
+    private = sorted(set(inner) | {str(b.init.lvalue.name) for b in band[collapse:]
+                                   if isinstance(b.init, c_ast.Assignment) and isinstance(b.init.lvalue, c_ast.ID)})
+    try:
+        checks = alias_checks(scop)
+    except UnsupportedInput as err:
+        raise _Refused(err.message) from err
+    renamed = _renamed(cand.node, {c.name: c.private for c in copies})
+    exits = _skeleton(band[:collapse])
+    gen = GnuCGenerator()
+    return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
+                       tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params))
+
+
+def _text(gen: GnuCGenerator, node: c_ast.Node) -> str:
+    return str(gen._generate_stmt(node, add_indent=False))
+
+
+class _Isl:
+    """isl relations of one scop with a band of its first ``k`` loops."""
+
+    def __init__(self, scop: Scop, k: int) -> None:
+        self.scop = scop
+        self.k = k
+        self.prefix = f"[{', '.join(scop.params)}] -> " if scop.params else ""
+        self.empty = isl.UnionMap(f"{self.prefix}{{ }}")
+
+    def domain(self, s: Statement, tag: str) -> isl.Set:
+        return isl.Set(self.scop.domain_str(s, tag))
+
+    def access(self, s: Statement, acc: Access, tag: str) -> isl.Map:
+        return isl.Map(self.scop.access_str(s, acc, tag)).intersect_domain(self.domain(s, tag))
+
+    def sched(self, s: Statement, tag: str, sub: int) -> isl.UnionMap:
+        return isl.Map(self.scop.schedule_str(s, tag, sub)).intersect_domain(self.domain(s, tag)).to_union_map()
+
+    def no_value_flows_in(self, x: str, names: list[str]) -> None:
+        """Every read of ``x`` takes its value from a write of ``x`` in the same band iteration."""
+        reads, writes, sched = self.empty, self.empty, self.empty
+        n = 0
+        for s in self.scop.statements:
+            for acc in s.reads:
+                if acc.buffer == x:
+                    tag = f"R{n}"
+                    n += 1
+                    reads = reads.union(self.access(s, acc, tag).to_union_map())
+                    sched = sched.union(self.sched(s, tag, 0))
+            if s.write.buffer == x:
+                tag = f"W{n}"
+                n += 1
+                writes = writes.union(self.access(s, s.write, tag).to_union_map())
+                sched = sched.union(self.sched(s, tag, 1))
+        if reads.is_empty():
+            return
+        flow = (isl.UnionAccessInfo.from_sink(reads).set_must_source(writes).set_schedule_map(sched)
+                .compute_flow())
+        if not flow.get_may_no_source().is_empty():
+            raise _Refused(f"'{x}' is read before the nest writes it: its value flows into the nest")
+        ml = flow.get_may_dependence().get_map_list()
+        for q in range(ml.n_map()):
+            m = ml.get_at(q)
+            same = " and ".join(f"s{d} = t{d}" for d in range(self.k))
+            src = [f"s{d}" for d in range(m.dim(isl.dim_type.in_))]
+            dst = [f"t{d}" for d in range(m.dim(isl.dim_type.out))]
+            eq = isl.Map(f"{self.prefix}{{ {m.get_tuple_name(isl.dim_type.in_)}[{', '.join(src)}] -> "
+                         f"{m.get_tuple_name(isl.dim_type.out)}[{', '.join(dst)}] : {same} }}")
+            if not m.is_subset(eq):
+                loop = ", ".join(f"'{v}'" for v in names[:self.k])
+                raise _Refused(f"a value of '{x}' written in one iteration of loop {loop} is read in a later one")
+
+    def _map_to_band(self, m: isl.Map) -> isl.Map:
+        m = m.project_out(isl.dim_type.in_, self.k, m.dim(isl.dim_type.in_) - self.k)
+        return m.set_tuple_name(isl.dim_type.in_, "mdp_band")
+
+    def _set_to_band(self, d: isl.Set) -> isl.Set:
+        return d.project_out(isl.dim_type.set, self.k, d.dim(isl.dim_type.set) - self.k).set_tuple_name("mdp_band")
+
+    def written(self, x: str) -> tuple[isl.Map, isl.Set]:
+        """``{band iteration -> element of x it writes}`` and the band's iterations."""
+        w: isl.Map | None = None
+        dom: isl.Set | None = None
+        for n, s in enumerate(self.scop.statements):
+            d = self._set_to_band(self.domain(s, f"S{n}"))
+            dom = d if dom is None else dom.union(d)
+            if s.write.buffer == x:
+                m = self._map_to_band(self.access(s, s.write, f"S{n}"))
+                w = m if w is None else w.union(m)
+        assert w is not None and dom is not None
+        return w.coalesce(), dom.coalesce()
+
+
+def _copy(cand: Candidate, scop: Scop, ctx: _Isl, var: Variable, names: list[str]) -> PrivateCopy:
+    """The per-thread copy of ``var`` and the code that fills it and writes its last values back."""
+    x = var.name
+    if var.kind not in ("array", "scalar") or any(not re.fullmatch(r"\d+", d.strip()) for d in var.shape):
+        raise _Refused(f"'{x}' has no constant size to give each thread a copy of it")
+    elems = 1
+    for d in var.shape:
+        elems *= int(d)
+    if elems > MAX_PRIVATE_ELEMENTS:
+        raise _Refused(f"'{x}' has {elems} elements, too many for a copy on every thread's stack")
+    if _declared_inside(cand.node, x):
+        raise _Refused(f"'{x}' is declared again inside the nest")
+    w, dom = ctx.written(x)
+    every = isl.Map.from_domain_and_range(dom, w.range())
+    if not w.is_equal(every):
+        loop = ", ".join(f"'{v}'" for v in names[:ctx.k])
+        raise _Refused(f"the iterations of loop {loop} write different elements of '{x}', so its values after "
+                       "the nest are not all the last iteration's")
+    priv = f"{_PRIV}{x}"
+    decl = f"{var.elem_type} {priv}{''.join(f'[{d.strip()}]' for d in var.shape)};"
+    if not var.shape:
+        return PrivateCopy(x, priv, decl, f"{priv} = {x};", f"{x} = {priv};")
+    loops = _copy_loops(ctx, w.range(), scop)
+    if loops is None:
+        raise _Refused(f"the elements of '{x}' the nest writes have no simple loops to copy them")
+    subs = lambda a, b: lambda m: f"{a}[{']['.join(m.group(1).split(', '))}] = {b}[{']['.join(m.group(1).split(', '))}];"  # noqa: E731
+    pattern = re.compile(r"mdp_copy\(([^()]*)\);")
+    return PrivateCopy(x, priv, decl, pattern.sub(subs(priv, x), loops), pattern.sub(subs(x, priv), loops))
+
+
+def _copy_loops(ctx: _Isl, elements: isl.Set, scop: Scop) -> str | None:
+    """C loops over ``elements`` calling ``mdp_copy(c0, c1, ...)`` at each (isl's code generator)."""
+    if any(re.fullmatch(r"c\d+", p) for p in scop.params):
+        return None
+    n = elements.dim(isl.dim_type.set)
+    its = ", ".join(f"e{d}" for d in range(n))
+    sched = isl.Map(f"{ctx.prefix}{{ mdp_copy[{its}] -> [{its}] }}").intersect_domain(
+        elements.set_tuple_name("mdp_copy"))
+    build = isl.AstBuild.from_context(isl.Set(f"{ctx.prefix}{{ : }}"))
+    text = str(build.node_from_schedule_map(isl.UnionMap.from_map(sched)).to_C_str())
+    if re.search(r"\b(floord|min|max)\b|%", text):
+        return None
+    return text.rstrip()
+
+
+class _Names(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.iterators: list[tuple[str, bool]] = []  # (name, declared in the header)
+        self.decls: set[str] = set()
+
+    def visit_For(self, node: c_ast.For) -> None:
+        init = node.init
+        if isinstance(init, c_ast.DeclList):
+            self.iterators += [(str(d.name), True) for d in init.decls]
+        elif isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+            self.iterators.append((str(init.lvalue.name), False))
+        self.generic_visit(node)
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        self.decls.add(str(node.name))
+        self.generic_visit(node)
+
+
+def _inner_iterators(node: c_ast.For, band: list[c_ast.For]) -> list[str]:
+    """Iterators of the loops inside the band that are declared outside the nest."""
+    v = _Names()
+    v.visit(band[-1].stmt)
+    return sorted({n for n, declared in v.iterators if not declared})
+
+
+def _declared_inside(node: c_ast.For, name: str) -> bool:
+    v = _Names()
+    v.visit(node)
+    return name in v.decls
+
+
+def _collapse(scop: Scop, loops: list[int]) -> int:
+    """How many band loops OpenMP may collapse: while a loop's bounds name no outer band iterator."""
+    names: set[str] = set()
+    for q, lp in enumerate(loops):
+        loop = scop.loops[lp]
+        used = {n for n, _ in loop.lower.terms} | {n for n, _ in loop.upper.terms}
+        if used & names:
+            return q
+        names.add(loop.iterator)
+    return len(loops)
+
+
+class _Rename(c_ast.NodeVisitor):
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+
+    def visit_ID(self, node: c_ast.ID) -> None:
+        if node.name in self.names:
+            node.name = self.names[node.name]
+
+    def visit_StructRef(self, node: c_ast.StructRef) -> None:
+        self.visit(node.name)  # not the field
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        if node.args is not None:
+            self.visit(node.args)
+
+
+def _renamed(node: c_ast.For, names: dict[str, str]) -> c_ast.For:
+    out = copy.deepcopy(node)
+    _Rename(names).visit(out)
+    return out
+
+
+def _skeleton(band: list[c_ast.For]) -> str:
+    """The band's headers with nothing inside: run after the parallel loop, they leave the
+    iterators declared outside at their exit values (``""`` when every header declares its own)."""
+    if all(isinstance(b.init, c_ast.DeclList) for b in band):
+        return ""
+    gen = GnuCGenerator()
+    heads = []
+    for b in band:
+        parts = [gen.visit(p) if p is not None else "" for p in (b.init, b.cond, b.next)]
+        heads.append(f"for ({parts[0]}; {parts[1]}; {parts[2]})")
+    return " ".join(f"{h} {{" for h in heads) + " " + "}" * len(heads)
