@@ -9,6 +9,8 @@ partials. Tuned values are ``#define`` constants. Host code is in ``mdpoly.backe
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from pycparser import c_ast
 
 from mdpoly.backends.base import Backend, GeneratedCode
@@ -93,6 +95,25 @@ def _combine(op: Combine, a: str, b: str) -> str:
         return f"({a}) {op.value} ({b})"
     cmp = ">" if op is Combine.MAX else "<"
     return f"(({a}) {cmp} ({b}) ? ({a}) : ({b}))"
+
+
+def _arg_take(op: Combine, rule: str, va: str, ia: str, vb: str, ib: str, sentinel: str = "") -> str:
+    """When an argmax/argmin pair ``(vb, ib)`` replaces ``(va, ia)``. ``seq``: the next point in
+    the loop's order, under the loop's own comparison (``>``, or ``>=`` keeping the last of equal
+    values); ``merge``: partial pairs of any parts of the range -- the better value, among equal
+    values the smaller index (``>=``: the larger); ``start``: the merged pair ``(vb, ib)`` of the
+    whole range against the start value ``(va, ia)``, which comes before every index (with
+    ``>=``, only a pair some point gave: its index is not ``sentinel``). No comparison takes a
+    NaN."""
+    better = ">" if op.value_op is Combine.MAX else "<"
+    eq = "=" if op.keeps_last else ""
+    if rule == "seq":
+        return f"({vb}) {better}{eq} ({va})"
+    if rule == "merge":
+        return f"({vb}) {better} ({va}) || (({vb}) == ({va}) && ({ib}) {'>' if op.keeps_last else '<'} ({ia}))"
+    if op.keeps_last:
+        return f"({vb}) {better}= ({va}) && ({ib}) != ({sentinel})"
+    return f"({vb}) {better} ({va})"
 
 
 def _par(text: str) -> str:
@@ -315,6 +336,62 @@ class KernelWriter:
     def bind_iterator(w: _Lines, d: KDim, value: str) -> None:
         w(f"const {d.iterator_type} {d.iterator} = ({d.iterator_type})({value});")
 
+    def store_all(self, w: _Lines, results: list[str]) -> None:
+        """Every output's store of its reduced value ``results[n]``; an argmax/argmin pair is
+        stored at once, against its start value."""
+        op = self.k.op
+        assert op is not None
+        outs = self.k.outputs
+        if not op.is_arg:
+            for o, r in zip(outs, results):
+                self.store(w, o, r)
+            return
+        w.open("")
+        starts = []
+        for n, o in enumerate(outs):
+            start = o.access.to_c() if o.start == "old" else f"({o.init})" if o.start == "init" else o.neutral
+            w(f"const {o.elem_type} mdp_s{n} = {start};")
+            starts.append(f"mdp_s{n}")
+        take = _arg_take(op, "start", starts[0], starts[1], results[0], results[1], outs[1].neutral)
+        w(f"const int mdp_take = {take};")
+        for n, o in enumerate(outs):
+            self.store(w, replace(o, start="none"), f"(mdp_take ? ({results[n]}) : mdp_s{n})")
+        w.close()
+
+    def accumulate_all(self, w: _Lines, values: list[FExpr | None] | None = None, accs: list[str] | None = None) -> None:
+        """``acc[n] (op)= value[n]`` for every output, in the loop's order; an argmax/argmin pair
+        is updated at once, as the sequential loop does."""
+        op = self.k.op
+        assert op is not None
+        outs = list(enumerate(self.k.outputs))
+        vals = values or [None] * len(outs)
+        names = accs or [f"mdp_a{n}" for n, _ in outs]
+        if not op.is_arg:
+            for n, o in outs:
+                self.accumulate(w, n, o, vals[n], names[n])
+            return
+        w.open("")
+        for n, o in outs:
+            w(f"const {o.elem_type} mdp_v{n} = {self.f(vals[n] or o.value)};")
+        w.open(f"if ({_arg_take(op, 'seq', names[0], names[1], 'mdp_v0', 'mdp_v1')})")
+        for n, _ in outs:
+            w(f"{names[n]} = mdp_v{n};")
+        w.close()
+        w.close()
+
+    def merge_all(self, w: _Lines, into: list[str], other: list[str]) -> None:
+        """``into[n] = into[n] (op) other[n]`` for partial results of any parts of the range."""
+        op = self.k.op
+        assert op is not None
+        if not op.is_arg:
+            for a, b in zip(into, other):
+                w(f"{a} = {_combine(op, a, b)};")
+            return
+        w.open(f"if ({_arg_take(op, 'merge', into[0], into[1], other[0], other[1])})")
+        for a, b in zip(into, other):
+            w(f"{a} = {b};")
+        w.close()
+
     def store(self, w: _Lines, o: KOutput, result: str) -> None:
         assert self.k.op is not None
         target = o.access.to_c()
@@ -461,8 +538,8 @@ class KernelWriter:
         if k.domain:
             w.open(f"if ({self.concat_guard()})")
         self.open_domain(w)
-        for n, o in outs:
-            self.accumulate(w, n, o, FExpr(o.value.text, tuple(binds), o.value.role), f"mdp_acc{n}[mdp_pc]")
+        self.accumulate_all(w, [FExpr(o.value.text, tuple(binds), o.value.role) for _, o in outs],
+                            [f"mdp_acc{n}[mdp_pc]" for n, _ in outs])
         self.close_domain(w)
         if k.domain:
             w.close()
@@ -522,8 +599,7 @@ class KernelWriter:
                    f"{self.idx(d)} < {self.hi(d)}; {self.idx(d)} += ({self.ix})MDP_NUM_WG_{i} * MDP_NUM_WI_{i})")
             self.bind_iterator(w, d, self.idx(d))
         self.open_domain(w)
-        for n, o in outs:
-            self.accumulate(w, n, o)
+        self.accumulate_all(w)
         self.close_domain(w)
         for _ in k.reductions:
             w.close()
@@ -553,9 +629,8 @@ class KernelWriter:
             w(self.barrier)
             w.open("for (int mdp_s = MDP_RED_WI_POW2 / 2; mdp_s > 0; mdp_s >>= 1)")
             w.open("if (mdp_rw < mdp_s && mdp_rw + mdp_s < MDP_RED_WI)")
-            for n, _ in outs:
-                a, b = f"mdp_scratch{n}[mdp_slot]", f"mdp_scratch{n}[mdp_slot + mdp_s]"
-                w(f"{a} = {_combine(k.op, a, b)};")
+            self.merge_all(w, [f"mdp_scratch{n}[mdp_slot]" for n, _ in outs],
+                           [f"mdp_scratch{n}[mdp_slot + mdp_s]" for n, _ in outs])
             w.close()
             w(self.barrier)
             w.close()
@@ -576,8 +651,7 @@ class KernelWriter:
                 w(f"mdp_part{n}[({wgr}) * mdp_ncp + {cp}] = mdp_acc{n}[mdp_pc];")
         else:
             self.bind_iterators(w, k.concat)
-            for n, o in outs:
-                self.store(w, o, f"mdp_acc{n}[mdp_pc]")
+            self.store_all(w, [f"mdp_acc{n}[mdp_pc]" for n, _ in outs])
         w.close()
         self.close_point_loops(w)
         w.close()
@@ -600,11 +674,13 @@ class KernelWriter:
         if k.store_domain:
             w(f"if (!({self.concat_guard(store=True)})) return;")
         self.bind_iterators(w, k.concat)
-        for n, o in enumerate(k.outputs):
+        outs = list(enumerate(k.outputs))
+        for n, o in outs:
             w(f"{o.elem_type} mdp_t{n} = {o.neutral};")
-            w(f"for (int mdp_q = 0; mdp_q < MDP_RED_WG; ++mdp_q) "
-              f"mdp_t{n} = {_combine(k.op, f'mdp_t{n}', f'mdp_part{n}[mdp_q * mdp_ncp + mdp_cp]')};")
-            self.store(w, o, f"mdp_t{n}")
+        w.open("for (int mdp_q = 0; mdp_q < MDP_RED_WG; ++mdp_q)")
+        self.merge_all(w, [f"mdp_t{n}" for n, _ in outs], [f"mdp_part{n}[mdp_q * mdp_ncp + mdp_cp]" for n, _ in outs])
+        w.close()
+        self.store_all(w, [f"mdp_t{n}" for n, _ in outs])
         w.close()
 
     def source(self) -> str:

@@ -46,7 +46,7 @@ from mdpoly.ir.kernel import (
     StartKind,
 )
 from mdpoly.ir.launch import Bound, Count, Derived, KernelLaunch, LaunchArg, LaunchSpec, Scratch
-from mdpoly.ir.mdh import Access, Affine, Buffer, MdhExpr
+from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box, local_layout
@@ -153,10 +153,6 @@ class _GpuLowerer:
         if self.reds and self.op is None:
             raise UnsupportedInput("reduction dimensions combine with different operators", mdh.loc,
                                    code="mixed-reduction-operators")
-        if self.op is not None and self.op.is_arg:
-            raise UnsupportedInput(f"the {self.op.value} reduction over (value, index) pairs is not lowered to "
-                                   "work-groups yet (its combine needs two accumulators per work-item)", mdh.loc,
-                                   code="gpu-argmax")
 
     # {{{ buffers
 
@@ -298,7 +294,10 @@ class _GpuLowerer:
             neut = "0"
             if self.reds:
                 assert self.op is not None
-                neut, _ = neutral(self.op, o.elem_type)
+                op = self.op.value_op
+                if self.op.is_arg and k == 1:  # an argmax's index: after every index in its tie rule's order
+                    op = Combine.MAX if self.op.keeps_last else Combine.MIN
+                neut, _ = neutral(op, o.elem_type)
                 if o.update == "accumulate":
                     start = "old"
                 elif o.init is not None:

@@ -191,19 +191,19 @@ ARGMAX = r"""
 #include <math.h>
 void amax(int n, const double *a, double *pb, int *pi) {
   double best = *pb; int idx = *pi;
-  for (int i = 0; i < n; i++) /*T gpu:gpu-argmax*/
+  for (int i = 0; i < n; i++) /*T*/
     if (a[i] > best) { best = a[i]; idx = i; }
   *pb = best; *pi = idx;
 }
 void amax_last(int n, const double *a, double *pb, int *pi) {
   double best = *pb; int idx = *pi;
-  for (int i = 0; i < n; i++) /*T gpu:gpu-argmax*/
+  for (int i = 0; i < n; i++) /*T*/
     if (best <= a[i]) { idx = i; best = a[i]; }
   *pb = best; *pi = idx;
 }
 void amin_ternary(int n, const int *a, int *pb, long *pi) {
   int best = *pb; long idx = *pi;
-  for (int i = 0; i < n; i++) { /*T gpu:gpu-argmax*/
+  for (int i = 0; i < n; i++) { /*T*/
     idx = (a[i] < best) ? i : idx;
     best = (a[i] < best) ? a[i] : best;
   }
@@ -211,16 +211,21 @@ void amin_ternary(int n, const int *a, int *pb, long *pi) {
 }
 void amin_last(int n, const float *a, float *pb, int *pi) {
   float best = *pb; int idx = *pi;
-  for (int i = 0; i < n; i++) /*T gpu:gpu-argmax*/
+  for (int i = 0; i < n; i++) /*T*/
     if (a[i] <= best) { best = a[i]; idx = i; }
   *pb = best; *pi = idx;
 }
 void rows(int n, int m, double A[][67], double *bv, int *bi) {
-  for (int i = 0; i < n; i++) { /*T gpu:gpu-argmax*/
+  for (int i = 0; i < n; i++) { /*T gpu:gpu-array-init*/
     bv[i] = A[i][0]; bi[i] = 0;
     for (int j = 1; j < m; j++)
       if (A[i][j] > bv[i]) { bv[i] = A[i][j]; bi[i] = j; }
   }
+}
+void rows_acc(int n, int m, double A[][67], double *bv, int *bi) {
+  for (int i = 0; i < n; i++) /*T*/
+    for (int j = 0; j < m; j++)
+      if (A[i][j] >= bv[i]) { bv[i] = A[i][j]; bi[i] = j; }
 }
 void narrowing(int n, const double *a, float *pb, int *pi) {
   float best = *pb; int idx = *pi;
@@ -230,7 +235,7 @@ void narrowing(int n, const double *a, float *pb, int *pi) {
 }
 static double A[67][67], bv[67]; static int bi[67];
 int main(void) {
-  int sizes[] = {1, 2, 3, 7, 13, 37, 61, 67, 1000, 4099, 100003};
+  int sizes[] = {1, 2, 3, 7, 13, 37, 61, 67, 1000, 4099, 100003};  /* the largest: several work-groups */
   double *a = malloc(sizeof(double) * 100003); int *w = malloc(sizeof(int) * 100003);
   float *f = malloc(sizeof(float) * 100003);
   for (int mode = 0; mode < 6; mode++)
@@ -262,6 +267,9 @@ int main(void) {
   rows(67, 67, A, bv, bi); rows(61, 1, A, bv, bi); rows(13, 2, A, bv, bi); rows(1, 67, A, bv, bi);
   long s = 0;
   for (int i = 0; i < 67; i++) s += bi[i] * (i + 1) + (long) bv[i] * (i % 3 + 1);
+  for (int i = 0; i < 67; i++) { bv[i] = i % 4 - 2; bi[i] = -1; }
+  rows_acc(67, 67, A, bv, bi); rows_acc(61, 1, A, bv, bi); rows_acc(13, 0, A, bv, bi); rows_acc(1, 67, A, bv, bi);
+  for (int i = 0; i < 67; i++) s += bi[i] * (i + 5) + (long) bv[i] * (i % 5 + 1);
   printf("%ld\n", s);
   free(a); free(w); free(f);
   return 0;
