@@ -107,7 +107,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     tuning = None
     split = split_for_ranks(mdh) if options.mpi else None   # --mpi: one dimension over the ranks
     if isinstance(split, RankSplit):
-        mdh, options = split.sliced, replace(options, tune=False)
+        mdh = split.sliced   # a reduction's per-rank outputs are partial results: not comparable, not tuned
+        options = replace(options, tune=False) if split.kind == "reduction" else options
     try:
         params, caps, tuning = choose(target, nest, mdh, options, sink)
         plan = target.lower(mdh, params, caps)

@@ -85,7 +85,9 @@ def _sliced(mdh: MdhExpr, k: int) -> tuple[MdhExpr, tuple[Buffer, ...]]:
              Buffer(EXTENT, "long", (), "scalar", c_value=_c_of(d.extent, values)))
     dims = list(mdh.dims)
     dims[k] = replace(d, lower=Affine.of({LO: 1}), extent=Affine.of({EXTENT: 1}))
-    params = (*mdh.params, (LO, None), (EXTENT, None))
+    # the whole range, where it is known: the tuner measures the per-rank code on all of it
+    params = (*mdh.params, (LO, d.lower.constant if d.lower.is_constant else None),
+              (EXTENT, d.extent.constant if d.extent.is_constant else None))
     sliced = replace(mdh, name=f"{mdh.name}_rank", dims=tuple(dims), buffers=(*mdh.buffers, *extra), params=params)
     return sliced, function_params(sliced)
 
