@@ -596,6 +596,49 @@ class _Gen:
             e = Bin("/", Bin("-", i, Lit("3")), Lit("8"))
         return [self.nest(loops, [Assign(a, "=", e)])]
 
+    def shape_not_equal(self) -> list[Stmt]:
+        """``if (i != j)`` (or ``||``/``!`` of comparisons) around a map or a row reduction: a
+        domain that is a union of basic sets."""
+        self.tags.add("union-guard")
+        loops = self.loops(["i", "j"], self.sizes_for(2, ITERS_CAP), simple=True)
+        i, j = Name(loops[0].var), Name(loops[1].var)
+        test = self.rng.choice([Bin("!=", i, j), Bin("!=", j, i), Un("!", Bin("==", i, j)),
+                                Bin("||", Bin("<", i, j), Bin(">", i, Bin("+", j, Lit("1"))))])
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        fp = ctype in FP
+        if self.rng.random() < 0.5:
+            stmt = Assign(self.output(ctype, "frac" if fp else "small", loops), "=", self.value(ctype, loops).expr)
+        else:
+            x = self.output(ctype, "frac" if fp else "small", loops[:1])
+            stmt = Assign(x, "+=", self.addend("+", ctype, loops, loops[1].trips, 2.0 if fp else 8.0).expr)
+        return [self.nest(loops, [If(test, (stmt,))])]
+
+    def shape_argmax(self) -> list[Stmt]:
+        """``if (a[i] > best) { best = a[i]; idx = i; }`` (any comparison, either order, or the
+        ternary pair), then both stored: an argmax/argmin; small values give many ties."""
+        self.tags.add("argmax")
+        loops = self.loops(["i"], self.sizes_for(1, ITERS_CAP), simple=True)
+        ctype = self.elem_type(self.rng.random() < 0.5)
+        a = self.access(ctype, "frac" if ctype in FP else "small", loops, all_loops=True)
+        best, idx = Name(f"b{self.acc_count}"), Name(f"x{self.acc_count}")
+        self.acc_count += 1
+        cmp = self.pick({">": 0.35, ">=": 0.15, "<": 0.35, "<=": 0.15})
+        self.locals += [Decl(ctype, best.name, self.neutral("max" if ">" in cmp else "min", ctype)),
+                        Decl(self.pick({"int": 0.8, "long": 0.2}), idx.name, Lit("-1"))]
+        flip = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+        test = Bin(cmp, a, best) if self.rng.random() < 0.6 else Bin(flip[cmp], best, a)
+        it = Name(loops[0].var)
+        form = self.rng.randrange(3)
+        if form == 0:
+            body: list[Stmt] = [If(test, (Assign(best, "=", a), Assign(idx, "=", it)))]
+        elif form == 1:
+            body = [If(test, (Assign(idx, "=", it), Assign(best, "=", a)))]
+        else:
+            body = [Assign(idx, "=", Cond(test, it, idx)), Assign(best, "=", Cond(test, a, best))]
+        out = Index(self.new_array(ctype, (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
+        where = Index(self.new_array("long", (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
+        return [self.nest(loops, body), Assign(out, "=", best), Assign(where, "=", idx)]
+
     # }}}
 
     def kernel(self, name: str, *, avoid: frozenset[str]) -> None:
@@ -610,7 +653,8 @@ class _Gen:
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
-                  self.shape_typedef_cast: 2, self.shape_iter_type: 3}
+                  self.shape_typedef_cast: 2, self.shape_iter_type: 3, self.shape_not_equal: 4,
+                  self.shape_argmax: 4}
         if self.c89 and self.target != "openmp":
             self.tags.add("c89-gpu")
         body: list[Stmt] = []
