@@ -423,9 +423,9 @@ def opencl_target(selector: str | None = None) -> GpuTarget:
     :raises runtime.opencl.NoOpenCLDevice: without pyopencl or a (matching) device.
     """
     from mdpoly.backends.opencl_host import LAST_CALL
-    from mdpoly.runtime.opencl import OpenCLRunner
+    from mdpoly.runtime.opencl import OpenCLDevice
     from mdpoly.targets import OPENCL
-    device = OpenCLRunner(selector)
+    device = OpenCLDevice(selector)
     cflags, lflags = OPENCL.toolchain.flags()
     runner = HostCodeRunner("opencl", cflags, lflags, env={"MDPOLY_OPENCL_DEVICE": selector} if selector else {},
                             device=device.device_identity())
@@ -437,8 +437,8 @@ def cuda_target(device: str | None = None) -> GpuTarget:
 
     :raises runtime.cuda.NoCudaDevice: without cuda-python, a driver or the device.
     """
-    from mdpoly.runtime.cuda import CudaRunner
-    return cuda_target_on(CudaRunner(device), device)
+    from mdpoly.runtime.cuda import CudaDevice
+    return cuda_target_on(CudaDevice(device), device)
 
 
 def cuda_target_on(queries: Any, device: str | None = None) -> GpuTarget:

@@ -1,5 +1,5 @@
 """``mdpoly.runtime.cuda``: imports without a driver, says why it cannot run, compiles with NVRTC anywhere,
-and (``-m gpu``) builds, runs and times kernels on a CUDA device."""
+and (``-m gpu``) runs and times a CUDA candidate's shipped host code on a CUDA device."""
 
 from __future__ import annotations
 
@@ -11,14 +11,7 @@ import numpy as np
 import pytest
 
 from mdpoly.runtime.base import ArgSpec
-from mdpoly.runtime.cuda import (
-    CudaKernelRequest,
-    CudaLaunch,
-    CudaRunner,
-    NoCudaDevice,
-    compile_cuda,
-    launch_from_ndrange,
-)
+from mdpoly.runtime.cuda import CudaDevice, NoCudaDevice, compile_cuda
 
 HAVE_BINDINGS = importlib.util.find_spec("cuda") is not None
 
@@ -44,16 +37,10 @@ extern "C" __global__ void saxpy(float *y, const float *x, const float a, const 
 """
 
 
-def test_launch_from_ndrange_puts_all_blocks_on_x() -> None:
-    ln = launch_from_ndrange("k", (64, 8, 6), (32, 4, 2))
-    assert ln.grid == (2 * 2 * 3, 1, 1) and ln.block == (32, 4, 2)
-    assert launch_from_ndrange("c", (1000,), None) == CudaLaunch("c", (4, 1, 1), (256, 1, 1))
-
-
 @pytest.mark.skipif(_device_reason() is None, reason="a CUDA device is present")
 def test_runner_without_a_device_raises_a_clear_error() -> None:
     with pytest.raises(NoCudaDevice, match="cuda-python is not installed|no CUDA driver|cuInit|CUDA device"):
-        CudaRunner()
+        CudaDevice()
 
 
 @pytest.mark.skipif(not HAVE_BINDINGS, reason="cuda-python is not installed (pip install 'mdpoly[cuda]')")
@@ -69,22 +56,26 @@ def test_nvrtc_compiles_without_a_gpu() -> None:
 
 @pytest.mark.gpu
 @pytest.mark.skipif(_device_reason() is not None, reason=str(_device_reason()))
-def test_runner_builds_runs_and_times_on_the_gpu() -> None:
-    r = CudaRunner()
-    assert "CUDA |" in r.device_identity()
-    limits = r.device_limits()
+def test_shipped_host_code_runs_and_times_on_the_gpu() -> None:
+    """A CUDA candidate -- the host code with its kernels, compiled by NVRTC in its first call --
+    runs through the host-code runner; its times come from the host code's own events."""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
+    import mdh_examples as ex
+
+    from mdpoly.lower.lower import function_params
+    from mdpoly.tuning.gpu import cuda_target
+    target = cuda_target()
+    assert "CUDA |" in target.device.device_identity()
+    limits = target.device.device_limits()
     assert limits["max_work_group_size"] >= 1024 and limits["local_mem_size"] >= 48 * 1024
     n = 100_003
-    req = CudaKernelRequest(
-        source=SAXPY, entry="saxpy", language="cuda",
-        args=(ArgSpec("y", "float32", (n,), is_output=True), ArgSpec("x", "float32", (n,)),
-              ArgSpec("a", "float32", ()), ArgSpec("n", "int64", ())),
-        launches=(CudaLaunch("saxpy", ((n + 255) // 256, 1, 1), (256, 1, 1)),))
-    built = r.build(req)
-    assert r.build(req).artifact == built.artifact
+    mdh = ex.dot(n)
     rng = np.random.default_rng(1)
-    x = rng.standard_normal(n, dtype=np.float32)
-    y = rng.standard_normal(n, dtype=np.float32)
-    m = r.run(built, {"y": y, "x": x, "a": np.float32(2.5), "n": np.int64(n)}, repeats=3)
-    assert len(m.times) == 3 and all(t > 0 for t in m.times)
-    np.testing.assert_array_equal(m.outputs["y"], np.float32(2.5) * x + y)   # --fmad=false: rounds as numpy
+    inputs = {"x": rng.standard_normal(n), "y": rng.standard_normal(n), "s": np.array([0.5])}
+    args = tuple(ArgSpec(b.name, "float64", inputs[b.name].shape, b.written) for b in function_params(mdh))
+    cand = target.candidate(mdh, target.default(mdh), {}, args)
+    m = target.runner.run(target.runner.build(cand.request), inputs, repeats=3)
+    assert len(m.times) == 3 and all(0 < t <= c for t, c in zip(m.times, m.call_times))
+    assert np.allclose(m.outputs["s"][0], 0.5 + inputs["x"] @ inputs["y"], rtol=1e-10, atol=1e-9)
