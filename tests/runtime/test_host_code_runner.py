@@ -1,0 +1,87 @@
+"""``mdpoly.runtime.host_code.HostCodeRunner`` with plain C stand-ins for GPU host code (no device needed).
+
+A stand-in exports ``mdpoly_entry`` and ``mdpoly_timing`` as a GPU candidate does: the times the
+runner reports must be the ones the code's own profile export gives, the outputs those of the
+first call, and its two limits (warm-up with the kernel build, then the timed calls) must hold.
+"""
+
+from __future__ import annotations
+
+import shutil
+import time
+
+import numpy as np
+import pytest
+
+from mdpoly.runtime.base import ArgSpec, BuildRequest, RunFailed, RunTimedOut
+from mdpoly.runtime.host_code import TIMING_ENTRY, HostCodeRunner
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+
+#: Doubles x in place; its "profile" says call k took k ms of kernel time and 2k ms in all.
+DOUBLE = r"""
+static struct { double kernel_ms, transfer_ms, call_ms; } last;
+static long calls;
+void mdpoly_entry(void **args)
+{
+    float *x = (float *)args[0];
+    int i;
+    for (i = 0; i < 4; ++i)
+        x[i] *= 2.0f;
+    ++calls;
+    last.kernel_ms = (double)calls;
+    last.transfer_ms = 0.5;
+    last.call_ms = 2.0 * (double)calls;
+    @HANG@
+}
+void mdpoly_timing(double *out)
+{
+    out[0] = last.kernel_ms;
+    out[1] = last.transfer_ms;
+    out[2] = last.call_ms;
+}
+"""
+
+ARGS = (ArgSpec("x", "float32", (4,), True),)
+
+
+def _request(hang: str = "") -> BuildRequest:
+    return BuildRequest(DOUBLE.replace("@HANG@", hang), "mdpoly_entry", ARGS, language="opencl")
+
+
+def test_times_are_the_host_codes_own_profile(tmp_path):
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path), device="toy device")
+    assert runner.timing == TIMING_ENTRY and runner.device_identity() == "toy device"
+    x = np.arange(4, dtype=np.float32)
+    m = runner.run(runner.build(_request()), {"x": x}, repeats=3, warmup=2)
+    # the first call (outputs), two warm-up calls, then calls 4, 5, 6 are timed
+    assert m.times == pytest.approx((0.004, 0.005, 0.006))
+    assert m.call_times == pytest.approx((0.008, 0.010, 0.012))
+    assert np.array_equal(m.outputs["x"], 2 * x) and np.array_equal(x, np.arange(4, dtype=np.float32))
+    assert m.wall_seconds > 0
+
+
+def test_a_hanging_timed_call_is_killed_at_the_timeout(tmp_path):
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    hang = "if (calls > 2) { volatile int spin = 1; while (spin) { } }"
+    start = time.perf_counter()
+    with pytest.raises(RunTimedOut, match=r"timed calls ran longer than 0\.5 s"):
+        runner.run(runner.build(_request(hang)), {"x": np.zeros(4, np.float32)}, repeats=2, warmup=1, timeout=0.5)
+    assert time.perf_counter() - start < runner.warm_seconds   # a bound: the call never returns
+
+
+def test_a_hanging_first_call_is_killed_after_the_warm_up_allowance(tmp_path):
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    runner.warm_seconds = 1.0
+    hang = "{ volatile int spin = 1; while (spin) { } }"
+    start = time.perf_counter()
+    with pytest.raises(RunTimedOut, match="candidate ran longer than"):
+        runner.run(runner.build(_request(hang)), {"x": np.zeros(4, np.float32)}, repeats=1, timeout=0.2)
+    assert 1.0 <= time.perf_counter() - start < 30.0
+
+
+def test_a_crash_is_a_failed_run(tmp_path):
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    with pytest.raises(RunFailed) as info:
+        runner.run(runner.build(_request("*(volatile int *)0 = 1;")), {"x": np.zeros(4, np.float32)}, repeats=1)
+    assert info.value.kind == "crash"
