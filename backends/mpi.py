@@ -82,6 +82,7 @@ HELPERS = r"""#ifndef MDP_MPI_HELPERS
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #if defined(__GNUC__)
 #define MDP_MPI_UNUSED __attribute__((unused))
 #else
@@ -199,12 +200,18 @@ MDP_MPI_UNUSED static double mdp_mpi_now(void)
   }
   return ready && !done ? MPI_Wtime() : 0.0;
 }
+MDP_MPI_UNUSED static double mdp_mpi_cpu(void)
+{
+  return MDP_MPI_PROFILE ? (double)clock() / CLOCKS_PER_SEC : 0.0;
+}
+/* compute wall time (t0..t1), its processor time (c0..c1: on a shared machine the rank's own
+   work), then the collective's wall time (t1..t2) */
 MDP_MPI_UNUSED static void mdp_mpi_profile(const char *name, const char *what, int rank, int size,
-                                           double t0, double t1, double t2)
+                                           double t0, double t1, double c0, double c1, double t2)
 {
   if (MDP_MPI_PROFILE)
-    fprintf(stderr, "mdpoly-mpi %s rank %d/%d: compute %.6f s, %s %.6f s\n", name, rank, size,
-            t1 - t0, what, t2 - t1);
+    fprintf(stderr, "mdpoly-mpi %s rank %d/%d: compute %.6f s (cpu %.6f s), %s %.6f s\n", name, rank, size,
+            t1 - t0, c1 - c0, what, t2 - t1);
 }
 #endif
 """
@@ -402,6 +409,7 @@ class _Wrapper:
         body: list[c_ast.Node] = [
             _decl("mdp_rank", "int"), _decl("mdp_size", "int"), _decl(_MY_LO, "long long"),
             _decl(_MY_N, "long long"), _decl("mdp_t0", "double"), _decl("mdp_t1", "double"),
+            _decl("mdp_c0", "double"), _decl("mdp_c1", "double"),
             _call("mdp_mpi_start", _addr("mdp_rank"), _addr("mdp_size"), _id("1" if self.user_init else "0")),
             _call("mdp_mpi_block", _id(LO), _id(EXTENT), _id("mdp_rank"), _id("mdp_size"), _addr(_MY_LO),
                   _addr(_MY_N)),
@@ -412,12 +420,14 @@ class _Wrapper:
             body += self.reduction_before()
         args = [_id(_MY_LO if b.name == LO else _MY_N if b.name == EXTENT else b.name) for b in split.params]
         body += [c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_mpi_now")),
+                 c_ast.Assignment("=", _id("mdp_c0"), _call("mdp_mpi_cpu")),
                  c_ast.FuncCall(_id(split.sliced.name), c_ast.ExprList(args)),
+                 c_ast.Assignment("=", _id("mdp_c1"), _call("mdp_mpi_cpu")),
                  c_ast.Assignment("=", _id("mdp_t1"), _call("mdp_mpi_now"))]
         body += self.concat_gather() if split.kind == "concat" else self.reduction_after()
         what = "allgatherv" if split.kind == "concat" else "allreduce"
         body.append(_call("mdp_mpi_profile", _str(m.name), _str(what), _id("mdp_rank"), _id("mdp_size"),
-                          _id("mdp_t0"), _id("mdp_t1"), _call("mdp_mpi_now")))
+                          _id("mdp_t0"), _id("mdp_t1"), _id("mdp_c0"), _id("mdp_c1"), _call("mdp_mpi_now")))
         params = c_ast.ParamList([param_decl(b) for b in split.params])
         ftype = c_ast.FuncDecl(params, c_ast.TypeDecl(m.name, [], None, c_ast.IdentifierType(["void"])))
         fdef = c_ast.FuncDef(c_ast.Decl(m.name, [], [], ["static"], [], ftype, None, None), None,

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -138,6 +139,18 @@ def test_program_that_initialises_mpi_itself(tmp_path: Path) -> None:
     for p in (1, 3):
         for rank, actual in enumerate(run_ranks(exe, p, tmp_path)):
             assert actual == expected, f"-np {p}, rank {rank}: {actual!r} != {expected!r}"
+
+
+def test_profile_build_prints_phase_times_per_rank(tmp_path: Path) -> None:
+    src = CASES_DIR / "reductions.c"
+    out_c, _ = transform(src, tmp_path, {})
+    exe = tmp_path / "reductions_profile"
+    run_step(["mpicc", "-O2", "-fopenmp", "-DMDPOLY_MPI_PROFILE", str(out_c), "-o", str(exe), "-lm"], env=_mpi_env())
+    run_ranks(exe, 2, tmp_path)
+    errs = {p.parent.name: p.read_text() for p in tmp_path.rglob("stderr") if p.parent.name.startswith("rank.")}
+    for rank in ("rank.0", "rank.1"):
+        assert re.search(r"mdpoly-mpi \w+ rank \d/2: compute [0-9.]+ s \(cpu [0-9.]+ s\), allreduce [0-9.]+ s",
+                         errs.get(rank, "")), errs
 
 
 def _opencl_missing() -> str | None:
