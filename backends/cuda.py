@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from mdpoly.backends.base import Backend, GeneratedCode
 from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.c_files import c_file
 from mdpoly.backends.cuda_host import host_function, host_preamble
 from mdpoly.backends.opencl import KernelWriter, _Lines, _NoDialect
 from mdpoly.ir.kernel import KernelPlan
@@ -39,60 +40,9 @@ CUDA_CAPS = TargetCaps(name="cuda", parallel_layers=2, simd=False, cores=132, ma
 
 _THREAD_AXES = ("x", "y", "z")
 
-#: Names the plan and user expressions may use that NVRTC does not predefine.
-CUDA_PRELUDE = (
-    "typedef unsigned char uchar;",
-    "typedef unsigned short ushort;",
-    "typedef unsigned int uint;",
-    "typedef unsigned long ulong;",
-    "#ifndef INFINITY",
-    "#define INFINITY __int_as_float(0x7f800000)",
-    "#endif",
-    "#ifndef NAN",
-    "#define NAN __int_as_float(0x7fffffff)",
-    "#endif",
-    "#ifndef HUGE_VAL",
-    "#define HUGE_VAL __longlong_as_double(0x7ff0000000000000LL)",
-    "#endif",
-    "#ifndef HUGE_VALF",
-    "#define HUGE_VALF INFINITY",
-    "#endif",
-    # glibc spells INFINITY, HUGE_VAL and NAN through these builtins; when nvcc compiles, its
-    # host headers have defined them so, and a builtin defined back through INFINITY would be
-    # self-referential: spell every one as its bit pattern.
-    "#define __builtin_inff() __int_as_float(0x7f800000)",
-    "#define __builtin_inf() __longlong_as_double(0x7ff0000000000000LL)",
-    "#define __builtin_huge_valf() __int_as_float(0x7f800000)",
-    "#define __builtin_huge_val() __longlong_as_double(0x7ff0000000000000LL)",
-    "#define __builtin_nanf(s) __int_as_float(0x7fffffff)",
-    "#define __builtin_nan(s) __longlong_as_double(0x7ff8000000000000LL)",
-    "#ifndef INT_MAX",
-    "#define CHAR_BIT 8",
-    "#define SCHAR_MIN (-128)",
-    "#define SCHAR_MAX 127",
-    "#define UCHAR_MAX 255",
-    "#define CHAR_MIN SCHAR_MIN",
-    "#define CHAR_MAX SCHAR_MAX",
-    "#define SHRT_MIN (-32768)",
-    "#define SHRT_MAX 32767",
-    "#define USHRT_MAX 65535",
-    "#define INT_MIN (-2147483647 - 1)",
-    "#define INT_MAX 2147483647",
-    "#define UINT_MAX 4294967295U",
-    "#define LONG_MIN (-9223372036854775807L - 1)",
-    "#define LONG_MAX 9223372036854775807L",
-    "#define ULONG_MAX 18446744073709551615UL",
-    "#define LLONG_MIN (-9223372036854775807LL - 1)",
-    "#define LLONG_MAX 9223372036854775807LL",
-    "#define ULLONG_MAX 18446744073709551615ULL",
-    "#endif",
-    "#ifndef FLT_MAX",
-    "#define FLT_MAX 3.40282347e+38F",
-    "#define FLT_MIN 1.17549435e-38F",
-    "#define DBL_MAX 1.7976931348623157e+308",
-    "#define DBL_MIN 2.2250738585072014e-308",
-    "#endif",
-)
+#: Names the plan and user expressions may use that NVRTC does not predefine: the C file
+#: ``backends/c/cuda_kernel.h``, one line each.
+CUDA_PRELUDE = tuple(c_file("cuda_kernel.h").splitlines())
 
 
 class CudaKernelWriter(KernelWriter):

@@ -9,21 +9,20 @@ empty, the work-group counts ``mdp_nwg_<dim>``, the launch shape, allocation and
 the nest reads or writes only in part, the launches (main kernel, then the combine kernel with
 partials), the copies out of what it writes, and the per-call profile sum. The kernel arguments
 follow ``KernelWriter.params()``: buffers, each dimension's lower bound and extent, the concat
-work-group counts, the partial buffers.
+work-group counts, the partial buffers. Everything about the launches -- bounds, work-group
+counts, arguments, scratch buffers, the launches and their sizes -- is read from the plan's
+``LaunchSpec`` (``mdpoly.ir.launch``); the writers compute none of it.
 
 Subclasses (``mdpoly.backends.opencl_host.OpenCLHostWriter``, ``mdpoly.backends.cuda_host.CudaHostWriter``) give
 only the API's spellings: type names, allocation, copy, launch, synchronization and profiling calls,
 in the order that API wants them.
 
-``runtime_preamble(template, spelling)`` fills the API-independent parts of a host preamble (the C
-runtime each API module writes once per file): the registry of kept device buffers and their
-release at exit, ``<prefix>_buffer``'s grow-only reallocation, the profile's per-nest slot and its
-report line ``mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>``.
+The C runtime each API's host functions call (written once per output file) is a C file of its
+own, ``backends/c/<api>_host.h`` (``mdpoly.backends.c_files``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from pycparser import c_ast, c_generator
@@ -65,94 +64,6 @@ def launch_of(plan: KernelPlan) -> LaunchSpec:
     if plan.launch is None:
         raise CompilerBug(f"the plan of '{plan.name}' has no LaunchSpec", plan.loc)
     return plan.launch
-
-
-# {{{ the preamble's API-independent C runtime
-
-_KEPT_STATE = r"""static @MEM@ *@P@_buffers[4 * @MAX@];   /* each nest's kept device buffers */
-static int @P@_nbuffers;
-"""
-
-_KEPT_RELEASE = r"""    for (i = 0; i < @P@_nbuffers; ++i)
-        if (*@P@_buffers[i])
-            @FREE@(*@P@_buffers[i]);
-    @P@_nbuffers = 0;
-"""
-
-_KEPT_BUFFER = r"""    if (bytes == 0)
-        bytes = 1;
-    if (*mem && bytes <= *cap)
-        return@UNCHANGED@;
-    if (*mem) {
-        @P@_check(@FREE@(*mem), "@FREE@");
-    } else {
-        if (@P@_nbuffers == 4 * @MAX@)
-            @P@_check(@NOMEM@, "@P@_buffer (too many buffers)");
-        @P@_buffers[@P@_nbuffers++] = mem;
-    }
-    *mem = @NULL@;
-    *cap = 0;
-"""
-
-_PROFILE_SLOT = r"""    for (slot = 0; slot < @P@_nprof && strcmp(@P@_prof[slot].nest, nest) != 0; ++slot)
-        ;
-    if (slot == @MAX@)
-        @P@_check(@NOMEM@, "@P@_profile_add (too many nests)");
-    if (slot == @P@_nprof) {
-        @P@_prof[slot].nest = nest;
-        ++@P@_nprof;
-    }
-    @P@_prof[slot].calls++;
-"""
-
-_PROFILE_REPORT = r"""static void @P@_profile_report(void)
-{
-    int i;
-    for (i = 0; i < @P@_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", @P@_prof[i].nest,
-                @P@_prof[i].calls, @P@_prof[i].@KERNEL_MS@, @P@_prof[i].@TRANSFER_MS@);
-    fflush(stderr);
-}
-"""
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeSpelling:
-    """How one API's C runtime spells what ``runtime_preamble`` fills in."""
-
-    prefix: str          #: of the runtime's names (``mdp_cl``): ``<prefix>_check``, ``<prefix>_prof`` ...
-    max_objects: str     #: the macro bounding the registries (``4 *`` it for buffers)
-    out_of_memory: str   #: the error code passed to ``<prefix>_check`` when a registry is full
-    mem_type: str        #: a device buffer's C type
-    null_mem: str        #: the value of no buffer
-    free: str            #: the call that frees a buffer
-    unchanged: str       #: what ``<prefix>_buffer`` returns when it keeps the buffer ("" for void)
-    kernel_ms: str       #: the profile field expressions (after ``<prefix>_prof[i].``) in milliseconds
-    transfer_ms: str
-
-
-def runtime_preamble(template: str, spelling: RuntimeSpelling) -> str:
-    """``template`` with ``@KEPT_STATE@``, ``@KEPT_RELEASE@``, ``@KEPT_BUFFER@``, ``@PROFILE_SLOT@``
-    and ``@PROFILE_REPORT@`` (each on a line of its own) replaced by the shared C runtime in
-    ``spelling``'s names.
-
-    :raises ValueError: when ``template`` lacks one of the markers."""
-    parts = {"@KEPT_STATE@": _KEPT_STATE, "@KEPT_RELEASE@": _KEPT_RELEASE, "@KEPT_BUFFER@": _KEPT_BUFFER,
-             "@PROFILE_SLOT@": _PROFILE_SLOT, "@PROFILE_REPORT@": _PROFILE_REPORT}
-    words = {"@P@": spelling.prefix, "@MAX@": spelling.max_objects, "@NOMEM@": spelling.out_of_memory,
-             "@MEM@": spelling.mem_type, "@NULL@": spelling.null_mem, "@FREE@": spelling.free,
-             "@UNCHANGED@": spelling.unchanged, "@KERNEL_MS@": spelling.kernel_ms,
-             "@TRANSFER_MS@": spelling.transfer_ms}
-    for marker, part in parts.items():
-        if marker not in template:
-            raise ValueError(f"host preamble template lacks {marker}")
-        template = template.replace(marker, part.removesuffix("\n"))
-    for word, value in words.items():
-        template = template.replace(word, value)
-    return template
-
-
-# }}}
 
 
 class KernelArg(NamedTuple):

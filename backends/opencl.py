@@ -15,6 +15,7 @@ from pycparser import c_ast
 
 from mdpoly.backends.base import Backend, GeneratedCode
 from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.c_files import c_file
 from mdpoly.backends.opencl_host import host_function, host_preamble
 from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
 from mdpoly.ir.mdh import Combine
@@ -25,29 +26,9 @@ OPENCL_CAPS = TargetCaps(name="opencl", parallel_layers=2, simd=False, cores=8, 
                          max_work_item_sizes=(256, 256, 256), local_mem_bytes=32 * 1024, compute_units=8,
                          preferred_wg_multiple=32, is_gpu=False)
 
-#: C spellings the user's expressions may contain (after glibc's cpp) that OpenCL C lacks.
-COMPAT_MACROS = (
-    "#ifndef INFINITY",
-    "#define INFINITY (1.0f / 0.0f)",
-    "#endif",
-    "#ifndef NAN",
-    "#define NAN (0.0f / 0.0f)",
-    "#endif",
-    "#ifndef __clang__",
-    "#define __builtin_inff() INFINITY",
-    "#define __builtin_inf() INFINITY",
-    "#define __builtin_huge_valf() INFINITY",
-    "#define __builtin_huge_val() INFINITY",
-    "#define __builtin_nanf(s) NAN",
-    "#define __builtin_nan(s) NAN",
-    "#endif",
-    "#define LLONG_MIN LONG_MIN",
-    "#define LLONG_MAX LONG_MAX",
-    "#define ULLONG_MAX ULONG_MAX",
-    "#define sqrtf sqrt", "#define expf exp", "#define logf log", "#define fabsf fabs",
-    "#define sinf sin", "#define cosf cos", "#define tanhf tanh", "#define powf pow",
-    "#define fminf fmin", "#define fmaxf fmax", "#define floorf floor", "#define ceilf ceil",
-)
+#: C spellings the user's expressions may contain (after glibc's cpp) that OpenCL C lacks: the C
+#: file ``backends/c/opencl_kernel.cl``, one line each.
+COMPAT_MACROS = tuple(c_file("opencl_kernel.cl").splitlines())
 
 
 class _NoDialect:

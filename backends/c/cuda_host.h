@@ -1,0 +1,411 @@
+/* cuda_host.h: the C host runtime of mdpoly's CUDA output (driver API + NVRTC), once per file.
+ *
+ * Device MDPOLY_CUDA_DEVICE (default 0) and its primary context, NVRTC compilation for the
+ * device's architecture with a disk cache of modules, error checks that name the failed call,
+ * each nest's device buffers kept across calls (mdp_cu_buffer), and MDPOLY_PROFILE: events around
+ * copies and launches, each nest's sums printed at exit, the last call's profile in mdp_cu_last
+ * (read by the tuner). The push_macro/pop_macro pairs keep a user's size macros (#define N 500)
+ * out of cuda.h and nvrtc.h, which splicing places after them; the list is
+ * mdpoly.backends.cuda_host.HEADER_IDENTIFIERS. Spliced into out.c by mdpoly.backends.cuda_host;
+ * compiles on its own (tests/backends/test_c_files.py).
+ */
+#ifndef MDP_CUDA_RUNTIME
+#define MDP_CUDA_RUNTIME
+#pragma push_macro("C")
+#undef C
+#pragma push_macro("N")
+#undef N
+#pragma push_macro("T")
+#undef T
+#pragma push_macro("LTOIR")
+#undef LTOIR
+#pragma push_macro("UNDNAME_NAME_ONLY")
+#undef UNDNAME_NAME_ONLY
+#pragma push_macro("UNDNAME_NO_ARGUMENTS")
+#undef UNDNAME_NO_ARGUMENTS
+#pragma push_macro("RESOURCE_ABI_EXTERNAL_BYTES")
+#undef RESOURCE_ABI_EXTERNAL_BYTES
+#pragma push_macro("RESOURCE_ABI_VERSION")
+#undef RESOURCE_ABI_VERSION
+#include <cuda.h>
+#include <nvrtc.h>
+#pragma pop_macro("C")
+#pragma pop_macro("N")
+#pragma pop_macro("T")
+#pragma pop_macro("LTOIR")
+#pragma pop_macro("UNDNAME_NAME_ONLY")
+#pragma pop_macro("UNDNAME_NO_ARGUMENTS")
+#pragma pop_macro("RESOURCE_ABI_EXTERNAL_BYTES")
+#pragma pop_macro("RESOURCE_ABI_VERSION")
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#include <errno.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+#define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define MDP_CU_MAX_MODULES 256
+static CUdevice mdp_cu_device;
+static CUcontext mdp_cu_context;
+static int mdp_cu_ready;
+static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
+static int mdp_cu_nmodules;
+static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
+static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
+static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+static int mdp_cu_nprof;
+/* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from
+   before its copies in to after its copies out (the whole call); a tuner reads it back. */
+static struct { double kernel_ms, transfer_ms, call_ms; } mdp_cu_last;
+static CUdeviceptr *mdp_cu_buffers[4 * MDP_CU_MAX_MODULES];   /* each nest's kept device buffers */
+static int mdp_cu_nbuffers;
+
+static void mdp_cu_check(CUresult err, const char *call)
+{
+    if (err != CUDA_SUCCESS) {
+        const char *name = NULL, *text = NULL;
+        cuGetErrorName(err, &name);
+        cuGetErrorString(err, &text);
+        fprintf(stderr, "mdpoly: CUDA error: %s failed with error %d (%s: %s)\n", call, (int)err,
+                name ? name : "unknown error", text ? text : "no description");
+        exit(1);
+    }
+}
+
+static void mdp_nvrtc_check(nvrtcResult err, const char *call)
+{
+    if (err != NVRTC_SUCCESS) {
+        fprintf(stderr, "mdpoly: NVRTC error: %s failed with error %d (%s)\n", call, (int)err,
+                nvrtcGetErrorString(err));
+        exit(1);
+    }
+}
+
+static void mdp_cu_release(void)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nmodules; ++i)
+        cuModuleUnload(mdp_cu_modules[i]);
+    mdp_cu_nmodules = 0;
+    for (i = 0; i < mdp_cu_nbuffers; ++i)
+        if (*mdp_cu_buffers[i])
+            cuMemFree(*mdp_cu_buffers[i]);
+    mdp_cu_nbuffers = 0;
+    for (i = 0; i < 5; ++i)
+        if (mdp_cu_ev[i])
+            cuEventDestroy(mdp_cu_ev[i]);
+    if (mdp_cu_ready)
+        cuDevicePrimaryCtxRelease(mdp_cu_device);
+    mdp_cu_ready = 0;
+}
+
+/* MDPOLY_PROFILE: each nest's device time between its events, summed over its calls, printed at exit. */
+static float mdp_cu_elapsed(int from, int to)
+{
+    float ms = 0.0f;
+    mdp_cu_check(cuEventElapsedTime(&ms, mdp_cu_ev[from], mdp_cu_ev[to]), "cuEventElapsedTime");
+    return ms;
+}
+
+static void mdp_cu_profile_record(int which)
+{
+    mdp_cu_check(cuEventRecord(mdp_cu_ev[which], NULL), "cuEventRecord");
+}
+
+/* Adds one call of 'nest' once its last event (after the copies out) has completed. */
+static void mdp_cu_profile_add(const char *nest)
+{
+    int slot;
+    mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
+    for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot == MDP_CU_MAX_MODULES)
+        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_profile_add (too many nests)");
+    if (slot == mdp_cu_nprof) {
+        mdp_cu_prof[slot].nest = nest;
+        ++mdp_cu_nprof;
+    }
+    mdp_cu_prof[slot].calls++;
+    mdp_cu_last.kernel_ms = mdp_cu_elapsed(1, 2);
+    mdp_cu_last.transfer_ms = mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
+    mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
+    mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
+    mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
+}
+
+static void mdp_cu_profile_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nprof; ++i)
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cu_prof[i].nest,
+                mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms);
+    fflush(stderr);
+}
+
+static void mdp_cu_init(void)
+{
+    const char *want = getenv("MDPOLY_CUDA_DEVICE");
+    int index = 0, count = 0;
+    CUresult err;
+    if (mdp_cu_ready)
+        return;
+    if (want && *want) {
+        const char *c = want;
+        while (isdigit((unsigned char)*c))
+            ++c;
+        if (*c != '\0') {
+            fprintf(stderr, "mdpoly: CUDA error: MDPOLY_CUDA_DEVICE=\"%s\" is not a device index\n", want);
+            exit(1);
+        }
+        index = atoi(want);
+    }
+    err = cuInit(0);
+    if (err != CUDA_SUCCESS) {
+        const char *name = NULL, *text = NULL;
+        cuGetErrorName(err, &name);
+        cuGetErrorString(err, &text);
+        fprintf(stderr, "mdpoly: CUDA error: cuInit failed with error %d (%s: %s); is an NVIDIA driver "
+                "installed and a GPU visible?\n", (int)err, name ? name : "unknown error",
+                text ? text : "no description");
+        exit(1);
+    }
+    mdp_cu_check(cuDeviceGetCount(&count), "cuDeviceGetCount");
+    if (index >= count) {
+        fprintf(stderr, "mdpoly: CUDA error: MDPOLY_CUDA_DEVICE=%d but %d CUDA device(s) found\n", index, count);
+        exit(1);
+    }
+    mdp_cu_check(cuDeviceGet(&mdp_cu_device, index), "cuDeviceGet");
+    mdp_cu_check(cuDevicePrimaryCtxRetain(&mdp_cu_context, mdp_cu_device), "cuDevicePrimaryCtxRetain");
+    mdp_cu_ready = 1;
+    atexit(mdp_cu_release);
+    mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
+    want = getenv("MDPOLY_PROFILE");
+    mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
+    if (mdp_cu_profile) {
+        int i;
+        for (i = 0; i < 5; ++i)
+            mdp_cu_check(cuEventCreate(&mdp_cu_ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+        atexit(mdp_cu_profile_report);
+    }
+}
+
+/* FNV-1a, 64 bits: the cache key of a kernel source, its options and the NVRTC version. */
+static unsigned long long mdp_cu_hash(unsigned long long h, const char *s)
+{
+    if (!h)
+        h = 1469598103934665603ULL;
+    for (; *s; ++s) {
+        h ^= (unsigned char)*s;
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static int mdp_cu_cache_dir(char *dir, size_t size)
+{
+    const char *base = getenv("MDPOLY_CACHE_DIR"), *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    const char *off = getenv("MDPOLY_CUDA_NO_CACHE");
+    int n;
+    char *p;
+    if (off && *off && strcmp(off, "0") != 0)
+        return 0;
+    if (base && *base)
+        n = snprintf(dir, size, "%s/cuda", base);
+    else if (xdg && *xdg)
+        n = snprintf(dir, size, "%s/mdpoly/cuda", xdg);
+    else if (home && *home)
+        n = snprintf(dir, size, "%s/.cache/mdpoly/cuda", home);
+    else
+        return 0;
+    if (n <= 0 || (size_t)n >= size)
+        return 0;
+    for (p = dir + 1; *p; ++p) {   /* mkdir -p */
+        if (*p == '/') {
+            *p = '\0';
+            if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+                return 0;
+            *p = '/';
+        }
+    }
+    return mkdir(dir, 0777) == 0 || errno == EEXIST;
+}
+
+static char *mdp_cu_read_file(const char *path, size_t *size)
+{
+    FILE *f = fopen(path, "rb");
+    char *data;
+    long n;
+    if (!f)
+        return NULL;
+    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        return NULL;
+    }
+    data = (char *)malloc((size_t)n + 1);
+    if (data && fread(data, 1, (size_t)n, f) != (size_t)n) {
+        free(data);
+        data = NULL;
+    }
+    fclose(f);
+    if (data) {
+        data[n] = '\0';
+        *size = (size_t)n;
+    }
+    return data;
+}
+
+static void mdp_cu_write_file(const char *path, const char *data, size_t size)
+{
+    char tmp[4200];
+    FILE *f;
+    int ok;
+    if (snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid()) >= (int)sizeof tmp)
+        return;
+    f = fopen(tmp, "wb");
+    if (!f)
+        return;
+    ok = fwrite(data, 1, size, f) == size;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0)
+        remove(tmp);
+}
+
+/* The device's architecture for NVRTC: sm_XY when NVRTC supports it (CUBIN), else the newest
+   compute_XY it supports below the device (PTX, JIT-compiled by the driver). */
+static int mdp_cu_arch(int *cubin)
+{
+    int major = 0, minor = 0, n = 0, i, best = 0, dev;
+    int archs[128];
+    mdp_cu_check(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, mdp_cu_device),
+                 "cuDeviceGetAttribute");
+    mdp_cu_check(cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, mdp_cu_device),
+                 "cuDeviceGetAttribute");
+    dev = major * 10 + minor;
+    mdp_nvrtc_check(nvrtcGetNumSupportedArchs(&n), "nvrtcGetNumSupportedArchs");
+    if (n > 128)
+        n = 128;
+    mdp_nvrtc_check(nvrtcGetSupportedArchs(archs), "nvrtcGetSupportedArchs");
+    for (i = 0; i < n; ++i) {
+        if (archs[i] == dev) {
+            *cubin = 1;
+            return dev;
+        }
+        if (archs[i] < dev && archs[i] > best)
+            best = archs[i];
+    }
+    if (!best) {
+        fprintf(stderr, "mdpoly: NVRTC error: this NVRTC cannot compile for compute capability %d.%d\n", major, minor);
+        exit(1);
+    }
+    *cubin = 0;
+    return best;
+}
+
+static char *mdp_cu_compile(const char *source, const char *nest, const char *arch_opt, int cubin, int fmad,
+                            size_t *size)
+{
+    nvrtcProgram prog;
+    nvrtcResult err;
+    const char *opts[2];
+    char *image;
+    opts[0] = arch_opt;
+    opts[1] = fmad ? "--fmad=true" : "--fmad=false";
+    mdp_nvrtc_check(nvrtcCreateProgram(&prog, source, nest, 0, NULL, NULL), "nvrtcCreateProgram");
+    err = nvrtcCompileProgram(prog, 2, opts);
+    if (err != NVRTC_SUCCESS) {
+        size_t n = 0;
+        char *log = NULL;
+        if (nvrtcGetProgramLogSize(prog, &n) == NVRTC_SUCCESS && (log = (char *)malloc(n + 1)) != NULL) {
+            log[0] = '\0';
+            nvrtcGetProgramLog(prog, log);
+            log[n] = '\0';
+        }
+        fprintf(stderr, "mdpoly: NVRTC error: nvrtcCompileProgram failed with error %d (%s) for the kernels of "
+                "'%s' (%s); log:\n%s\n", (int)err, nvrtcGetErrorString(err), nest, arch_opt, log ? log : "(none)");
+        free(log);
+        exit(1);
+    }
+    if (cubin) {
+        mdp_nvrtc_check(nvrtcGetCUBINSize(prog, size), "nvrtcGetCUBINSize");
+        image = (char *)malloc(*size + 1);
+        if (!image)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "malloc");
+        mdp_nvrtc_check(nvrtcGetCUBIN(prog, image), "nvrtcGetCUBIN");
+    } else {
+        mdp_nvrtc_check(nvrtcGetPTXSize(prog, size), "nvrtcGetPTXSize");
+        image = (char *)malloc(*size + 1);
+        if (!image)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "malloc");
+        mdp_nvrtc_check(nvrtcGetPTX(prog, image), "nvrtcGetPTX");
+    }
+    image[*size] = '\0';
+    mdp_nvrtc_check(nvrtcDestroyProgram(&prog), "nvrtcDestroyProgram");
+    return image;
+}
+
+/* The module of one nest's kernels: from the disk cache, else compiled by NVRTC (and cached). */
+static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
+{
+    char arch_opt[64], dir[4000], path[4200], key[64];
+    int cubin = 0, arch, major = 0, minor = 0, have_dir;
+    unsigned long long h;
+    size_t size = 0;
+    char *image;
+    CUmodule mod;
+    mdp_cu_init();
+    arch = mdp_cu_arch(&cubin);
+    snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
+    mdp_nvrtc_check(nvrtcVersion(&major, &minor), "nvrtcVersion");
+    snprintf(key, sizeof key, "nvrtc %d.%d --fmad=%s ", major, minor, fmad ? "true" : "false");
+    h = mdp_cu_hash(mdp_cu_hash(mdp_cu_hash(0, key), arch_opt), source);
+    have_dir = mdp_cu_cache_dir(dir, sizeof dir);
+    image = NULL;
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/%016llx-%s_%d.%s", dir, h, cubin ? "sm" : "compute", arch,
+                 cubin ? "cubin" : "ptx");
+        image = mdp_cu_read_file(path, &size);
+    }
+    if (!image) {
+        image = mdp_cu_compile(source, nest, arch_opt, cubin, fmad, &size);
+        if (have_dir)
+            mdp_cu_write_file(path, image, cubin ? size : strlen(image));
+    }
+    mdp_cu_check(cuModuleLoadData(&mod, image), "cuModuleLoadData");
+    free(image);
+    if (mdp_cu_nmodules == MDP_CU_MAX_MODULES)
+        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_module (too many modules)");
+    mdp_cu_modules[mdp_cu_nmodules++] = mod;
+    return mod;
+}
+
+static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
+{
+    CUfunction f;
+    mdp_cu_check(cuModuleGetFunction(&f, mod, kernel), "cuModuleGetFunction");
+    return f;
+}
+
+/* A nest's device buffer, kept across its calls: (re)allocated only when 'bytes' exceeds its
+   capacity '*cap'; freed at exit. */
+static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
+{
+    if (bytes == 0)
+        bytes = 1;
+    if (*mem && bytes <= *cap)
+        return;
+    if (*mem) {
+        mdp_cu_check(cuMemFree(*mem), "cuMemFree");
+    } else {
+        if (mdp_cu_nbuffers == 4 * MDP_CU_MAX_MODULES)
+            mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_buffer (too many buffers)");
+        mdp_cu_buffers[mdp_cu_nbuffers++] = mem;
+    }
+    *mem = 0;
+    *cap = 0;
+    mdp_cu_check(cuMemAlloc(mem, bytes), "cuMemAlloc");
+    *cap = bytes;
+}
+#endif /* MDP_CUDA_RUNTIME */

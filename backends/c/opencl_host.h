@@ -1,0 +1,322 @@
+/* opencl_host.h: the C host runtime of mdpoly's OpenCL output (OpenCL 1.2 API), once per file.
+ *
+ * Device choice (MDPOLY_OPENCL_DEVICE: index or name substring, else the first GPU, else the first
+ * device), one context and in-order queue, program building with the build log on failure, error
+ * checks that name the failed call, each nest's device buffers kept across calls (mdp_cl_buffer),
+ * kernel arguments set only when changed (mdp_cl_arg), and MDPOLY_PROFILE: per-command events,
+ * each nest's sums printed at exit, the last call's profile in mdp_cl_last (read by the tuner).
+ * Spliced into out.c by mdpoly.backends.opencl_host; compiles on its own (tests/backends/test_c_files.py).
+ */
+#ifndef MDP_OPENCL_RUNTIME
+#define MDP_OPENCL_RUNTIME
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ctype.h>
+#define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#define MDP_CL_MAX_OBJECTS 256
+static cl_device_id mdp_cl_device;
+static cl_context mdp_cl_context;
+static cl_command_queue mdp_cl_queue;
+static cl_program mdp_cl_programs[MDP_CL_MAX_OBJECTS];
+static cl_kernel mdp_cl_kernels[MDP_CL_MAX_OBJECTS];
+static int mdp_cl_nprograms, mdp_cl_nkernels;
+static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
+static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
+static int mdp_cl_nprof;
+/* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from its
+   first command's start to its last command's end (the whole call); a tuner reads it back. */
+static struct { double kernel_ms, transfer_ms, call_ms; } mdp_cl_last;
+static cl_mem *mdp_cl_buffers[4 * MDP_CL_MAX_OBJECTS];   /* each nest's kept device buffers */
+static int mdp_cl_nbuffers;
+
+static const char *mdp_cl_error_name(cl_int err)
+{
+    switch (err) {
+    case CL_DEVICE_NOT_FOUND: return "CL_DEVICE_NOT_FOUND";
+    case CL_DEVICE_NOT_AVAILABLE: return "CL_DEVICE_NOT_AVAILABLE";
+    case CL_COMPILER_NOT_AVAILABLE: return "CL_COMPILER_NOT_AVAILABLE";
+    case CL_MEM_OBJECT_ALLOCATION_FAILURE: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+    case CL_OUT_OF_RESOURCES: return "CL_OUT_OF_RESOURCES";
+    case CL_OUT_OF_HOST_MEMORY: return "CL_OUT_OF_HOST_MEMORY";
+    case CL_BUILD_PROGRAM_FAILURE: return "CL_BUILD_PROGRAM_FAILURE";
+    case CL_INVALID_VALUE: return "CL_INVALID_VALUE";
+    case CL_INVALID_PLATFORM: return "CL_INVALID_PLATFORM";
+    case CL_INVALID_DEVICE: return "CL_INVALID_DEVICE";
+    case CL_INVALID_CONTEXT: return "CL_INVALID_CONTEXT";
+    case CL_INVALID_COMMAND_QUEUE: return "CL_INVALID_COMMAND_QUEUE";
+    case CL_INVALID_MEM_OBJECT: return "CL_INVALID_MEM_OBJECT";
+    case CL_INVALID_PROGRAM_EXECUTABLE: return "CL_INVALID_PROGRAM_EXECUTABLE";
+    case CL_INVALID_KERNEL_NAME: return "CL_INVALID_KERNEL_NAME";
+    case CL_INVALID_KERNEL: return "CL_INVALID_KERNEL";
+    case CL_INVALID_ARG_INDEX: return "CL_INVALID_ARG_INDEX";
+    case CL_INVALID_ARG_VALUE: return "CL_INVALID_ARG_VALUE";
+    case CL_INVALID_ARG_SIZE: return "CL_INVALID_ARG_SIZE";
+    case CL_INVALID_KERNEL_ARGS: return "CL_INVALID_KERNEL_ARGS";
+    case CL_INVALID_WORK_DIMENSION: return "CL_INVALID_WORK_DIMENSION";
+    case CL_INVALID_WORK_GROUP_SIZE: return "CL_INVALID_WORK_GROUP_SIZE";
+    case CL_INVALID_WORK_ITEM_SIZE: return "CL_INVALID_WORK_ITEM_SIZE";
+    case CL_INVALID_GLOBAL_WORK_SIZE: return "CL_INVALID_GLOBAL_WORK_SIZE";
+    case CL_INVALID_BUFFER_SIZE: return "CL_INVALID_BUFFER_SIZE";
+    case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+    default: return "unknown error";
+    }
+}
+
+static void mdp_cl_check(cl_int err, const char *call)
+{
+    if (err != CL_SUCCESS) {
+        fprintf(stderr, "mdpoly: OpenCL error: %s failed with error %d (%s)\n", call, (int)err,
+                mdp_cl_error_name(err));
+        exit(1);
+    }
+}
+
+static void mdp_cl_release(void)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nbuffers; ++i)
+        if (*mdp_cl_buffers[i])
+            clReleaseMemObject(*mdp_cl_buffers[i]);
+    mdp_cl_nbuffers = 0;
+    for (i = 0; i < mdp_cl_nkernels; ++i)
+        clReleaseKernel(mdp_cl_kernels[i]);
+    for (i = 0; i < mdp_cl_nprograms; ++i)
+        clReleaseProgram(mdp_cl_programs[i]);
+    if (mdp_cl_queue)
+        clReleaseCommandQueue(mdp_cl_queue);
+    if (mdp_cl_context)
+        clReleaseContext(mdp_cl_context);
+    mdp_cl_nkernels = mdp_cl_nprograms = 0;
+    mdp_cl_queue = NULL;
+    mdp_cl_context = NULL;
+}
+
+static int mdp_cl_contains(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle), i, j;
+    for (i = 0; hay[i]; ++i) {
+        for (j = 0; j < n && hay[i + j] && tolower((unsigned char)hay[i + j]) == tolower((unsigned char)needle[j]); ++j)
+            ;
+        if (j == n)
+            return 1;
+    }
+    return n == 0;
+}
+
+/* MDPOLY_PROFILE: the device time of each nest's commands, summed over its calls and printed at exit. */
+static double mdp_cl_event_ns(cl_event ev, cl_ulong *first, cl_ulong *last)
+{
+    cl_ulong start = 0, end = 0;
+    mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL),
+                 "clGetEventProfilingInfo");
+    mdp_cl_check(clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL),
+                 "clGetEventProfilingInfo");
+    mdp_cl_check(clReleaseEvent(ev), "clReleaseEvent");
+    if (start && (*first == 0 || start < *first))
+        *first = start;
+    if (end > *last)
+        *last = end;
+    return end > start ? (double)(end - start) : 0.0;
+}
+
+/* Adds one call of 'nest': its kernel events and transfer events (completed; released here). */
+static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_event *transfers, int nt)
+{
+    int i, slot;
+    cl_ulong first = 0, last = 0;
+    double kernel_ns = 0.0, transfer_ns = 0.0;
+    for (slot = 0; slot < mdp_cl_nprof && strcmp(mdp_cl_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot == MDP_CL_MAX_OBJECTS)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_profile_add (too many nests)");
+    if (slot == mdp_cl_nprof) {
+        mdp_cl_prof[slot].nest = nest;
+        ++mdp_cl_nprof;
+    }
+    mdp_cl_prof[slot].calls++;
+    for (i = 0; i < nk; ++i)
+        kernel_ns += mdp_cl_event_ns(kernels[i], &first, &last);
+    for (i = 0; i < nt; ++i)
+        transfer_ns += mdp_cl_event_ns(transfers[i], &first, &last);
+    mdp_cl_prof[slot].kernel_ns += kernel_ns;
+    mdp_cl_prof[slot].transfer_ns += transfer_ns;
+    mdp_cl_last.kernel_ms = kernel_ns * 1e-6;
+    mdp_cl_last.transfer_ms = transfer_ns * 1e-6;
+    mdp_cl_last.call_ms = last > first ? (double)(last - first) * 1e-6 : 0.0;
+}
+
+static void mdp_cl_profile_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nprof; ++i)
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cl_prof[i].nest,
+                mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6, mdp_cl_prof[i].transfer_ns * 1e-6);
+    fflush(stderr);
+}
+
+static void mdp_cl_init(void)
+{
+    cl_uint nplat = 0, p, d;
+    cl_platform_id *plats;
+    cl_device_id chosen = NULL, first = NULL, first_gpu = NULL;
+    const char *want = getenv("MDPOLY_OPENCL_DEVICE");
+    int want_index = -1, index = 0;
+    cl_int err;
+    if (mdp_cl_queue)
+        return;
+    if (want && *want) {
+        const char *c = want;
+        while (isdigit((unsigned char)*c))
+            ++c;
+        if (*c == '\0')
+            want_index = atoi(want);
+    }
+    err = clGetPlatformIDs(0, NULL, &nplat);
+    if (err == -1001 || (err == CL_SUCCESS && nplat == 0)) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL platform found (clGetPlatformIDs returned %d, %s); "
+                "install an OpenCL driver (ICD) for your device, e.g. pocl-opencl-icd for CPUs\n",
+                (int)err, mdp_cl_error_name(err));
+        exit(1);
+    }
+    mdp_cl_check(err, "clGetPlatformIDs");
+    plats = (cl_platform_id *)malloc(nplat * sizeof *plats);
+    if (!plats)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "malloc");
+    mdp_cl_check(clGetPlatformIDs(nplat, plats, NULL), "clGetPlatformIDs");
+    for (p = 0; p < nplat; ++p) {
+        cl_uint ndev = 0;
+        cl_device_id devs[64];
+        err = clGetDeviceIDs(plats[p], CL_DEVICE_TYPE_ALL, 64, devs, &ndev);
+        if (err == CL_DEVICE_NOT_FOUND)
+            continue;
+        mdp_cl_check(err, "clGetDeviceIDs");
+        if (ndev > 64)
+            ndev = 64;
+        for (d = 0; d < ndev; ++d, ++index) {
+            char name[512] = "", pname[256] = "";
+            cl_device_type type = 0;
+            mdp_cl_check(clGetDeviceInfo(devs[d], CL_DEVICE_NAME, sizeof name - 1, name, NULL), "clGetDeviceInfo");
+            mdp_cl_check(clGetPlatformInfo(plats[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL),
+                         "clGetPlatformInfo");
+            mdp_cl_check(clGetDeviceInfo(devs[d], CL_DEVICE_TYPE, sizeof type, &type, NULL), "clGetDeviceInfo");
+            if (!first)
+                first = devs[d];
+            if (!first_gpu && (type & CL_DEVICE_TYPE_GPU))
+                first_gpu = devs[d];
+            if (!chosen && want && *want
+                && (want_index >= 0 ? index == want_index : mdp_cl_contains(name, want) || mdp_cl_contains(pname, want)))
+                chosen = devs[d];
+            if (want && *want && getenv("MDPOLY_OPENCL_VERBOSE"))
+                fprintf(stderr, "mdpoly: OpenCL device %d: %s (%s)\n", index, name, pname);
+        }
+    }
+    free(plats);
+    if (want && *want && !chosen) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL device matches MDPOLY_OPENCL_DEVICE=\"%s\" "
+                "(%d device(s) found; give an index or part of a device or platform name)\n", want, index);
+        exit(1);
+    }
+    if (!chosen)
+        chosen = first_gpu ? first_gpu : first;
+    if (!chosen) {
+        fprintf(stderr, "mdpoly: OpenCL error: no OpenCL device found on any platform\n");
+        exit(1);
+    }
+    mdp_cl_device = chosen;
+    mdp_cl_context = clCreateContext(NULL, 1, &chosen, NULL, NULL, &err);
+    mdp_cl_check(err, "clCreateContext");
+    want = getenv("MDPOLY_PROFILE");
+    mdp_cl_profile = want && *want && strcmp(want, "0") != 0;
+    mdp_cl_queue = clCreateCommandQueue(mdp_cl_context, chosen, mdp_cl_profile ? CL_QUEUE_PROFILING_ENABLE : 0, &err);
+    mdp_cl_check(err, "clCreateCommandQueue");
+    atexit(mdp_cl_release);
+    if (mdp_cl_profile)
+        atexit(mdp_cl_profile_report);
+}
+
+static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char *kernel)
+{
+    static cl_program last_program;
+    static const char *last_source;
+    cl_program prog;
+    cl_kernel k;
+    cl_int err;
+    mdp_cl_init();
+    if (last_source == source) {
+        prog = last_program;
+    } else {
+        prog = clCreateProgramWithSource(mdp_cl_context, 1, &source, NULL, &err);
+        mdp_cl_check(err, "clCreateProgramWithSource");
+        err = clBuildProgram(prog, 1, &mdp_cl_device, "", NULL, NULL);
+        if (err != CL_SUCCESS) {
+            size_t size = 0;
+            char *log;
+            clGetProgramBuildInfo(prog, mdp_cl_device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+            log = (char *)malloc(size + 1);
+            if (log) {
+                log[0] = '\0';
+                clGetProgramBuildInfo(prog, mdp_cl_device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+                log[size] = '\0';
+            }
+            fprintf(stderr, "mdpoly: OpenCL error: clBuildProgram failed with error %d (%s) for the kernels of "
+                    "'%s'; build log:\n%s\n", (int)err, mdp_cl_error_name(err), nest, log ? log : "(none)");
+            free(log);
+            exit(1);
+        }
+        if (mdp_cl_nprograms == MDP_CL_MAX_OBJECTS)
+            mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_kernel (too many programs)");
+        mdp_cl_programs[mdp_cl_nprograms++] = prog;
+        last_program = prog;
+        last_source = source;
+    }
+    k = clCreateKernel(prog, kernel, &err);
+    mdp_cl_check(err, "clCreateKernel");
+    if (mdp_cl_nkernels == MDP_CL_MAX_OBJECTS)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_kernel (too many kernels)");
+    mdp_cl_kernels[mdp_cl_nkernels++] = k;
+    return k;
+}
+
+/* A nest's device buffer, kept across its calls: (re)created only when 'bytes' exceeds its
+   capacity '*cap'; released at exit. Returns 1 when the buffer object changed. */
+static int mdp_cl_buffer(cl_mem *mem, size_t *cap, size_t bytes, cl_mem_flags flags)
+{
+    cl_int err;
+    if (bytes == 0)
+        bytes = 1;
+    if (*mem && bytes <= *cap)
+        return 0;
+    if (*mem) {
+        mdp_cl_check(clReleaseMemObject(*mem), "clReleaseMemObject");
+    } else {
+        if (mdp_cl_nbuffers == 4 * MDP_CL_MAX_OBJECTS)
+            mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_buffer (too many buffers)");
+        mdp_cl_buffers[mdp_cl_nbuffers++] = mem;
+    }
+    *mem = NULL;
+    *cap = 0;
+    *mem = clCreateBuffer(mdp_cl_context, flags, bytes, NULL, &err);
+    mdp_cl_check(err, "clCreateBuffer");
+    *cap = bytes;
+    return 1;
+}
+
+/* Sets kernel argument 'index' unless it holds these 'size' bytes already ('last': the bytes
+   set before, 'valid': whether there were any). */
+static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *value, unsigned char *last, char *valid)
+{
+    if (*valid && size <= 8 && memcmp(last, value, size) == 0)
+        return;
+    mdp_cl_check(clSetKernelArg(k, index, size, value), "clSetKernelArg");
+    if (size <= 8) {
+        memcpy(last, value, size);
+        *valid = 1;
+    }
+}
+#endif /* MDP_OPENCL_RUNTIME */

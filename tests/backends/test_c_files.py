@@ -1,0 +1,88 @@
+"""The C files of the generated code (``backends/c/``, ``mdpoly.backends.c_files``) compile on their own.
+
+The host runtimes are checked with ``cc -fsyntax-only`` against the OpenCL and CUDA headers, the
+OpenCL kernel prelude is built by the OpenCL device's compiler (PoCL in CI) and the CUDA one by
+NVRTC; each is skipped, with the reason, where its compiler or headers are missing.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from importlib.resources import files
+from pathlib import Path
+
+import pytest
+
+from mdpoly.backends.c_files import c_file, render
+
+C_DIR = Path(str(files("mdpoly.backends") / "c"))
+
+
+def _cc(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["cc", "-fsyntax-only", "-x", "c", "-std=c99", "-Wall", "-Wno-unused-function", "-Werror",
+                           *flags, str(path)], capture_output=True, text=True)
+
+
+def test_every_c_file_is_package_data_with_a_header():
+    names = sorted(p.name for p in C_DIR.iterdir())
+    assert names == ["cuda_host.h", "cuda_kernel.h", "opencl_host.h", "opencl_kernel.cl"]
+    for name in names:
+        text = (C_DIR / name).read_text()
+        assert text.startswith(f"/* {name}: "), name
+        assert not text.count("@"), name    # no placeholder of the old kind is left
+        assert c_file(name) == text[text.index("*/") + 2:].lstrip("\n")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or not Path("/usr/include/CL/cl.h").is_file(),
+                    reason="no C compiler or no OpenCL headers (opencl-headers)")
+def test_opencl_host_runtime_compiles_on_its_own():
+    proc = _cc(C_DIR / "opencl_host.h")
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_cuda_host_runtime_compiles_on_its_own():
+    from mdpoly.cuda_toolkit import find_cuda
+    kit = find_cuda()
+    if shutil.which("cc") is None or kit is None or not kit.has_nvrtc:
+        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers")
+    proc = _cc(C_DIR / "cuda_host.h", *kit.compile_flags())
+    assert proc.returncode == 0, proc.stderr
+    # a user's size macro named like a header's parameter (N) does not break the headers
+    proc = _cc(C_DIR / "cuda_host.h", "-DN=500", "-DC=3", *kit.compile_flags())
+    assert proc.returncode == 0, proc.stderr
+
+
+def _opencl_device():
+    try:
+        from mdpoly.runtime.opencl import OpenCLDevice
+        return OpenCLDevice()
+    except Exception as exc:  # noqa: BLE001 - no pyopencl, no ICD, no device
+        pytest.skip(f"no OpenCL device to compile with: {exc}")
+
+
+def test_opencl_kernel_prelude_builds_as_opencl_c():
+    import pyopencl as cl
+    dev = _opencl_device().device
+    src = c_file("opencl_kernel.cl") + "__kernel void k(__global float *x) { x[0] = sqrtf(x[0]) + INFINITY; }\n"
+    cl.Program(cl.Context([dev]), src).build(options=["-cl-std=CL1.2"])
+
+
+def test_cuda_kernel_prelude_compiles_with_nvrtc():
+    import importlib.util
+    if importlib.util.find_spec("cuda") is None:
+        pytest.skip("cuda-python is not installed (pip install 'mdpoly[cuda]')")
+    from mdpoly.runtime.cuda import compile_cuda
+    src = c_file("cuda_kernel.h") + 'extern "C" __global__ void k(uint *x) { x[0] = UINT_MAX; }\n'
+    assert compile_cuda(src, ["--gpu-architecture=compute_90"], False).startswith(b"//")
+
+
+def test_fields_are_checked():
+    text = "/* t.c: a test */\nint ${name} = ${value};\n"
+    assert render("t.c", text, {"name": "x", "value": "1"}) == "int x = 1;\n"
+    with pytest.raises(ValueError, match="fields"):
+        render("t.c", text, {"name": "x"})
+    with pytest.raises(ValueError, match="fields"):
+        render("t.c", text, {"name": "x", "value": "1", "typo": "2"})
+    with pytest.raises(ValueError):
+        render("t.c", "int $ x;\n", {})
