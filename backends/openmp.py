@@ -79,6 +79,8 @@ def team_kind(plan: Plan) -> str | None:
     stmts = _walk(plan.body)
     if any(isinstance(s, ParallelRegion | ThreadCount) for s in stmts):
         return None
+    if any(b.kind == "scalar" and b.written for b in plan.params):
+        return None  # a scalar result shared by the team: not this function's shape
     if not any(isinstance(s, Loop) and s.schedule in ("parallel", "thread_for") for s in stmts):
         return "single"
     if all((isinstance(s, Loop) and s.schedule == "parallel") or isinstance(s, Assume)

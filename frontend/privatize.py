@@ -125,13 +125,13 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
             raise _Refused(f"'{x}' is declared inside the nest")
         ctx.no_value_flows_in(x, names)
         copies.append(_copy(cand, scop, ctx, var, names))
-    inner = _inner_iterators(cand.node, band)
-    live = live_after(cand.func.body, cand.node, set(inner))
+    collapse = _collapse(scop, loops)
+    private = sorted(set(_inner_iterators(cand.node, band))
+                     | {str(b.init.lvalue.name) for b in band[collapse:]
+                        if isinstance(b.init, c_ast.Assignment) and isinstance(b.init.lvalue, c_ast.ID)})
+    live = live_after(cand.func.body, cand.node, set(private))
     if live:
         raise _Refused(f"the iterator '{sorted(live)[0]}' of an inner loop is read after the nest")
-    collapse = _collapse(scop, loops)
-    private = sorted(set(inner) | {str(b.init.lvalue.name) for b in band[collapse:]
-                                   if isinstance(b.init, c_ast.Assignment) and isinstance(b.init.lvalue, c_ast.ID)})
     try:
         checks = alias_checks(scop)
     except UnsupportedInput as err:

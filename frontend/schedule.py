@@ -19,6 +19,11 @@ loop of a matrix product that first scales ``C[i][*]``). When the nest as a whol
    run in their original order, so analysing each band on its own is exact: every dependence
    outside a band is kept by the unchanged order of the host code.
 
+Before either, ``scheduled`` tries ``mdpoly.frontend.privatize``: outer loops that carry
+dependences only on temporaries (doitgen's ``sum[p]``) become parallel with a copy of each
+temporary per thread, which beats host loops around small computations. How a host loop is
+rendered (for OpenMP, one parallel region around it) is ``mdpoly.host_schedule``'s business.
+
 A schedule without a single computation is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
 ``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided

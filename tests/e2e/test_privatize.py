@@ -23,6 +23,7 @@ CASES_DIR = Path(__file__).resolve().parent / "privatize_cases"
 #: case -> (the schedule remark's shape, the words of the privatization refusal or "" when privatized)
 CASES = {
     "doitgen": ("[r:++ q:++ with private sum]", ""),
+    "scalar_temp": ("[r:++ with private s]", ""),
     "flows_in": ("r:seq-in-region{ [p:++ MDH at line 9] [p:++ MDH at line 11] }",
                  "'tmp' is read before the nest writes it"),
     "shrinking": ("r:seq-in-region{ [p:++ MDH at line 11] [p:++ MDH at line 13] }",
@@ -44,9 +45,10 @@ def test_privatized_program_matches_original(name: str, tmp_path: Path) -> None:
         assert "mdp_priv_" not in out_c.read_text()
     else:
         assert "privatization" not in nest
-        assert nest["schedule"] == [{"kind": "private-loop", "line": nest["line"], "column": nest["column"],
-                                     "parallel": ["r", "q"], "private": ["sum"]}]
-        assert "lastprivate(mdp_priv_sum)" in out_c.read_text()
+        (loop,) = nest["schedule"]
+        assert loop["kind"] == "private-loop" and (loop["line"], loop["column"]) == (nest["line"], nest["column"])
+        assert f"[{' '.join(f'{v}:++' for v in loop['parallel'])} with private {', '.join(loop['private'])}]" == shape
+        assert f"lastprivate(mdp_priv_{loop['private'][0]})" in out_c.read_text()
     parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
     for threads in (1, 2, 3):
         assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
