@@ -501,6 +501,9 @@ class NestBuilder(c_ast.NodeVisitor):
                                  "type of at least int's rank (its steps could wrap)")
             if name in body_writes:
                 raise self._fail(node, "unsupported-statement", f"loop variable '{name}' is also modified in the body")
+            if _names_in(value) & set(names):
+                raise self._fail(node, "unsupported-statement", f"the initial value of loop variable '{name}' reads "
+                                 "another variable of the same header")
             if name in live:
                 raise self._fail(node, "unsupported-statement", f"loop variable '{name}' is read after the nest; its "
                                  "exit value is not modelled")

@@ -282,8 +282,8 @@ def _touches_buffer(s: Assign | Declare, buffers: set[str]) -> bool:
             return v.name in buffers
         if isinstance(v, Apply):
             return reads(v.a) or reads(v.b)
-        if isinstance(v, FExpr):
-            return v.role != "f" or any(reads(b) for _, b in v.bindings)
+        if isinstance(v, FExpr):  # init/finish text may name buffers; f and combine read their bindings only
+            return v.role not in ("f", "combine") or any(reads(b) for _, b in v.bindings)
         return False
     if isinstance(s, Assign) and isinstance(s.target, Ref) and s.target.name in buffers:
         return True

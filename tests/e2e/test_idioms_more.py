@@ -16,7 +16,8 @@ of basic sets, exact at ``n = 1`` where ``i != j`` holds nowhere); ``for (i = 0,
 i++, j--)``, several iterators declared in one header, ``i != n`` conditions, and the header
 variables mdpoly must keep (read after the nest, written in the body); ``i < n * m`` with flat
 arrays, ``m = 1``, an empty product and overlapping pointers; argmax/argmin with strict and
-non-strict comparisons, in the ``if`` block and the ternary form, per row, with ties (the first
+non-strict comparisons, in the ``if`` block and the ternary form, per row (also over a
+triangle), with ties (the first
 index wins for ``>``, the last for ``>=``), all-equal arrays, negative values, ``-INFINITY``
 values and NaNs (which the sequential loop never takes).
 """
@@ -116,6 +117,10 @@ void nested(int n) {
   for (int i = 0; i < n; i++) /*T*/
     for (int j = 0, k = n - 1; j < n; j++, k -= 1) C[i][k] += j;
 }
+void chained(int n) {
+  int i, j;
+  for (i = 0, j = i + 1; i < n; i++, j++) v[i] = j; /*K unsupported-statement*/
+}
 int live(int n) {
   int i, j;
   for (i = 0, j = n; i < n; i++, j--) w[i] = j; /*K unsupported-statement*/
@@ -129,7 +134,7 @@ int main(void) {
   SIZES {
     int n = sizes[q];
     for (int i = 0; i < MAXN; i++) { x[i] = (i % 9) / 8.0; z[i] = -1; w[i] = -2; v[i] = -3; for (int j = 0; j < MAXN; j++) C[i][j] = (i + j) % 3; }
-    rev(n); c89(n); not_equal(n); down(n); nested(n); int e = live(n); body_writes(n / 2);
+    rev(n); c89(n); not_equal(n); down(n); nested(n); int e = live(n); body_writes(n / 2); chained(n / 3);
     double s = e;
     for (int i = 0; i < MAXN; i++) {
       s += z[i] * (i + 1) + w[i] * (i % 3 + 1) + v[i] * (i % 5 + 2);
@@ -227,6 +232,11 @@ void rows_acc(int n, int m, double A[][67], double *bv, int *bi) {
     for (int j = 0; j < m; j++)
       if (A[i][j] >= bv[i]) { bv[i] = A[i][j]; bi[i] = j; }
 }
+void tri_rows(int n, double A[][67], double *bv, int *bi) {
+  for (int i = 0; i < n; i++) /*T*/
+    for (int j = 0; j <= i; j++)
+      if (A[i][j] > bv[i]) { bv[i] = A[i][j]; bi[i] = j; }
+}
 void narrowing(int n, const double *a, float *pb, int *pi) {
   float best = *pb; int idx = *pi;
   for (int i = 0; i < n; i++) /*K sequential-dependence*/
@@ -270,6 +280,9 @@ int main(void) {
   for (int i = 0; i < 67; i++) { bv[i] = i % 4 - 2; bi[i] = -1; }
   rows_acc(67, 67, A, bv, bi); rows_acc(61, 1, A, bv, bi); rows_acc(13, 0, A, bv, bi); rows_acc(1, 67, A, bv, bi);
   for (int i = 0; i < 67; i++) s += bi[i] * (i + 5) + (long) bv[i] * (i % 5 + 1);
+  for (int i = 0; i < 67; i++) { bv[i] = i % 3; bi[i] = -1; }
+  tri_rows(67, A, bv, bi); tri_rows(1, A, bv, bi);
+  for (int i = 0; i < 67; i++) s += bi[i] * (i + 3) + (long) bv[i] * (i % 4 + 1);
   printf("%ld\n", s);
   free(a); free(w); free(f);
   return 0;
