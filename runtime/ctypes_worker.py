@@ -1,9 +1,9 @@
 """Worker process for ``mdpoly.runtime.openmp``: load a shared library, call its entry, time it.
 
-Run as ``python -m runtime.ctypes_worker JOB_DIR``. ``JOB_DIR/job.json`` names the library, the
-entry symbol, the argument layout and the repetition counts; ``JOB_DIR/in_<k>.npy`` hold the
-argument buffers. The worker writes ``out_<k>.npy`` for outputs (after the first call, on fresh
-inputs) and ``times.json`` (each timed call's wall seconds). When ``job.json`` names a
+Run as ``python -m mdpoly.runtime.ctypes_worker JOB_DIR``. ``JOB_DIR/job.json`` names the library,
+the entry symbol, the argument layout (each argument's ``.npy`` file) and the repetition counts.
+The worker writes ``out_<k>.npy`` for outputs (after the first call, on fresh inputs), the file
+``warm`` once the warm-up calls are done, and ``times.json`` (each timed call's wall seconds). When ``job.json`` names a
 ``timing`` symbol (``void timing(double *out)``, GPU host code: ``mdpoly.backends.entry.timing_function``),
 the worker calls it after every timed call and writes ``timing.json``: the calls' kernel, transfer
 and whole-call seconds as that host code's own profiling measured them. A crash or hang ends
@@ -36,7 +36,7 @@ def main(job_dir: str) -> int:
     entry = getattr(lib, job["entry"])
     entry.restype = None
     entry.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
-    originals = [np.load(job_path / f"in_{k}.npy") for k in range(len(job["args"]))]
+    originals = [np.load(arg["file"]) for arg in job["args"]]
     timing = None
     if job.get("timing"):
         timing = getattr(lib, job["timing"])

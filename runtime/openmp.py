@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from mdpoly.runtime.base import (
+    ArgSpec,
     BuildFailed,
     BuildRequest,
     Built,
@@ -29,6 +30,10 @@ from mdpoly.runtime.base import (
 )
 
 DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")
+#: Inputs at least this large are written once per array object and reused by later runs.
+SHARED_INPUT_BYTES = 1 << 20
+#: At most this many such files are kept (the oldest removed first).
+SHARED_INPUT_FILES = 16
 
 
 class OpenMPRunner:
@@ -48,6 +53,7 @@ class OpenMPRunner:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.threads = threads
         self.env: dict[str, str] = {}
+        self._shared: dict[tuple[int, str, tuple[int, ...]], tuple[np.ndarray, str]] = {}
 
     def device_identity(self) -> str:
         model = "unknown-cpu"
@@ -83,12 +89,10 @@ class OpenMPRunner:
             warmup: int = 1, timeout: float = 30.0) -> Measurement:
         job = Path(tempfile.mkdtemp(prefix="job-", dir=self.work_dir))
         specs = built.request.args
-        for k, spec in enumerate(specs):
-            arr = np.ascontiguousarray(inputs[spec.name], dtype=spec.dtype).reshape(spec.shape)
-            np.save(job / f"in_{k}.npy", arr)
+        files = [self._input_file(job, k, spec, inputs[spec.name]) for k, spec in enumerate(specs)]
         (job / "job.json").write_text(json.dumps({
             "library": built.artifact, "entry": built.request.entry,
-            "args": [{"name": s.name, "is_output": s.is_output} for s in specs],
+            "args": [{"name": s.name, "is_output": s.is_output, "file": f} for s, f in zip(specs, files)],
             "repeats": repeats, "warmup": warmup, "timing": self.timing,
         }))
         env = {**os.environ, **self.env}
@@ -110,6 +114,27 @@ class OpenMPRunner:
         finally:
             shutil.rmtree(job, ignore_errors=True)
         return Measurement(times, outputs, calls, wall)
+
+    def _input_file(self, job: Path, k: int, spec: ArgSpec, value: np.ndarray) -> str:
+        """The ``.npy`` file of argument ``k``: in the job for small values; for large ones, a file
+        of the runner's written once per array object and reused while the caller passes the same
+        array again (a tuner passes the nest's inputs to every candidate), the newest
+        ``SHARED_INPUT_FILES`` kept."""
+        if value.nbytes < SHARED_INPUT_BYTES:
+            path = job / f"in_{k}.npy"
+            np.save(path, np.ascontiguousarray(value, dtype=spec.dtype).reshape(spec.shape))
+            return str(path)
+        ident = (id(value), spec.dtype, spec.shape)
+        hit = self._shared.get(ident)
+        if hit is not None and hit[0] is value:
+            return hit[1]
+        if len(self._shared) >= SHARED_INPUT_FILES:
+            Path(self._shared.pop(next(iter(self._shared)))[1]).unlink(missing_ok=True)
+        fd, name = tempfile.mkstemp(prefix="input-", suffix=".npy", dir=self.work_dir)
+        with os.fdopen(fd, "wb") as fh:
+            np.save(fh, np.ascontiguousarray(value, dtype=spec.dtype).reshape(spec.shape))
+        self._shared[ident] = (value, name)
+        return name
 
     def _wait(self, job: Path, env: dict[str, str], timeout: float, repeats: int) -> int:
         """Runs the worker on ``job`` and returns its exit status. Without ``warm_seconds`` the

@@ -85,3 +85,18 @@ def test_a_crash_is_a_failed_run(tmp_path):
     with pytest.raises(RunFailed) as info:
         runner.run(runner.build(_request("*(volatile int *)0 = 1;")), {"x": np.zeros(4, np.float32)}, repeats=1)
     assert info.value.kind == "crash"
+
+
+def test_large_inputs_are_written_once_per_array(tmp_path):
+    """A tuner passes the same inputs to every candidate: large ones go to disk once."""
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    big = np.arange(1 << 19, dtype=np.float32)      # 2 MiB
+    args = (ArgSpec("x", "float32", big.shape, True),)
+    req = BuildRequest(DOUBLE.replace("@HANG@", ""), "mdpoly_entry", args)
+    for _ in range(2):
+        m = runner.run(runner.build(req), {"x": big}, repeats=1, warmup=0)
+        assert np.array_equal(m.outputs["x"][:4], 2 * big[:4]) and np.array_equal(m.outputs["x"][4:], big[4:])
+    assert len(list(tmp_path.glob("input-*.npy"))) == 1
+    other = big.copy()
+    runner.run(runner.build(req), {"x": other}, repeats=1, warmup=0)
+    assert len(list(tmp_path.glob("input-*.npy"))) == 2
