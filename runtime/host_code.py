@@ -47,6 +47,9 @@ class HostCodeRunner(OpenMPRunner):
                  env: dict[str, str] | None = None, device: str = "", work_dir: str | None = None) -> None:
         super().__init__(work_dir)
         self.device = device
+        self.compile_flags = compile_flags
+        self.link_libs = libs
+        self.host_env = dict(env or {})
         self.name = name
         self.flags = ("-O2", "-shared", "-fPIC", *compile_flags)
         self.libs = (*libs, "-lm")

@@ -397,6 +397,28 @@ def test_cli_tunes_opencl_and_out_c_is_correct(example, defines, tmp_path):
     assert TARGET.runner.device_identity() in {f["device"] for f in fields}
 
 
+@needs_device
+@needs_cl_build
+def test_a_candidate_is_plain_data_another_runner_can_evaluate():
+    """A pickled candidate, built and run by a runner of its own, gives the nest's result."""
+    import pickle
+
+    import numpy as np
+
+    from mdpoly.runtime.host_code import HostCodeRunner
+    assert isinstance(TARGET, GpuTarget)
+    mdh = ex.dot(3001)
+    cand = TARGET.candidate(mdh, TARGET.default(mdh), {}, _arg_specs(mdh))
+    copy = pickle.loads(pickle.dumps(cand))
+    assert copy == cand and copy.function == cand.function
+    r = TARGET.runner
+    runner = HostCodeRunner("opencl", r.compile_flags, r.link_libs, r.host_env)
+    rng = np.random.default_rng(5)
+    x, y = rng.standard_normal(3001), rng.standard_normal(3001)
+    m = runner.run(runner.build(copy.request), {"x": x, "y": y, "s": np.array([1.0])}, repeats=2)
+    assert np.isclose(m.outputs["s"][0], 1.0 + x @ y, rtol=1e-10, atol=1e-9) and len(m.times) == 2
+
+
 def _function_in(out_c: str, name: str) -> str:
     """The generated host function ``name`` of ``out_c`` as its backend rendered it: from its kernel
     source string to the end of its body."""
