@@ -8,7 +8,8 @@ know nothing about OpenMP or OpenCL: a target plugs in
 * its search space, ``space(mdh, sizes)`` -> ``TargetSpace`` (flat ``ParamSpec``s for pyATF and
   ``to_params(config) -> P``), and ``neighbours`` for the local refinement around the default;
 * its candidates, ``candidate(mdh, params, sizes, args) -> Candidate``: a ``BuildRequest`` for
-  ``runner`` plus the extra arguments it needs (launch scalars, scratch buffers);
+  ``runner`` -- the generated code as the output file gets it, with an exported entry (and, for
+  GPU targets, a timing export over the host code's own profile) -- plain data that pickles;
 * its ``runner`` (measures candidates), ``identity()`` (device + compiler, in the cache key) and
   ``calibrate_from_default`` (GPU kernels are timed by repetitions sized on the default's time,
   not on the sequential reference's).
