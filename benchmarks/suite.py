@@ -290,9 +290,12 @@ def schedule_summary(report: dict[str, Any]) -> str:
         words = []
         for it in items:
             if it.get("kind") == "host-loop":
-                words.append(f"{it['iterator']}:seq{{ {walk(it['body'])} }}")
+                seq = "seq-in-region" if it.get("parallel_region") else "seq"
+                words.append(f"{it['iterator']}:{seq}{{ {walk(it['body'])} }}")
             elif it.get("kind") == "statement":
                 words.append("stmt")
+            elif it.get("kind") == "private-loop":
+                words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} private {','.join(it['private'])}]")
             else:
                 words.append(part(it))
         return " ".join(words)
@@ -313,8 +316,15 @@ def classify(kernel: Kernel, report: dict[str, Any]) -> dict[str, Any]:
     ``minor`` (other computations only) or ``nothing``; plus which matched and the kept codes."""
     comps = computations(report)
     done = [c for c in comps if c["status"] == "transformed"]
-    matched, reduction_only = [], True
+    # a nest made parallel by privatizing its temporaries runs as written inside its parallel
+    # loops: every computation in it is parallel (it has no MDH to match signatures against)
+    private = any(n["status"] == "transformed" and any(it.get("kind") == "private-loop" for it in n["schedule"])
+                  for n in report["nests"] if n.get("schedule"))
+    matched, reduction_only = [], not private
     for out, needles in kernel.signatures:
+        if private:
+            matched.append(True)
+            continue
         hit = None
         for c in done:
             outs, params = _mdh_names(c)
