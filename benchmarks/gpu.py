@@ -542,16 +542,17 @@ def run(root: Path, out: Path, targets: tuple[str, ...], reps: int, runs: int, b
 # {{{ report (here)
 
 
-def report(json_path: Path, out_dir: Path) -> int:
-    """``gpu_<date>[_quick].md``, ``.json`` and ``.png`` in ``out_dir`` from a run's record."""
+def report(json_path: Path, out_dir: Path, suffix: str = "") -> int:
+    """``gpu_<date>[_quick][_<suffix>].md``, ``.json`` and ``.png`` in ``out_dir`` from a run's record."""
     from gpu_report import plot, render_markdown
 
     record = json.loads(json_path.read_text())
     stem = f"gpu_{record.get('date', datetime.date.today().isoformat())}"
     stem += "_quick" if record.get("mode") == "quick" else ""
+    stem += f"_{suffix}" if suffix else ""
     out_dir.mkdir(parents=True, exist_ok=True)
     png = plot(record, out_dir / f"{stem}.png")
-    md = render_markdown(record) + f"\n![mdpoly vs vendor kernel times]({png.name})\n"
+    md = render_markdown(record) + f"\n![vendor / mdpoly kernel time per workload]({png.name})\n"
     (out_dir / f"{stem}.md").write_text(md)
     if json_path.resolve() != (out_dir / f"{stem}.json").resolve():
         shutil.copy(json_path, out_dir / f"{stem}.json")
@@ -575,6 +576,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=270.0, help="run: seconds for the whole run")
     p.add_argument("--timeout", type=float, default=120.0, help="run: seconds per build or run step")
     p.add_argument("--no-vendor", action="store_true", help="run: skip the cuBLAS / cuDNN references")
+    p.add_argument("--suffix", default="", help="report: appended to the file names (gpu_<date>_<suffix>.md)")
     ns = p.parse_args(argv)
     targets = tuple(t for t in ns.targets.split(",") if t)
     if set(targets) - set(TARGETS):
@@ -588,7 +590,7 @@ def main(argv: list[str] | None = None) -> int:
         out = ns.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else ns.path)
         return run(ns.path.resolve(), out, targets, max(ns.reps, 1), max(ns.runs, 1), ns.budget, ns.timeout,
                    not ns.no_vendor, only)
-    return report(ns.path, ns.out or HERE / "results")
+    return report(ns.path, ns.out or HERE / "results", ns.suffix)
 
 
 if __name__ == "__main__":
