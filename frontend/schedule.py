@@ -65,6 +65,9 @@ class _OverBudget(Exception):
     """The schedule search spent its analyses."""
 
 
+#: Kept reasons under which privatizing the outer loops' temporaries is tried first.
+_PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement"})
+
 #: Kept reasons under which the nest's inner bands are not looked at.
 _NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
 
@@ -321,7 +324,7 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
     else host loops around computations (``schedule_nest``), else none (and why privatization
     was refused, when it was tried)."""
     refusal = ""
-    if whole.mdh is None and whole.kept is not None and whole.kept.code == "sequential-dependence":
+    if whole.mdh is None and whole.kept is not None and whole.kept.code in _PRIVATIZE:
         private = privatize_nest(parsed, cand)
         if isinstance(private, PrivateLoop):
             return replace(whole, schedule=(private,))

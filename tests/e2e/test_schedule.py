@@ -16,7 +16,7 @@ import pytest
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
 
 from mdpoly.frontend import analyze_file
-from mdpoly.ir.nest import Computation, HostLoop, ScheduleItem
+from mdpoly.ir.nest import Computation, HostLoop, PrivateLoop, ScheduleItem
 from mdpoly.options import Options
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
@@ -220,7 +220,8 @@ int main(void) {
 """
 
 # scalars declared at the top (C89) and recomputed in every iteration are private to it; the
-# one in the solver loop is also read by the host statements around the band, so it stays shared
+# one in the k loop is also read by the statements around its bands, so the k loop's columns run
+# in parallel with a copy of nrm each (its last value copied back)
 PRIVATE = PRELUDE + """#define N 203
 double A[N][N], B[N], C[N], D[N][N], R[N];
 void kernel_private(int n) {
@@ -251,7 +252,8 @@ int main(void) {
 """
 
 CASES = {
-    "private": (PRIVATE, "[i:++] | [i:++ j:+] | [i:++ j:++] | k:seq{ [kept:reduction-in-host-loop] [i:++] }"),
+    # the k loop's columns are independent once nrm is private to each iteration (frontend/privatize.py)
+    "private": (PRIVATE, "[i:++] | [i:++ j:+] | [i:++ j:++] | [k:++ private nrm]"),
     "jacobi_1d": (JACOBI_1D, "t:seq{ [i:++] [i:++] }"),
     "jacobi_2d": (JACOBI_2D, "t:seq{ [i:++ j:++] [i:++ j:++] }"),
     "gemm": (GEMM, "[i:++ j:++] [i:++ k:+ j:++]"),
@@ -269,6 +271,8 @@ def _shape(items: tuple[ScheduleItem, ...]) -> str:
     for it in items:
         if isinstance(it, HostLoop):
             out.append(f"{it.iterator}:seq{{ {_shape(it.body)} }}")
+        elif isinstance(it, PrivateLoop):
+            out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} private {', '.join(c.name for c in it.copies)}]")
         elif isinstance(it, Computation):
             nest = it.nest
             if nest.mdh is None:
