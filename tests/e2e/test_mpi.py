@@ -18,7 +18,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from e2e_harness import EXAMPLES_DIR, build_c, mdpoly_available, run_mdpoly, run_step
+from e2e_harness import EXAMPLES_DIR, build_c, child_env, mdpoly_available, run_mdpoly, run_step, write_cc_shim
 
 from mdpoly.differential import compare_outputs
 
@@ -151,6 +151,23 @@ def test_profile_build_prints_phase_times_per_rank(tmp_path: Path) -> None:
     for rank in ("rank.0", "rank.1"):
         assert re.search(r"mdpoly-mpi \w+ rank \d/2: compute [0-9.]+ s \(cpu [0-9.]+ s\), allreduce [0-9.]+ s",
                          errs.get(rank, "")), errs
+
+
+def test_mdpoly_cc_mpi_builds_with_the_mpi_compiler(tmp_path: Path) -> None:
+    """``mdpoly-cc --mpi`` compiles with ``$MDPOLY_MPICC`` (here a script that records its call,
+    then runs mpicc): the MPI program links without naming any MPI flag."""
+    shim = write_cc_shim(tmp_path)
+    log = tmp_path / "mpicc.log"
+    mpicc = tmp_path / "my-mpicc"
+    mpicc.write_text(f"#!/bin/sh\necho \"$@\" >> {log}\nexec mpicc \"$@\"\n")
+    mpicc.chmod(0o755)
+    src = CASES_DIR / "reductions.c"
+    exe = tmp_path / "prog"
+    env = child_env(**{k: v for k, v in _mpi_env().items() if k.startswith("OMP")}, MDPOLY_MPICC=str(mpicc))
+    run_step([str(shim), "--mpi", "--", "-O2", "-fopenmp", str(src), "-o", str(exe)], env=env)
+    assert log.is_file() and "reductions.c" in log.read_text()
+    expected = run_step([str(build_c(src, tmp_path / "seq", {}, openmp=False))]).stdout
+    assert run_ranks(exe, 2, tmp_path) == [expected, expected]
 
 
 def _opencl_missing() -> str | None:
