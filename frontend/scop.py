@@ -627,9 +627,10 @@ class NestBuilder(c_ast.NodeVisitor):
 
         A condition that is one conjunction of affine inequalities (``i < j && j <= n``, also
         ``==`` and negations that stay convex) is part of the statements' domain (``guards``).
-        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``), and both
-        branches of an ``if``/``else``, become a predicate of the statements (a union keeps the
-        constraints its disjoint pieces share as guards): ``x op= e`` contributes ``op``'s neutral element where the
+        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``), one that is
+        not affine (``(i + j) % 2 == 0``: a function of the iterators and sizes all the same) and
+        both branches of an ``if``/``else`` become a predicate of the statements (a union keeps
+        the constraints its disjoint pieces share as guards): ``x op= e`` contributes ``op``'s neutral element where the
         condition fails (``x += c ? e : 0``), ``x = e`` writes the value ``x`` holds
         (``x = c ? e : x``). That is the MDH's own reading of a domain (a point outside it adds
         the neutral element and writes nothing new); the condition is the C text, so it is
@@ -641,32 +642,54 @@ class NestBuilder(c_ast.NodeVisitor):
         try:
             cond = self.expr(node.cond)
             reads_data = bool(expr_refs(cond)) or any(n not in self._iterators() and n not in self.params
-                                                       for n in expr_names(cond))
+                                                       and not self._unwritten_scalar(n) for n in expr_names(cond))
         except UnsupportedInput:
             reads_data = True
         if reads_data or cond is None:
             raise self._fail(node, "data-dependent-condition",
                              f"condition '{c_text(node.cond)}' depends on data computed at run time")
-        pieces = self._guard_pieces(node.cond)
-        if pieces is None:
-            raise self._fail(node, "non-rectangular-domain",
-                             f"condition '{c_text(node.cond)}' is not built from affine comparisons with "
-                             "'&&', '||' and '!' (a '%' cannot be modelled as the iteration domain)")
+        if node.iffalse is not None and self._if_else_assign(node, cond):
+            return
+        pieces = self._guard_pieces(node.cond)  # None: not affine (``i % 2 == 0``), a predicate only
         branches = [(node.iftrue, pieces, cond)]
         if node.iffalse is not None:
-            branches.append((node.iffalse, _complement(pieces), Unary("!", cond)))
+            branches.append((node.iffalse, None if pieces is None else _complement(pieces), Unary("!", cond)))
         for branch, parts, pred in branches:
-            common = [g for g in parts[0] if all(g in p for p in parts[1:])] if parts and node.iffalse is None else []
+            common = [g for g in parts[0] if all(g in p for p in parts[1:])] \
+                if parts and node.iffalse is None else []
             saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
             saved_pred = self.predicate
             self.guards = saved + tuple(g for g in common if g not in saved)
             # a union of pieces (or nothing: the predicate is then always false); with an ``else``,
             # both branches are predicates (their statements share the nest's one domain)
-            if len(parts) != 1 or node.iffalse is not None:
+            if parts is None or len(parts) != 1 or node.iffalse is not None:
                 self.predicate = pred if saved_pred is None else Binary("&&", saved_pred, pred)
             self.visit(branch)
             self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
             self.predicate = saved_pred
+
+    def _unwritten_scalar(self, name: str) -> bool:
+        """A scalar the nest never writes (its value is the same at every iteration)."""
+        var = self.sym.variable(name)
+        return var is not None and var.kind == "scalar" and name not in self.written and name not in self.nest_locals
+
+    def _if_else_assign(self, node: c_ast.If, cond: Expr) -> bool:
+        """``if (c) x = e1; else x = e2;`` (``op=`` too) on the same ``x``: the one statement
+        ``x = c ? (x op1 e1) : (x op2 e2)``, as one output of the nest."""
+        def single(b: c_ast.Node) -> c_ast.Node:
+            return b.block_items[0] if isinstance(b, c_ast.Compound) and len(b.block_items or []) == 1 else b
+        a, b = single(node.iftrue), single(node.iffalse)
+        if not (isinstance(a, c_ast.Assignment) and isinstance(b, c_ast.Assignment)
+                and c_text(a.lvalue) == c_text(b.lvalue) and a.op in _ASSIGN_OPS and b.op in _ASSIGN_OPS
+                and not isinstance(a.rvalue, c_ast.Assignment) and not isinstance(b.rvalue, c_ast.Assignment)):
+            return False
+
+        def value(x: c_ast.Assignment) -> Expr:
+            e = self.expr(x.rvalue)
+            return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
+        rhs = Cond(cond, value(a), value(b))
+        self._statement(node, a.lvalue, "=", rhs)
+        return True
 
     def _predicated(self, node: c_ast.Node, target: Access, op: str, rhs: Expr) -> Expr:
         """``rhs`` under the enclosing non-convex ``if`` conditions (``self.predicate``): the

@@ -12,7 +12,9 @@ and kept with ``CODE`` on the work-group targets, ``/*K CODE*/`` kept with ``COD
 
 Shapes covered: ``if (i != j)`` around an assignment, a scalar and a row reduction (the Jacobi
 sum), ``&&``/``||``/``!`` of affine comparisons and an ``if``/``else`` (a domain that is a union
-of basic sets, exact at ``n = 1`` where ``i != j`` holds nowhere); ``for (i = 0, j = n - 1; i < n;
+of basic sets, exact at ``n = 1`` where ``i != j`` holds nowhere), ``%`` conditions (a predicate
+also over a triangle), an ``if``/``else`` assigning one element, and what stays kept (a
+condition on data, statements guarded differently); ``for (i = 0, j = n - 1; i < n;
 i++, j--)``, several iterators declared in one header, ``i != n`` conditions, and the header
 variables mdpoly must keep (read after the nest, written in the body); ``i < n * m`` with flat
 arrays, ``m = 1``, an empty product and overlapping pointers; argmax/argmin with strict and
@@ -72,9 +74,32 @@ void count(int n) {
       if (!(i == j)) cnt++;
 }
 void parity(int n) {
-  for (int i = 0; i < n; i++) /*K non-rectangular-domain*/
+  for (int i = 0; i < n; i++) /*T*/
     for (int j = 0; j < n; j++)
       if ((i + j) % 2 == 0) C[i][j] = 1;
+}
+void modulo(int n, int k) {
+  for (int i = 0; i < n; i++) /*T*/
+    for (int j = 0; j <= i; j++)
+      if (j % k == 1) C[i][j] += 2; else B[i][j] = A[i][j] - j;
+}
+void select_(int n) {
+  for (int i = 0; i < n; i++) /*T*/
+    for (int j = 0; j < n; j++)
+      if (i < j) B[i][j] = 1; else B[i][j] *= 2;
+}
+void data(int n) {
+  for (int i = 0; i < n; i++) /*K data-dependent-condition*/
+    for (int j = 0; j < n; j++)
+      if (A[i][j] > 0.5) C[i][j] = 0;
+}
+void mixed(int n) {
+  for (int i = 0; i < n; i++) /*K non-rectangular-domain*/
+    for (int j = 0; j < n; j++) {
+      double t = A[i][j];
+      if (j < i) y[i] += t;
+      x[i] += t;
+    }
 }
 int main(void) {
   SIZES {
@@ -84,7 +109,7 @@ int main(void) {
       for (int j = 0; j < MAXN; j++) { A[i][j] = ((i * 3 + j * 5) % 9) / 8.0; B[i][j] = -3; C[i][j] = (i + 2 * j) % 4; }
     }
     cnt = 0;
-    offdiag(n); jacobi_sum(n); double s = off_both(n); outside_band(n); count(n); parity(n);
+    offdiag(n); jacobi_sum(n); double s = off_both(n); outside_band(n); count(n); parity(n); modulo(n, 1 + q % 3); select_(n); data(n); mixed(n);
     double w = 0, t = 0;
     for (int i = 0; i < MAXN; i++) {
       t += y[i] * (i % 7 + 1);
