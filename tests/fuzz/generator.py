@@ -597,13 +597,14 @@ class _Gen:
         return [self.nest(loops, [Assign(a, "=", e)])]
 
     def shape_not_equal(self) -> list[Stmt]:
-        """``if (i != j)`` (or ``||``/``!`` of comparisons) around a map or a row reduction: a
-        domain that is a union of basic sets."""
+        """``if (i != j)`` (or ``||``/``!`` of comparisons, or ``(i + j) % 2 == 0``) around a map
+        or a row reduction: a domain that is a union of basic sets, or no set at all."""
         self.tags.add("union-guard")
         loops = self.loops(["i", "j"], self.sizes_for(2, ITERS_CAP), simple=True)
         i, j = Name(loops[0].var), Name(loops[1].var)
         test = self.rng.choice([Bin("!=", i, j), Bin("!=", j, i), Un("!", Bin("==", i, j)),
-                                Bin("||", Bin("<", i, j), Bin(">", i, Bin("+", j, Lit("1"))))])
+                                Bin("||", Bin("<", i, j), Bin(">", i, Bin("+", j, Lit("1")))),
+                                Bin("==", Bin("%", Bin("+", i, j), Lit("2")), Lit("0"))])
         ctype = self.elem_type(self.rng.random() < 0.6)
         fp = ctype in FP
         if self.rng.random() < 0.5:
