@@ -1111,6 +1111,8 @@ class NestBuilder(c_ast.NodeVisitor):
                 factors = tuple(sorted(self.products.get(x, (x,)) + self.products.get(y, (y,))))
                 factors = tuple(f for f in factors if f)
                 name = f"mdp_p_{'_'.join(factors)}" if len(factors) > 1 else factors[0] if factors else ""
+                if self.products.get(name, factors) != factors:
+                    raise _NotAffine  # two products spelled alike (``k * m_n`` and ``k * m * n``)
                 if len(factors) > 1 and name not in self.products:
                     self.products[name] = factors
                     value = " * ".join(f"(long long) {f}" for f in factors)
