@@ -76,6 +76,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="at most N evaluations per nest")
     tune.add_argument("--tune-technique", choices=TECHNIQUES, default="auc_bandit", help="search technique")
     tune.add_argument("--retune", action="store_true", help="ignore cached tuning results (and replace them)")
+    tune.add_argument("--tune-workers", metavar="ADDRESS",
+                      help="measure candidates on the workers of the Dask scheduler at ADDRESS, e.g. "
+                           "tcp://host:8786 (default: $MDPOLY_DASK_SCHEDULER; needs the 'dask' extra)")
+    tune.add_argument("--cache-dir", metavar="DIR",
+                      help="tuning cache directory, on a local disk (default: $MDPOLY_CACHE_DIR, else the XDG cache)")
     p.add_argument("-q", "--quiet", action="store_true", help="silence remarks and notes")
     p.add_argument("--version", action="version", version=f"mdpoly {__version__}")
     return p
@@ -145,7 +150,8 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),
         tune_seconds_explicit=ns.tune_time is not None,
         tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,
-        cache_dir=str(default_cache_dir(dict(os.environ))),
+        cache_dir=ns.cache_dir or str(default_cache_dir(dict(os.environ))),
+        tune_workers=ns.tune_workers or os.environ.get("MDPOLY_DASK_SCHEDULER") or None,
         opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
         cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
         mpi=ns.mpi,

@@ -27,6 +27,8 @@ class Options:
     tune_technique: str = "auc_bandit"
     retune: bool = False
     cache_dir: str | None = None              # None = no persistent cache
+    # --tune-workers / MDPOLY_DASK_SCHEDULER: the Dask scheduler whose workers measure candidates
+    tune_workers: str | None = None
     # The device the generated host code will pick (MDPOLY_OPENCL_DEVICE / MDPOLY_CUDA_DEVICE,
     # read by the CLI): the tuner measures on the same one.
     opencl_device: str | None = None

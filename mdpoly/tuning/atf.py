@@ -99,3 +99,53 @@ def search(specs: tuple[ParamSpec, ...], evaluate: Callable[[Config], float], *,
     if best is None or best_cost is None:
         return None, float("inf")
     return dict(best), float(best_cost)
+
+
+def batched_search(specs: tuple[ParamSpec, ...], evaluate_batch: Callable[[list[Config]], list[float | None]], *,
+                   width: int, technique: str = "auc_bandit", seconds: float | None = None,
+                   evaluations: int | None = None, seed: int = 0) -> tuple[Config | None, float]:
+    """``search`` for an evaluator that measures ``width`` configurations at once.
+
+    pyATF's techniques propose one configuration after another, each after the last one's cost;
+    here each round asks the technique for its proposal and fills the batch up to ``width`` with
+    configurations drawn uniformly from the constrained space (the ``random`` technique's way);
+    only the technique's own proposals are reported back to it. ``exhaustive`` takes the next
+    ``width`` configurations in order. ``evaluate_batch`` returns each configuration's cost, or
+    ``None`` for an invalid one. Stops as ``search`` does.
+    """
+    import random
+    import time
+
+    exhaustive = technique == "exhaustive"
+    space = build_search_space(specs, one_dimensional=exhaustive)
+    size = space.constrained_size
+    limit = min(evaluations, size) if evaluations else size
+    end = None if seconds is None else time.perf_counter() + seconds
+    rng = random.Random(seed)
+    tech = None if exhaustive else _technique(technique)
+    if tech is not None:
+        tech.initialize(space.num_tps)
+    best: tuple[Config | None, float] = (None, float("inf"))
+    done = 0
+    while done < limit and (end is None or time.perf_counter() < end):
+        n = max(1, min(width, limit - done))
+        own: list[Any] = []
+        if exhaustive:
+            keys: list[Any] = list(range(done, min(size, done + n)))
+        else:
+            assert tech is not None
+            own = list(tech.get_next_coordinates())[:n]
+            keys = own + [tuple(1.0 - rng.random() for _ in range(space.num_tps)) for _ in range(n - len(own))]
+        if not keys:
+            break
+        configs = [dict(space.get_configuration(k)) for k in keys]
+        costs = evaluate_batch(configs)
+        done += len(keys)
+        if tech is not None and own:
+            tech.report_costs({k: costs[i] for i, k in enumerate(own)})
+        for cfg, cost in zip(configs, costs):
+            if cost is not None and cost < best[1]:
+                best = (cfg, cost)
+    if tech is not None:
+        tech.finalize()
+    return best

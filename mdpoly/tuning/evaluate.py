@@ -204,6 +204,10 @@ class NestEvaluator:
             return timeout
         return min(timeout, max(0.0, self.deadline - time.perf_counter()) + DEADLINE_MARGIN)
 
+    def _log_extra(self, params: Any) -> dict[str, Any]:
+        """Fields a subclass adds to a candidate's log record (``DaskEvaluator``: its worker)."""
+        return {}
+
     def remeasure(self, params: Any) -> float:
         """A fresh median of an already valid ``params`` (no memo), for paired confirmation runs.
 
@@ -249,7 +253,7 @@ class NestEvaluator:
         self.log.write({"event": "candidate", "params": self.target.describe(self.mdh, params),
                         "status": outcome.kind, "seconds": outcome.seconds, "why": outcome.why or None,
                         "call_seconds": self.runs.get(params, (None,))[0], "function_sha256": digest,
-                        "eval_seconds": round(time.perf_counter() - start, 3)})
+                        "eval_seconds": round(time.perf_counter() - start, 3), **self._log_extra(params)})
         if outcome.seconds is None:
             raise Rejected(outcome.kind, outcome.why)
         return outcome.seconds

@@ -18,6 +18,7 @@ tune on". The device is opened once per process. Other targets are tuned on the 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,8 @@ def settings_from(options: Options) -> TuneSettings:
                         evaluations=options.tune_evals, retune=options.retune,
                         cache_dir=Path(options.cache_dir) if options.cache_dir else None,
                         progress=not options.quiet, strict_fp=options.strict_fp,
-                        scale_to_default=not options.tune_seconds_explicit and options.tune_evals is None)
+                        scale_to_default=not options.tune_seconds_explicit and options.tune_evals is None,
+                        workers=options.tune_workers)
 
 
 def _remark(sink: DiagnosticSink | None, nest: NestAnalysis, code: str, message: str) -> None:
@@ -90,8 +92,8 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
         _remark(sink, nest, "not-tuned", f"not tuned: no {target.word} device available to tune on ({tuner})")
         return default, target.caps, None
     try:
-        result = tune_nest(mdh, nest.reference_c, sizes, target.backend(target.caps), settings_from(options),
-                           target=tuner)
+        settings = replace(settings_from(options), device=target.device(options))
+        result = tune_nest(mdh, nest.reference_c, sizes, target.backend(target.caps), settings, target=tuner)
     except Exception as exc:  # noqa: BLE001 - tuning is an optimisation: any failure keeps the defaults, said
         _remark(sink, nest, "not-tuned", f"not tuned: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
         return default, target.caps, None
@@ -103,6 +105,9 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
     origin = "from the tuning cache" if result.from_cache else (
         f"{result.evaluations} evaluations in {result.tuning_seconds:.1f} s, {result.technique}")
     where = f" on {tuner.identity().get('device', '')}" if tuner is not None else ""
+    if result.workers:
+        from mdpoly.tuning.distributed import workers_summary
+        origin += f"; candidates measured on {workers_summary(dict(result.workers))}"
     _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {_ms(result.tuned_seconds)} vs default "
             f"{_ms(result.default_seconds)}{speed}; {result.description}")
     return result.params, (tuner.caps if tuner is not None else target.caps), result

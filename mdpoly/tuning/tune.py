@@ -15,6 +15,8 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +25,7 @@ from mdpoly import __version__
 from mdpoly.backends.base import Backend
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.runtime.openmp import OpenMPRunner
-from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, search
+from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, batched_search, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
 from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
 from mdpoly.tuning.space import concrete_extents
@@ -55,6 +57,10 @@ class TuneSettings:
     strict_fp: bool = False
     #: The budget was not given explicitly: scale it to what tuning can repay (``scaled_budget``).
     scale_to_default: bool = False
+    #: Address of a Dask scheduler whose workers measure the candidates (``mdpoly.tuning.distributed``).
+    workers: str | None = None
+    #: The device selector the workers' runners use (``Target.device``; ``None``: their default).
+    device: str | None = None
 
 
 #: An implicit budget is worth at most this many runs of the default configuration ...
@@ -90,13 +96,18 @@ class TuningResult:
     description: str = ""
     improvements: tuple[tuple[float, float], ...] = field(default=())
     config: dict[str, Any] | None = field(default=None, compare=False)   # the target's ``to_dict``
+    #: candidates measured per Dask worker (``--tune-workers``), by worker address
+    workers: tuple[tuple[str, int], ...] = field(default=())
 
     def to_report(self) -> dict[str, Any]:
         config = self.config if self.config is not None else params_to_dict(self.params)
-        return {"params": self.description, "config": config,
-                "tuned_seconds": self.tuned_seconds, "default_seconds": self.default_seconds,
-                "evaluations": self.evaluations, "from_cache": self.from_cache, "technique": self.technique,
-                "tuning_seconds": round(self.tuning_seconds, 3), "log": self.log_path}
+        out = {"params": self.description, "config": config,
+               "tuned_seconds": self.tuned_seconds, "default_seconds": self.default_seconds,
+               "evaluations": self.evaluations, "from_cache": self.from_cache, "technique": self.technique,
+               "tuning_seconds": round(self.tuning_seconds, 3), "log": self.log_path}
+        if self.workers:
+            out["workers"] = dict(self.workers)
+        return out
 
 
 # {{{ sizes and keys
@@ -269,7 +280,8 @@ def tune_nest(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Ba
         log_path = _log_path(cache_dir, key) if cache_dir is not None else None
         log = TuningLog(log_path)
         try:
-            result = _search(mdh, reference_c, sizes, tg, settings, rt, log, default)
+            with _cluster(settings.workers) as client:
+                result = _search(mdh, reference_c, sizes, tg, settings, rt, log, default, client)
         finally:
             log.close()
     result = replace(result, log_path=str(log_path) if log_path else None, config=tg.to_dict(result.params))
@@ -327,15 +339,66 @@ def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winne
     return (w_med, winner, d_med) if keep else (d_med, default, d_med)
 
 
+@contextmanager
+def _cluster(address: str | None) -> Iterator[Any]:
+    """A Dask client of the scheduler at ``address`` for the search, closed after it (``None``
+    without an address: measure here)."""
+    if address is None:
+        yield None
+        return
+    from mdpoly.tuning.distributed import connect
+    client = connect(address)
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+def _refine_batched(ev: Any, space: Any, target: TuningTarget[Any], start_params: Any, measure: Any,
+                    settings: TuneSettings, start: float, best: Any) -> None:
+    """``_refine`` for an evaluator that measures batches: the whole neighbourhood of the current
+    point at once (within the same caps), then a step to the best of it (steepest descent)."""
+    t_cap = None if settings.seconds is None else settings.seconds * REFINE_SHARE
+    e_cap = None if settings.evaluations is None else max(1, int(settings.evaluations * REFINE_SHARE))
+    current, seen = start_params, {start_params}
+    while True:
+        if t_cap is not None and time.perf_counter() - start >= t_cap:
+            return
+        batch = [q for q in target.neighbours(space, current) if q not in seen]
+        if e_cap is not None:
+            batch = batch[:max(0, e_cap - len(ev.history))]
+        if not batch:
+            return
+        seen.update(batch)
+        measure(batch)
+        b = best()
+        if b is None or b[1] == current or b[1] not in batch:
+            return
+        current = b[1]
+
+
+def _evaluator(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
+               settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any,
+               deadline: float | None, client: Any) -> NestEvaluator:
+    if client is None:
+        return NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline)
+    from mdpoly.tuning.distributed import DaskEvaluator, RunnerSpec
+    spec = RunnerSpec(target.name, settings.device, getattr(target.runner, "threads", None))
+    return DaskEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline,
+                         client=client, spec=spec)
+
+
 def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
-            settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any) -> TuningResult:
+            settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any,
+            client: Any = None) -> TuningResult:
     start = time.perf_counter()
     log.write({"event": "start", "nest": mdh.name, "mdh": mdh.to_dsl(), "sizes": sizes, "target": target.name,
                "device": target.identity().get("device"),
                "technique": settings.technique, "seconds": settings.seconds, "evaluations": settings.evaluations,
                "default": target.describe(mdh, default)})
     deadline = None if settings.seconds is None else start + settings.seconds
-    ev = NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline)
+    ev = _evaluator(mdh, reference_c, sizes, target, settings, reference_runner, log, default, deadline, client)
+    prefetch = getattr(ev, "prefetch", None)     # measures batches (DaskEvaluator)
     space = target.space(mdh, sizes)
     log.write({"event": "space", "parameters": {s.name: len(s.values) for s in space.specs}})
     progress = _Progress(settings.progress, mdh.name, settings)
@@ -379,13 +442,35 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
             progress.update(len(ev.history), best[0] if best else None, default_seconds)
             return seconds
 
-        _refine(ev, space, target, default if best is None else best[1], consider, settings, start,
-                lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
-                lambda: best)
+        def measure(batch: list[Any]) -> list[float | None]:
+            assert prefetch is not None
+            prefetch(batch)
+            out: list[float | None] = []
+            for p in batch:
+                try:
+                    seconds = ev.evaluate(p)
+                    consider(p, seconds)
+                    out.append(seconds)
+                except Rejected:
+                    out.append(None)
+                progress.update(len(ev.history), best[0] if best else None, default_seconds)
+            return out
+
+        if prefetch is None:
+            _refine(ev, space, target, default if best is None else best[1], consider, settings, start,
+                    lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
+                    lambda: best)
+        else:
+            _refine_batched(ev, space, target, default if best is None else best[1], measure, settings, start,
+                            lambda: best)
         left = None if settings.seconds is None else max(1.0, settings.seconds - (time.perf_counter() - start))
         evals = None if settings.evaluations is None else settings.evaluations - len(ev.history)
-        if evals is None or evals > 0:
+        if (evals is None or evals > 0) and prefetch is None:
             search(space.specs, cost, technique=settings.technique, seconds=left, evaluations=evals)
+        elif evals is None or evals > 0:
+            batched_search(space.specs, lambda cfgs: measure([space.to_params(c) for c in cfgs]),
+                           width=getattr(ev, "width", 1), technique=settings.technique, seconds=left,
+                           evaluations=evals)
     finally:
         progress.close()
     elapsed = time.perf_counter() - start
@@ -400,10 +485,12 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
     for o in ev.history:
         if o.kind != "ok":
             rejected[o.kind] = rejected.get(o.kind, 0) + 1
+    workers = tuple(sorted(getattr(ev, "by_worker", {}).items()))
     log.write({"event": "result", "params": target.describe(mdh, params), "config": target.to_dict(params),
                "seconds": seconds,
                "default_seconds": default_seconds, "evaluations": len(ev.history), "rejected": rejected,
-               "improvements": improvements, "tuning_seconds": round(elapsed, 3)})
+               "improvements": improvements, "tuning_seconds": round(elapsed, 3),
+               **({"workers": dict(workers)} if workers else {})})
     return TuningResult(params, seconds, default_seconds, len(ev.history), False, settings.technique, elapsed,
-                        None, target.describe(mdh, params), tuple(improvements))
+                        None, target.describe(mdh, params), tuple(improvements), workers=workers)
 
