@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from mdpoly import __version__
+from mdpoly.backends.devices import DEVICE_TARGETS, check_spec
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, MdpolyError, Severity
 from mdpoly.options import Options
 from mdpoly.output_files import (
@@ -62,6 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="problem size hint")
     p.add_argument("--mpi", action="store_true",
                    help="split each computation over the MPI ranks of the program (build with mpicc, run with mpirun)")
+    p.add_argument("--devices", metavar="all|N|LIST",
+                   help="split each computation over local devices (--target opencl or cuda): all of them, "
+                        "the first N, or the device indices LIST such as 0,1 (MDPOLY_DEVICES overrides at run time)")
     p.add_argument("--preprocessor", metavar="CMD", type=_command,
                    help="preprocess with CMD (shell-quoted, the file name is appended) instead of "
                         "'cpp -std=c99', e.g. 'gcc -E -std=gnu17 -fopenmp'")
@@ -141,6 +145,19 @@ def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[tuple[str
     return tuple(out)
 
 
+def _devices(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str | None:
+    if ns.devices is None:
+        return None
+    why = check_spec(ns.devices)
+    if why is not None:
+        parser.error(f"--devices {why}")
+    if target_named(ns.target).name not in DEVICE_TARGETS:
+        parser.error(f"--devices needs --target {' or '.join(DEVICE_TARGETS)}")
+    if ns.mpi:
+        parser.error("--devices and --mpi cannot be combined yet")
+    return str(ns.devices)
+
+
 def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> Options:
     return Options(
         target=target_named(ns.target).name, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
@@ -154,7 +171,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         tune_workers=ns.tune_workers or os.environ.get("MDPOLY_DASK_SCHEDULER") or None,
         opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
         cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
-        mpi=ns.mpi,
+        mpi=ns.mpi, devices=_devices(parser, ns),
     )
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
+from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.diagnostics import (
     CompilerBug,
@@ -106,6 +107,9 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         mdh = replace(mdh, name=name)
     tuning = None
     split = split_for_ranks(mdh) if options.mpi else None   # --mpi: one dimension over the ranks
+    on_devices = options.devices is not None and target.name in DEVICE_TARGETS
+    if on_devices:   # --devices: one dimension over the devices, with the same slice model
+        split = split_for_ranks(mdh)
     if isinstance(split, RankSplit):
         mdh = split.sliced   # a reduction's per-rank outputs are partial results: not comparable, not tuned
         options = replace(options, tune=False) if split.kind == "reduction" else options
@@ -113,8 +117,11 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         params, caps, tuning = choose(target, nest, mdh, options, sink)
         plan = target.lower(mdh, params, caps)
         target.check(plan, caps)
-        code = target.render(plan, caps)
-        if isinstance(split, RankSplit):
+        if on_devices and isinstance(split, RankSplit) and options.devices is not None:
+            code = render_for_devices(plan, split, target.name, options.devices)
+        else:
+            code = target.render(plan, caps)
+        if isinstance(split, RankSplit) and not on_devices:
             code = wrap_for_ranks(code, split, user_init=bool(used_names & {"MPI_Init", "MPI_Init_thread"}))
     except UnsupportedInput as err:
         return None, _kept(nest, err.code, err.message)
@@ -122,7 +129,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         return None, _kept(nest, err.code, f"internal error, nest kept: {err.message}")
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
-                             ranks=split.note if split is not None else None)
+                             ranks=split.note if split is not None and not on_devices else None,
+                             devices=devices_note(split) if split is not None and on_devices else None)
 
 
 def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,

@@ -35,3 +35,5 @@ class Options:
     cuda_device: str | None = None
     # --mpi: each computation split over the MPI ranks of an SPMD program (mdpoly.lower.split)
     mpi: bool = False
+    # --devices: each computation split over these local devices (opencl/cuda; backends/devices.py)
+    devices: str | None = None

@@ -9,7 +9,8 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
                            "from_cache", "technique", ...} or null}]}
 
 ``line``/``column`` locate the outermost ``for`` of the nest. With ``--mpi``, each computation
-also has ``"mpi"``: which dimension was split over the MPI ranks, or why none was.
+also has ``"mpi"``: which dimension was split over the MPI ranks, or why none was; with
+``--devices``, ``"devices"``: which dimension was split over the devices, or why none was.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
+        ranks += f"; {o.devices}" if o.devices else ""
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
@@ -174,6 +176,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
     }
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
+    if o.devices is not None:   # --devices: the dimension split over the devices, or why none
+        out["devices"] = o.devices
     if n.privatization:
         out["privatization"] = n.privatization
     return out

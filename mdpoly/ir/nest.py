@@ -171,6 +171,8 @@ class NestOutcome:
     regions: tuple[tuple[SourceLoc, str], ...] = ()
     #: ``--mpi``: which dimension was split over the MPI ranks, or why none was
     ranks: str | None = None
+    #: ``--devices``: which dimension was split over the devices, or why none was
+    devices: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

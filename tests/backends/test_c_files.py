@@ -26,7 +26,8 @@ def _cc(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_c_file_is_package_data_with_a_header():
     names = sorted(p.name for p in C_DIR.iterdir())
-    assert names == ["cuda_host.h", "cuda_kernel.h", "opencl_host.h", "opencl_kernel.cl"]
+    assert names == ["cuda_host.h", "cuda_kernel.h", "multi_device.h", "multi_device_cuda.h", "multi_device_opencl.h",
+                     "opencl_host.h", "opencl_kernel.cl"]
     for name in names:
         text = (C_DIR / name).read_text()
         assert text.startswith(f"/* {name}: "), name
@@ -38,6 +39,26 @@ def test_every_c_file_is_package_data_with_a_header():
                     reason="no C compiler or no OpenCL headers (opencl-headers)")
 def test_opencl_host_runtime_compiles_on_its_own():
     proc = _cc(C_DIR / "opencl_host.h")
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.skipif(shutil.which("cc") is None or not Path("/usr/include/CL/cl.h").is_file(),
+                    reason="no C compiler or no OpenCL headers (opencl-headers)")
+def test_multi_device_opencl_runtime_compiles_after_the_host_runtime(tmp_path):
+    path = tmp_path / "md_opencl.c"
+    path.write_text(c_file("opencl_host.h") + c_file("multi_device.h") + c_file("multi_device_opencl.h"))
+    proc = _cc(path)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_multi_device_cuda_runtime_compiles_after_the_host_runtime(tmp_path):
+    from mdpoly.cuda_toolkit import find_cuda
+    kit = find_cuda()
+    if shutil.which("cc") is None or kit is None or not kit.has_nvrtc:
+        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers")
+    path = tmp_path / "md_cuda.c"
+    path.write_text(c_file("cuda_host.h") + c_file("multi_device.h") + c_file("multi_device_cuda.h"))
+    proc = _cc(path, *kit.compile_flags())
     assert proc.returncode == 0, proc.stderr
 
 

@@ -1,0 +1,477 @@
+"""``--devices``: one computation split over several local GPUs (or OpenCL devices): ``render_for_devices``.
+
+Input: the ``KernelPlan`` of a split computation's per-part MDH (``RankSplit.sliced`` of
+``mdpoly.lower.split``, the model ``--mpi`` uses: the split dimension runs over the parameters
+``LO``/``EXTENT``), the ``RankSplit`` and the ``--devices`` value. Output: a ``GeneratedCode``
+with
+
+* ``static void <name>_rank(int mdp_dev, int mdp_phase, <params>)``: the target's host function
+  with everything it keeps across calls (kernel handles, device buffers, events) kept per device
+  slot, run on slot ``mdp_dev``'s context and queue/stream. Phase 0 allocates, copies in and
+  launches without waiting (OpenCL: non-blocking reads of the results are enqueued too); phase 1
+  waits for the slot and (CUDA) copies the results back, and adds the slot's profile. So the
+  wrapper starts every slot before it waits for any: the devices compute concurrently.
+* ``static void <name>(<params>)``, called where the single-device function was: it takes the
+  slots (``MDPOLY_DEVICES`` at run time, else the ``--devices`` value compiled in), cuts the split
+  dimension's range into one block per slot (``mdp_md_block``: equal shares, or weighted), runs
+  phase 0 then phase 1 on every slot, and assembles the results:
+
+  - a concatenation split whose output is whole rows of the split iterator (``Gather.rows``):
+    each slot copies back exactly its rows, straight into the user's array;
+  - another concatenation split: each slot copies its output buffer to a host staging buffer,
+    from which the wrapper takes the points of the slot's block;
+  - a reduction split: each slot's outputs are plain partial results over its block (staged
+    likewise); the wrapper combines them in slot order with the dimension's operator, then applies
+    the start values and finishing expressions once, as ``--mpi`` does.
+
+Every slot receives its inputs whole (first version: no input footprints). The C runtime is
+``backends/c/multi_device.h`` plus its API part (``multi_device_opencl.h``,
+``multi_device_cuda.h``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from pycparser import c_ast, c_generator
+
+from mdpoly.backends.base import GeneratedCode
+from mdpoly.backends.c_emit import CEmitter, param_decl
+from mdpoly.backends.c_files import c_file
+from mdpoly.backends.cuda import kernel_source as cuda_kernel_source
+from mdpoly.backends.cuda_host import CudaHostWriter, contracts_fma
+from mdpoly.backends.cuda_host import host_preamble as cuda_preamble
+from mdpoly.backends.gpu_host import HostWriter, _expr, c_string, count_c
+from mdpoly.backends.mpi import _call, _decl, _id, _points, _ref, _sum, _Wrapper
+from mdpoly.backends.opencl import _NoDialect
+from mdpoly.backends.opencl import kernel_source as opencl_kernel_source
+from mdpoly.backends.opencl_host import OpenCLHostWriter
+from mdpoly.backends.opencl_host import host_preamble as opencl_preamble
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.launch import Count
+from mdpoly.ir.mdh import Affine
+from mdpoly.ir.plan import Apply, Assign, Const, Ref, Stmt
+from mdpoly.ir.ranks import EXTENT, LO, RankRefusal, RankSplit
+
+#: The targets whose host code can run a computation on several devices.
+DEVICE_TARGETS = ("opencl", "cuda")
+
+
+def devices_note(split: RankSplit | RankRefusal) -> str:
+    """The report's words on how a computation was split over the devices, or why it was not."""
+    if isinstance(split, RankRefusal):
+        code = split.code.replace("mpi-", "devices-", 1)
+        return f"not split over devices: {split.message.replace('per rank', 'per device')} [{code}]"
+    d = split.original.dims[split.dim]
+    if split.kind == "reduction":
+        op = split.op.value if split.op else "?"
+        how = f"partial results combined with '{op}' on the host"
+    elif all(g.rows for g in split.gathers):
+        how = "each device copies back its rows of the output"
+    else:
+        how = "each device's output points gathered on the host"
+    return f"dimension '{d.iterator}' ({d.combine.value}) split over the devices; {how}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Copy:
+    """How a slot copies output buffer ``buffer`` back: ``rows`` (byte offset and length, C text
+    over the per-slot parameters) straight into the user's array, else whole into staging buffer
+    ``stage`` (the output's index)."""
+
+    buffer: str
+    stage: int
+    rows: bool
+    offset: str = "0"
+    length: str = "0"
+
+
+def _copies(plan: KernelPlan, split: RankSplit) -> dict[str, _Copy]:
+    """The copy back of every buffer the plan copies out.
+
+    :raises UnsupportedInput: for a written buffer that is not one of the computation's outputs."""
+    m = split.original
+    out: dict[str, _Copy] = {}
+    rows = {g.output: g for g in split.gathers if g.rows} if split.kind == "concat" else {}
+    for b in plan.buffers:
+        if b.role != "global" or not b.copy_out:
+            continue
+        o = next((k for k, w in enumerate(m.outputs) if w.access.buffer == b.name), None)
+        if o is None:
+            raise UnsupportedInput(f"'{b.name}' is written but not an output of the split computation", plan.loc,
+                                   code="devices-unsupported")
+        g = rows.get(o)
+        if g is None:
+            out[b.name] = _Copy(b.name, o, False)
+            continue
+        size = f"(long long)sizeof({m.outputs[o].elem_type})"
+        first = _expr(_sum(g.row0, Affine.of({LO: 1})))
+        out[b.name] = _Copy(b.name, o, True, f"({first}) * ({g.row_elems}) * {size}",
+                            f"(long long)({EXTENT}) * ({g.row_elems}) * {size}")
+    return out
+
+
+def _signature(plan: KernelPlan) -> str:
+    gen = c_generator.CGenerator(reduce_parentheses=True)
+    ints = [c_ast.Decl(n, [], [], [], [], c_ast.TypeDecl(n, [], None, c_ast.IdentifierType(["int"])), None, None)
+            for n in ("mdp_dev", "mdp_phase")]
+    decl = c_ast.FuncDecl(c_ast.ParamList([*ints, *(param_decl(b) for b in plan.params)]),
+                          c_ast.TypeDecl(plan.name, [], None, c_ast.IdentifierType(["void"])))
+    return str(gen.visit(c_ast.Decl(plan.name, [], [], ["static"], [], decl, None, None)))
+
+
+class _SlotMixin(HostWriter):
+    """What both APIs' per-slot functions share: per-slot statics shadowed by locals."""
+
+    copies: dict[str, _Copy]
+
+    def slot_statics(self) -> None:
+        """Kernel handles and device buffers kept per slot; locals of this slot's ones."""
+        for var, _ in self.kernels():
+            self.w(f"static {self.kernel_type} {var}_d[MDP_MD_MAX];")
+            self.w(f"{self.kernel_type} {var} = {var}_d[mdp_dev];")
+        self.w("static int mdp_ran_d[MDP_MD_MAX];")
+        self.w("static char mdp_pname[MDP_MD_MAX][96];")
+        for b in self.globals:
+            self.w(f"static {self.mem_type} mdp_mem_{b.name}_d[MDP_MD_MAX];")
+            self.w(f"static size_t mdp_cap_{b.name}_d[MDP_MD_MAX];")
+            self.w(f"{self.mem_type} mdp_mem_{b.name} = mdp_mem_{b.name}_d[mdp_dev];")
+            self.w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
+        for s in self.spec.scratch:
+            self.w(f"static {self.mem_type} mdp_mem_{s.name}_d[MDP_MD_MAX];")
+            self.w(f"static size_t mdp_cap_{s.name}_d[MDP_MD_MAX];")
+            self.w(f"{self.mem_type} mdp_mem_{s.name} = mdp_mem_{s.name}_d[mdp_dev];")
+
+    def profile_name(self) -> None:
+        self.w("        if (!mdp_pname[mdp_dev][0])")
+        self.w(f'            snprintf(mdp_pname[mdp_dev], sizeof mdp_pname[0], "%s#%d", "{self.name}", mdp_dev);')
+
+    def start(self) -> None:
+        """The early return of an empty block, then the work-group counts."""
+        self.w("mdp_ran_d[mdp_dev] = 0;")
+        empty = " || ".join(f"{v} <= 0" for v in self.spec.skip_when_empty)
+        if empty:
+            self.w(f"if ({empty})")
+            self.w("    return;")
+        self.w("mdp_ran_d[mdp_dev] = 1;")
+        for c in self.spec.counts:
+            self.w(f"{c.name} = {self.count_text(c.count)};")
+
+    def count_text(self, count: Count) -> str:
+        return count_c(count, self.ix)
+
+    def copy_back(self, read: str, event: str) -> None:
+        """The copy back of every output; ``read``: the API's read call with ``{mem}``, ``{dst}``,
+        ``{off}``, ``{len}`` fields."""
+        for name, c in self.copies.items():
+            if c.rows:
+                self.w("{")
+                self.w(f"    long long mdp_off = {c.offset}, mdp_len = {c.length};")
+                self.w(f"    if (mdp_off >= 0 && mdp_len > 0 && (size_t)mdp_off < mdp_bytes_{name}) {{")
+                self.w(f"        if ((size_t)mdp_len > mdp_bytes_{name} - (size_t)mdp_off)")
+                self.w(f"            mdp_len = (long long)(mdp_bytes_{name} - (size_t)mdp_off);")
+                self.w("        " + read.format(mem=f"mdp_mem_{name}", dst=f"(char *){name} + mdp_off",
+                                                 off="(size_t)mdp_off", len="(size_t)mdp_len", event=event))
+                self.w("    }")
+                self.w("}")
+            else:
+                self.w(f"if (mdp_bytes_{name})")
+                self.w("    " + read.format(mem=f"mdp_mem_{name}",
+                                            dst=f"mdp_md_stage(mdp_dev, {c.stage}, mdp_bytes_{name})",
+                                            off="0", len=f"mdp_bytes_{name}", event=event))
+
+
+class OpenCLSlotWriter(_SlotMixin, OpenCLHostWriter):
+    """The per-slot OpenCL host function (see the module docstring)."""
+
+    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy]) -> None:
+        super().__init__(plan)
+        self.copies = copies
+
+    def function(self, source: str) -> str:
+        name, spec = self.name, self.spec
+        self.lines = [f"static const char {self.src_prefix}{name}[] =", c_string(source) + ";",
+                      _signature(self.plan), "{"]
+        nk = len(spec.launches)
+        nt = max(sum(1 for b in self.globals if b.copy_in) + len(self.copies), 1)
+        self.slot_statics()
+        self.w("cl_command_queue mdp_cl_queue = mdp_md_cl_queue[mdp_dev];")
+        self.w("const int mdp_cl_profile = mdp_md_profile;")
+        self.w(f"static cl_event mdp_kev_d[MDP_MD_MAX][{nk}], mdp_tev_d[MDP_MD_MAX][{nt}];")
+        self.w("static int mdp_nk_d[MDP_MD_MAX], mdp_nt_d[MDP_MD_MAX];")
+        self.w("cl_event *mdp_kev = mdp_kev_d[mdp_dev], *mdp_tev = mdp_tev_d[mdp_dev];")
+        self.w("int mdp_nk = 0, mdp_nt = 0;")
+        self.extents()
+        for k, ln in enumerate(spec.launches):
+            if ln.items is None:
+                n = len(ln.groups)
+                self.w(f"size_t mdp_local{_suffix(k)}[{n}], mdp_global{_suffix(k)}[{n}];")
+        self.group_counts()
+        self.w("if (mdp_phase) {")
+        self.w('    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+        self.w("    if (mdp_cl_profile && mdp_ran_d[mdp_dev]) {")
+        self.profile_name()
+        self.w("        mdp_cl_profile_add(mdp_pname[mdp_dev], mdp_kev, mdp_nk_d[mdp_dev], mdp_tev, mdp_nt_d[mdp_dev]);")
+        self.w("    }")
+        self.w("    return;")
+        self.w("}")
+        self.w("mdp_nk_d[mdp_dev] = mdp_nt_d[mdp_dev] = 0;")
+        self.start()
+        for var, kernel in self.kernels():
+            self.w(f"if (!{var})")
+            self.w(f'    {var} = {var}_d[mdp_dev] = mdp_md_cl_kernel(mdp_dev, {self.src_prefix}{name}, "{name}", '
+                   f'"{kernel}");')
+        self.launch_shape()
+        for b in self.globals:
+            flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
+            self.w(f"mdp_md_cl_buffer(mdp_dev, &mdp_mem_{b.name}_d[mdp_dev], &mdp_cap_{b.name}_d[mdp_dev], "
+                   f"mdp_bytes_{b.name}, {flags});")
+            self.w(f"mdp_mem_{b.name} = mdp_mem_{b.name}_d[mdp_dev];")
+            if b.copy_in:
+                self.copy_in(b.name)
+        for s in spec.scratch:
+            self.w(f"mdp_md_cl_buffer(mdp_dev, &mdp_mem_{s.name}_d[mdp_dev], &mdp_cap_{s.name}_d[mdp_dev], "
+                   f"{self.scratch_bytes(s)}, CL_MEM_READ_WRITE);")
+            self.w(f"mdp_mem_{s.name} = mdp_mem_{s.name}_d[mdp_dev];")
+        self.launch()
+        self.copy_back("mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, {mem}, CL_FALSE, {off}, {len}, {dst}, 0, "
+                       'NULL, {event}), "clEnqueueReadBuffer");', "mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL")
+        self.w("mdp_nk_d[mdp_dev] = mdp_nk;")
+        self.w("mdp_nt_d[mdp_dev] = mdp_nt;")
+        self.lines.append("}")
+        return "\n".join(self.lines) + "\n"
+
+    def launch(self) -> None:
+        # every argument set on every call: the slots' kernels are distinct objects
+        args = self.kernel_args()
+        for var, _ in self.kernels():
+            for a, arg in enumerate(args):
+                self.w(f'mdp_cl_check(clSetKernelArg({var}, {a}, sizeof({arg.size_of}), &{arg.var}), "clSetKernelArg");')
+        event = 'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");'
+        for k, ((var, _), ln) in enumerate(zip(self.kernels(), self.spec.launches)):
+            if ln.items is None:
+                self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, {var}, {len(ln.groups)}, NULL, "
+                       f"mdp_global{_suffix(k)}, mdp_local{_suffix(k)}, 0, NULL, {event}")
+                continue
+            self.w("{")
+            self.w(f"    size_t mdp_items = {count_c(ln.items, 'size_t')};")
+            self.w(f"    mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, {var}, 1, NULL, &mdp_items, NULL, 0, "
+                   f"NULL, {event}")
+            self.w("}")
+
+
+class CudaSlotWriter(_SlotMixin, CudaHostWriter):
+    """The per-slot CUDA host function (see the module docstring)."""
+
+    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy]) -> None:
+        super().__init__(plan)
+        self.copies = copies
+
+    def function(self, source: str) -> str:
+        name, spec = self.name, self.spec
+        self.lines = [f"static const char {self.src_prefix}{name}[] =", c_string(source) + ";",
+                      _signature(self.plan), "{"]
+        self.slot_statics()
+        self.w("CUstream mdp_s = mdp_md_cu_stream[mdp_dev];")
+        self.extents()
+        self.group_counts()
+        for k, ln in enumerate(spec.launches):
+            size = ", ".join(str(x) for x in (*ln.group_size, 1, 1, 1)[:3])
+            self.w(f"const unsigned int mdp_block{_suffix(k)}[3] = {{{size}}};")
+            self.w(f"long long mdp_blocks{_suffix(k)};")
+        self.w("mdp_md_cu_use(mdp_dev);")
+        self.w("if (mdp_phase) {")
+        self.w("    if (!mdp_ran_d[mdp_dev])")
+        self.w("        return;")
+        self.w('    mdp_cu_check(cuStreamSynchronize(mdp_s), "cuStreamSynchronize");')
+        self.w("    if (mdp_cu_profile)")
+        self.w("        mdp_md_cu_record(mdp_dev, 3);")
+        self.copy_back('mdp_cu_check(cuMemcpyDtoHAsync({dst}, {mem} + {off}, {len}, mdp_s), "cuMemcpyDtoHAsync");',
+                       "")
+        self.w("    if (mdp_cu_profile) {")
+        self.w("        mdp_md_cu_record(mdp_dev, 4);")
+        self.profile_name()
+        self.w("        mdp_md_cu_profile_add(mdp_dev, mdp_pname[mdp_dev]);")
+        self.w("    }")
+        self.w('    mdp_cu_check(cuStreamSynchronize(mdp_s), "cuStreamSynchronize");')
+        self.w("    return;")
+        self.w("}")
+        self.start()
+        fmad = 1 if contracts_fma(self.plan) else 0
+        kernels = self.kernels()
+        self.w(f"if (!{kernels[0][0]}) {{")
+        self.w(f'    CUmodule mdp_mod = mdp_md_cu_module(mdp_dev, {self.src_prefix}{name}, "{name}", {fmad});')
+        for var, kernel in kernels:
+            self.w(f'    {var} = {var}_d[mdp_dev] = mdp_cu_function(mdp_mod, "{kernel}");')
+        self.w("}")
+        self.launch_shape()
+        for b in self.globals:
+            self.w(f"mdp_cu_buffer(&mdp_mem_{b.name}_d[mdp_dev], &mdp_cap_{b.name}_d[mdp_dev], mdp_bytes_{b.name});")
+            self.w(f"mdp_mem_{b.name} = mdp_mem_{b.name}_d[mdp_dev];")
+        for s in spec.scratch:
+            self.w(f"mdp_cu_buffer(&mdp_mem_{s.name}_d[mdp_dev], &mdp_cap_{s.name}_d[mdp_dev], "
+                   f"{self.scratch_bytes(s)});")
+            self.w(f"mdp_mem_{s.name} = mdp_mem_{s.name}_d[mdp_dev];")
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_md_cu_record(mdp_dev, 0);")
+        for b in self.globals:
+            if b.copy_in:
+                self.w(f"if (mdp_bytes_{b.name})")
+                self.w(f"    mdp_cu_check(cuMemcpyHtoDAsync(mdp_mem_{b.name}, (const void *){b.name}, "
+                       f'mdp_bytes_{b.name}, mdp_s), "cuMemcpyHtoDAsync");')
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_md_cu_record(mdp_dev, 1);")
+        args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
+        self.w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
+        for k, (var, _) in enumerate(kernels):
+            x = _suffix(k)
+            self.w(f"  mdp_cu_check(cuLaunchKernel({var}, (unsigned int)mdp_blocks{x}, 1, 1, mdp_block{x}[0], "
+                   f'mdp_block{x}[1], mdp_block{x}[2], 0, mdp_s, mdp_args, NULL), "cuLaunchKernel");')
+        self.w("}")
+        self.w("if (mdp_cu_profile)")
+        self.w("    mdp_md_cu_record(mdp_dev, 2);")
+        self.lines.append("}")
+        return "\n".join(self.lines) + "\n"
+
+    def copy_back(self, read: str, event: str) -> None:
+        start = len(self.lines)
+        super().copy_back(read, event)
+        self.lines[start:] = ["    " + line for line in self.lines[start:]]
+
+
+def _suffix(k: int) -> str:
+    return f"_{k}" if k else ""
+
+
+class _DeviceWrapper(_Wrapper):
+    """``static void <name>(<params>)``: blocks per slot, both phases on every slot, the results."""
+
+    def __init__(self, split: RankSplit, api: str, spec: str) -> None:
+        super().__init__(split, user_init=False)
+        self.api = api
+        self.spec = spec
+
+    def staged(self, o: int) -> str:
+        """C text: output ``o``'s value at the current point in the staging buffer ``mdp_st``."""
+        w = self.m.outputs[o]
+        target = self.c(self.em.value(_ref(self.m, w.access)))
+        return f"*({w.elem_type} *)(mdp_st + ((char *)&{target} - (char *)({w.access.buffer})))"
+
+    def per_slot(self, first: str, body: list[c_ast.Node]) -> c_ast.For:
+        d = _id("mdp_d")
+        return c_ast.For(c_ast.Assignment("=", d, _id(first)), c_ast.BinaryOp("<", d, _id("mdp_nd")),
+                         c_ast.UnaryOp("p++", d), c_ast.Compound(body))
+
+    def stage_of(self, o: int) -> c_ast.Node:
+        return c_ast.Assignment("=", _id("mdp_st"), _call("mdp_md_stage", _id("mdp_d"), _id(str(o)), _id("0")))
+
+    def gather_packed(self) -> list[c_ast.Node]:
+        body: list[c_ast.Node] = [c_ast.Assignment("=", _id("mdp_my_lo"), _id("mdp_los[mdp_d]")),
+                                  c_ast.Assignment("=", _id("mdp_my_n"), _id("mdp_ns[mdp_d]"))]
+        packed = [g.output for g in self.split.gathers if not g.rows]
+        if not packed:
+            return []
+        for o in packed:
+            w = self.m.outputs[o]
+            body.append(self.stage_of(o))
+            body += self.stmts(_points(self.split, self.concat, (Assign(_ref(self.m, w.access), Const(self.staged(o))),),
+                                       mine=True))
+        return [self.per_slot("0", body)]
+
+    def combine(self) -> list[c_ast.Node]:
+        m, op = self.m, self.split.op
+        assert op is not None
+        k = (Affine.of({"mdp_k": 1}),)
+        out: list[c_ast.Node] = []
+        for d, first in (("0", True), ("1", False)):
+            body: list[c_ast.Node] = []
+            for o in range(len(m.outputs)):
+                value = Const(self.staged(o))
+                stmt: Stmt = (Assign(Ref(f"mdp_red{o}", k), value) if first
+                              else Assign(Ref(f"mdp_red{o}", k), Apply(op, Ref(f"mdp_red{o}", k), value)))
+                body += [self.stage_of(o), self.reset_k(), *self.stmts(_points(self.split, self.concat, (stmt,),
+                                                                                 mine=False))]
+            if first:
+                out.append(c_ast.Assignment("=", _id("mdp_d"), _id(d)))
+                out += body
+            else:
+                out.append(self.per_slot(d, body))
+        # the start values and finishing expressions, once: MPI's code after its MPI_Allreduce
+        after = self.reduction_after()
+        calls = [n for n in after if isinstance(n, c_ast.FuncCall) and getattr(n.name, "name", "") == "mdp_mpi_allreduce"]
+        first_store = next(i for i, n in enumerate(after) if n is calls[-1]) + 1 if calls else 0
+        return out + after[first_store:]
+
+    def function(self) -> str:
+        split, m = self.split, self.m
+        init = "mdp_md_cl_init" if self.api == "opencl" else "mdp_md_cu_init"
+        body: list[c_ast.Node] = [
+            _decl("mdp_d", "int"), _decl("mdp_nd", "int"), _decl("mdp_my_lo", "long long"),
+            _decl("mdp_my_n", "long long"), _decl("mdp_los[MDP_MD_MAX]", "long long"),
+            _decl("mdp_ns[MDP_MD_MAX]", "long long"), _decl("mdp_t0", "double"),
+            _decl("mdp_st", "char", _id("NULL"), pointer=True), _decl("mdp_k", "long long", _id("0")),
+            _call(init, c_ast.Constant("string", '"' + self.spec + '"')),
+            c_ast.Assignment("=", _id("mdp_nd"), _id("mdp_md_n")),
+            self.per_slot("0", [_call("mdp_md_block", _id(LO), _id(EXTENT), _id("mdp_d"), _id("&mdp_los[mdp_d]"),
+                                      _id("&mdp_ns[mdp_d]"))]),
+        ]
+        if split.kind == "reduction":
+            body += self.reduction_before()
+        body.append(c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_md_now")))
+        for phase in ("0", "1"):
+            args = [_id("mdp_d"), _id(phase)]
+            args += [_id("mdp_los[mdp_d]" if b.name == LO else "mdp_ns[mdp_d]" if b.name == EXTENT else b.name)
+                     for b in split.params]
+            body.append(self.per_slot("0", [c_ast.FuncCall(_id(split.sliced.name), c_ast.ExprList(args))]))
+        if self.api == "cuda":
+            body.append(_call("mdp_md_cu_done"))
+        body += self.gather_packed() if split.kind == "concat" else self.combine()
+        body.append(_call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
+                          c_ast.BinaryOp("-", _call("mdp_md_now"), _id("mdp_t0"))))
+        body += [c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(["void"]))),
+                            _id(v)) for v in ("mdp_my_lo", "mdp_my_n", "mdp_st", "mdp_k")]
+        params = c_ast.ParamList([param_decl(b) for b in split.params])
+        ftype = c_ast.FuncDecl(params, c_ast.TypeDecl(m.name, [], None, c_ast.IdentifierType(["void"])))
+        fdef = c_ast.FuncDef(c_ast.Decl(m.name, [], [], ["static"], [], ftype, None, None), None,
+                             c_ast.Compound(body))
+        return self.c(fdef)
+
+
+def check_spec(spec: str) -> str | None:
+    """Why ``spec`` is not a ``--devices`` value ("all", a count, or device indices "0,1"), or ``None``."""
+    if spec == "all" or (spec.isdigit() and 1 <= int(spec) <= 16):
+        return None
+    parts = spec[:-1].split(",") if spec.endswith(",") else spec.split(",")
+    if "," in spec and all(p.isdigit() for p in parts) and len(parts) <= 16:
+        return None
+    return (f"expects 'all', a device count from 1 to 16, or a list of at most 16 device indices such as "
+            f"'0,1' (one device: '1,'), got '{spec}'")
+
+
+def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str) -> GeneratedCode:
+    """The code running ``plan`` (of ``split.sliced``) over the devices ``spec``; see the module docstring.
+
+    :raises UnsupportedInput: when a written buffer is not an output of the computation."""
+    copies = _copies(plan, split)
+    writer: HostWriter
+    if api == "opencl":
+        source = opencl_kernel_source(plan)
+        writer = OpenCLSlotWriter(plan, copies)
+        preamble = opencl_preamble() + c_file("multi_device.h") + c_file("multi_device_opencl.h")
+        headers: tuple[str, ...] = ("CL/cl.h", "stdio.h", "stdlib.h", "string.h")
+        flags: tuple[str, ...] = ("-lOpenCL",)
+        ext = ".cl"
+    else:
+        source = cuda_kernel_source(plan)
+        writer = CudaSlotWriter(plan, copies)
+        preamble = cuda_preamble() + c_file("multi_device.h") + c_file("multi_device_cuda.h")
+        headers = ("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h")
+        flags = ("-lcuda", "-lnvrtc")
+        ext = ".cu"
+    definition = writer.function(source) + "\n" + _DeviceWrapper(split, api, spec).function()
+    call = CEmitter(_NoDialect()).call(replace(plan, name=split.original.name))
+    return GeneratedCode(name=split.original.name, definition=definition, call=call, headers=headers, flags=flags,
+                         device_sources=((plan.name + ext, source),), preamble=preamble)
+
+
