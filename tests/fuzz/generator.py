@@ -271,7 +271,9 @@ class _Gen:
         lp = self.rng.choice(loops)
         top = lp.value + lp.hi_off
         e: Expr = Name(lp.var)
-        if (fp and self.rng.random() < 0.6) or (not fp and lp.ctype != "int"):
+        # an unsigned iterator left bare would make ``i + a[k]`` unsigned (a negative ``a[k]`` wraps
+        # to ~2^32: no longer exact in floating point)
+        if (fp and self.rng.random() < 0.6) or lp.ctype != "int":
             e = Cast(ctype if fp else "int", e)
         return Val(e, fp, 0, float(top))
 
