@@ -47,7 +47,7 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
     """The ``NestAnalysis`` of one candidate (``mdh`` set, or ``kept`` with a located reason, and
     then the schedule of host loops and computations inside it, when there is one)."""
     whole = analyze_band(parsed, cand, options)
-    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options))
+    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes))
 
 
 def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:

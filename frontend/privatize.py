@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
@@ -35,6 +36,7 @@ from pycparserext.ext_c_generator import GnuCGenerator
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
@@ -52,9 +54,10 @@ class _Refused(Exception):
     """Privatization does not apply; the message says why."""
 
 
-def privatize_nest(parsed: ParsedFile, cand: Candidate) -> PrivateLoop | str | None:
+def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None) -> PrivateLoop | str | None:
     """The nest ``cand`` with its outer band parallel and its temporaries private, the reason it
-    cannot be (a sentence), or ``None`` when the band carries no dependence on a temporary."""
+    cannot be (a sentence), or ``None`` when the band carries no dependence on a temporary.
+    ``sizes``: known values of size parameters (``--size``), besides those of the call sites."""
     try:
         scop = extract_scop(parsed, cand, privatize=False)
         band = _band(cand.node)
@@ -71,12 +74,29 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate) -> PrivateLoop | str | N
         try:
             result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k])
             if result is not None:
-                return result
+                known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
+                return replace(result, work=_instances(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):
             return None
     return refusal
+
+
+def _instances(scop: Scop, known: dict[str, int]) -> int | None:
+    """How many statement instances the nest runs (``None`` when a size is unknown)."""
+    if any(p not in known for p in scop.params):
+        return None
+    total = 0
+    for st in scop.statements:
+        dom = isl.Set(scop.domain_str(st))
+        for q, name in enumerate(scop.params):
+            dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
+        count = dom.count_val()
+        if not count.is_int():
+            return None
+        total += count.to_python()
+    return total
 
 
 def _band(node: c_ast.For) -> list[c_ast.For]:

@@ -318,14 +318,15 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     return items
 
 
-def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_band: AnalyseBand) -> NestAnalysis:
+def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_band: AnalyseBand,
+              sizes: dict[str, int] | None = None) -> NestAnalysis:
     """``whole`` (a nest's analysis as one band) with its schedule when it is kept: its outer loops
     made parallel by privatizing temporaries (``mdpoly.frontend.privatize``) when that applies,
     else host loops around computations (``schedule_nest``), else none (and why privatization
     was refused, when it was tried)."""
     refusal = ""
     if whole.mdh is None and whole.kept is not None and whole.kept.code in _PRIVATIZE:
-        private = privatize_nest(parsed, cand)
+        private = privatize_nest(parsed, cand, sizes)
         if isinstance(private, PrivateLoop):
             return replace(whole, schedule=(private,))
         refusal = private or ""

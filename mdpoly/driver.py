@@ -30,7 +30,7 @@ from mdpoly.ir.nest import (
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
-from mdpoly.profitability import too_little_work
+from mdpoly.profitability import MIN_WORK, too_little_work
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
 from mdpoly.tuning.hook import choose
@@ -159,8 +159,11 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             own[len(definitions) - 1] = code.name
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp")
+    rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
+                                       min_work=0 if options.all_nests or nest.requested else MIN_WORK)
     if not calls and not rendered.private_loops:
+        if rendered.small:
+            return None, _kept(nest, "too-little-work", "too little work")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]

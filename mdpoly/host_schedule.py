@@ -81,10 +81,11 @@ class RenderedSchedule:
     definitions: tuple[str, ...]
     regions: tuple[tuple[SourceLoc, str], ...]
     private_loops: int = 0  # how many ``PrivateLoop``s run in parallel
+    small: int = 0  # how many were kept as written for too little work
 
 
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
-                            teams: dict[int, TeamCode], openmp: bool = False) -> RenderedSchedule:
+                            teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
     region (``teams``: the transformed computations' ``TeamCode``, by ``id``).
 
@@ -94,11 +95,14 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     run on one thread (``single``, with its barrier). A computation's run-time checks are
     evaluated once before the region when nothing in the loop can change what they read, else
     by one thread per iteration into a shared flag. Afterwards the host loops' headers run once
-    more, empty, to leave their iterators at their exit values."""
+    more, empty, to leave their iterators at their exit values.
+
+    With ``openmp``, a ``PrivateLoop`` runs in parallel unless it is known to run fewer than
+    ``min_work`` operations (two per statement instance)."""
     lines = ["{"]
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
-    private = 0
+    private = small = 0
     for it in items:
         if isinstance(it, HostLoop):
             why = _region_refusal(it, calls, teams)
@@ -107,12 +111,14 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
                 lines.extend(_region(it, calls, teams, len(notes), definitions))
                 continue
         if isinstance(it, PrivateLoop) and openmp:
-            lines.extend(_block(_private_loop(it), 1))
-            private += 1
-            continue
+            if it.work is None or 2 * it.work >= min_work:
+                lines.extend(_block(_private_loop(it), 1))
+                private += 1
+                continue
+            small += 1
         _render((it,), calls, 1, lines)
     lines.append("}")
-    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), private)
+    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), private, small)
 
 
 def _host_loops(loop: HostLoop) -> list[HostLoop]:

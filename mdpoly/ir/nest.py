@@ -125,7 +125,8 @@ class PrivateLoop:
     ``text`` is the nest with the copies' names, ``original`` the nest as written (what runs when
     ``checks`` or ``preconditions`` fail); ``private``: iterators of inner loops declared outside
     the nest; ``exits``: the band's headers around nothing, which leave its iterators at their
-    exit values (``""`` when each header declares its own); ``params``: the size parameters.
+    exit values (``""`` when each header declares its own); ``params``: the size parameters;
+    ``work``: how many statement instances it runs, where the sizes are known.
     """
 
     iterators: tuple[str, ...]
@@ -138,6 +139,7 @@ class PrivateLoop:
     checks: tuple[AliasCheck, ...]
     preconditions: tuple[Precondition, ...]
     params: tuple[str, ...]
+    work: int | None = None
 
 
 ScheduleItem = HostLoop | HostStatement | Computation | PrivateLoop
