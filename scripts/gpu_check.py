@@ -4,6 +4,7 @@
 Two steps, so that the GPU machine needs no mdpoly (nor its Python dependencies)::
 
     scripts/gpu_check.py prepare DIR [--targets cuda,opencl] [--examples a,b] [--sizes default,primes]
+                                     [--devices all]    # mdpoly --devices: split over local GPUs
         # here, with mdpoly: copies every c_examples program, writes mdpoly's out.c for every
         # target and size set, plus manifest.json and differential.py, into DIR
     scripts/gpu_check.py run DIR [--targets cuda,opencl] [--timeout 120]
@@ -43,7 +44,8 @@ TARGETS = ("cuda", "opencl")
 # {{{ prepare (needs mdpoly)
 
 
-def prepare(out_dir: Path, targets: list[str], examples: list[str] | None, sizes: list[str] | None) -> int:
+def prepare(out_dir: Path, targets: list[str], examples: list[str] | None, sizes: list[str] | None,
+            devices: str = "") -> int:
     sys.path[:0] = [str(REPO), str(REPO / "tests" / "e2e")]
     from test_examples import EXAMPLES  # the size sets and tolerances of the e2e tests
 
@@ -65,7 +67,8 @@ def prepare(out_dir: Path, targets: list[str], examples: list[str] | None, sizes
                 rel = f"{target}/{ex.name}-{size_id}.c"
                 (out_dir / target).mkdir(exist_ok=True)
                 cmd = [sys.executable, "-m", "mdpoly", str(ex.source), "-o", str(out_dir / rel), "--target", target,
-                       "--all-nests", "--no-tune", "-q", *[f"-D{k}={v}" for k, v in defines.items()]]
+                       "--all-nests", "--no-tune", "-q", *[f"-D{k}={v}" for k, v in defines.items()],
+                       *(["--devices", devices] if devices else [])]
                 proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO)
                 if proc.returncode != 0:
                     print(f"mdpoly failed for {rel}:\n{proc.stderr[-2000:]}", file=sys.stderr)
@@ -231,6 +234,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--sizes", default="")
     p.add_argument("--timeout", type=float, default=120.0)
     p.add_argument("--jobs", type=int, default=min(8, os.cpu_count() or 1))
+    p.add_argument("--devices", default="", help="prepare: generate with mdpoly --devices DEVICES (all, N, 0,1)")
     ns = p.parse_args(argv)
     targets = [t for t in ns.targets.split(",") if t]
     bad = [t for t in targets if t not in TARGETS]
@@ -239,7 +243,7 @@ def main(argv: list[str] | None = None) -> int:
     rc = 0
     if ns.step in ("prepare", "all"):
         rc = prepare(ns.dir, targets, [e for e in ns.examples.split(",") if e] or None,
-                     [s for s in ns.sizes.split(",") if s] or None)
+                     [s for s in ns.sizes.split(",") if s] or None, ns.devices)
     if ns.step in ("run", "all"):
         rc = run(ns.dir, targets, ns.timeout, ns.jobs) or rc
     return rc
