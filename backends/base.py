@@ -12,6 +12,7 @@ from typing import Generic, TypeVar
 
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.plan import Plan
+from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 
 #: What lowering produces for some target: a loop-tree ``Plan`` (OpenMP) or a ``KernelPlan``
@@ -42,6 +43,9 @@ class GeneratedCode:
     #: the computation as run by every thread of a parallel region around it (OpenMP; ``None``
     #: where the target or the plan has none)
     team: TeamCode | None = None
+    #: a GPU computation's device buffers and run-time checks, for keeping its arrays on the
+    #: device over a host loop around it (``mdpoly.residency``; ``None``: it cannot take part)
+    device_data: DeviceData | None = None
 
 
 @dataclass(frozen=True, slots=True)

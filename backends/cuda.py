@@ -28,6 +28,7 @@ from mdpoly.backends.c_emit import CEmitter
 from mdpoly.backends.c_files import c_file
 from mdpoly.backends.cuda_host import host_function, host_preamble
 from mdpoly.backends.opencl import KernelWriter, _Lines, _NoDialect
+from mdpoly.backends.resident import device_data
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.target import TargetCaps
 
@@ -107,4 +108,4 @@ class CudaBackend(Backend[KernelPlan]):
         return GeneratedCode(name=plan.name, definition=definition, call=call,
                              headers=("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h"),
                              flags=("-lcuda", "-lnvrtc"), device_sources=((plan.name + ".cu", source),),
-                             preamble=host_preamble())
+                             preamble=host_preamble(), device_data=device_data(plan))

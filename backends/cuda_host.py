@@ -112,6 +112,14 @@ class CudaHostWriter(HostWriter):
 
     def buffers_in(self) -> None:
         for b in self.globals:
+            if self.resident:
+                self.w(f"mdp_res_{b.name} = mdp_cu_resident_find((const void *){b.name}, mdp_bytes_{b.name}, "
+                       f"&mdp_dev_{b.name});")
+                self.w(f"if (!mdp_res_{b.name}) {{")
+                self.lines.append("    " * 2 + f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
+                self.lines.append("    " * 2 + f"mdp_dev_{b.name} = mdp_mem_{b.name};")
+                self.w("}")
+                continue
             self.w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
         for s in self.spec.scratch:
             self.w(f"mdp_cu_buffer(&mdp_mem_{s.name}, &mdp_cap_{s.name}, {self.scratch_bytes(s)});")
@@ -119,7 +127,10 @@ class CudaHostWriter(HostWriter):
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(0);")
         for b in self.globals:
-            if b.copy_in:
+            if b.copy_in and self.resident:
+                self.w(f"if (mdp_bytes_{b.name} && !mdp_res_{b.name})")
+                self.w("    " + self.copy_in_call(b.name))
+            elif b.copy_in:
                 self.copy_in(b.name)
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(1);")
@@ -163,5 +174,6 @@ def _suffix(k: int) -> str:
 
 
 def host_function(plan: KernelPlan, source: str) -> str:
-    """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
-    return CudaHostWriter(plan).function(source)
+    """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
+    data region's device copy of a buffer where there is one)."""
+    return CudaHostWriter(plan, resident=True).function(source)

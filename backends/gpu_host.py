@@ -79,6 +79,8 @@ class HostWriter:
     """The API-independent host function for one plan; subclasses override the spellings.
 
     :arg plan: the nest's plan.
+    :arg resident: look each global buffer up among the arrays a data region keeps on the device
+        (``mdpoly.ir.residency``): one found there is used as it is, neither copied in nor out.
     """
 
     #: the C type of a kernel handle and of a device buffer
@@ -91,8 +93,9 @@ class HostWriter:
     #: name prefix of the embedded kernel source string
     src_prefix = "mdp_src_"
 
-    def __init__(self, plan: KernelPlan) -> None:
+    def __init__(self, plan: KernelPlan, resident: bool = False) -> None:
         self.plan = plan
+        self.resident = resident
         self.spec = launch_of(plan)
         self.name = plan.name
         self.globals = [b for b in plan.buffers if b.role == "global"]
@@ -127,7 +130,7 @@ class HostWriter:
         self.before_copy_out()
         for b in self.globals:
             if b.copy_out:
-                self.w(f"if (mdp_bytes_{b.name})")
+                self.w(f"if (mdp_bytes_{b.name}{f' && !mdp_res_{b.name}' if self.resident else ''})")
                 self.w("    " + self.copy_out(b.name))
         self.finish()
         self.lines.append("}")
@@ -154,6 +157,9 @@ class HostWriter:
             self.w(f"static {self.mem_type} mdp_mem_{b.name};")
             self.w(f"static size_t mdp_cap_{b.name};")
             self.w(f"const size_t mdp_bytes_{b.name} = (size_t)({b.count}) * sizeof({b.host_type});")
+            if self.resident:   # the device buffer this call uses: its own or a data region's
+                self.w(f"{self.mem_type} mdp_dev_{b.name} = 0;")
+                self.w(f"int mdp_res_{b.name} = 0;")
         for s in self.spec.scratch:
             self.w(f"static {self.mem_type} mdp_mem_{s.name};")
             self.w(f"static size_t mdp_cap_{s.name};")
@@ -181,6 +187,8 @@ class HostWriter:
                 out.append(KernelArg(a.name, a.name, True))
             elif a.kind == "index":
                 out.append(KernelArg(a.name, self.ix, False))
+            elif self.resident and a.kind == "buffer":
+                out.append(KernelArg(f"mdp_dev_{a.name}", self.mem_type, False))
             else:
                 out.append(KernelArg(f"mdp_mem_{a.name}", self.mem_type, False))
         return out

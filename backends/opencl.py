@@ -17,6 +17,7 @@ from mdpoly.backends.base import Backend, GeneratedCode
 from mdpoly.backends.c_emit import CEmitter
 from mdpoly.backends.c_files import c_file
 from mdpoly.backends.opencl_host import host_function, host_preamble
+from mdpoly.backends.resident import device_data
 from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
 from mdpoly.ir.mdh import Combine
 from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
@@ -693,4 +694,5 @@ class OpenCLBackend(Backend[KernelPlan]):
         call = CEmitter(_NoDialect()).call(plan)
         return GeneratedCode(name=plan.name, definition=definition, call=call,
                              headers=("CL/cl.h", "stdio.h", "stdlib.h", "string.h"), flags=("-lOpenCL",),
-                             device_sources=((plan.name + ".cl", source),), preamble=host_preamble())
+                             device_sources=((plan.name + ".cl", source),), preamble=host_preamble(),
+                             device_data=device_data(plan))

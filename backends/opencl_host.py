@@ -72,6 +72,18 @@ class OpenCLHostWriter(HostWriter):
     def buffers_in(self) -> None:
         for b in self.globals:
             flags = "CL_MEM_READ_WRITE" if b.written else "CL_MEM_READ_ONLY"
+            if self.resident:
+                self.w(f"mdp_res_{b.name} = mdp_cl_resident_find((const void *){b.name}, mdp_bytes_{b.name}, "
+                       f"&mdp_dev_{b.name});")
+                self.w(f"if (!mdp_res_{b.name}) {{")
+                self.lines.append("    " * 2 + f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, "
+                                  f"mdp_bytes_{b.name}, {flags});")
+                self.lines.append("    " * 2 + f"mdp_dev_{b.name} = mdp_mem_{b.name};")
+                if b.copy_in:
+                    self.lines.append("    " * 2 + f"if (mdp_bytes_{b.name})")
+                    self.lines.append("    " * 3 + self.copy_in_call(b.name))
+                self.w("}")
+                continue
             self.w(f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name}, {flags});")
             if b.copy_in:
                 self.copy_in(b.name)
@@ -126,5 +138,6 @@ def _suffix(k: int) -> str:
 
 
 def host_function(plan: KernelPlan, source: str) -> str:
-    """The kernel source string and ``static void <name>(params)`` that runs ``plan``."""
-    return OpenCLHostWriter(plan).function(source)
+    """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
+    data region's device copy of a buffer where there is one)."""
+    return OpenCLHostWriter(plan, resident=True).function(source)

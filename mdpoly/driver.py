@@ -18,6 +18,7 @@ from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
+    SourceLoc,
     UnsupportedInput,
 )
 from mdpoly.host_schedule import render_schedule_regions
@@ -28,9 +29,11 @@ from mdpoly.ir.nest import (
     schedule_computations,
 )
 from mdpoly.ir.ranks import RankSplit
+from mdpoly.ir.residency import DeviceData
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
 from mdpoly.profitability import MIN_WORK, too_little_work
+from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
 from mdpoly.tuning.hook import choose
@@ -143,6 +146,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     assert nest.schedule is not None
     calls: dict[int, str] = {}
     teams: dict[int, TeamCode] = {}
+    data: dict[int, DeviceData] = {}   # GPU computations: what they keep on the device
     own: dict[int, str] = {}  # definitions a region may leave uncalled: index -> function name
     parts: list[NestOutcome] = []
     definitions: list[str] = []
@@ -157,6 +161,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if code.team is not None:
             teams[id(comp)] = code.team
             own[len(definitions) - 1] = code.name
+        if code.device_data is not None:
+            data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
@@ -166,9 +172,15 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             return None, _kept(nest, "too-little-work", "too little work")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
+    resident: tuple[tuple[SourceLoc, str], ...] = ()
+    if target.name in ("opencl", "cuda") and calls:   # data kept on the device over host loops
+        refused = ("--mpi: each rank's call gathers its results on the host" if options.mpi else
+                   "--devices: each device holds its own copies" if options.devices is not None else "")
+        text, resident = render_resident(nest.schedule, calls, data, target.name, refused)
+        rendered = replace(rendered, text=text)
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
-                          parts=tuple(parts), regions=rendered.regions if teams else ())
+                          parts=tuple(parts), regions=rendered.regions if teams else (), resident=resident)
     return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
             outcome)

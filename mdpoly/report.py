@@ -54,8 +54,9 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     """The remark (transformed) or note/warning (kept) for one nest."""
     n = o.nest
     if o.status == "transformed" and n.schedule is not None:
+        resident = "".join(f"; {note}" for _, note in o.resident)
         return Diagnostic(Severity.REMARK, "", n.loc,
-                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions)}")
+                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions)}{resident}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
@@ -152,6 +153,9 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
         entry = _nest_dict(o)
         if o.nest.schedule is not None and (o.parts or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)):
             entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions)
+            if o.resident:   # GPU: the data kept on the device over each outermost host loop
+                entry["device_data"] = [{"line": loc.line, "column": loc.column, "note": note}
+                                        for loc, note in o.resident]
         nests.append(entry)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mdpoly_version": __version__}
     if options is not None:

@@ -408,4 +408,74 @@ static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
     mdp_cu_check(cuMemAlloc(mem, bytes), "cuMemAlloc");
     *cap = bytes;
 }
+
+/* Device residency over a host loop (mdpoly.residency): each array registered here by
+   mdp_cu_resident_enter has one device buffer for the whole loop; the nests' functions find it by
+   the host address they are given (mdp_cu_resident_find) and then neither copy it in nor out;
+   mdp_cu_resident_exit copies the written ones back once and frees them. */
+#define MDP_CU_MAX_RESIDENT 64
+static struct { const void *host; size_t bytes; CUdeviceptr mem; int download; } mdp_cu_res[MDP_CU_MAX_RESIDENT];
+static int mdp_cu_nres;
+static long mdp_cu_res_uploads, mdp_cu_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
+
+static void mdp_cu_resident_report(void)
+{
+    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld\n", mdp_cu_res_uploads, mdp_cu_res_downloads);
+    fflush(stderr);
+}
+
+static void mdp_cu_resident_enter(const void *host, size_t bytes, int upload, int download)
+{
+    static int reported;
+    mdp_cu_init();
+    mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
+    if (mdp_cu_profile && !reported) {
+        reported = 1;
+        atexit(mdp_cu_resident_report);
+    }
+    if (mdp_cu_nres == MDP_CU_MAX_RESIDENT)
+        mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_resident_enter (too many arrays)");
+    mdp_cu_res[mdp_cu_nres].host = host;
+    mdp_cu_res[mdp_cu_nres].bytes = bytes;
+    mdp_cu_res[mdp_cu_nres].download = download;
+    mdp_cu_check(cuMemAlloc(&mdp_cu_res[mdp_cu_nres].mem, bytes ? bytes : 1), "cuMemAlloc");
+    if (upload && bytes) {
+        mdp_cu_check(cuMemcpyHtoD(mdp_cu_res[mdp_cu_nres].mem, host, bytes), "cuMemcpyHtoD");
+        ++mdp_cu_res_uploads;
+    }
+    ++mdp_cu_nres;
+}
+
+/* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
+static int mdp_cu_resident_find(const void *host, size_t bytes, CUdeviceptr *mem)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nres; ++i) {
+        const char *lo = (const char *)mdp_cu_res[i].host, *p = (const char *)host;
+        if (p == lo && bytes <= mdp_cu_res[i].bytes) {
+            *mem = mdp_cu_res[i].mem;
+            return 1;
+        }
+        if (p < lo + mdp_cu_res[i].bytes && lo < p + bytes) {
+            fprintf(stderr, "mdpoly: internal error: a nest's buffer overlaps a resident array in part\n");
+            exit(1);
+        }
+    }
+    return 0;
+}
+
+static void mdp_cu_resident_exit(void)
+{
+    if (mdp_cu_nres > 0)
+        mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
+    for (; mdp_cu_nres > 0; --mdp_cu_nres) {
+        int i = mdp_cu_nres - 1;
+        if (mdp_cu_res[i].download && mdp_cu_res[i].bytes) {
+            mdp_cu_check(cuMemcpyDtoH((void *)mdp_cu_res[i].host, mdp_cu_res[i].mem, mdp_cu_res[i].bytes),
+                         "cuMemcpyDtoH");
+            ++mdp_cu_res_downloads;
+        }
+        mdp_cu_check(cuMemFree(mdp_cu_res[i].mem), "cuMemFree");
+    }
+}
 #endif /* MDP_CUDA_RUNTIME */

@@ -319,4 +319,92 @@ static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *valu
         *valid = 1;
     }
 }
+
+/* Device residency over a host loop (mdpoly.residency): each array registered here by
+   mdp_cl_resident_enter has one device buffer for the whole loop; the nests' functions find it by
+   the host address they are given (mdp_cl_resident_find) and then neither copy it in nor out;
+   mdp_cl_resident_exit copies the written ones back once and releases them. */
+#define MDP_CL_MAX_RESIDENT 64
+static struct { const void *host; size_t bytes; cl_mem mem; int download; } mdp_cl_res[MDP_CL_MAX_RESIDENT];
+static int mdp_cl_nres;
+static long mdp_cl_res_uploads, mdp_cl_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
+static double mdp_cl_res_ns;
+
+static void mdp_cl_res_profile(cl_event ev)
+{
+    cl_ulong first = 0, last = 0;
+    mdp_cl_res_ns += mdp_cl_event_ns(ev, &first, &last);
+}
+
+static void mdp_cl_resident_report(void)
+{
+    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld transfer_ms=%.6f\n", mdp_cl_res_uploads,
+            mdp_cl_res_downloads, mdp_cl_res_ns * 1e-6);
+    fflush(stderr);
+}
+
+static void mdp_cl_resident_enter(const void *host, size_t bytes, int upload, int download)
+{
+    static int reported;
+    cl_int err;
+    cl_event ev;
+    mdp_cl_init();
+    if (mdp_cl_profile && !reported) {
+        reported = 1;
+        atexit(mdp_cl_resident_report);
+    }
+    if (mdp_cl_nres == MDP_CL_MAX_RESIDENT)
+        mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_resident_enter (too many arrays)");
+    mdp_cl_res[mdp_cl_nres].host = host;
+    mdp_cl_res[mdp_cl_nres].bytes = bytes;
+    mdp_cl_res[mdp_cl_nres].download = download;
+    mdp_cl_res[mdp_cl_nres].mem = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    mdp_cl_check(err, "clCreateBuffer");
+    if (upload && bytes) {
+        mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_res[mdp_cl_nres].mem, CL_FALSE, 0, bytes, host, 0, NULL,
+                                          mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBuffer");
+        if (mdp_cl_profile) {
+            mdp_cl_check(clWaitForEvents(1, &ev), "clWaitForEvents");
+            mdp_cl_res_profile(ev);
+            ++mdp_cl_res_uploads;
+        }
+    }
+    ++mdp_cl_nres;
+}
+
+/* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
+static int mdp_cl_resident_find(const void *host, size_t bytes, cl_mem *mem)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nres; ++i) {
+        const char *lo = (const char *)mdp_cl_res[i].host, *p = (const char *)host;
+        if (p == lo && bytes <= mdp_cl_res[i].bytes) {
+            *mem = mdp_cl_res[i].mem;
+            return 1;
+        }
+        if (p < lo + mdp_cl_res[i].bytes && lo < p + bytes) {
+            fprintf(stderr, "mdpoly: internal error: a nest's buffer overlaps a resident array in part\n");
+            exit(1);
+        }
+    }
+    return 0;
+}
+
+static void mdp_cl_resident_exit(void)
+{
+    cl_event ev;
+    for (; mdp_cl_nres > 0; --mdp_cl_nres) {
+        int i = mdp_cl_nres - 1;
+        if (mdp_cl_res[i].download && mdp_cl_res[i].bytes) {
+            mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes,
+                                             (void *)mdp_cl_res[i].host, 0, NULL, mdp_cl_profile ? &ev : NULL),
+                         "clEnqueueReadBuffer");
+            if (mdp_cl_profile) {
+                mdp_cl_res_profile(ev);
+                ++mdp_cl_res_downloads;
+            }
+        }
+        mdp_cl_check(clReleaseMemObject(mdp_cl_res[i].mem), "clReleaseMemObject");
+    }
+}
 #endif /* MDP_OPENCL_RUNTIME */

@@ -175,6 +175,9 @@ class NestOutcome:
     ranks: str | None = None
     #: ``--devices``: which dimension was split over the devices, or why none was
     devices: str | None = None
+    #: a scheduled GPU nest: for each outermost host loop (by its location), which arrays stay on
+    #: the device over it (``mdpoly.residency``), or why none do
+    resident: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

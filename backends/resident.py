@@ -1,0 +1,81 @@
+"""Device residency in C: what a GPU computation uses (``device_data``) and the C of a data region.
+
+``device_data(plan)`` describes a ``KernelPlan``'s global buffers for the region planner
+(``mdpoly.residency``) as ``DeviceData``; ``region_c(region, api, number, loop, fallback)``
+renders a planned ``DataRegion``: the run-time checks once, then either the arrays registered
+with the API's runtime (``mdp_cl_resident_enter``/``mdp_cu_resident_enter`` in
+``backends/c/<api>_host.h``), the loop, and their release (copies back of the written ones), or
+the loop as it was, with per-call copies. Nothing here decides; the region is already planned.
+"""
+
+from __future__ import annotations
+
+from typing import cast
+
+from mdpoly.backends.c_emit import CEmitter, Dialect
+from mdpoly.ir.kernel import KernelPlan
+from mdpoly.ir.residency import DataRegion, DeviceData, DeviceUse, ResidentArray
+
+_PREFIX = {"opencl": "mdp_cl", "cuda": "mdp_cu"}
+
+
+def device_data(plan: KernelPlan) -> DeviceData:
+    """``plan``'s global buffers as the call site names them, and its run-time check statement."""
+    params = {b.name: b for b in plan.params}
+    computed = {b.name for b in plan.params if b.c_value}
+    uses: list[DeviceUse] = []
+    for b in plan.buffers:
+        if b.role != "global":
+            continue
+        p = params.get(b.name)
+        direct = (p is not None and p.kind in ("array", "pointer") and not p.rows_of and not p.c_value
+                  and not any(name in b.count for name in computed))
+        uses.append(DeviceUse(b.name, b.host_type, b.count, b.copy_in or not b.written, b.written, direct))
+    # the checks of a call need no loop spellings, hence no dialect
+    _, _, check = CEmitter(cast(Dialect, None)).team_call(plan, plan.name)  # type: ignore[arg-type]
+    return DeviceData(tuple(uses), check)
+
+
+def _bytes(a: ResidentArray) -> str:
+    counts = [f"(size_t)({c})" for c in a.counts]
+    total = counts[0]
+    for c in counts[1:]:
+        total = f"MDP_MAX({total}, {c})"
+    return f"{total} * sizeof({a.host_type})"
+
+
+def _disjoint(a: str, a_bytes: str, b: str, b_bytes: str) -> str:
+    return (f"((const char *){a} + {a_bytes} <= (const char *){b} || "
+            f"(const char *){b} + {b_bytes} <= (const char *){a})")
+
+
+def region_c(region: DataRegion, api: str, number: int, loop: str, fallback: str) -> str:
+    """The C of ``region`` (the ``number``-th of the file's nest): ``loop`` runs with the arrays
+    resident when every check holds and the arrays do not overlap, else ``fallback``."""
+    pre = _PREFIX[api]
+    ok = f"mdp_res{number}_ok"
+    lines = ["{", f"  int {ok} = 1;"]
+    for check in region.checks:
+        lines.append("  {")
+        lines.append("    int mdp_alias_ok;")
+        lines.extend("    " + ln for ln in check.splitlines())
+        lines.append(f"    {ok} = {ok} && mdp_alias_ok;")
+        lines.append("  }")
+    sizes = {a.name: f"mdp_res{number}_{a.name}" for a in (*region.arrays, *region.others)}
+    for a in (*region.arrays, *region.others):
+        lines.append(f"  const size_t {sizes[a.name]} = {_bytes(a)};")
+    pairs = [(x, y) for k, x in enumerate(region.arrays) for y in region.arrays[k + 1:]]
+    pairs += [(x, y) for x in region.arrays for y in region.others]
+    for x, y in pairs:
+        lines.append(f"  {ok} = {ok} && {_disjoint(x.name, sizes[x.name], y.name, sizes[y.name])};")
+    lines.append(f"  if ({ok}) {{")
+    for a in region.arrays:
+        lines.append(f"    {pre}_resident_enter((const void *){a.name}, {sizes[a.name]}, {int(a.upload)}, "
+                     f"{int(a.download)});")
+    lines.extend("    " + ln if ln.strip() and not ln.startswith("#") else ln for ln in loop.splitlines())
+    lines.append(f"    {pre}_resident_exit();")
+    lines.append("  } else {")
+    lines.extend("    " + ln if ln.strip() and not ln.startswith("#") else ln for ln in fallback.splitlines())
+    lines.append("  }")
+    lines.append("}")
+    return "\n".join(lines)

@@ -1,0 +1,80 @@
+"""Device residency IR: host arrays that stay on the GPU over a sequential host loop.
+
+A GPU computation inside a host loop (``for t: { B = f(A); A = g(B); }``) would copy its inputs
+to the device and its outputs back on every call. A ``DataRegion`` says instead that each of its
+``arrays`` is copied to one device buffer once before the loop (``upload``), used by every
+computation inside through that buffer (the generated functions find it by the host address
+they are given), and copied back once after the loop (``download``: only what is written inside).
+
+* ``DeviceUse``: what one generated GPU computation tells the planner about one of its global
+  buffers (produced by the OpenCL/CUDA backends, ``GeneratedCode.device_data``);
+* ``DeviceData``: all of a computation's uses plus its run-time check text;
+* ``ResidentArray``/``DataRegion``: the plan (``mdpoly.residency``), rendered by the host writers
+  (``mdpoly.backends.resident``) without further decisions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mdpoly.diagnostics import SourceLoc
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceUse:
+    """One global buffer of a GPU computation: the host array ``name`` (element type
+    ``host_type``), ``count`` elements from its start (C text over names of the call site),
+    whether the computation reads it or needs its old contents (``reads``) and writes it;
+    ``direct``: the call passes the array itself (not an address, a computed value or a view),
+    so that the region can name it at the call site."""
+
+    name: str
+    host_type: str
+    count: str
+    reads: bool
+    written: bool
+    direct: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceData:
+    """What a generated GPU computation uses on the device: its global buffers and the statement
+    that sets ``int mdp_alias_ok`` to its run-time checks (``""``: none)."""
+
+    uses: tuple[DeviceUse, ...]
+    check: str
+
+
+@dataclass(frozen=True, slots=True)
+class ResidentArray:
+    """A host array kept on the device over a region: ``counts`` (C text; the region allocates
+    the largest), copied in before the loop when ``upload``, back after it when ``download``."""
+
+    name: str
+    host_type: str
+    counts: tuple[str, ...]
+    upload: bool
+    download: bool
+
+
+@dataclass(frozen=True, slots=True)
+class DataRegion:
+    """A host loop (``loc``, iterator ``iterator``) whose computations share the device copies
+    of ``arrays``. ``checks``: the computations' run-time check statements, evaluated once before
+    the loop (each sets ``int mdp_alias_ok``); ``others``: the computations' arrays that are not
+    resident, checked not to overlap the resident ones. When a check fails, the loop runs as
+    before, with per-call copies (and each computation's own fallback)."""
+
+    loc: SourceLoc
+    iterator: str
+    arrays: tuple[ResidentArray, ...]
+    checks: tuple[str, ...]
+    others: tuple[ResidentArray, ...] = ()
+
+    def note(self) -> str:
+        """The report's line for the region."""
+        names = ", ".join(a.name for a in self.arrays)
+        up = ", ".join(a.name for a in self.arrays if a.upload) or "none"
+        down = ", ".join(a.name for a in self.arrays if a.download) or "none"
+        return (f"{names} stay on the device over loop '{self.iterator}' "
+                f"(copied in once before it: {up}; copied back once after it: {down})")
