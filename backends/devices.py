@@ -24,13 +24,16 @@ with
     likewise); the wrapper combines them in slot order with the dimension's operator, then applies
     the start values and finishing expressions once, as ``--mpi`` does.
 
-Every slot receives its inputs whole (first version: no input footprints). The C runtime is
+Copies in: a buffer whose every access (at most two) subscripts whole rows of its outermost
+dimension gets only the rows the slot's block reads or updates (the least and greatest first
+subscript over the block's box, ``_footprints``); any other buffer is copied in whole. The C runtime is
 ``backends/c/multi_device.h`` plus its API part (``multi_device_opencl.h``,
 ``multi_device_cuda.h``).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 
 from pycparser import c_ast, c_generator
@@ -50,9 +53,10 @@ from mdpoly.backends.opencl_host import host_preamble as opencl_preamble
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.launch import Count
-from mdpoly.ir.mdh import Affine
+from mdpoly.ir.mdh import Access, Affine
 from mdpoly.ir.plan import Apply, Assign, Const, Ref, Stmt
 from mdpoly.ir.ranks import EXTENT, LO, RankRefusal, RankSplit
+from mdpoly.lower.split import _row_elems
 
 #: The targets whose host code can run a computation on several devices.
 DEVICE_TARGETS = ("opencl", "cuda")
@@ -112,6 +116,55 @@ def _copies(plan: KernelPlan, split: RankSplit) -> dict[str, _Copy]:
     return out
 
 
+def _bound(a: Affine, dims: dict[str, tuple[Affine, Affine]], low: bool) -> str:
+    """C text: the least (``low``) or greatest value of ``a`` over the box of ``dims`` (iterator ->
+    lower bound, extent); other names are the host function's parameters."""
+    parts = [str(a.constant)]
+    for n, c in a.terms:
+        if n not in dims:
+            parts.append(f"{c} * (long long)({n})")
+            continue
+        lo, ext = dims[n]
+        at_lo = (c > 0) == low
+        point = _expr(lo) if at_lo else f"({_expr(lo)}) + ({_expr(ext)}) - 1"
+        parts.append(f"{c} * (long long)({point})")
+    return "(" + " + ".join(parts) + ")"
+
+
+def _footprints(plan: KernelPlan, split: RankSplit) -> dict[str, tuple[str, str]]:
+    """The bytes of each copied-in buffer that a slot's block reads or updates, where they are
+    whole rows of its outermost subscript: buffer -> (first byte, end byte), C text over the
+    per-slot function's parameters (the block is ``[LO, LO + EXTENT)``). A buffer missing here is
+    copied in whole."""
+    m = split.sliced
+    dims = {d.iterator: (d.lower, d.extent) for d in m.dims}
+    accesses: dict[str, list[Access]] = {}
+    for acc in (*m.inputs, *(o.access for o in m.outputs),
+                *(a for o in m.outputs if o.finish is not None for a in o.finish.inputs)):
+        accesses.setdefault(acc.buffer, []).append(acc)
+    inits = " ".join(o.init for o in m.outputs if o.init)
+    out: dict[str, tuple[str, str]] = {}
+    for b in plan.buffers:
+        accs = accesses.get(b.name)
+        if b.role != "global" or not b.copy_in or not accs or re.search(rf"\b{re.escape(b.name)}\b", inits):
+            continue
+        buf = m.buffer(b.name)
+        if buf.kind == "scalar" or any(not a.index for a in accs):
+            continue
+        elems = {_row_elems(buf, len(a.index)) for a in accs}
+        if len(elems) != 1 or None in elems:
+            continue
+        row = f"({next(iter(elems))}) * (long long)sizeof({b.host_type})"
+        if len(accs) > 2:
+            continue   # two accesses at most (the common pair: an input and the output it updates)
+        firsts = [_bound(a.index[0], dims, True) for a in accs]
+        lasts = [_bound(a.index[0], dims, False) for a in accs]
+        first = firsts[0] if len(firsts) == 1 else f"MDP_MIN_LL({firsts[0]}, {firsts[1]})"
+        last = lasts[0] if len(lasts) == 1 else f"MDP_MAX_LL({lasts[0]}, {lasts[1]})"
+        out[b.name] = (f"({first}) * {row}", f"(({last}) + 1) * {row}")
+    return out
+
+
 def _signature(plan: KernelPlan) -> str:
     gen = c_generator.CGenerator(reduce_parentheses=True)
     ints = [c_ast.Decl(n, [], [], [], [], c_ast.TypeDecl(n, [], None, c_ast.IdentifierType(["int"])), None, None)
@@ -142,6 +195,28 @@ class _SlotMixin(HostWriter):
             self.w(f"static {self.mem_type} mdp_mem_{s.name}_d[MDP_MD_MAX];")
             self.w(f"static size_t mdp_cap_{s.name}_d[MDP_MD_MAX];")
             self.w(f"{self.mem_type} mdp_mem_{s.name} = mdp_mem_{s.name}_d[mdp_dev];")
+
+    footprints: dict[str, tuple[str, str]]
+
+    def ranged_copy_in(self, name: str, write: str) -> None:
+        """Copies in buffer ``name``: only its footprint's bytes when it has one, else whole;
+        ``write``: the API's write call with ``{mem}``, ``{src}``, ``{off}``, ``{len}`` fields."""
+        if name not in self.footprints:
+            self.w(f"if (mdp_bytes_{name})")
+            self.w("    " + write.format(mem=f"mdp_mem_{name}", src=f"(const void *){name}", off="0",
+                                         len=f"mdp_bytes_{name}"))
+            return
+        first, end = self.footprints[name]
+        self.w("{")
+        self.w(f"    long long mdp_a = {first}, mdp_b = {end};")
+        self.w("    if (mdp_a < 0)")
+        self.w("        mdp_a = 0;")
+        self.w(f"    if (mdp_b > (long long)mdp_bytes_{name})")
+        self.w(f"        mdp_b = (long long)mdp_bytes_{name};")
+        self.w("    if (mdp_b > mdp_a)")
+        self.w("        " + write.format(mem=f"mdp_mem_{name}", src=f"(const char *){name} + mdp_a",
+                                         off="(size_t)mdp_a", len="(size_t)(mdp_b - mdp_a)"))
+        self.w("}")
 
     def profile_name(self) -> None:
         self.w("        if (!mdp_pname[mdp_dev][0])")
@@ -185,9 +260,10 @@ class _SlotMixin(HostWriter):
 class OpenCLSlotWriter(_SlotMixin, OpenCLHostWriter):
     """The per-slot OpenCL host function (see the module docstring)."""
 
-    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy]) -> None:
+    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy], footprints: dict[str, tuple[str, str]]) -> None:
         super().__init__(plan)
         self.copies = copies
+        self.footprints = footprints
 
     def function(self, source: str) -> str:
         name, spec = self.name, self.spec
@@ -229,7 +305,9 @@ class OpenCLSlotWriter(_SlotMixin, OpenCLHostWriter):
                    f"mdp_bytes_{b.name}, {flags});")
             self.w(f"mdp_mem_{b.name} = mdp_mem_{b.name}_d[mdp_dev];")
             if b.copy_in:
-                self.copy_in(b.name)
+                self.ranged_copy_in(b.name, "mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, {mem}, CL_FALSE, {off}, "
+                                    "{len}, {src}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "
+                                    '"clEnqueueWriteBuffer");')
         for s in spec.scratch:
             self.w(f"mdp_md_cl_buffer(mdp_dev, &mdp_mem_{s.name}_d[mdp_dev], &mdp_cap_{s.name}_d[mdp_dev], "
                    f"{self.scratch_bytes(s)}, CL_MEM_READ_WRITE);")
@@ -264,9 +342,10 @@ class OpenCLSlotWriter(_SlotMixin, OpenCLHostWriter):
 class CudaSlotWriter(_SlotMixin, CudaHostWriter):
     """The per-slot CUDA host function (see the module docstring)."""
 
-    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy]) -> None:
+    def __init__(self, plan: KernelPlan, copies: dict[str, _Copy], footprints: dict[str, tuple[str, str]]) -> None:
         super().__init__(plan)
         self.copies = copies
+        self.footprints = footprints
 
     def function(self, source: str) -> str:
         name, spec = self.name, self.spec
@@ -317,9 +396,8 @@ class CudaSlotWriter(_SlotMixin, CudaHostWriter):
         self.w("    mdp_md_cu_record(mdp_dev, 0);")
         for b in self.globals:
             if b.copy_in:
-                self.w(f"if (mdp_bytes_{b.name})")
-                self.w(f"    mdp_cu_check(cuMemcpyHtoDAsync(mdp_mem_{b.name}, (const void *){b.name}, "
-                       f'mdp_bytes_{b.name}, mdp_s), "cuMemcpyHtoDAsync");')
+                self.ranged_copy_in(b.name, 'mdp_cu_check(cuMemcpyHtoDAsync({mem} + {off}, {src}, {len}, mdp_s), '
+                                    '"cuMemcpyHtoDAsync");')
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_md_cu_record(mdp_dev, 1);")
         args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
@@ -454,17 +532,18 @@ def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str) 
 
     :raises UnsupportedInput: when a written buffer is not an output of the computation."""
     copies = _copies(plan, split)
+    footprints = _footprints(plan, split)
     writer: HostWriter
     if api == "opencl":
         source = opencl_kernel_source(plan)
-        writer = OpenCLSlotWriter(plan, copies)
+        writer = OpenCLSlotWriter(plan, copies, footprints)
         preamble = opencl_preamble() + c_file("multi_device.h") + c_file("multi_device_opencl.h")
         headers: tuple[str, ...] = ("CL/cl.h", "stdio.h", "stdlib.h", "string.h")
         flags: tuple[str, ...] = ("-lOpenCL",)
         ext = ".cl"
     else:
         source = cuda_kernel_source(plan)
-        writer = CudaSlotWriter(plan, copies)
+        writer = CudaSlotWriter(plan, copies, footprints)
         preamble = cuda_preamble() + c_file("multi_device.h") + c_file("multi_device_cuda.h")
         headers = ("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h")
         flags = ("-lcuda", "-lnvrtc")

@@ -19,6 +19,8 @@
 #include <sys/time.h>
 #define MDP_MD_MAX 16
 #define MDP_MD_MAX_OUTPUTS 32
+#define MDP_MIN_LL(a, b) ((long long)(a) < (long long)(b) ? (long long)(a) : (long long)(b))
+#define MDP_MAX_LL(a, b) ((long long)(a) > (long long)(b) ? (long long)(a) : (long long)(b))
 static int mdp_md_n;                      /* slots in use (0 before initialization) */
 static int mdp_md_index[MDP_MD_MAX];      /* each slot's device index */
 static long long mdp_md_weight[MDP_MD_MAX]; /* each slot's share of a split dimension */

@@ -49,6 +49,25 @@ static void transpose(int m)
             T[j][i] = C[i][j] - i + 2 * j;
 }
 
+/* inputs read at rows other than the split iterator's: reversed, and two strided reads (each
+   device copies in only the rows of its block, computed from the subscripts) */
+static long rev[P], shift[P], x2[2 * P + 3];
+
+static void reversed(int m)
+{
+    for (int i = 0; i < m; i++) {
+        rev[i] = 0;
+        for (int j = 0; j < Q; j++)
+            rev[i] += A[m - 1 - i][j] * (j + 1);
+    }
+}
+
+static void strided_reads(int m)
+{
+    for (int i = 0; i < m; i++)
+        shift[i] = x2[2 * i + 3] * 5 - x2[i + 1];
+}
+
 /* MCC: out[n][p][q][k] = sum over c, r, s of in[n][p + r][q + s][c] * w[k][r][s][c] */
 #define NB 2
 #define OP 9
@@ -80,7 +99,7 @@ static long checksum(void)
         for (int j = 0; j < Q; j++)
             sum += (long)C[i][j] * (i + 1) + (long)T[j][i] * (j + 3);
     for (int i = 0; i < P; i++)
-        sum += y[i] * (i + 7);
+        sum += y[i] * (i + 7) + rev[i] * (i + 2) + shift[i] * (i + 5);
     for (int n = 0; n < NB; n++)
         for (int p = 0; p < OP; p++)
             for (int q = 0; q < OQ; q++)
@@ -103,6 +122,8 @@ int main(void)
         u[k] = k % 7 - 3;
         v[k] = k % 5 - 1;
     }
+    for (int i = 0; i < 2 * P + 3; i++)
+        x2[i] = (i * 13) % 17 - 8;
     for (int n = 0; n < NB; n++)
         for (int p = 0; p < OP + FR - 1; p++)
             for (int q = 0; q < OQ + FS - 1; q++)
@@ -116,12 +137,16 @@ int main(void)
     matmul(P);
     matvec(P);
     transpose(P);
+    reversed(P);
+    strided_reads(P);
     mcc();
     printf("%ld %.1f\n", checksum(), dot(L));
     for (int m = 1; m >= 0; m--) {   /* extent 1 (fewer rows than devices), then none */
         matmul(m);
         matvec(m);
         transpose(m);
+        reversed(m);
+        strided_reads(m);
         printf("%ld %.1f %.1f\n", checksum(), dot(m), dot(L - m));
     }
     for (int i = 0; i < P; i += 6)
