@@ -422,6 +422,12 @@ def _suffix(k: int) -> str:
     return f"_{k}" if k else ""
 
 
+def _slots(name: str) -> c_ast.Decl:
+    """``long long name[MDP_MD_MAX]``: one value per device slot."""
+    t = c_ast.ArrayDecl(c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(["long", "long"])), _id("MDP_MD_MAX"), [])
+    return c_ast.Decl(name, [], [], [], [], t, None, None)
+
+
 class _DeviceWrapper(_Wrapper):
     """``static void <name>(<params>)``: blocks per slot, both phases on every slot, the results."""
 
@@ -486,8 +492,7 @@ class _DeviceWrapper(_Wrapper):
         init = "mdp_md_cl_init" if self.api == "opencl" else "mdp_md_cu_init"
         body: list[c_ast.Node] = [
             _decl("mdp_d", "int"), _decl("mdp_nd", "int"), _decl("mdp_my_lo", "long long"),
-            _decl("mdp_my_n", "long long"), _decl("mdp_los[MDP_MD_MAX]", "long long"),
-            _decl("mdp_ns[MDP_MD_MAX]", "long long"), _decl("mdp_t0", "double"),
+            _decl("mdp_my_n", "long long"), _slots("mdp_los"), _slots("mdp_ns"), _decl("mdp_t0", "double"),
             _decl("mdp_st", "char", _id("NULL"), pointer=True), _decl("mdp_k", "long long", _id("0")),
             _call(init, c_ast.Constant("string", '"' + self.spec + '"')),
             c_ast.Assignment("=", _id("mdp_nd"), _id("mdp_md_n")),
