@@ -184,6 +184,7 @@ def test_fuzz_program_output_is_race_free(seed: int, tmp_path: Path) -> None:
 REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "region_cases/host_statements": ({"N": 301}, "_team("),
                 "region_cases/power_int": ({"N": 41}, "_team("),
+                "region_cases/nested": ({"N": 301}, "_team("),
                 "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)")}
 
 
