@@ -33,7 +33,8 @@ def device_data(plan: KernelPlan) -> DeviceData:
         uses.append(DeviceUse(b.name, b.host_type, b.count, b.copy_in or not b.written, b.written, direct))
     # the checks of a call need no loop spellings, hence no dialect
     _, _, check = CEmitter(cast(Dialect, None)).team_call(plan, plan.name)  # type: ignore[arg-type]
-    return DeviceData(tuple(uses), check)
+    overlap_only = not plan.mdh.preconditions and all(u.direct for u in uses)
+    return DeviceData(tuple(uses), check, overlap_only)
 
 
 def _bytes(a: ResidentArray) -> str:
@@ -66,6 +67,7 @@ def region_c(region: DataRegion, api: str, number: int, loop: str, fallback: str
         lines.append(f"  const size_t {sizes[a.name]} = {_bytes(a)};")
     pairs = [(x, y) for k, x in enumerate(region.arrays) for y in region.arrays[k + 1:]]
     pairs += [(x, y) for x in region.arrays for y in region.others]
+    pairs += [(x, y) for k, x in enumerate(region.others) for y in region.others[k + 1:]]
     for x, y in pairs:
         lines.append(f"  {ok} = {ok} && {_disjoint(x.name, sizes[x.name], y.name, sizes[y.name])};")
     lines.append(f"  if ({ok}) {{")

@@ -20,6 +20,8 @@ goes through a pointer the analysis cannot see, or when an array's size changes 
 
 from __future__ import annotations
 
+import re
+
 from mdpoly.backends.resident import region_c
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.host_schedule import (
@@ -34,7 +36,7 @@ from mdpoly.host_schedule import (
     _texts,
     render_schedule,
 )
-from mdpoly.ir.nest import HostLoop, PrivateLoop, ScheduleItem, schedule_computations
+from mdpoly.ir.nest import Computation, HostLoop, HostStatement, PrivateLoop, ScheduleItem, schedule_computations
 from mdpoly.ir.residency import DataRegion, DeviceData, ResidentArray
 
 
@@ -47,6 +49,79 @@ def _items(loop: HostLoop) -> list[ScheduleItem]:
     return out
 
 
+#: ``x = y;`` between two plain names (a pointer copy: one step of a swap)
+_COPY = re.compile(r"\s*([A-Za-z_]\w*)\s*=\s*([A-Za-z_]\w*)\s*")
+
+
+def _copies(st: HostStatement) -> list[tuple[str, str]] | None:
+    """The ``(target, source)`` pairs of a statement made only of pointer copies, else ``None``."""
+    parts = [p for p in st.text.split(";") if p.strip()]
+    if st.declares or not st.text.rstrip().endswith(";") or not parts:
+        return None
+    pairs = [_COPY.fullmatch(p) for p in parts]
+    return [(m.group(1), m.group(2)) for m in pairs if m] if all(pairs) else None
+
+
+class _Swaps:
+    """Pointers the loop swaps (``tmp = A; A = B; B = tmp;``) among arrays its computations use.
+
+    ``names``: every name the copies touch; ``used``: those the computations use; ``statements``:
+    the copy statements (by ``id``); ``views``: for each computation (by ``id``), every mapping of
+    its names to the arrays they hold at some step (each name's value is one of ``used``'s
+    values on entry, so the same device buffers serve every step: the swaps swap them)."""
+
+    def __init__(self, loop: HostLoop, device_uses: dict[int, set[str]]) -> None:
+        self.names: set[str] = set()
+        self.used: set[str] = set()
+        self.statements: set[int] = set()
+        self.views: dict[int, list[dict[str, str]]] = {}
+        steps: list[tuple[int, list[tuple[str, str]]]] = []
+        for it in loop.body:
+            pairs = _copies(it) if isinstance(it, HostStatement) else None
+            if pairs is not None:
+                steps.append((id(it), pairs))
+                self.names |= {n for p in pairs for n in p}
+            elif isinstance(it, Computation) and id(it) in device_uses:
+                steps.append((id(it), []))
+            elif isinstance(it, HostLoop):
+                return   # copies in inner loops: not followed
+        self.used = {n for uses in device_uses.values() for n in uses} & self.names
+        if not self.used:
+            return
+        env = {n: n for n in self.names}
+        at: dict[int, dict[str, str]] = {}
+        for sid, pairs in steps:
+            if not pairs:
+                at[sid] = {n: env[n] for n in device_uses[sid] & self.names}
+                if any(v not in self.used for v in at[sid].values()):
+                    return self._clear()
+                continue
+            self.statements.add(sid)
+            for dst, src in pairs:
+                env[dst] = env[src]
+        perm = {n: env[n] for n in self.used}
+        if set(perm.values()) != self.used:
+            return self._clear()
+        power = {n: n for n in self.used}   # the permutation after t steps, t = 0, 1, ...
+        while True:
+            for sid, view in at.items():
+                mapped = {n: power[v] for n, v in view.items()}
+                if mapped not in self.views.setdefault(sid, []):
+                    self.views[sid].append(mapped)
+            power = {n: perm[power[n]] for n in self.used}
+            if all(power[n] == n for n in self.used):
+                break
+
+    def _clear(self) -> None:
+        self.names, self.used, self.statements, self.views = set(), set(), set(), {}
+
+
+def _renamed(text: str, mapping: dict[str, str]) -> str:
+    if not mapping:
+        return text
+    return re.sub(r"\b(" + "|".join(map(re.escape, mapping)) + r")\b", lambda m: mapping[m.group(1)], text)
+
+
 def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceData]) -> DataRegion | str:
     """The data region of host loop ``loop``, or why there is none (``calls``: the transformed
     computations' call text, ``data``: their ``DeviceData``; both by ``id``)."""
@@ -57,11 +132,15 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     texts = _texts(loop)
     if any(n not in _NOT_CALLS and n not in _PURE for t in texts for n in _CALLED.findall(t)):
         return "the loop calls a function, which may read or write the arrays on the host"
-    written = (_assigned(texts) | {h.iterator for h in _host_loops(loop)}
-               | {lp.iterator for c in comps for lp in c.nest.loops})
-    # what runs on the host inside the loop: every name it mentions stays on the host
-    host_texts = [h.header for h in _host_loops(loop)] + [s.text for s in _statements(loop)]
     on_ids = {id(c) for c in on_device}
+    swaps = _Swaps(loop, {id(c): {u.name for u in data[id(c)].uses if u.direct} for c in on_device})
+    written = (_assigned(texts) | {h.iterator for h in _host_loops(loop)}
+               | {lp.iterator for c in comps for lp in c.nest.loops}) - swaps.used
+    if swaps.used and swaps.names & _assigned([s.text for s in _statements(loop) if id(s) not in swaps.statements]):
+        return "a pointer the loop swaps is also assigned elsewhere in it"
+    # what runs on the host inside the loop: every name it mentions stays on the host
+    host_texts = [h.header for h in _host_loops(loop)]
+    host_texts += [s.text for s in _statements(loop) if id(s) not in swaps.statements]
     host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids]
     host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop)]
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
@@ -69,10 +148,13 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     for c in on_device:
         check = data[id(c)].check
         if check and not _invariant(check, texts, written, False):
+            if data[id(c)].overlap_only:   # implied by the region's test that whole arrays are apart
+                continue
             return (f"the run-time check of the computation at line {c.nest.loc.line} reads what the loop "
                     "changes, so it cannot be decided once before the loop")
-        if check and check not in checks:
-            checks.append(check)
+        for view in swaps.views.get(id(c), [{}]) if check else []:   # each step's arrays, when swapped
+            if _renamed(check, view) not in checks:
+                checks.append(_renamed(check, view))
     arrays: dict[str, ResidentArray] = {}
     kept: dict[str, ResidentArray] = {}
     why_not: list[str] = []
@@ -94,6 +176,12 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
             else:
                 counts = old.counts if u.count in old.counts else (*old.counts, u.count)
                 into[u.name] = ResidentArray(u.name, u.host_type, counts, True, old.download or u.written)
+    group = swaps.used & set(arrays)   # swapped pointers: one size, written back together
+    if swaps.used and (group != swaps.used or len({arrays[n].host_type for n in group}) != 1):
+        return "the pointers the loop swaps are not all arrays of one type that stay on the device"
+    counts = tuple(dict.fromkeys(c for n in sorted(group) for c in arrays[n].counts))
+    for n in group:
+        arrays[n] = ResidentArray(n, arrays[n].host_type, counts, True, any(arrays[m].download for m in group))
     for name in set(arrays) & set(kept):
         kept.pop(name)
         arrays.pop(name)
@@ -106,7 +194,7 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     others = tuple(a for a in kept.values() if all(not (set(_NAME.findall(c)) & written) for c in a.counts))
     if len(others) != len(kept):
         return "an array that is not resident changes its size inside the loop"
-    return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others)
+    return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others, tuple(dict.fromkeys(why_not)))
 
 
 def render_resident(items: tuple[ScheduleItem, ...], calls: dict[int, str], data: dict[int, DeviceData],

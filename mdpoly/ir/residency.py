@@ -39,10 +39,13 @@ class DeviceUse:
 @dataclass(frozen=True, slots=True)
 class DeviceData:
     """What a generated GPU computation uses on the device: its global buffers and the statement
-    that sets ``int mdp_alias_ok`` to its run-time checks (``""``: none)."""
+    that sets ``int mdp_alias_ok`` to its run-time checks (``""``: none). ``overlap_only``: the
+    checks only ask that parts of its buffers (each within its ``count`` elements from the start)
+    do not overlap, so whole buffers that do not overlap pass them whatever the loop changes."""
 
     uses: tuple[DeviceUse, ...]
     check: str
+    overlap_only: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,11 +73,14 @@ class DataRegion:
     arrays: tuple[ResidentArray, ...]
     checks: tuple[str, ...]
     others: tuple[ResidentArray, ...] = ()
+    #: why each of ``others`` is not resident (``"'B' is used on the host inside the loop"``)
+    why_not: tuple[str, ...] = ()
 
     def note(self) -> str:
         """The report's line for the region."""
         names = ", ".join(a.name for a in self.arrays)
         up = ", ".join(a.name for a in self.arrays if a.upload) or "none"
         down = ", ".join(a.name for a in self.arrays if a.download) or "none"
+        rest = "".join(f"; {w}, copied at each call" for w in self.why_not)
         return (f"{names} stay on the device over loop '{self.iterator}' "
-                f"(copied in once before it: {up}; copied back once after it: {down})")
+                f"(copied in once before it: {up}; copied back once after it: {down}){rest}")
