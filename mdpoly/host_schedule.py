@@ -206,6 +206,9 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
     comps = schedule_computations(loop.body)
     written = _assigned(texts) | {h.iterator for h in loops} | {lp.iterator for c in comps for lp in c.nest.loops}
     calls_anything = any(n not in _NOT_CALLS and n not in _PURE for t in texts for n in _CALLED.findall(t))
+    # a statement that may write through a pointer (``*p = ``, ``q->n = ``, ``&x`` passed on) could change
+    # what a check reads without naming it: such loops check in every iteration
+    calls_anything = calls_anything or any(re.search(r"(?<!&)&(?!&)|\*|->", st.text) for st in _statements(loop))
     flags: dict[int, tuple[str, bool]] = {}  # id(computation) -> (shared flag, checked once before)
     for c in comps:
         team = teams.get(id(c))
