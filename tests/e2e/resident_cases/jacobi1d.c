@@ -1,0 +1,24 @@
+/* Jacobi 1-D (PolyBench's form): two sweeps per time step; the data are multiples of 8 and the
+   weights powers of two, so every value is exact in any evaluation order. */
+#include <stdio.h>
+#define N 1003
+void kernel_jacobi_1d(int tsteps, int n, double A[N], double B[N]) {
+  int t, i;
+#pragma scop
+  for (t = 0; t < tsteps; t++) {
+    for (i = 1; i < n - 1; i++)
+      B[i] = 0.25 * (A[i - 1] + 2.0 * A[i] + A[i + 1]);
+    for (i = 1; i < n - 1; i++)
+      A[i] = 0.25 * (B[i - 1] + 2.0 * B[i] + B[i + 1]);
+  }
+#pragma endscop
+}
+int main(void) {
+  static double A[N], B[N];
+  double s = 0, w = 0;
+  for (int i = 0; i < N; i++) { A[i] = (i % 11) * 8.0; B[i] = 0; }
+  kernel_jacobi_1d(20, N, A, B);
+  for (int i = 0; i < N; i++) { s += A[i]; w += B[i] * (i % 7 + 1); }
+  printf("%.6f %.6f\n", s, w);
+  return 0;
+}
