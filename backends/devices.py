@@ -16,8 +16,9 @@ with
   dimension's range into one block per slot (``mdp_md_block``: equal shares, or weighted), runs
   phase 0 then phase 1 on every slot, and assembles the results:
 
-  - a concatenation split whose output is whole rows of the split iterator (``Gather.rows``):
-    each slot copies back exactly its rows, straight into the user's array;
+  - a concatenation split whose output is whole rows of the split iterator (``Gather.rows``, or
+    a later subscript after fixed ones, ``_contiguous_block``): each slot copies back exactly its
+    rows, straight into the user's array;
   - another concatenation split: each slot copies its output buffer to a host staging buffer,
     from which the wrapper takes the points of the slot's block;
   - a reduction split: each slot's outputs are plain partial results over its block (staged
@@ -71,7 +72,7 @@ def devices_note(split: RankSplit | RankRefusal) -> str:
     if split.kind == "reduction":
         op = split.op.value if split.op else "?"
         how = f"partial results combined with '{op}' on the host"
-    elif all(g.rows for g in split.gathers):
+    elif all(g.rows or _contiguous_block(split, g.output) is not None for g in split.gathers):
         how = "each device copies back its rows of the output"
     else:
         how = "each device's output points gathered on the host"
@@ -107,13 +108,51 @@ def _copies(plan: KernelPlan, split: RankSplit) -> dict[str, _Copy]:
                                    code="devices-unsupported")
         g = rows.get(o)
         if g is None:
-            out[b.name] = _Copy(b.name, o, False)
+            block = _contiguous_block(split, o) if split.kind == "concat" else None
+            out[b.name] = _Copy(b.name, o, False) if block is None else _Copy(b.name, o, True, *block)
             continue
         size = f"(long long)sizeof({m.outputs[o].elem_type})"
         first = _expr(_sum(g.row0, Affine.of({LO: 1})))
         out[b.name] = _Copy(b.name, o, True, f"({first}) * ({g.row_elems}) * {size}",
                             f"(long long)({EXTENT}) * ({g.row_elems}) * {size}")
     return out
+
+
+def _substitute(a: Affine, values: dict[str, Affine]) -> Affine:
+    """``a`` with each name of ``values`` replaced by its value."""
+    out = Affine.of({n: c for n, c in a.terms if n not in values}, a.constant)
+    for n, c in a.terms:
+        if n in values:
+            v = values[n]
+            out = _sum(out, Affine.of({m: c * k for m, k in v.terms}, c * v.constant))
+    return out
+
+
+def _contiguous_block(split: RankSplit, o: int) -> tuple[str, str] | None:
+    """Byte offset and length (C text over the per-slot parameters) of output ``o``'s points of a
+    slot's block when they are whole rows of one subscript: the subscripts before it are constant
+    over the block (only iterators of one point, e.g. a batch of 1), it is the split iterator plus
+    constants, and no later subscript names the split iterator (``out[n][p][q][k]`` split along
+    ``p`` with one ``n``). ``None`` otherwise (the output is staged)."""
+    m = split.original
+    w = m.outputs[o]
+    buf = m.buffer(w.access.buffer)
+    idx = w.access.index
+    it = m.dims[split.dim].iterator
+    single = {d.iterator: d.lower for d in m.dims if d.static_extent == 1}
+    iters = {d.iterator for d in m.dims}
+    t = next((k for k, e in enumerate(idx) if e.coeff(it)), None)
+    if (t is None or t == 0 or buf.kind != "array" or len(buf.shape) != len(idx)
+            or any(not x.strip() for x in buf.shape[1:]) or idx[t].coeff(it) != 1
+            or idx[t].names() & (iters - {it}) or any(e.coeff(it) for e in idx[t + 1:])
+            or any(e.names() & (iters - set(single)) for e in idx[:t])):
+        return None
+    at = [_expr(_substitute(e, single)) for e in idx[:t]]
+    at.append(_expr(_substitute(idx[t], {it: Affine.of({LO: 1})})))
+    at += ["0"] * (len(idx) - t - 1)
+    row = " * ".join(["1", *(f"(long long)({x})" for x in buf.shape[t + 1:])])
+    first = f"(long long)((char *)&{buf.name}{''.join(f'[{x}]' for x in at)} - (char *){buf.name})"
+    return first, f"(long long)({EXTENT}) * {row} * (long long)sizeof({w.elem_type})"
 
 
 def _bound(a: Affine, dims: dict[str, tuple[Affine, Affine]], low: bool) -> str:
@@ -431,10 +470,11 @@ def _slots(name: str) -> c_ast.Decl:
 class _DeviceWrapper(_Wrapper):
     """``static void <name>(<params>)``: blocks per slot, both phases on every slot, the results."""
 
-    def __init__(self, split: RankSplit, api: str, spec: str) -> None:
+    def __init__(self, split: RankSplit, api: str, spec: str, staged: set[int]) -> None:
         super().__init__(split, user_init=False)
         self.api = api
         self.spec = spec
+        self.staged_outputs = staged
 
     def staged(self, o: int) -> str:
         """C text: output ``o``'s value at the current point in the staging buffer ``mdp_st``."""
@@ -453,7 +493,7 @@ class _DeviceWrapper(_Wrapper):
     def gather_packed(self) -> list[c_ast.Node]:
         body: list[c_ast.Node] = [c_ast.Assignment("=", _id("mdp_my_lo"), _id("mdp_los[mdp_d]")),
                                   c_ast.Assignment("=", _id("mdp_my_n"), _id("mdp_ns[mdp_d]"))]
-        packed = [g.output for g in self.split.gathers if not g.rows]
+        packed = sorted(self.staged_outputs)
         if not packed:
             return []
         for o in packed:
@@ -553,7 +593,8 @@ def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str) 
         headers = ("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h")
         flags = ("-lcuda", "-lnvrtc")
         ext = ".cu"
-    definition = writer.function(source) + "\n" + _DeviceWrapper(split, api, spec).function()
+    staged = {c.stage for c in copies.values() if not c.rows}
+    definition = writer.function(source) + "\n" + _DeviceWrapper(split, api, spec, staged).function()
     call = CEmitter(_NoDialect()).call(replace(plan, name=split.original.name))
     return GeneratedCode(name=split.original.name, definition=definition, call=call, headers=headers, flags=flags,
                          device_sources=((plan.name + ext, source),), preamble=preamble)

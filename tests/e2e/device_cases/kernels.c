@@ -68,6 +68,18 @@ static void strided_reads(int m)
         shift[i] = x2[2 * i + 3] * 5 - x2[i + 1];
 }
 
+/* a batch of one: the split dimension p is the second subscript, each device's rows of it are
+   one contiguous block, copied back directly */
+static int o1[1][P][Q];
+
+static void batch_one(int m)
+{
+    for (int n = 0; n < 1; n++)
+        for (int p = 0; p < m; p++)
+            for (int q = 0; q < Q; q++)
+                o1[n][p][q] = A[p][q] * 2 + B[q][p] - n;
+}
+
 /* MCC: out[n][p][q][k] = sum over c, r, s of in[n][p + r][q + s][c] * w[k][r][s][c] */
 #define NB 2
 #define OP 9
@@ -100,6 +112,9 @@ static long checksum(void)
             sum += (long)C[i][j] * (i + 1) + (long)T[j][i] * (j + 3);
     for (int i = 0; i < P; i++)
         sum += y[i] * (i + 7) + rev[i] * (i + 2) + shift[i] * (i + 5);
+    for (int i = 0; i < P; i++)
+        for (int j = 0; j < Q; j++)
+            sum += (long)o1[0][i][j] * (2 * i + j + 1);
     for (int n = 0; n < NB; n++)
         for (int p = 0; p < OP; p++)
             for (int q = 0; q < OQ; q++)
@@ -139,6 +154,7 @@ int main(void)
     transpose(P);
     reversed(P);
     strided_reads(P);
+    batch_one(P);
     mcc();
     printf("%ld %.1f\n", checksum(), dot(L));
     for (int m = 1; m >= 0; m--) {   /* extent 1 (fewer rows than devices), then none */
@@ -147,6 +163,7 @@ int main(void)
         transpose(m);
         reversed(m);
         strided_reads(m);
+        batch_one(m);
         printf("%ld %.1f %.1f\n", checksum(), dot(m), dot(L - m));
     }
     for (int i = 0; i < P; i += 6)
