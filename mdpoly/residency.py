@@ -26,6 +26,7 @@ from mdpoly.backends.resident import region_c
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.host_schedule import (
     _CALLED,
+    _JUMP,
     _NAME,
     _NOT_CALLS,
     _PURE,
@@ -132,6 +133,8 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     texts = _texts(loop)
     if any(n not in _NOT_CALLS and n not in _PURE for t in texts for n in _CALLED.findall(t)):
         return "the loop calls a function, which may read or write the arrays on the host"
+    if any(_JUMP.search(s.text) for s in _statements(loop)):
+        return "a statement in the loop jumps (return, goto, break...), which could skip the copies back"
     on_ids = {id(c) for c in on_device}
     swaps = _Swaps(loop, {id(c): {u.name for u in data[id(c)].uses if u.direct} for c in on_device})
     written = (_assigned(texts) | {h.iterator for h in _host_loops(loop)}

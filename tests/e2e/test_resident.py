@@ -160,3 +160,19 @@ def test_no_region_for_openmp(tmp_path: Path) -> None:
     assert "stay on the device" not in proc.stderr
     assert "_resident_" not in out_c.read_text()
     subprocess.run([c_compiler(), "-fopenmp", "-fsyntax-only", str(out_c)], check=True)
+
+
+@needs_opencl
+def test_loops_that_keep_their_copies(tmp_path: Path) -> None:
+    """A loop that calls a function of the program, and one that may return from inside: no
+    region (the report says why), and the program still matches the original."""
+    reference = run_program(build_c(CASES_DIR / "refusals.c", tmp_path / "orig", {}, openmp=False))
+    out_c, stderr = _generate("refusals", "opencl", tmp_path)
+    assert "no data stays on the device over loop 't': the loop calls a function" in stderr, stderr
+    assert "no data stays on the device over loop 't': a statement in the loop jumps" in stderr, stderr
+    assert "mdp_cl_resident_enter((" not in out_c.read_text()
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, profile = _run_profiled(exe)
+    assert got == reference
+    assert "resident" not in profile
