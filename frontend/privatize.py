@@ -32,7 +32,7 @@ from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
-from pycparserext.ext_c_generator import GnuCGenerator
+from mdpoly.frontend.c_text import SourceGenerator
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
@@ -158,12 +158,12 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
         raise _Refused(err.message) from err
     renamed = _renamed(cand.node, {c.name: c.private for c in copies})
     exits = _skeleton(band[:collapse])
-    gen = GnuCGenerator()
+    gen = SourceGenerator()
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
                        tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params))
 
 
-def _text(gen: GnuCGenerator, node: c_ast.Node) -> str:
+def _text(gen: SourceGenerator, node: c_ast.Node) -> str:
     return str(gen._generate_stmt(node, add_indent=False))
 
 
@@ -355,7 +355,7 @@ def _skeleton(band: list[c_ast.For]) -> str:
     iterators declared outside at their exit values (``""`` when every header declares its own)."""
     if all(isinstance(b.init, c_ast.DeclList) for b in band):
         return ""
-    gen = GnuCGenerator()
+    gen = SourceGenerator()
     heads = []
     for b in band:
         parts = [gen.visit(p) if p is not None else "" for p in (b.init, b.cond, b.next)]

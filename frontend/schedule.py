@@ -38,7 +38,7 @@ from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
-from pycparserext.ext_c_generator import GnuCGenerator
+from mdpoly.frontend.c_text import SourceGenerator
 
 from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
 from mdpoly.frontend.deps import compute_dependences
@@ -74,11 +74,11 @@ _NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
 
 def statement_text(node: c_ast.Node) -> str:
     """C text of one statement (``;`` and newline included), macros expanded."""
-    return str(GnuCGenerator()._generate_stmt(node, add_indent=False))
+    return str(SourceGenerator()._generate_stmt(node, add_indent=False))
 
 
 def for_header(node: c_ast.For) -> str:
-    gen = GnuCGenerator()
+    gen = SourceGenerator()
     parts = [gen.visit(p) if p is not None else "" for p in (node.init, node.cond, node.next)]
     return f"for ({parts[0]}; {parts[1]}; {parts[2]})"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from pycparser import c_ast
-from pycparserext.ext_c_generator import GnuCGenerator
+from mdpoly.frontend.c_text import SourceGenerator
 from pycparserext.ext_c_parser import FuncDeclExt
 
 from mdpoly.ir.scop import Variable
@@ -23,7 +23,7 @@ _RESTRICT = frozenset({"restrict", "__restrict", "__restrict__"})
 
 def c_text(node: c_ast.Node) -> str:
     """C text of an expression or type node (macros appear expanded)."""
-    return GnuCGenerator().visit(node)
+    return SourceGenerator().visit(node)
 
 
 @dataclass
@@ -107,7 +107,7 @@ class SymbolTable:
         if restrict:
             alias = "restrict" if all(restrict) else "pointer"
         return Variable(name, elem, tuple(shape), kind, self.resolve(elem),  # type: ignore[arg-type]
-                        GnuCGenerator()._generate_type(typ), alias)  # type: ignore[arg-type]
+                        SourceGenerator()._generate_type(typ), alias)  # type: ignore[arg-type]
 
     def resolve(self, elem: str) -> str:
         """The builtin type a typedef name stands for (``real`` -> ``double``)."""

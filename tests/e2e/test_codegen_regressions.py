@@ -134,6 +134,25 @@ int main(void) {
 }
 """
 
+#: a host loop whose body holds a nest with two declarators in its header (``int i = 0, j = 0``):
+#: printing the nest's text for the schedule crashed inside pycparserext's generator.
+DECL_LIST_HEADER = r"""
+#include <stdio.h>
+#define N 100
+float a[N], b[N], c[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { b[i] = (float)(i % 8) / 8; c[i] = (float)(i % 5) / 4; }
+  for (int t = 0; t < 10; t++) {
+    for (int i = 0, j = 0; i < N; i++, j++)
+      a[i] = b[j] + 1.0f;
+    for (int i = 1; i < N; i++)
+      b[i] = a[i - 1] * 0.5f + c[i];
+  }
+  printf("%f %f\n", a[5], b[7]);
+  return 0;
+}
+"""
+
 # }}}
 
 
@@ -196,6 +215,7 @@ PROGRAMS: dict[str, tuple[str, set[int], set[int]]] = {
     "one_line": (ONE_LINE, {4, 6}, {4, 6}),
     "user_names": (USER_NAMES, {10, 11, 13, 14, 15}, {10, 11, 13, 14, 15}),
     "scaled_accumulator": (SCALED_ACCUMULATOR, {6}, set()),
+    "decl_list_header": (DECL_LIST_HEADER, {6}, {6}),
 }
 
 
