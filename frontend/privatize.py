@@ -32,10 +32,10 @@ from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
-from mdpoly.frontend.c_text import SourceGenerator
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.liveness import live_after

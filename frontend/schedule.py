@@ -38,9 +38,9 @@ from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
-from mdpoly.frontend.c_text import SourceGenerator
 
 from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
+from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import privatize_nest

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from pycparser import c_ast
-from mdpoly.frontend.c_text import SourceGenerator
 from pycparserext.ext_c_parser import FuncDeclExt
 
+from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.ir.scop import Variable
 
 FUNC_DECLS = (c_ast.FuncDecl, FuncDeclExt)
