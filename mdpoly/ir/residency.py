@@ -63,10 +63,13 @@ class ResidentArray:
 @dataclass(frozen=True, slots=True)
 class DataRegion:
     """A host loop (``loc``, iterator ``iterator``) whose computations share the device copies
-    of ``arrays``. ``checks``: the computations' run-time check statements, evaluated once before
-    the loop (each sets ``int mdp_alias_ok``); ``others``: the computations' arrays that are not
-    resident, checked not to overlap the resident ones. When a check fails, the loop runs as
-    before, with per-call copies (and each computation's own fallback)."""
+    of ``arrays``. ``checks``: the computations' run-time check statements that the loop cannot
+    change (each sets ``int mdp_alias_ok``; one per arrangement of swapped pointers), evaluated
+    once before the loop; ``others``: the computations' arrays that are not resident. Before the
+    loop the arrays and ``others`` are also checked not to overlap, whole, which implies every
+    check that only asks for parts of them not to overlap (those are not in ``checks`` when the
+    loop changes what they read). When a test fails, the loop runs as before, with per-call
+    copies (and each computation's own fallback)."""
 
     loc: SourceLoc
     iterator: str
