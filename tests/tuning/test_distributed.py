@@ -33,9 +33,10 @@ MDPOLY = [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.ex
 
 @pytest.fixture(scope="module")
 def cluster():
-    """Two single-threaded worker processes, each declaring one CPU."""
-    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"CPU": 1},
-                                  dashboard_address=None, silence_logs=40) as c:
+    """Two single-threaded worker processes, each declaring one CPU and one "GPU" (PoCL's CPU
+    device stands in for it in the OpenCL case)."""
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, resources={"CPU": 1, "GPU": 1},
+                                  dashboard_address=":0", silence_logs=40) as c:
         yield c
 
 
@@ -110,3 +111,26 @@ def test_a_failure_on_the_worker_itself_is_a_typed_rejection():
     r = run_job(no_target, {})
     assert r.measurement is None and r.kind == "crash" and "no-such-target" in r.why
     assert workers_summary({"tcp://b": 2, "tcp://a": 5}) == "2 workers (tcp://a: 5, tcp://b: 2)"
+
+
+def test_opencl_candidates_measured_on_workers(cluster, tmp_path):
+    """OpenCL (PoCL in CI): jobs ask for a GPU; each worker opens the device itself."""
+    import os
+
+    from mdpoly.backends.opencl import OpenCLBackend
+    from mdpoly.tuning.gpu import opencl_target
+    sys.path.insert(0, str(REPO / "tests" / "core"))
+    import mdh_examples as ex
+    try:
+        target = opencl_target(os.environ.get("MDPOLY_OPENCL_DEVICE") or None)
+    except Exception as exc:  # noqa: BLE001 - no pyopencl, no ICD, no device
+        pytest.skip(f"no OpenCL device to tune on: {exc}")
+    mdh = ex.dot(3001)
+    settings = TuneSettings(seconds=None, evaluations=5, cache_dir=tmp_path, progress=False,
+                            workers=cluster.scheduler_address)
+    r = tune_nest(mdh, "", {}, OpenCLBackend(), settings, target=target)
+    assert r.tuned_seconds < float("inf") and r.workers
+    log = _log(r.log_path)
+    assert any(rec["event"] == "workers" and rec["resources"] == {"GPU": 1} for rec in log)
+    ok = [rec for rec in log if rec["event"] == "candidate" and rec["status"] == "ok"]
+    assert ok and all(rec["worker"] in cluster.scheduler_info["workers"] for rec in ok)
