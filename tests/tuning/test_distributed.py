@@ -77,7 +77,7 @@ def test_cli_tunes_matvec_on_two_workers(cluster, tmp_path):
     assert mismatch is None, mismatch
 
 
-CRASH = "#include <stdlib.h>\nvoid %s(void **args) { abort(); }\n" % ENTRY
+CRASH = f"#include <stdlib.h>\nvoid {ENTRY}(void **args) {{ abort(); }}\n"
 
 
 def test_crashing_candidate_on_a_worker_is_rejected(cluster, analyze, tmp_path):
