@@ -55,16 +55,17 @@ def region_c(region: DataRegion, api: str, number: int, loop: str, fallback: str
     resident when every check holds and the arrays do not overlap, else ``fallback``."""
     pre = _PREFIX[api]
     ok = f"mdp_res{number}_ok"
-    lines = ["{", f"  int {ok} = 1;"]
+    sizes = {a.name: f"mdp_res{number}_{a.name}" for a in (*region.arrays, *region.others)}
+    lines = ["{"]   # declarations first (C89)
+    for a in (*region.arrays, *region.others):
+        lines.append(f"  const size_t {sizes[a.name]} = {_bytes(a)};")
+    lines.append(f"  int {ok} = 1;")
     for check in region.checks:
         lines.append("  {")
         lines.append("    int mdp_alias_ok;")
         lines.extend("    " + ln for ln in check.splitlines())
         lines.append(f"    {ok} = {ok} && mdp_alias_ok;")
         lines.append("  }")
-    sizes = {a.name: f"mdp_res{number}_{a.name}" for a in (*region.arrays, *region.others)}
-    for a in (*region.arrays, *region.others):
-        lines.append(f"  const size_t {sizes[a.name]} = {_bytes(a)};")
     pairs = [(x, y) for k, x in enumerate(region.arrays) for y in region.arrays[k + 1:]]
     pairs += [(x, y) for x in region.arrays for y in region.others]
     pairs += [(x, y) for k, x in enumerate(region.others) for y in region.others[k + 1:]]

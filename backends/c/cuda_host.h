@@ -414,6 +414,11 @@ static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
    the host address they are given (mdp_cu_resident_find) and then neither copy it in nor out;
    mdp_cu_resident_exit copies the written ones back once and frees them. */
 #define MDP_CU_MAX_RESIDENT 64
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_CU_MAYBE_UNUSED __attribute__((unused))   /* called only where a region is generated */
+#else
+#define MDP_CU_MAYBE_UNUSED
+#endif
 static struct { const void *host; size_t bytes; CUdeviceptr mem; int download; } mdp_cu_res[MDP_CU_MAX_RESIDENT];
 static int mdp_cu_nres;
 static long mdp_cu_res_uploads, mdp_cu_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
@@ -424,7 +429,7 @@ static void mdp_cu_resident_report(void)
     fflush(stderr);
 }
 
-static void mdp_cu_resident_enter(const void *host, size_t bytes, int upload, int download)
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter(const void *host, size_t bytes, int upload, int download)
 {
     static int reported;
     mdp_cu_init();
@@ -464,7 +469,7 @@ static int mdp_cu_resident_find(const void *host, size_t bytes, CUdeviceptr *mem
     return 0;
 }
 
-static void mdp_cu_resident_exit(void)
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_exit(void)
 {
     if (mdp_cu_nres > 0)
         mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");

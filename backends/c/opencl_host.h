@@ -325,6 +325,11 @@ static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *valu
    the host address they are given (mdp_cl_resident_find) and then neither copy it in nor out;
    mdp_cl_resident_exit copies the written ones back once and releases them. */
 #define MDP_CL_MAX_RESIDENT 64
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_CL_MAYBE_UNUSED __attribute__((unused))   /* called only where a region is generated */
+#else
+#define MDP_CL_MAYBE_UNUSED
+#endif
 static struct { const void *host; size_t bytes; cl_mem mem; int download; } mdp_cl_res[MDP_CL_MAX_RESIDENT];
 static int mdp_cl_nres;
 static long mdp_cl_res_uploads, mdp_cl_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
@@ -343,7 +348,7 @@ static void mdp_cl_resident_report(void)
     fflush(stderr);
 }
 
-static void mdp_cl_resident_enter(const void *host, size_t bytes, int upload, int download)
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter(const void *host, size_t bytes, int upload, int download)
 {
     static int reported;
     cl_int err;
@@ -390,7 +395,7 @@ static int mdp_cl_resident_find(const void *host, size_t bytes, cl_mem *mem)
     return 0;
 }
 
-static void mdp_cl_resident_exit(void)
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_exit(void)
 {
     cl_event ev;
     for (; mdp_cl_nres > 0; --mdp_cl_nres) {
