@@ -150,7 +150,11 @@ class CudaHostWriter(HostWriter):
     def before_copy_out(self) -> None:
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(2);")
-        self.w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
+        if self.resident:   # with all data on the device, the next launches queue behind these
+            self.w(f"if (mdp_cu_profile || !({self.all_resident()}))")
+            self.w('    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
+        else:
+            self.w('mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(3);")
 

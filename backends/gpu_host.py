@@ -179,6 +179,13 @@ class HostWriter:
         self.w(f"if (mdp_bytes_{name})")
         self.w("    " + self.copy_in_call(name))
 
+    def all_resident(self) -> str:
+        """A C condition: every global buffer of this call is a data region's (nothing was copied,
+        so the call need not wait for the device); ``"0"`` when not looked up."""
+        if not self.resident or not self.globals:
+            return "0"
+        return " && ".join(f"mdp_res_{b.name}" for b in self.globals)
+
     def kernel_args(self) -> list[KernelArg]:
         """The kernel arguments of ``LaunchSpec.args`` as host variables."""
         out: list[KernelArg] = []

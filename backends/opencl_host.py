@@ -123,7 +123,11 @@ class OpenCLHostWriter(HostWriter):
                 f'(void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
 
     def finish(self) -> None:
-        self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+        if self.resident:   # with all data on the device, the next launches queue behind these
+            self.w(f"if (mdp_cl_profile || !({self.all_resident()}))")
+            self.w('    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
+        else:
+            self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
         self.w("if (mdp_cl_profile)")
         self.w(f'    mdp_cl_profile_add("{self.name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
 
