@@ -2,8 +2,10 @@
 
 gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR] [-D NAME[=VAL]]
 [-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--size NAME=VALUE] [-q]
-[--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]``.
-Tuning is on by default (60 s per nest, cached in ``$MDPOLY_CACHE_DIR`` or the XDG cache).
+[--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]
+[--tune-workers ADDRESS] [--cache-dir DIR]``.
+Tuning is on by default (60 s per nest, cached in ``--cache-dir``, ``$MDPOLY_CACHE_DIR`` or the XDG
+cache; measured on the Dask cluster of ``--tune-workers`` or ``$MDPOLY_DASK_SCHEDULER`` if given).
 Exit status 0 on success, 1 on an error in the input (located ``file:line:col: error: ...``,
 no output written), 2 on misuse of the command line. Every output path (``-o``, ``--report``) is
 checked before any work and all outputs are written atomically, or none (``mdpoly.output_files``);

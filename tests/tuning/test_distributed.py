@@ -62,8 +62,9 @@ def test_cli_tunes_matvec_on_two_workers(cluster, tmp_path):
     t = json.loads((tmp_path / "r.json").read_text())["nests"][0]["tuning"]
     assert t["from_cache"] is False and set(t["workers"]) == set(cluster.scheduler_info["workers"])
     log = _log(t["log"])
-    measured = [r["worker"] for r in log if r["event"] == "candidate" and r["status"] == "ok"]
+    measured = [r["worker"] for r in log if r["event"] == "candidate" and r.get("worker")]
     assert set(measured) == set(cluster.scheduler_info["workers"])
+    assert any(r["event"] == "candidate" and r["status"] == "ok" for r in log)
     assert sum(t["workers"].values()) == len([r for r in log if r["event"] == "candidate" and r.get("worker")])
     # the client's cache holds the result: a second run reads it (and asks no worker)
     db = TuningCache(tmp_path / "cache")
