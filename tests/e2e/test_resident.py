@@ -176,3 +176,15 @@ def test_loops_that_keep_their_copies(tmp_path: Path) -> None:
     got, profile = _run_profiled(exe)
     assert got == reference
     assert "resident" not in profile
+
+
+def test_json_report_lists_the_region(tmp_path: Path) -> None:
+    import json
+    report = tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "host_reads.c", tmp_path / "out.c", {},
+               extra=["--target", "opencl", "--report", str(report)])
+    nests = [n for n in json.loads(report.read_text())["nests"] if "device_data" in n]
+    assert len(nests) == 1 and nests[0]["line"] == 7
+    (region,) = nests[0]["device_data"]
+    assert region["line"] == 7 and region["note"].startswith("A, C stay on the device over loop 't'")
+    assert "'B' is used on the host inside the loop" in region["note"]
