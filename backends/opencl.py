@@ -18,7 +18,7 @@ from mdpoly.backends.c_emit import CEmitter
 from mdpoly.backends.c_files import c_file
 from mdpoly.backends.opencl_host import host_function, host_preamble
 from mdpoly.backends.resident import device_data
-from mdpoly.ir.kernel import KDim, KernelPlan, KOutput
+from mdpoly.ir.kernel import KDim, KernelPlan, KInput, KOutput
 from mdpoly.ir.mdh import Combine
 from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
 from mdpoly.ir.target import TargetCaps
@@ -430,33 +430,30 @@ class KernelWriter:
         for d in k.concat:
             i = d.index
             w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * (MDP_PT_{i} * MDP_NUM_WI_{i});")
+        pf = k.prefetch and bool(cached)
         for d in k.reductions:
             i = d.index
+            if pf and d is k.reductions[-1]:
+                self.prefetch_prologue(w, d, cached)
             w.open(f"for ({self.ix} mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
                    f"mdp_t_{i} += MDP_NUM_WG_{i})")
             w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
-        for x, t in cached:
-            w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems}; mdp_e += MDP_WG_SIZE)")
-            w("int mdp_rem = mdp_e;")
-            for j in reversed(range(len(t.box))):
-                if j == 0:
-                    w("const int mdp_r0 = mdp_rem;")
-                else:
-                    w(f"const int mdp_r{j} = mdp_rem % {t.box[j]};")
-                    w(f"mdp_rem /= {t.box[j]};")
-                w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
-            strides = t.strides or tuple(1 for _ in t.box)
-            at = " + ".join(f"mdp_r{j}" if st == 1 else f"mdp_r{j} * {st}" for j, st in enumerate(strides))
-            if not t.strides:
-                at = "mdp_e"
-            cond = " && ".join(f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(len(t.box)))
-            flat = "mdp_g0"
-            for j in range(1, len(t.box)):
-                flat = f"({flat}) * {_par(t.shape[j])} + mdp_g{j}"
-            w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
-            w.close()
-        if cached:
+        if pf:
+            self.prefetch_copies(w, cached, store=True)
             w(self.barrier)
+            z = k.reductions[-1].index
+            w.open(f"if ((mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z} < mdp_ext_{z})")
+            w(f"const {self.ix} mdp_tb_{z} = mdp_lo_{z} + (mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z};   /* the next tile */")
+            self.prefetch_copies(w, cached, store=False)
+            w.close()
+        else:
+            for x, t in cached:
+                w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems}; mdp_e += MDP_WG_SIZE)")
+                at, cond, flat = self.copy_index(w, t)
+                w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+                w.close()
+            if cached:
+                w(self.barrier)
         full = " && ".join(f"mdp_tb_{d.index} + MDP_KT_{d.index} <= {self.hi(d)}" for d in k.reductions)
         w.open(f"if ({full})")
         self.tile_points(w, guarded=False)
@@ -467,6 +464,58 @@ class KernelWriter:
         if cached:
             w(self.barrier)
         for _ in k.reductions:
+            w.close()
+
+    def copy_index(self, w: _Lines, t: KInput) -> tuple[str, str, str]:
+        """Decode ``mdp_e`` (an element of cached input ``t``'s box) into its box offsets
+        ``mdp_r<j>`` and global coordinates ``mdp_g<j>``; return its ``__local`` index, the
+        condition that it lies in the array, and its flat global index."""
+        w("int mdp_rem = mdp_e;")
+        for j in reversed(range(len(t.box))):
+            if j == 0:
+                w("const int mdp_r0 = mdp_rem;")
+            else:
+                w(f"const int mdp_r{j} = mdp_rem % {t.box[j]};")
+                w(f"mdp_rem /= {t.box[j]};")
+            w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
+        at = " + ".join(f"mdp_r{j}" if st == 1 else f"mdp_r{j} * {st}" for j, st in enumerate(t.strides))
+        if not t.strides:
+            at = "mdp_e"
+        cond = " && ".join(f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(len(t.box)))
+        flat = "mdp_g0"
+        for j in range(1, len(t.box)):
+            flat = f"({flat}) * {_par(t.shape[j])} + mdp_g{j}"
+        return at, cond, flat
+
+    def prefetch_regs(self, t: KInput) -> int:
+        """Registers per work-item for cached input ``t``'s next tile: its box over the work-group."""
+        return -(-t.box_elems // self.k.wg_size())
+
+    def prefetch_prologue(self, w: _Lines, d: KDim, cached: list[tuple[int, KInput]]) -> None:
+        """Before the tile loop of the innermost reduction dim ``d``: the prefetch registers, filled
+        with this work-group's first tile (when it has one)."""
+        i = d.index
+        for x, t in cached:
+            w(f"{t.elem_type} mdp_pf{x}[{self.prefetch_regs(t)}];")
+        w.open(f"if ({self.wg(d)} * MDP_KT_{i} < mdp_ext_{i})")
+        w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * MDP_KT_{i};")
+        self.prefetch_copies(w, cached, store=False)
+        w.close()
+
+    def prefetch_copies(self, w: _Lines, cached: list[tuple[int, KInput]], store: bool) -> None:
+        """Each work-item's share of the cached inputs' tile (elements ``mdp_lid + u * MDP_WG_SIZE``):
+        loaded from ``__global`` into the prefetch registers, or (``store``) stored from them into
+        the ``__local`` copies."""
+        for x, t in cached:
+            w.open(f"for (int mdp_u = 0; mdp_u < {self.prefetch_regs(t)}; ++mdp_u)")
+            w("const int mdp_e = mdp_lid + mdp_u * MDP_WG_SIZE;")
+            w.open(f"if (mdp_e < {t.box_elems})")
+            at, cond, flat = self.copy_index(w, t)
+            if store:
+                w(f"mdp_l{x}[{at}] = mdp_pf{x}[mdp_u];")
+            else:
+                w(f"mdp_pf{x}[mdp_u] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+            w.close()
             w.close()
 
     def tile_points(self, w: _Lines, guarded: bool) -> None:

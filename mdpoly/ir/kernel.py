@@ -182,6 +182,10 @@ class KernelPlan:
     #: Tiled kernel (GpuParams.kt): reduction tiles of ``KDim.kt`` points, per-input register
     #: fragments and ``__local`` copies (``KInput``); ``None``: the untiled kernel.
     tiles: tuple[KInput, ...] | None = None
+    #: Tiled kernel with cached inputs: the next reduction tile's ``__local`` copies are loaded
+    #: into registers (``ceil(box_elems / wg_size)`` per cached input and work-item) while the
+    #: current tile is computed, and stored after its closing barrier (GpuParams.prefetch).
+    prefetch: bool = False
     #: C type of the kernels' index arithmetic (and of the extents passed to them): ``int`` when
     #: every extent, buffer and index of the nest is a constant below 2^31, else ``long``.
     index_type: Literal["int", "long"] = "long"

@@ -26,6 +26,12 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   ``(c * NUM_WI + wi) * vec``), so a work-item reads a cached input's chunk from ``__local``
   memory as one vector; ``()`` or 1: point ``p`` of work-item ``wi`` is ``p * NUM_WI + wi``.
 
+* ``prefetch`` -- double-buffered ``__local`` tiles (1) or not (0): while the work-group computes
+  on the current reduction tile's ``__local`` copies, each work-item loads its share of the next
+  tile's footprints from ``__global`` into registers (``prefetch_regs`` values), stored into the
+  ``__local`` copies after the tile's closing barrier; the global loads' latency overlaps the
+  arithmetic. Needs ``kt`` and a cached input.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -49,6 +55,8 @@ MAX_PRIVATE_ELEMS = 64
 MIN_GROUPS = 64
 #: Work-groups a symbolic-size dim is planned for.
 SYMBOLIC_EXTENT = 4096
+#: Registers a work-item may hold for the next reduction tile's ``__local`` copies (``prefetch``).
+MAX_PREFETCH_REGS = 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +70,7 @@ class GpuParams:
     kt: tuple[int, ...] = ()         # reduction dims: tile size; concat dims: 0; (): untiled kernel
     cache: tuple[int, ...] = ()      # per input access: 1 = __local copy, 0 = __global; (): all 0
     vec: tuple[int, ...] = ()        # concat dims: points per contiguous chunk of a private tile; (): all 1
+    prefetch: int = 0                # 1: the next reduction tile's __local copies are loaded into registers early
 
     @property
     def tiled(self) -> bool:
@@ -81,6 +90,8 @@ class GpuParams:
             text += f" KT={kt} MEM_INP={cache}"
         if any(v > 1 for v in self.vec):
             text += " VEC=" + ",".join(f"{its[d]}:{v}" for d, v in enumerate(self.vec) if v > 1)
+        if self.prefetch:
+            text += " PREFETCH=1"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -108,7 +119,8 @@ class GpuParams:
 
 def gpu_params_to_dict(p: GpuParams) -> dict[str, Any]:
     """``p`` as the tuning cache's JSON (every field a list of ints or of lists)."""
-    return {k: [list(x) if isinstance(x, tuple) else x for x in v] for k, v in asdict(p).items()}
+    return {k: [list(x) if isinstance(x, tuple) else x for x in v] if isinstance(v, tuple) else v
+            for k, v in asdict(p).items()}
 
 
 def gpu_params_from_dict(data: dict[str, Any]) -> GpuParams:
@@ -116,7 +128,9 @@ def gpu_params_from_dict(data: dict[str, Any]) -> GpuParams:
 
     :raises KeyError, TypeError: for an entry written by an incompatible version.
     """
-    def tup(v: Any) -> tuple[Any, ...]:
+    def tup(v: Any) -> Any:
+        if not isinstance(v, list):
+            return int(v)
         return tuple(tuple(int(y) for y in x) if isinstance(x, list) else int(x) for x in v)
 
     known = {f.name for f in fields(GpuParams)}
@@ -136,6 +150,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
                  "dims; () = untiled kernel"),
     ParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
                  "__local memory, 0 = read from __global; () = all 0; needs kt"),
+    ParamSpec("prefetch", "(double-buffered tiles)", "1: each work-item loads its share of the next reduction "
+                 "tile's __local copies into registers while the current tile is computed; 0: no prefetch; "
+                 "needs kt and a cached input"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -211,6 +228,13 @@ def local_layout(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[tuple[int, ...], i
         strides[j] = size
         size *= pitch if j == vpos else box[j]
     return tuple(strides), size, vpos
+
+
+def prefetch_regs(mdh: MdhExpr, p: GpuParams) -> int:
+    """Registers per work-item that hold the next tile of the cached inputs (``prefetch``): each
+    input's box, spread over the work-group's items."""
+    wg = p.wg_size()
+    return sum(-(-math.prod(input_box(mdh, p, k)) // wg) for k, v in enumerate(p.cache) if v)
 
 
 def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
@@ -299,6 +323,14 @@ def _tile_local_mem_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return local_bytes(m, p) <= c.local_mem_bytes
 
 
+def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
+    return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
+
+
+def _prefetch_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return p.prefetch == 0 or (p.prefetch == 1 and _prefetch_fits(m, p))
+
+
 GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
     Constraint("shape", "one NUM_WI, PT_SIZE and NUM_WG per dim; NUM_WI, PT >= 1", _shape_ok),
     Constraint("dim-roles", "reduction dims: PT_SIZE 1, NUM_WG >= 1; concat dims: NUM_WG 0 (derived)", _roles_ok),
@@ -315,6 +347,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   _cacheable_ok),
     Constraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
+    Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
+                  "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
 )
 
 
@@ -467,6 +501,8 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
             params = replace(params, cache=tuple(0 if k == big else v for k, v in enumerate(params.cache)))
         else:
             return None, True
+    if caps.is_gpu:   # PoCL: registers live across barriers become per-item arrays, compiled slowly
+        params = _default_prefetch(mdh, params)
     concat_groups = math.prod(math.ceil(ext[d] / params.tile(mdh, d)) for d in concat)
     want = 2 * max(caps.compute_units, MIN_GROUPS)
     tiles = math.ceil(ext[r] / params.kt[r])
@@ -474,6 +510,11 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
         wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
         params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
     return params, shrunk
+
+
+def _default_prefetch(mdh: MdhExpr, p: GpuParams) -> GpuParams:
+    """``prefetch`` 1 when an input is cached and the next tile's registers fit ``MAX_PREFETCH_REGS``."""
+    return replace(p, prefetch=1 if _prefetch_fits(mdh, p) else 0)
 
 
 def _default_vec(mdh: MdhExpr, p: GpuParams) -> tuple[int, ...]:

@@ -58,6 +58,7 @@ from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.gpu_params import (
     GPU_CONSTRAINTS,
+    MAX_PREFETCH_REGS,
     MAX_PRIVATE_ELEMS,
     GpuParams,
     cacheable,
@@ -66,6 +67,7 @@ from mdpoly.lower.gpu_params import (
     gpu_params_from_dict,
     gpu_params_to_dict,
     gpu_violations,
+    input_box,
 )
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.kernel_checks import check_kernel_plan
@@ -76,7 +78,7 @@ from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import ENTRY, Candidate
 
 #: Bumped when the GPU space or cost function changes what "best" means.
-GPU_SPACE_VERSION = 2
+GPU_SPACE_VERSION = 3
 #: Points of a reduction each work-item should reduce at least (bounds ``WG_<d>``).
 MIN_POINTS_PER_ITEM = 16
 MAX_WG = 1024
@@ -153,7 +155,7 @@ class GpuSpace:
         if not any(kt):
             return p
         cache = tuple(int(cfg.get(f"MEM_{k}", 0)) for k in range(len(self.mdh.inputs)))
-        return replace(p, kt=kt, cache=cache)
+        return replace(p, kt=kt, cache=cache, prefetch=int(cfg.get("PF", 0)))
 
 
 def _holds(names: tuple[str, ...], mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> bool:
@@ -294,6 +296,27 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
 
         specs.append(ParamSpec(f"MEM_{k}", (0, 1), mem_ok, (*reads, *earlier),
                                doc=f"input {mdh.inputs[k].buffer} in __local memory"))
+    if cached:
+        mems = tuple(f"MEM_{k}" for k in cached)
+        # the exact bound needs the work-group size; the smallest one the WI specs let through
+        # (the preferred multiple on a GPU) bounds the registers from above without depending on them
+        floor = max(1, min(caps.preferred_wg_multiple, math.prod(top_wi), caps.max_work_group_size)
+                    if caps.is_gpu else 1)
+
+        def pf_ok(c: Config) -> bool:
+            if not c["PF"]:
+                return True
+            if not any(c[m] for m in mems):
+                return False
+            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
+                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
+                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
+                          cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))))
+            regs = sum(-(-math.prod(input_box(mdh, p, k)) // floor) for k in cached if c[f"MEM_{k}"])
+            return regs <= MAX_PREFETCH_REGS
+
+        specs.append(ParamSpec("PF", (0, 1), pf_ok, (*reads, *mems),
+                               doc="next reduction tile's __local copies prefetched into registers"))
     return specs
 
 
@@ -301,7 +324,7 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
-    switched, and the switch between the tiled kernel (every KT at its smallest, no copies) and
+    switched, the prefetch switched, and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
     n = len(mdh.dims)
@@ -344,7 +367,9 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
             cache = p.cached(len(mdh.inputs))
             for k in space.cached_inputs:
                 add(replace(p, cache=put(cache, k, 1 - cache[k])))
-            add(replace(p, kt=(), cache=()))
+                add(replace(p, cache=put(cache, k, 1 - cache[k]), prefetch=0))
+            add(replace(p, prefetch=1 - p.prefetch))
+            add(replace(p, kt=(), cache=(), prefetch=0))
         else:
             kt = tuple(vals[0] if vals else 0 for vals in space.kt_values)
             add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))
