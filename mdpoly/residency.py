@@ -151,7 +151,8 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     for c in on_device:
         check = data[id(c)].check
         if check and not _invariant(check, texts, written, False):
-            if data[id(c)].overlap_only:   # implied by the region's test that whole arrays are apart
+            # implied by the region's test that the whole arrays are apart, if they stay the same
+            if data[id(c)].overlap_only and not {u.name for u in data[id(c)].uses} & written:
                 continue
             return (f"the run-time check of the computation at line {c.nest.loc.line} reads what the loop "
                     "changes, so it cannot be decided once before the loop")

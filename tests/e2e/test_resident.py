@@ -188,3 +188,15 @@ def test_json_report_lists_the_region(tmp_path: Path) -> None:
     (region,) = nests[0]["device_data"]
     assert region["line"] == 7 and region["note"].startswith("A, C stay on the device over loop 't'")
     assert "'B' is used on the host inside the loop" in region["note"]
+
+
+@needs_opencl
+def test_pointer_reassigned_in_the_loop_keeps_copies(tmp_path: Path) -> None:
+    """A check the loop changes through a pointer it reassigns cannot be decided before the loop
+    (an earlier version kept D on the device and lost the host fallback's updates)."""
+    reference = run_program(build_c(CASES_DIR / "pointer_reassigned.c", tmp_path / "orig", {}, openmp=False))
+    out_c, stderr = _generate("pointer_reassigned", "opencl", tmp_path)
+    assert "no data stays on the device over loop 't': the run-time check" in stderr, stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference
