@@ -9,7 +9,10 @@ objects on first use, keeps its device buffers across calls (``mdp_cl_buffer``: 
 use, recreated only when a call needs more bytes, released at exit), copies in what the nest
 reads or writes only in part, sets the kernel arguments whose values changed since its last call
 (``mdp_cl_arg``), launches the main kernel (and the combine kernel when the plan has partials),
-and copies back what it writes. Nothing here is specific to one OpenCL implementation.
+and copies back what it writes. A buffer that a data region around the call keeps on the device
+(``mdpoly.residency``; ``mdp_cl_resident_find`` by host address) is used as it is: no copy in or
+out, and a call that copied nothing does not wait for the queue. Nothing here is specific to one
+OpenCL implementation.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, at initialization) the queue
 is created with ``CL_QUEUE_PROFILING_ENABLE``, every command of a nest gets an event, and each
