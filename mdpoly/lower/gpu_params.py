@@ -501,20 +501,25 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
             params = replace(params, cache=tuple(0 if k == big else v for k, v in enumerate(params.cache)))
         else:
             return None, True
-    if caps.is_gpu:   # PoCL: registers live across barriers become per-item arrays, compiled slowly
-        params = _default_prefetch(mdh, params)
     concat_groups = math.prod(math.ceil(ext[d] / params.tile(mdh, d)) for d in concat)
     want = 2 * max(caps.compute_units, MIN_GROUPS)
     tiles = math.ceil(ext[r] / params.kt[r])
     if 2 * concat_groups <= want and tiles >= 4:
         wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
         params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
+    if caps.is_gpu:   # PoCL: registers live across barriers become per-item arrays, compiled slowly
+        params = _default_prefetch(mdh, params, ext)
     return params, shrunk
 
 
-def _default_prefetch(mdh: MdhExpr, p: GpuParams) -> GpuParams:
-    """``prefetch`` 1 when an input is cached and the next tile's registers fit ``MAX_PREFETCH_REGS``."""
-    return replace(p, prefetch=1 if _prefetch_fits(mdh, p) else 0)
+def _default_prefetch(mdh: MdhExpr, p: GpuParams, ext: list[int]) -> GpuParams:
+    """``prefetch`` 1 when an input is cached, the next tile's registers fit ``MAX_PREFETCH_REGS``
+    and a work-group walks at least two tiles of the innermost reduction loop (the last reduction
+    dim), so that there is a next tile to load early (H100, MCC PC: one tile of its one channel,
+    0.40 ms without the prefetch, 0.65 ms with it)."""
+    z = max(d for d, dim in enumerate(mdh.dims) if dim.combine.is_reduction)
+    walked = math.ceil(ext[z] / p.kt[z]) // max(1, p.num_wg[z])
+    return replace(p, prefetch=1 if walked >= 2 and _prefetch_fits(mdh, p) else 0)
 
 
 def _default_vec(mdh: MdhExpr, p: GpuParams) -> tuple[int, ...]:

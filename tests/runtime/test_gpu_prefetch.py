@@ -163,3 +163,10 @@ def test_prefetched_kernels_compile_with_nvrtc_for_sm90(name: str, tmp_path: Pat
     plan = lower_gpu(mdh, params, CUDA_CAPS)
     assert plan.prefetch
     compile_for_sm90(cuda_source(plan), plan.name, tmp_path)
+
+
+def test_no_default_prefetch_when_the_innermost_reduction_has_one_tile() -> None:
+    one_channel = ex.mcc(1, 508, 508, 1, 1, 5, 5)     # the c loop (innermost reduction) has 1 point
+    three = ex.mcc(16, 112, 112, 64, 3, 7, 7)         # 3 channels: 3 tiles of c per work-group
+    assert default_gpu_params(one_channel, CUDA_CAPS).prefetch == 0
+    assert default_gpu_params(three, CUDA_CAPS).prefetch == 1
