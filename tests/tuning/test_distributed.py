@@ -2,7 +2,8 @@
 
 Checked: both workers measure candidates (the tuning log names the worker of each), the result
 lands in the client's cache, the tuned ``out.c`` prints what the sequential program prints, and
-a candidate that crashes on a worker is a rejection, not a failed tuning.
+a candidate that crashes on a worker, or kills the worker itself, is a rejection, not a failed
+tuning; OpenCL candidates go to workers declaring a GPU (PoCL in CI).
 """
 
 import json
@@ -135,3 +136,36 @@ def test_opencl_candidates_measured_on_workers(cluster, tmp_path):
     assert any(rec["event"] == "workers" and rec["resources"] == {"GPU": 1} for rec in log)
     ok = [rec for rec in log if rec["event"] == "candidate" and rec["status"] == "ok"]
     assert ok and all(rec["worker"] in cluster.scheduler_info["workers"] for rec in ok)
+
+
+KILL_WORKER = (f"#include <signal.h>\n#include <unistd.h>\n"
+               f"void {ENTRY}(void **args) {{ kill(getppid(), SIGKILL); pause(); }}\n")
+
+
+def test_a_worker_killed_by_its_candidate_is_a_rejection(analyze, tmp_path):
+    """The candidate kills the worker process that runs it: the scheduler gives up on the job
+    (no retries allowed here), the client rejects the candidate and tunes on with the restarted worker."""
+    import dask
+
+    nest = analyze(MATMUL, M=24, N=32, K=16)
+    seen: list[int] = []
+
+    def render(params):
+        seen.append(1)
+        if len(seen) == 2:
+            return KILL_WORKER
+        plan = lower(nest.mdh, params)
+        check_plan(plan)
+        code = OpenMPBackend().render(plan)
+        return code.preamble + code.definition + entry_function(ENTRY, plan.params, plan.name)
+
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}), \
+            distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, resources={"CPU": 1},
+                                     dashboard_address=":0", silence_logs=50) as one:
+        settings = TuneSettings(seconds=None, evaluations=4, cache_dir=tmp_path, progress=False,
+                                workers=one.scheduler_address)
+        result = tune_nest(nest.mdh, nest.reference_c, {}, OpenMPBackend(), settings, render=render)
+    assert result.tuned_seconds < float("inf")
+    log = _log(result.log_path)
+    lost = [r for r in log if r["event"] == "candidate" and r["status"] == "crash"]
+    assert lost and "failed on the cluster" in lost[0]["why"], [r.get("why") for r in log]
