@@ -37,6 +37,13 @@ def device_data(plan: KernelPlan) -> DeviceData:
     return DeviceData(tuple(uses), check, overlap_only)
 
 
+def sync_c(api: str, names: tuple[str, ...], to_host: bool) -> str:
+    """Copies of the resident arrays ``names`` to the host (``to_host``) or back to the device,
+    around a statement of the loop that uses them on the host."""
+    call = f"{_PREFIX[api]}_resident_{'download' if to_host else 'upload'}"
+    return " ".join(f"{call}((const void *){n});" for n in names)
+
+
 def _bytes(a: ResidentArray) -> str:
     counts = [f"(size_t)({c})" for c in a.counts]
     total = counts[0]

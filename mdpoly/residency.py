@@ -12,17 +12,22 @@ preconditions) are evaluated once before it when nothing in the loop can change 
 (the same analysis as the OpenMP region's, ``mdpoly.host_schedule._invariant``), together with
 checks that the resident arrays overlap neither each other nor the computations' other arrays;
 when one fails, the loop runs as written before, with per-call copies and each computation's
-own fallback. An array that anything else in the loop names (a host statement, a kept
-computation) is not resident: its per-call copies stay, so the host sees it at those points. A
-region is refused when a check reads what the loop changes, when the loop calls a function or
-goes through a pointer the analysis cannot see, or when an array's size changes inside it.
+own fallback. A host statement of the loop that uses resident arrays only by their elements
+(``probe += B[t]``, ``A[0] = A[1]``) gets them copied back before it and, when it writes them
+(pycparser finds its assignments), in again after it (``HostSync``); an array that the host uses
+otherwise (its address, a kept computation, a loop header) is not resident: its per-call copies
+stay. A region is refused when a check reads what the loop changes, when the loop calls a
+function or jumps, or when an array's size changes inside it.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
-from mdpoly.backends.resident import region_c
+from pycparser import c_ast, c_parser
+
+from mdpoly.backends.resident import region_c, sync_c
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.host_schedule import (
     _CALLED,
@@ -38,7 +43,7 @@ from mdpoly.host_schedule import (
     render_schedule,
 )
 from mdpoly.ir.nest import Computation, HostLoop, HostStatement, PrivateLoop, ScheduleItem, schedule_computations
-from mdpoly.ir.residency import DataRegion, DeviceData, ResidentArray
+from mdpoly.ir.residency import DataRegion, DeviceData, HostSync, ResidentArray
 
 
 def _items(loop: HostLoop) -> list[ScheduleItem]:
@@ -117,6 +122,49 @@ class _Swaps:
         self.names, self.used, self.statements, self.views = set(), set(), set(), {}
 
 
+def _subscripted_only(name: str, text: str) -> bool:
+    """Whether every mention of ``name`` in ``text`` is subscripted (``name[...]``): the statement
+    touches the array's elements, never its address."""
+    return all(re.match(r"\s*\[", text[m.end():]) for m in re.finditer(rf"\b{re.escape(name)}\b", text))
+
+
+class _Lvalues(c_ast.NodeVisitor):
+    """The arrays a statement assigns elements of; ``unknown`` when it assigns through anything
+    but a named array or scalar."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+        self.unknown = False
+
+    def _target(self, node: c_ast.Node) -> None:
+        while isinstance(node, c_ast.ArrayRef):
+            node = node.name
+        if isinstance(node, c_ast.ID):
+            self.names.add(node.name)
+        else:
+            self.unknown = True
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> None:
+        self._target(node.lvalue)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op in ("++", "--", "p++", "p--"):
+            self._target(node.expr)
+        self.generic_visit(node)
+
+
+def _host_writes(text: str) -> set[str] | None:
+    """The names a statement assigns (elements of), or ``None`` when that is not known."""
+    try:
+        ast = c_parser.CParser().parse("void mdp_f(void) {\n" + text + "\n}")
+    except Exception:   # noqa: BLE001 - a typedef name or a construct pycparser lacks: unknown
+        return None
+    v = _Lvalues()
+    v.visit(ast)
+    return None if v.unknown else v.names
+
+
 def _renamed(text: str, mapping: dict[str, str]) -> str:
     if not mapping:
         return text
@@ -143,10 +191,17 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
         return "a pointer the loop swaps is also assigned elsewhere in it"
     # what runs on the host inside the loop: every name it mentions stays on the host
     host_texts = [h.header for h in _host_loops(loop)]
-    host_texts += [s.text for s in _statements(loop) if id(s) not in swaps.statements]
     host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids]
     host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop)]
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
+    # statements: an array they use only by its elements is copied back before them (and in
+    # again after them when they write it); any other name they mention stays on the host
+    statements = [s for s in _statements(loop) if id(s) not in swaps.statements]
+    writes = {id(s): _host_writes(s.text) for s in statements}
+    for s in statements:
+        for n in _NAME.findall(s.text):
+            if writes[id(s)] is None or n in swaps.used or not _subscripted_only(n, s.text):
+                on_host.add(n)
     checks: list[str] = []
     for c in on_device:
         check = data[id(c)].check
@@ -198,7 +253,32 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     others = tuple(a for a in kept.values() if all(not (set(_NAME.findall(c)) & written) for c in a.counts))
     if len(others) != len(kept):
         return "an array that is not resident changes its size inside the loop"
-    return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others, tuple(dict.fromkeys(why_not)))
+    syncs: list[HostSync] = []
+    for s in statements:
+        used = tuple(a.name for a in final if re.search(rf"\b{re.escape(a.name)}\b", s.text))
+        if used:
+            syncs.append(HostSync(s.loc, used, tuple(n for n in used if n in (writes[id(s)] or ()))))
+    return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others, tuple(dict.fromkeys(why_not)),
+                      tuple(syncs))
+
+
+def _with_syncs(items: tuple[ScheduleItem, ...], region: DataRegion, api: str) -> tuple[ScheduleItem, ...]:
+    """``items`` with the region's copies around the statements that use resident arrays."""
+    at = {s.loc: s for s in region.syncs}
+    out: list[ScheduleItem] = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            out.append(replace(it, body=_with_syncs(it.body, region, api)))
+            continue
+        sync = at.get(it.loc) if isinstance(it, HostStatement) else None
+        if sync is None or not isinstance(it, HostStatement):
+            out.append(it)
+            continue
+        out.append(HostStatement(sync_c(api, sync.download, to_host=True), it.loc))
+        out.append(it)
+        if sync.upload:
+            out.append(HostStatement(sync_c(api, sync.upload, to_host=False), it.loc))
+    return tuple(out)
 
 
 def render_resident(items: tuple[ScheduleItem, ...], calls: dict[int, str], data: dict[int, DeviceData],
@@ -221,7 +301,11 @@ def render_resident(items: tuple[ScheduleItem, ...], calls: dict[int, str], data
             continue
         notes.append((it.loc, region.note()))
         loop = "\n".join(ln[2:] if ln.startswith("  ") else ln for ln in body.splitlines())
+        synced = loop
+        if region.syncs:
+            inner = render_schedule((replace(it, body=_with_syncs(it.body, region, api)),), calls)
+            synced = "\n".join(ln[2:] if ln.startswith("  ") else ln for ln in inner.splitlines()[1:-1])
         lines.extend("  " + ln if ln.strip() and not ln.startswith("#") else ln
-                     for ln in region_c(region, api, len(notes), loop, loop).splitlines())
+                     for ln in region_c(region, api, len(notes), synced, loop).splitlines())
     lines.append("}")
     return "\n".join(lines), tuple(notes)

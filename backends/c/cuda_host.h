@@ -483,4 +483,36 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_exit(void)
         mdp_cu_check(cuMemFree(mdp_cu_res[i].mem), "cuMemFree");
     }
 }
+
+/* The resident array at 'host', whole (a statement of the loop uses it on the host). */
+static int mdp_cu_resident_slot(const void *host)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nres; ++i)
+        if (mdp_cu_res[i].host == host)
+            return i;
+    fprintf(stderr, "mdpoly: internal error: no resident array at %p\n", host);
+    exit(1);
+}
+
+/* Copies a resident array back to the host (before a statement of the loop reads or writes it). */
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_download(const void *host)
+{
+    int i = mdp_cu_resident_slot(host);
+    if (!mdp_cu_res[i].bytes)
+        return;
+    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
+    mdp_cu_check(cuMemcpyDtoH((void *)mdp_cu_res[i].host, mdp_cu_res[i].mem, mdp_cu_res[i].bytes), "cuMemcpyDtoH");
+    ++mdp_cu_res_downloads;
+}
+
+/* Copies a resident array to the device again (after a statement of the loop wrote it). */
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload(const void *host)
+{
+    int i = mdp_cu_resident_slot(host);
+    if (!mdp_cu_res[i].bytes)
+        return;
+    mdp_cu_check(cuMemcpyHtoD(mdp_cu_res[i].mem, host, mdp_cu_res[i].bytes), "cuMemcpyHtoD");
+    ++mdp_cu_res_uploads;
+}
 #endif /* MDP_CUDA_RUNTIME */

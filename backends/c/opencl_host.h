@@ -412,4 +412,46 @@ MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_exit(void)
         mdp_cl_check(clReleaseMemObject(mdp_cl_res[i].mem), "clReleaseMemObject");
     }
 }
+
+/* The resident array at 'host', whole (a statement of the loop uses it on the host). */
+static int mdp_cl_resident_slot(const void *host)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nres; ++i)
+        if (mdp_cl_res[i].host == host)
+            return i;
+    fprintf(stderr, "mdpoly: internal error: no resident array at %p\n", host);
+    exit(1);
+}
+
+/* Copies a resident array back to the host (before a statement of the loop reads or writes it). */
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_download(const void *host)
+{
+    int i = mdp_cl_resident_slot(host);
+    cl_event ev;
+    if (!mdp_cl_res[i].bytes)
+        return;
+    mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes,
+                                     (void *)mdp_cl_res[i].host, 0, NULL, mdp_cl_profile ? &ev : NULL),
+                 "clEnqueueReadBuffer");
+    if (mdp_cl_profile) {
+        mdp_cl_res_profile(ev);
+        ++mdp_cl_res_downloads;
+    }
+}
+
+/* Copies a resident array to the device again (after a statement of the loop wrote it). */
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload(const void *host)
+{
+    int i = mdp_cl_resident_slot(host);
+    cl_event ev;
+    if (!mdp_cl_res[i].bytes)
+        return;
+    mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes, host, 0, NULL,
+                                      mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBuffer");
+    if (mdp_cl_profile) {
+        mdp_cl_res_profile(ev);
+        ++mdp_cl_res_uploads;
+    }
+}
 #endif /* MDP_OPENCL_RUNTIME */

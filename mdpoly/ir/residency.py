@@ -61,6 +61,16 @@ class ResidentArray:
 
 
 @dataclass(frozen=True, slots=True)
+class HostSync:
+    """A statement of the loop (at ``loc``) that uses resident arrays on the host: ``download``
+    are copied back to the host before it, ``upload`` to the device after it (those it writes)."""
+
+    loc: SourceLoc
+    download: tuple[str, ...]
+    upload: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class DataRegion:
     """A host loop (``loc``, iterator ``iterator``) whose computations share the device copies
     of ``arrays``. ``checks``: the computations' run-time check statements that the loop cannot
@@ -78,6 +88,8 @@ class DataRegion:
     others: tuple[ResidentArray, ...] = ()
     #: why each of ``others`` is not resident (``"'B' is used on the host inside the loop"``)
     why_not: tuple[str, ...] = ()
+    #: the loop's statements that read or write resident arrays on the host, in order
+    syncs: tuple[HostSync, ...] = ()
 
     def note(self) -> str:
         """The report's line for the region."""
@@ -85,5 +97,8 @@ class DataRegion:
         up = ", ".join(a.name for a in self.arrays if a.upload) or "none"
         down = ", ".join(a.name for a in self.arrays if a.download) or "none"
         rest = "".join(f"; {w}, copied at each call" for w in self.why_not)
+        for s in self.syncs:
+            rest += f"; copied back for the statement at line {s.loc.line}: {', '.join(s.download)}"
+            rest += f", and in again after it: {', '.join(s.upload)}" if s.upload else ""
         return (f"{names} stay on the device over loop '{self.iterator}' "
                 f"(copied in once before it: {up}; copied back once after it: {down}){rest}")

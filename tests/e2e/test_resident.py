@@ -3,7 +3,8 @@
 Each kernel in ``resident_cases/`` is written from its textbook definition with a sequential outer
 loop around parallel bands (Jacobi 1-D/2-D, a heat-3D-like stencil, Floyd-Warshall's k loop, an
 LU k loop, a pointer-swapping stencil) or with something that must keep data on the host (a host
-statement reading an array in the loop; arrays that overlap, so that the run-time checks fail).
+statement reading or writing an array in the loop, which copies it at that point; arrays that
+overlap, so that the run-time checks fail).
 Every case asserts the report's note on the loop, runs the original and ``--target opencl`` on
 PoCL and compares outputs exactly (integer data, or floats whose every value is exact), and with
 ``MDPOLY_PROFILE=1`` counts the transfers: one copy in per resident array, one copy back per
@@ -31,19 +32,23 @@ CASES_DIR = Path(__file__).parent / "resident_cases"
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
 
-#: case -> (function whose loop is the region, arrays kept on the device, of those written in
-#: the loop, the note's expected text)
-CASES: dict[str, tuple[str, tuple[str, ...], tuple[str, ...], str]] = {
-    "jacobi1d": ("kernel_jacobi_1d", ("A", "B"), ("A", "B"), "A, B stay on the device over loop 't'"),
-    "jacobi2d_int": ("kernel_jacobi_2d", ("A", "B"), ("A", "B"), "A, B stay on the device over loop 't'"),
-    "heat3d_int": ("kernel_heat_3d", ("A", "B"), ("A", "B"), "A, B stay on the device over loop 't'"),
-    "floyd_warshall_2buf": ("kernel_floyd_warshall", ("D", "E"), ("D", "E"), "D, E stay on the device over loop 'k'"),
-    "lu": ("kernel_lu", ("A",), ("A",), "A stay on the device over loop 'k'"),
-    "swap": ("kernel_swap", ("A", "B"), ("A", "B"), "A, B stay on the device over loop 't'"),
-    # the host statement reads B in every step: B keeps its per-call copies, A and C stay
-    "host_reads": ("kernel_probe", ("A", "C"), ("A",),
-                   "A, C stay on the device over loop 't' (copied in once before it: A, C; copied back once "
-                   "after it: A); 'B' is used on the host inside the loop, copied at each call"),
+#: case -> (function whose loop is the region, copies in and copies back that MDPOLY_PROFILE
+#: counts for the region, the note's expected text)
+CASES: dict[str, tuple[str, int, int, str]] = {
+    "jacobi1d": ("kernel_jacobi_1d", 2, 2, "A, B stay on the device over loop 't'"),
+    "jacobi2d_int": ("kernel_jacobi_2d", 2, 2, "A, B stay on the device over loop 't'"),
+    "heat3d_int": ("kernel_heat_3d", 2, 2, "A, B stay on the device over loop 't'"),
+    "floyd_warshall_2buf": ("kernel_floyd_warshall", 2, 2, "D, E stay on the device over loop 'k'"),
+    "lu": ("kernel_lu", 1, 1, "A stay on the device over loop 'k'"),
+    "swap": ("kernel_swap", 2, 2, "A, B stay on the device over loop 't'"),
+    # the host statement reads B in every one of the 20 steps: B is copied back before it
+    "host_reads": ("kernel_probe", 3, 2 + 20,
+                   "A, C, B stay on the device over loop 't' (copied in once before it: A, C, B; copied back once "
+                   "after it: A, B); copied back for the statement at line 10: B"),
+    # the host statement writes A[0] in every one of the 16 steps: A back before it, in after it
+    "host_writes": ("kernel_boundary", 2 + 16, 2 + 16,
+                    "A, B stay on the device over loop 't' (copied in once before it: A, B; copied back once "
+                    "after it: A, B); copied back for the statement at line 13: A, and in again after it: A"),
 }
 
 _PROFILE = re.compile(r"mdpoly-profile: (\S+) calls=(\d+) kernel_ms=\S+ transfer_ms=(\S+)")
@@ -61,16 +66,15 @@ def _run_profiled(exe: Path) -> tuple[str, str]:
     return proc.stdout, proc.stderr
 
 
-def _check_transfers(profile: str, function: str, resident: tuple[str, ...], written: tuple[str, ...],
-                     per_call: bool) -> None:
+def _check_transfers(profile: str, function: str, uploads: int, downloads: int) -> None:
     counts = _RESIDENT.findall(profile)
-    assert counts == [(str(len(resident)), str(len(written)))], profile
+    assert counts == [(str(uploads), str(downloads))], profile
     loop_nests = [m for m in _PROFILE.findall(profile) if m[0].startswith(f"mdpoly_{function}_")]
     assert loop_nests, profile
     for name, calls, transfer_ms in loop_nests:
         assert int(calls) > 1, profile
-        if not per_call:   # no copy at all in the loop's own calls: no transfer event was recorded
-            assert float(transfer_ms) == 0.0, f"{name} copied data in the loop:\n{profile}"
+        # no copy at all in the loop's own calls: no transfer event was recorded
+        assert float(transfer_ms) == 0.0, f"{name} copied data in the loop:\n{profile}"
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -83,7 +87,7 @@ def test_report_says_what_stays_on_the_device(case: str, tmp_path: Path) -> None
 @needs_opencl
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_resident_loop_matches_original_on_opencl(case: str, tmp_path: Path) -> None:
-    function, resident, written, _ = CASES[case]
+    function, uploads, downloads, _ = CASES[case]
     reference = run_program(build_c(CASES_DIR / f"{case}.c", tmp_path / "orig", {}, openmp=False))
     out_c, _ = _generate(case, "opencl", tmp_path)
     text = out_c.read_text()
@@ -92,7 +96,7 @@ def test_resident_loop_matches_original_on_opencl(case: str, tmp_path: Path) -> 
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     got, profile = _run_profiled(exe)
     assert got == reference, f"out.c kept in {tmp_path}"
-    _check_transfers(profile, function, resident, written, per_call=case == "host_reads")
+    _check_transfers(profile, function, uploads, downloads)
 
 
 @needs_opencl
@@ -144,14 +148,14 @@ def test_resident_loop_matches_original_on_cuda_gpu(case: str, tmp_path: Path) -
     from cuda_harness import cuda_device_unavailable
     if cuda_device_unavailable() is not None:
         pytest.skip(str(cuda_device_unavailable()))
-    function, resident, written, _ = CASES[case]
+    _, uploads, downloads, _ = CASES[case]
     reference = run_program(build_c(CASES_DIR / f"{case}.c", tmp_path / "orig", {}, openmp=False))
     out_c, _ = _generate(case, "cuda", tmp_path)
     exe = tmp_path / "cuda"
     assert not build_cuda(out_c, exe, {}, tmp_path)
     got, profile = _run_profiled(exe)
     assert got == reference
-    assert _RESIDENT.findall(profile) == [(str(len(resident)), str(len(written)))], profile
+    assert _RESIDENT.findall(profile) == [(str(uploads), str(downloads))], profile
 
 
 def test_no_region_for_openmp(tmp_path: Path) -> None:
@@ -186,8 +190,8 @@ def test_json_report_lists_the_region(tmp_path: Path) -> None:
     nests = [n for n in json.loads(report.read_text())["nests"] if "device_data" in n]
     assert len(nests) == 1 and nests[0]["line"] == 7
     (region,) = nests[0]["device_data"]
-    assert region["line"] == 7 and region["note"].startswith("A, C stay on the device over loop 't'")
-    assert "'B' is used on the host inside the loop" in region["note"]
+    assert region["line"] == 7 and region["note"].startswith("A, C, B stay on the device over loop 't'")
+    assert "copied back for the statement at line 10: B" in region["note"]
 
 
 @needs_opencl
