@@ -49,7 +49,7 @@ from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.param_table import Constraint, ParamSpec
 
 #: Elements of the private result tile (``prod PT_SIZE`` of the concat dims, per output).
-MAX_PRIVATE_ELEMS = 64
+MAX_PRIVATE_ELEMS = 128
 #: Work-groups a tiled kernel wants at least, whatever ``compute_units`` says (the OpenCL
 #: target's portable caps guess 8; a GPU has ~100 multiprocessors, a CPU loses little).
 MIN_GROUPS = 64

@@ -1,4 +1,4 @@
-"""Double-buffered ``__local`` tiles (``GpuParams.prefetch``): the next reduction tile of the
+"""Double-buffered ``__local`` tiles (``GpuParams.prefetch``) and 8 x 16 register tiles: the next reduction tile of the
 cached inputs is loaded into registers while the current one is computed.
 
 Differential: the tiled kernels run on PoCL through the shipped host code and are compared with
@@ -170,3 +170,31 @@ def test_no_default_prefetch_when_the_innermost_reduction_has_one_tile() -> None
     three = ex.mcc(16, 112, 112, 64, 3, 7, 7)         # 3 channels: 3 tiles of c per work-group
     assert default_gpu_params(one_channel, CUDA_CAPS).prefetch == 0
     assert default_gpu_params(three, CUDA_CAPS).prefetch == 1
+
+
+TILE_8_BY_16 = GpuParams((4, 8, 1), (8, 16, 1), (0, 0, 1), ((1,), (0,), (2,)), (0, 0, 4), (1, 1), (4, 4, 1))
+
+
+@needs_device
+def test_8_by_16_register_tile_matches_numpy() -> None:
+    """The largest private tile the constraints allow (``MAX_PRIVATE_ELEMS`` = 128 accumulators);
+    without the prefetch, which PoCL compiles too slowly at this size (NVRTC below)."""
+    mdh = ex.matmul(37, 70, 45)
+    params = TILE_8_BY_16
+    assert gpu_violations(mdh, params, OPENCL_CAPS) == []
+    assert "private-tile" in gpu_violations(mdh, replace(params, pt=(16, 16, 1)), OPENCL_CAPS)
+    rng = np.random.default_rng(7)
+    a, b, c = (rng.standard_normal(s).astype(np.float32) for s in ((37, 45), (45, 70), (37, 70)))
+    m = run_plan(mdh, params, {"A": a, "B": b, "C": c})
+    assert np.allclose(m.outputs["C"].reshape(37, 70), c + a @ b, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.skipif(_nvrtc_reason() is not None, reason=str(_nvrtc_reason()))
+def test_prefetched_8_by_16_tile_compiles_with_nvrtc(tmp_path: Path) -> None:
+    from cuda_harness import compile_for_sm90
+    mdh = ex.matmul(1024, 1024, 1024)
+    params = replace(TILE_8_BY_16, prefetch=1)
+    assert gpu_violations(mdh, params, CUDA_CAPS) == []
+    plan = lower_gpu(mdh, params, CUDA_CAPS)
+    assert plan.prefetch
+    compile_for_sm90(cuda_source(plan), plan.name, tmp_path)
