@@ -32,6 +32,10 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   ``__local`` copies after the tile's closing barrier; the global loads' latency overlaps the
   arithmetic. Needs ``kt`` and a cached input.
 
+* ``pad`` -- bank-conflict padding of the ``__local`` copies: each row of a copy (its innermost
+  position) is ``pad`` elements longer (``pad`` vectors where a copy is read as vectors), so that
+  work-items reading one column at once hit different banks.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -57,6 +61,8 @@ MIN_GROUPS = 64
 SYMBOLIC_EXTENT = 4096
 #: Registers a work-item may hold for the next reduction tile's ``__local`` copies (``prefetch``).
 MAX_PREFETCH_REGS = 32
+#: Largest bank-conflict padding of a ``__local`` row (``pad``).
+MAX_PAD = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +77,7 @@ class GpuParams:
     cache: tuple[int, ...] = ()      # per input access: 1 = __local copy, 0 = __global; (): all 0
     vec: tuple[int, ...] = ()        # concat dims: points per contiguous chunk of a private tile; (): all 1
     prefetch: int = 0                # 1: the next reduction tile's __local copies are loaded into registers early
+    pad: int = 0                     # elements (vectors) added to each row of a __local copy
 
     @property
     def tiled(self) -> bool:
@@ -92,6 +99,8 @@ class GpuParams:
             text += " VEC=" + ",".join(f"{its[d]}:{v}" for d, v in enumerate(self.vec) if v > 1)
         if self.prefetch:
             text += " PREFETCH=1"
+        if self.pad:
+            text += f" PAD={self.pad}"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -153,6 +162,8 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("prefetch", "(double-buffered tiles)", "1: each work-item loads its share of the next reduction "
                  "tile's __local copies into registers while the current tile is computed; 0: no prefetch; "
                  "needs kt and a cached input"),
+    ParamSpec("pad", "(local layout)", "elements added to each row of a __local copy (vectors where it is read "
+                 "as vectors): bank-conflict padding; 0..MAX_PAD"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -217,10 +228,10 @@ def local_layout(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[tuple[int, ...], i
     if vpos is None:
         strides = [1] * n
         for j in range(n - 2, -1, -1):
-            strides[j] = strides[j + 1] * box[j + 1]
-        return tuple(strides), math.prod(box), None
+            strides[j] = strides[j + 1] * (box[j + 1] + (p.pad if j == n - 2 else 0))
+        return tuple(strides), (strides[0] * box[0] if n > 1 else box[0]), None
     v = p.vec_width(deps[0])
-    pitch = -(-box[vpos] // v) * v + (v if vpos != n - 1 else 0)
+    pitch = -(-box[vpos] // v) * v + (v if vpos != n - 1 else 0) + (p.pad * v if n > 1 else 0)
     order = [j for j in range(n) if j != vpos] + [vpos]
     strides = [0] * n
     size = 1
@@ -323,6 +334,10 @@ def _tile_local_mem_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return local_bytes(m, p) <= c.local_mem_bytes
 
 
+def _pad_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return 0 <= p.pad <= MAX_PAD and (p.pad == 0 or any(p.cache))
+
+
 def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
 
@@ -347,6 +362,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   _cacheable_ok),
     Constraint("tile-local-mem", "__local copies of the cached inputs' tile footprints + reduction scratch "
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
+    Constraint("pad", "pad: 0..MAX_PAD, > 0 only with a cached input (the __local copies' size with it is "
+                  "checked by tile-local-mem)", _pad_ok),
     Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
                   "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
 )

@@ -155,7 +155,7 @@ class GpuSpace:
         if not any(kt):
             return p
         cache = tuple(int(cfg.get(f"MEM_{k}", 0)) for k in range(len(self.mdh.inputs)))
-        return replace(p, kt=kt, cache=cache, prefetch=int(cfg.get("PF", 0)))
+        return replace(p, kt=kt, cache=cache, prefetch=int(cfg.get("PF", 0)), pad=int(cfg.get("PAD", 0)))
 
 
 def _holds(names: tuple[str, ...], mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> bool:
@@ -317,6 +317,18 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
 
         specs.append(ParamSpec("PF", (0, 1), pf_ok, (*reads, *mems),
                                doc="next reduction tile's __local copies prefetched into registers"))
+
+        def pad_ok(c: Config) -> bool:
+            if not c["PAD"]:
+                return True
+            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
+                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
+                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
+                          cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))), pad=c["PAD"])
+            return _holds(("pad", *names), mdh, p, bound)
+
+        specs.append(ParamSpec("PAD", (0, 1), pad_ok, (*reads, *mems),
+                               doc="bank-conflict padding of each __local row (elements, or vectors)"))
     return specs
 
 
@@ -324,7 +336,7 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
-    switched, the prefetch switched, and the switch between the tiled kernel (every KT at its smallest, no copies) and
+    switched, the prefetch or the padding switched, and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
     n = len(mdh.dims)
@@ -369,7 +381,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
                 add(replace(p, cache=put(cache, k, 1 - cache[k])))
                 add(replace(p, cache=put(cache, k, 1 - cache[k]), prefetch=0))
             add(replace(p, prefetch=1 - p.prefetch))
-            add(replace(p, kt=(), cache=(), prefetch=0))
+            add(replace(p, pad=0 if p.pad else 1))
+            add(replace(p, kt=(), cache=(), prefetch=0, pad=0))
         else:
             kt = tuple(vals[0] if vals else 0 for vals in space.kt_values)
             add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))
