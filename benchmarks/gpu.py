@@ -129,8 +129,11 @@ WORKLOADS = (
 # {{{ prepare (here, with mdpoly)
 
 
-def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]) -> int:
-    """Write the sources, mdpoly's outputs, the manifest and the scripts into ``out_dir``; 1 on any failure."""
+def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str], tune_time: float = 0.0) -> int:
+    """Write the sources, mdpoly's outputs, the manifest and the scripts into ``out_dir``; 1 on any failure.
+
+    ``tune_time`` > 0: mdpoly tunes each nest for that many seconds (on this machine's device: run
+    ``prepare`` on the GPU machine then) instead of ``--no-tune``."""
     repo = HERE.parent
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "src").mkdir(exist_ok=True)
@@ -147,12 +150,13 @@ def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]
         sizes = w.sizes(quick)
         entry: dict[str, Any] = {"workload": w.name, "kernel": f"src/{w.kernel}", "sizes": sizes,
                                  "vendor": w.vendor, "anchors": w.anchors, "seq": w.seq, "generated": {},
-                                 "prepare_errors": {}}
+                                 "prepare_errors": {}, "tuning": f"{tune_time:g} s per nest" if tune_time else "none"}
         for target in targets:
             (out_dir / target).mkdir(exist_ok=True)
             rel = f"{target}/{w.name}.c"
             # relative paths, run inside out_dir: the #line directives name src/<kernel>.c, nothing of this machine
-            cmd = [sys.executable, "-m", "mdpoly", f"src/{w.kernel}", "-o", rel, "--target", target, "--no-tune", "-q",
+            tune = ["--tune-time", f"{tune_time:g}", "--retune"] if tune_time else ["--no-tune"]
+            cmd = [sys.executable, "-m", "mdpoly", f"src/{w.kernel}", "-o", rel, "--target", target, *tune, "-q",
                    *(f"-D{k}={v}" for k, v in sizes.items())]
             proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, env=env, timeout=600)
             text = (out_dir / rel).read_text() if proc.returncode == 0 and (out_dir / rel).is_file() else ""
@@ -511,7 +515,7 @@ def run(root: Path, out: Path, targets: tuple[str, ...], reps: int, runs: int, b
                      if v["status"] == "ok" else f"{v['status']}: {v['detail']}")
             print(f"[{name}] {target}: {shown}", file=sys.stderr, flush=True)
         rows.append({"workload": name, "kernel": entry["kernel"], "sizes": entry["sizes"], "seq": seq,
-                     "variants": variants, "anchors": entry["anchors"]})
+                     "variants": variants, "anchors": entry["anchors"], "tuning": entry.get("tuning", "none")})
     failed = 0
     for row, entry in zip(rows, entries):
         row["vendor"] = measure_vendor(entry, deadline) if vendor else {"status": "skipped", "detail": "--no-vendor"}
@@ -576,6 +580,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=float, default=270.0, help="run: seconds for the whole run")
     p.add_argument("--timeout", type=float, default=120.0, help="run: seconds per build or run step")
     p.add_argument("--no-vendor", action="store_true", help="run: skip the cuBLAS / cuDNN references")
+    p.add_argument("--tune-time", type=float, default=0.0,
+                   help="prepare: tune each nest this many seconds (on this machine's GPU) instead of --no-tune")
     p.add_argument("--suffix", default="", help="report: appended to the file names (gpu_<date>_<suffix>.md)")
     ns = p.parse_args(argv)
     targets = tuple(t for t in ns.targets.split(",") if t)
@@ -585,7 +591,7 @@ def main(argv: list[str] | None = None) -> int:
     if only - {w.name for w in WORKLOADS}:
         p.error(f"unknown workloads: {', '.join(sorted(only - {w.name for w in WORKLOADS}))}")
     if ns.step == "prepare":
-        return prepare(ns.path, ns.quick, targets, only)
+        return prepare(ns.path, ns.quick, targets, only, ns.tune_time)
     if ns.step == "run":
         out = ns.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else ns.path)
         return run(ns.path.resolve(), out, targets, max(ns.reps, 1), max(ns.runs, 1), ns.budget, ns.timeout,

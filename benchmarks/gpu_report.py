@@ -68,7 +68,8 @@ def render_markdown(record: Record) -> str:
     header = ["workload", "sizes", "vendor", "vendor kernel", "vendor per call (events)",
               "OpenCL kernel", "OpenCL whole call", "CUDA kernel", "CUDA kernel source", "CUDA events",
               "CUDA whole call", "vendor / OpenCL (>1: mdpoly faster)", "vendor / CUDA (>1: mdpoly faster)",
-              "reported anchor: vendor kernel (H200, issues, not measured by us)", "checksum reference"]
+              "reported anchor: vendor kernel (H200, issues, not measured by us)", "checksum reference",
+              "mdpoly tuning budget"]
     lines += ["| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
     for row in record.get("rows", []):
         variants = row.get("variants", {})
@@ -85,7 +86,7 @@ def render_markdown(record: Record) -> str:
         cells = [row["workload"], sizes, vendor_name, vendor_cell, _ms(vendor.get("event_ms")), ocl_k, ocl_w, cu_k,
                  str(cuda.get("kernel_source", "–")), _ms(cuda.get("event_kernel_ms")), cu_w,
                  _ratio(variants.get("opencl"), vendor_ms), _ratio(variants.get("cuda"), vendor_ms), a_vendor,
-                 str(row.get("reference", "seq"))]
+                 str(row.get("reference", "seq")), str(row.get("tuning", "none"))]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Notes:", "",
               "- mdpoly variants: `mdpoly kernels/<k>.c --target opencl|cuda --no-tune` with the sizes as `-D`, "
