@@ -470,11 +470,13 @@ def _slots(name: str) -> c_ast.Decl:
 class _DeviceWrapper(_Wrapper):
     """``static void <name>(<params>)``: blocks per slot, both phases on every slot, the results."""
 
-    def __init__(self, split: RankSplit, api: str, spec: str, staged: set[int]) -> None:
+    def __init__(self, split: RankSplit, api: str, spec: str, staged: set[int],
+                 plain: c_ast.FuncCall | None = None) -> None:
         super().__init__(split, user_init=False)
         self.api = api
         self.spec = spec
         self.staged_outputs = staged
+        self.plain = plain
 
     def staged(self, o: int) -> str:
         """C text: output ``o``'s value at the current point in the staging buffer ``mdp_st``."""
@@ -535,6 +537,14 @@ class _DeviceWrapper(_Wrapper):
             _decl("mdp_my_n", "long long"), _slots("mdp_los"), _slots("mdp_ns"), _decl("mdp_t0", "double"),
             _decl("mdp_st", "char", _id("NULL"), pointer=True), _decl("mdp_k", "long long", _id("0")),
             _call(init, c_ast.Constant("string", '"' + self.spec + '"')),
+        ]
+        if self.plain is not None:   # one slot on the plain code's device: the plain code, as it is
+            body.append(c_ast.If(_call(f"mdp_md_{'cl' if self.api == 'opencl' else 'cu'}_plain"), c_ast.Compound([
+                c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_md_now")), self.plain,
+                _call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
+                      c_ast.BinaryOp("-", _call("mdp_md_now"), _id("mdp_t0"))),
+                c_ast.Return(None)]), None))
+        body += [
             c_ast.Assignment("=", _id("mdp_nd"), _id("mdp_md_n")),
             self.per_slot("0", [_call("mdp_md_block", _id(LO), _id(EXTENT), _id("mdp_d"), _id("&mdp_los[mdp_d]"),
                                       _id("&mdp_ns[mdp_d]"))]),
@@ -572,8 +582,12 @@ def check_spec(spec: str) -> str | None:
             f"'0,1' (one device: '1,'), got '{spec}'")
 
 
-def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str) -> GeneratedCode:
+def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str,
+                       plain: tuple[KernelPlan, GeneratedCode] | None = None) -> GeneratedCode:
     """The code running ``plan`` (of ``split.sliced``) over the devices ``spec``; see the module docstring.
+    ``plain``: the plan of the whole computation under a name of its own and the code the target
+    renders for it without ``--devices``; when given, its function is generated too and called
+    instead of the slots' when the run-time list has one slot on the device that code uses.
 
     :raises UnsupportedInput: when a written buffer is not an output of the computation."""
     copies = _copies(plan, split)
@@ -594,9 +608,17 @@ def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str) 
         flags = ("-lcuda", "-lnvrtc")
         ext = ".cu"
     staged = {c.stage for c in copies.values() if not c.rows}
-    definition = writer.function(source) + "\n" + _DeviceWrapper(split, api, spec, staged).function()
+    names = {b.name for b in split.params}
+    plain_call, plain_text = None, ""
+    plain_sources: tuple[tuple[str, str], ...] = ()
+    if plain is not None and all(b.name in names for b in plain[0].params):
+        # the wrapper's parameters are the plain function's (same declarations): passed as they are
+        plain_call = c_ast.FuncCall(_id(plain[0].name), c_ast.ExprList([_id(b.name) for b in plain[0].params]))
+        plain_text, plain_sources = plain[1].definition + "\n", plain[1].device_sources
+    definition = (plain_text + writer.function(source) + "\n"
+                  + _DeviceWrapper(split, api, spec, staged, plain_call).function())
     call = CEmitter(_NoDialect()).call(replace(plan, name=split.original.name))
     return GeneratedCode(name=split.original.name, definition=definition, call=call, headers=headers, flags=flags,
-                         device_sources=((plan.name + ext, source),), preamble=preamble)
+                         device_sources=(*plain_sources, (plan.name + ext, source)), preamble=preamble)
 
 

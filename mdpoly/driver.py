@@ -30,6 +30,7 @@ from mdpoly.ir.nest import (
 )
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
+from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
 from mdpoly.profitability import MIN_WORK, too_little_work
@@ -37,6 +38,7 @@ from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
 from mdpoly.tuning.hook import choose
+from mdpoly.tuning.tune import TuningResult
 
 #: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
 #: a file that uses such a name itself (a macro could break generated code) is kept as written.
@@ -113,15 +115,22 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     on_devices = options.devices is not None and target.name in DEVICE_TARGETS
     if on_devices:   # --devices: one dimension over the devices, with the same slice model
         split = split_for_ranks(mdh)
+    original_options = options
     if isinstance(split, RankSplit):
         mdh = split.sliced   # a reduction's per-rank outputs are partial results: not comparable, not tuned
         options = replace(options, tune=False) if split.kind == "reduction" else options
     try:
-        params, caps, tuning = choose(target, nest, mdh, options, sink)
+        plain = None
+        if on_devices and isinstance(split, RankSplit):
+            plain, params, caps, tuning = _plain_for_devices(nest, target, split, original_options, sink, used_names)
+            if target.violations(mdh, params, caps):   # not valid for the slice: its own parameters
+                params, caps, tuning = choose(target, nest, mdh, options, sink)
+        else:
+            params, caps, tuning = choose(target, nest, mdh, options, sink)
         plan = target.lower(mdh, params, caps)
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
-            code = render_for_devices(plan, split, target.name, options.devices)
+            code = render_for_devices(plan, split, target.name, options.devices, plain)
         else:
             code = target.render(plan, caps)
         if isinstance(split, RankSplit) and not on_devices:
@@ -134,6 +143,28 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
                              devices=devices_note(split) if split is not None and on_devices else None)
+
+
+def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: RankSplit, options: Options,
+                       sink: DiagnosticSink | None, used_names: set[str]) -> tuple[
+        tuple[Any, GeneratedCode] | None, Any, TargetCaps, TuningResult | None]:
+    """``--devices``: the plan and code of the whole computation as the build without ``--devices``
+    makes them (its parameters, under a fresh name; the code a one-slot run calls), or ``None``
+    when that computation cannot be generated on its own; and those parameters, their caps and
+    tuning result (the slices' kernels use them where they are valid for a slice)."""
+    params, caps, tuning = choose(target, nest, split.original, options, sink)
+    name, k = f"{split.original.name}_one", 1
+    while name in used_names:
+        k += 1
+        name = f"{split.original.name}_one{k}"
+    try:
+        plan = target.lower(replace(split.original, name=name), params, caps)
+        target.check(plan, caps)
+        code = target.render(plan, caps)
+    except (UnsupportedInput, CompilerBug):
+        return None, params, caps, tuning
+    used_names.add(name)
+    return (plan, code), params, caps, tuning
 
 
 def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,

@@ -79,6 +79,13 @@ static void mdp_md_cu_use(int d)
     mdp_cu_check(cuCtxSetCurrent(mdp_md_cu_ctx[d]), "cuCtxSetCurrent");
 }
 
+/* Whether a split computation runs its plain one-device code (the function the build without
+   --devices generates): one slot, on the runtime's own device (MDPOLY_CUDA_DEVICE, else 0). */
+static int mdp_md_cu_plain(void)
+{
+    return mdp_md_n == 1 && mdp_md_cu_dev[0] == mdp_cu_device;
+}
+
 /* Makes the runtime's own context current again (after a split call). */
 static void mdp_md_cu_done(void)
 {

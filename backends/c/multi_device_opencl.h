@@ -107,6 +107,22 @@ static void mdp_md_cl_init(const char *compiled)
         atexit(mdp_cl_profile_report);
 }
 
+/* Whether a split computation runs its plain one-device code (the function the build without
+   --devices generates, on opencl_host.h's device): one slot, on the device that code chooses
+   (MDPOLY_OPENCL_DEVICE, else the first GPU, else the first device); decided once. */
+static int mdp_md_cl_plain(void)
+{
+    static int plain = -1;
+    if (plain < 0) {
+        plain = 0;
+        if (mdp_md_n == 1) {
+            mdp_cl_init();
+            plain = mdp_cl_device == mdp_md_cl_dev[0];
+        }
+    }
+    return plain;
+}
+
 /* Kernel 'kernel' of 'source' for slot d (the program built once per slot and source). */
 static cl_kernel mdp_md_cl_kernel(int d, const char *source, const char *nest, const char *kernel)
 {
