@@ -31,6 +31,7 @@ from mdpoly.ir.nest import (
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
 from mdpoly.profitability import MIN_WORK, too_little_work
@@ -127,7 +128,10 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                 params, caps, tuning = choose(target, nest, mdh, options, sink)
         else:
             params, caps, tuning = choose(target, nest, mdh, options, sink)
-        plan = target.lower(mdh, params, caps)
+        if on_devices and isinstance(split, RankSplit) and target.lower is lower_gpu:
+            plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
+        else:
+            plan = target.lower(mdh, params, caps)
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
             code = render_for_devices(plan, split, target.name, options.devices, plain)

@@ -143,8 +143,9 @@ def _max_over_box(e: Affine, mdh: MdhExpr) -> str:
 
 
 class _GpuLowerer:
-    def __init__(self, mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> None:
+    def __init__(self, mdh: MdhExpr, p: GpuParams, caps: TargetCaps, within: MdhExpr | None = None) -> None:
         self.m = mdh
+        self.within = within   # the computation ``mdh`` is a slice of (its index type holds for ``mdh``)
         self.p = p
         self.caps = caps
         self.op = mdh.reduction_op
@@ -237,8 +238,9 @@ class _GpuLowerer:
 
     def index_type(self) -> str:
         """``int`` when all extents, buffer sizes and partials are constants below
-        ``INT_INDEX_LIMIT`` and no index names a variable other than the iterators, else ``long``."""
-        m, p = self.m, self.p
+        ``INT_INDEX_LIMIT`` and no index names a variable other than the iterators, else ``long``;
+        of the computation ``within`` when given (a slice's points are some of its points)."""
+        m, p = self.within or self.m, self.p
         its = {d.iterator for d in m.dims}
         if not all(d.lower.is_constant and d.extent.is_constant for d in m.dims):
             return "long"
@@ -496,8 +498,10 @@ def launch_spec(plan: KernelPlan) -> LaunchSpec:
                       scratch=scratch, launches=tuple(launches))
 
 
-def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
-    """Lower ``mdh`` for a work-group target with ``params``.
+def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps, within: MdhExpr | None = None) -> KernelPlan:
+    """Lower ``mdh`` for a work-group target with ``params``. ``within``: the computation ``mdh``
+    is a slice of (``--devices``: its split dimension runs over a run-time part of ``within``'s
+    range, every other dimension and every buffer as in ``within``), whose index type it takes.
 
     :raises CompilerBug: when ``params`` breaks a constraint of ``mdpoly.lower.gpu_params``.
     :raises UnsupportedInput: for nests the kernel cannot express (mixed reduction operators,
@@ -508,4 +512,4 @@ def lower_gpu(mdh: MdhExpr, params: GpuParams, caps: TargetCaps) -> KernelPlan:
     if bad:
         raise CompilerBug(f"invalid work-group parameters for '{mdh.name}' ({params.describe(mdh)}): "
                           + ", ".join(bad), mdh.loc)
-    return _GpuLowerer(mdh, params, caps).run()
+    return _GpuLowerer(mdh, params, caps, within).run()
