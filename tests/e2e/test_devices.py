@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -64,6 +65,55 @@ def test_cases_match_sequential_on_one_device_listed_several_times(source: Path,
         assert any("'k' (+) split over the devices; partial results combined with '+'" in n for n in notes), notes
         assert any("output points gathered on the host" in n for n in notes), notes
         assert any("[devices-too-little-work]" in n for n in notes), notes
+
+
+def _function(text: str, name: str) -> str:
+    """The definition of generated function ``name``: its kernel source string, then the function."""
+    start = text.index(f"static const char mdp_src_{name}[] =")
+    return text[start:text.index("\n}\n", text.index(f"static void {name}(", start)) + 3]
+
+
+def _kernel(text: str, name: str) -> list[str]:
+    """The lines of generated function ``name``'s kernel source."""
+    start = text.index(f"static const char mdp_src_{name}[] =")
+    return text[start:text.index(";\n", start)].replace(name, "N").splitlines()
+
+
+@needs_opencl
+@pytest.mark.parametrize("source", [HERE / "device_cases" / "kernels.c", HERE / "mpi_cases" / "reductions.c"],
+                         ids=lambda p: p.stem)
+def test_one_slot_calls_the_plain_code(source: Path, tmp_path: Path) -> None:
+    """One slot on the plain code's device: each split computation calls the function the build
+    without --devices generates (same kernels, parameters and copies), nothing of the slots; the
+    slots' kernels have the plain kernels' parameters and index type."""
+    expected = run_step([str(build_c(source, tmp_path / "seq", {}, openmp=False))]).stdout
+    plain_c = tmp_path / "plain.c"
+    run_mdpoly(source, plain_c, {}, extra=["--target", "opencl"])
+    plain = plain_c.read_text()
+    out_c, _ = _transform(source, tmp_path, {}, "opencl", "all")
+    text = out_c.read_text()
+    split = re.findall(r"static void (\w+)_rank\(int mdp_dev, int mdp_phase", text)
+    assert split
+    for name in split:
+        wrapper = text[text.index(f"static void {name}("):]
+        wrapper = wrapper[:wrapper.index("\n}\n")]
+        branch = wrapper.index("if (mdp_md_cl_plain())")
+        one = wrapper.index(f"{name}_one(", branch)
+        assert one < wrapper.index("return;", one) < wrapper.index(f"{name}_rank(")
+        assert "mdp_md_block" not in wrapper[:one] and "mdp_md_stage" not in wrapper[:one]
+        assert _function(text, f"{name}_one").replace(f"{name}_one", name) == _function(plain, name)
+        one_k, slot_k = _kernel(text, f"{name}_one"), _kernel(text, f"{name}_rank")
+        assert [x for x in one_k if "#define MDP_" in x] == [x for x in slot_k if "#define MDP_" in x], name
+        assert any("mdp_l = (int)" in x for x in one_k) == any("mdp_l = (int)" in x for x in slot_k), name
+    exe = tmp_path / "dev"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    for devices in ("1", "0,"):
+        proc = subprocess.run([str(exe)], env={**os.environ, "MDPOLY_DEVICES": devices, "MDPOLY_PROFILE": "1"},
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == expected, devices
+        assert "_one calls=" in proc.stderr and "devices=1 calls=" in proc.stderr, proc.stderr
+        assert "_rank#" not in proc.stderr, proc.stderr
 
 
 EXAMPLES = {
@@ -139,6 +189,7 @@ def test_cuda_host_code_and_kernels_compile(tmp_path: Path) -> None:
         assert proc.returncode == 0, proc.stderr[-3000:]
         text = out_c.read_text()
         assert "mdp_md_cu_init(\"all\")" in text and "cuLaunchKernel" in text
+        assert re.search(r"if \(mdp_md_cu_plain\(\)\)\s*\{\s*mdp_t0 = mdp_md_now\(\);\s*\w+_one\(", text)
         sources = kernel_sources(text)
         assert sources
         for name, src in sources.items():
