@@ -11,6 +11,10 @@ with
   launches without waiting (OpenCL: non-blocking reads of the results are enqueued too); phase 1
   waits for the slot and (CUDA) copies the results back, and adds the slot's profile. So the
   wrapper starts every slot before it waits for any: the devices compute concurrently.
+* with ``plain`` (the whole computation's plan under a name of its own and the code the target
+  renders for it without ``--devices``): that code, called by the wrapper, and nothing else,
+  when the run-time list has one slot on the device that code uses (``mdp_md_cl_plain``,
+  ``mdp_md_cu_plain``);
 * ``static void <name>(<params>)``, called where the single-device function was: it takes the
   slots (``MDPOLY_DEVICES`` at run time, else the ``--devices`` value compiled in), cuts the split
   dimension's range into one block per slot (``mdp_md_block``: equal shares, or weighted), runs
