@@ -40,10 +40,11 @@ def _mdpoly(src: Path, out: Path, target: str, defines: list[str], extra: list[s
         raise SystemExit(f"mdpoly failed:\n{proc.stderr}")
 
 
-def _shipped_ms(src: Path, exe: Path, target: str, defines: list[str], runs: int) -> dict[str, list[float]]:
+def _shipped_ms(src: Path, exe: Path, target: str, defines: list[str], runs: int,
+                include: Path) -> dict[str, list[float]]:
     """Per nest, the kernel milliseconds per call of each of ``runs`` runs of the built program."""
     cflags, lflags = target_named(target).toolchain.flags()
-    subprocess.run(["cc", "-O2", *[f"-D{d}" for d in defines], *cflags, str(src), "-o", str(exe), *lflags, "-lm"],
+    subprocess.run(["cc", "-O2", f"-I{include}", *[f"-D{d}" for d in defines], *cflags, str(src), "-o", str(exe), *lflags, "-lm"],
                    check=True, capture_output=True)
     out: dict[str, list[float]] = {}
     for _ in range(runs):
@@ -58,20 +59,22 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--target", default="opencl")
     ap.add_argument("--example", default="matmul.c", help="a file of c_examples/")
+    ap.add_argument("--source", help="any C file instead (e.g. benchmarks/kernels/sgemm.c, whose main calls the "
+                    "kernel once to warm up and then -DREPS times, so the shipped time is of warm calls too)")
     ap.add_argument("-D", dest="defines", action="append", default=[])
     ap.add_argument("--evals", type=int, default=8)
     ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    src = REPO / "c_examples" / args.example
+    src = Path(args.source).resolve() if args.source else REPO / "c_examples" / args.example
     with tempfile.TemporaryDirectory(prefix="mdpoly-tvs-") as tmp:
         work = Path(tmp)
         env = {**os.environ, "MDPOLY_CACHE_DIR": str(work / "cache")}
         _mdpoly(src, work / "out.c", args.target, args.defines, ["--tune-evals", str(args.evals)], env)
         _mdpoly(src, work / "out0.c", args.target, args.defines, ["--no-tune"], env)
-        tuned = _shipped_ms(work / "out.c", work / "tuned", args.target, args.defines, args.runs)
-        untuned = _shipped_ms(work / "out0.c", work / "untuned", args.target, args.defines, args.runs)
+        tuned = _shipped_ms(work / "out.c", work / "tuned", args.target, args.defines, args.runs, src.parent)
+        untuned = _shipped_ms(work / "out0.c", work / "untuned", args.target, args.defines, args.runs, src.parent)
         out_c = (work / "out.c").read_text()
-        print(f"{args.example} {' '.join(args.defines)} --target {args.target}, {args.evals} evaluations, "
+        print(f"{src.name} {' '.join(args.defines)} --target {args.target}, {args.evals} evaluations, "
               f"{args.runs} runs of each program (kernel ms per call; shipped: median [min, max])")
         print("| nest | tuner: tuned | shipped: tuned | tuner: default | shipped: untuned | out.c is the measured winner |")
         print("| --- | --- | --- | --- | --- | --- |")
