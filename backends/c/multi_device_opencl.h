@@ -39,6 +39,14 @@ static void mdp_md_cl_release(void)
     mdp_md_free_stages();
 }
 
+/* The profile table at exit, unless opencl_host.h's runtime was started too (the plain code of a
+   one-slot run, or a computation not split): its own exit handler prints the table then. */
+static void mdp_md_cl_profile_report(void)
+{
+    if (!mdp_cl_device)
+        mdp_cl_profile_report();
+}
+
 /* The slots from MDPOLY_DEVICES, else 'compiled' (the --devices value): contexts and queues. */
 static void mdp_md_cl_init(const char *compiled)
 {
@@ -104,7 +112,7 @@ static void mdp_md_cl_init(const char *compiled)
     mdp_md_weights(units);
     atexit(mdp_md_cl_release);
     if (mdp_md_profile)
-        atexit(mdp_cl_profile_report);
+        atexit(mdp_md_cl_profile_report);
 }
 
 /* Whether a split computation runs its plain one-device code (the function the build without

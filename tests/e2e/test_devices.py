@@ -114,6 +114,8 @@ def test_one_slot_calls_the_plain_code(source: Path, tmp_path: Path) -> None:
         assert proc.stdout == expected, devices
         assert "_one calls=" in proc.stderr and "devices=1 calls=" in proc.stderr, proc.stderr
         assert "_rank#" not in proc.stderr, proc.stderr
+        table = [x for x in proc.stderr.splitlines() if x.startswith("mdpoly-profile:")]
+        assert table and len(set(table)) == len(table), proc.stderr   # printed once
 
 
 EXAMPLES = {
