@@ -452,7 +452,7 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter(const void *host, size_t b
 }
 
 /* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
-static int mdp_cu_resident_find(const void *host, size_t bytes, CUdeviceptr *mem)
+MDP_CU_MAYBE_UNUSED static int mdp_cu_resident_find(const void *host, size_t bytes, CUdeviceptr *mem)
 {
     int i;
     for (i = 0; i < mdp_cu_nres; ++i) {

@@ -378,7 +378,7 @@ MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter(const void *host, size_t b
 }
 
 /* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
-static int mdp_cl_resident_find(const void *host, size_t bytes, cl_mem *mem)
+MDP_CL_MAYBE_UNUSED static int mdp_cl_resident_find(const void *host, size_t bytes, cl_mem *mem)
 {
     int i;
     for (i = 0; i < mdp_cl_nres; ++i) {
