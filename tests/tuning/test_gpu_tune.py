@@ -304,7 +304,10 @@ class _Pathological(GpuTarget):
             return cand
         self.n += 1
         out = next(a.name for a in args if a.is_output)
-        bad = ("{ volatile int mdp_spin = 1; while (mdp_spin) { } }" if self.n % 2 else
+        # The spin reads the output through a volatile global pointer on every turn: a volatile
+        # private flag alone was compiled away by NVIDIA's OpenCL compiler (the loop then ended).
+        bad = (f"{{ volatile __global float *mdp_spin = {out}; while (mdp_spin[0] == mdp_spin[0] "
+               "|| mdp_spin[0] != mdp_spin[0]) { } }" if self.n % 2 else
                f"{out}[get_global_id(0) + ((long)1 << 40)] = 1.0f;")
         # the kernel source is a C string in the host code: the statement goes in as one more line of it
         src = cand.request.source
