@@ -1,4 +1,4 @@
-"""Differential comparison: two program outputs (text) -> the first mismatch, or ``None``.
+"""Differential comparison: two program outputs (text), or two arrays -> the first mismatch, or ``None``.
 
 Used by the end-to-end tests (original C program vs. mdpoly's output) and to reject wrong
 tuning candidates. Outputs are compared line by line and, within a line, token by token:
@@ -12,8 +12,12 @@ tuning candidates. Outputs are compared line by line and, within a line, token b
 With ``rtol = atol = 0`` every value must be printed identically, the right setting for
 integer programs and programs whose parallelization only concatenates (``++``).
 
+The tuner compares a candidate's output arrays with the reference's by the same rule
+(:func:`compare_arrays`): one notion of "equal enough" for tests and tuning.
+
 .. autoclass:: Mismatch
 .. autofunction:: compare_outputs
+.. autofunction:: compare_arrays
 """
 
 from __future__ import annotations
@@ -21,6 +25,8 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+
+import numpy as np
 
 _INT_RE = re.compile(r"[+-]?\d+\Z")
 
@@ -99,3 +105,31 @@ def compare_outputs(expected: str, actual: str, *, rtol: float = 0.0, atol: floa
         return Mismatch(number, 0, exp_line, act_line,
                         f"expected {len(exp_lines)} lines, got {len(act_lines)}")
     return None
+
+
+def compare_arrays(name: str, got: np.ndarray, want: np.ndarray, *, rtol: float = 0.0,
+                   atol: float = 0.0) -> str | None:
+    """Why array ``got`` is not ``want`` (``None`` when equal enough), by the rule of
+    :func:`compare_outputs`: integers exactly; floats within ``atol + rtol * max(|e|, |a|)``,
+    ``nan`` only against ``nan``, an infinity only against the same infinity.
+
+    :arg name: the array's name, for the message.
+    """
+    if got.shape != want.shape:
+        return f"'{name}' has shape {got.shape}, expected {want.shape}"
+    if want.dtype.kind in "fc":
+        e = want.astype(np.float64)
+        a = got.astype(np.float64)
+        both_nan = np.isnan(e) & np.isnan(a)
+        same_inf = np.isinf(e) & (e == a)
+        with np.errstate(invalid="ignore", over="ignore"):
+            close = np.abs(e - a) <= atol + rtol * np.maximum(np.abs(e), np.abs(a))
+        ok = both_nan | same_inf | (close & np.isfinite(e) & np.isfinite(a))
+    else:
+        ok = got == want
+    if bool(np.all(ok)):
+        return None
+    bad = int(np.size(ok) - np.count_nonzero(ok))
+    first = np.unravel_index(int(np.argmin(ok)), ok.shape) if ok.shape else ()
+    return (f"'{name}' differs in {bad} of {ok.size} elements, first at {tuple(int(i) for i in first)}: "
+            f"{got[first]!r} vs {want[first]!r}")

@@ -26,6 +26,8 @@ import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from mdpoly.diagnostics import MdpolyError
+
 
 @dataclass(frozen=True, slots=True)
 class OutputFile:
@@ -36,8 +38,10 @@ class OutputFile:
     path: str
 
 
-class OutputPathError(Exception):
+class OutputPathError(MdpolyError):
     """Output paths that would destroy a file: the input, or another output (exit status 2)."""
+
+    code = "output-path"
 
 
 def _same_file(a: str, b: str) -> bool:

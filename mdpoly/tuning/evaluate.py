@@ -28,6 +28,7 @@ import numpy as np
 
 from mdpoly.backends.entry import reference_function
 from mdpoly.diagnostics import MdpolyError
+from mdpoly.differential import compare_arrays
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.lower.lower import function_params
 from mdpoly.lower.params import TuningParams
@@ -85,21 +86,14 @@ class Outcome:
 
 
 def _compare(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
-    """Why ``got`` is not ``want`` (``None`` when equal enough)."""
-    if got.shape != want.shape:
-        return f"'{name}' has shape {got.shape}, expected {want.shape}"
-    if want.dtype.kind == "f":
-        scale = float(np.max(np.abs(want))) if want.size else 1.0
-        atol = FLOAT_RTOL * max(scale, 1.0)
-        ok = np.isclose(got, want, rtol=FLOAT_RTOL, atol=atol, equal_nan=True)
-    else:
-        ok = got == want
-    if bool(np.all(ok)):
-        return None
-    bad = int(np.size(ok) - np.count_nonzero(ok))
-    first = np.unravel_index(int(np.argmin(ok)), ok.shape) if ok.shape else ()
-    return (f"'{name}' differs in {bad} of {ok.size} elements, first at {tuple(int(i) for i in first)}: "
-            f"{got[first]!r} vs {want[first]!r}")
+    """Why ``got`` is not ``want`` (``None`` when equal enough): ``mdpoly.differential``'s rule,
+    floats within ``FLOAT_RTOL`` relative to the larger value, or to the array's magnitude
+    (at least 1) for values near zero, since reductions reassociate."""
+    scale = float(np.max(np.abs(want))) if want.dtype.kind in "fc" and want.size else 1.0
+    if not np.isfinite(scale):
+        finite = np.abs(want[np.isfinite(want)])
+        scale = float(np.max(finite)) if finite.size else 1.0
+    return compare_arrays(name, got, want, rtol=FLOAT_RTOL, atol=FLOAT_RTOL * max(scale, 1.0))
 
 
 class NestEvaluator:

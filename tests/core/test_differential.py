@@ -43,3 +43,19 @@ def test_length_difference_is_a_mismatch() -> None:
 
 def test_text_tokens_are_exact() -> None:
     assert compare_outputs("sum = 3\n", "sum: 3\n") is not None
+
+
+def test_compare_arrays_uses_the_output_rule() -> None:
+    import numpy as np
+
+    from mdpoly.differential import compare_arrays
+    want = np.array([1.0, float("nan"), float("inf"), 100.0], dtype=np.float32)
+    assert compare_arrays("x", want.copy(), want) is None
+    assert compare_arrays("x", np.array([1.0, float("nan"), float("inf"), 100.5], dtype=np.float32), want,
+                          rtol=1e-2) is None
+    why = compare_arrays("x", np.array([1.0, 0.0, float("inf"), 100.0], dtype=np.float32), want, rtol=1e-2)
+    assert why is not None and "first at (1,)" in why            # nan matches only nan
+    why = compare_arrays("x", np.array([1.0, float("nan"), float("-inf"), 100.0], dtype=np.float32), want, rtol=1)
+    assert why is not None and "first at (2,)" in why            # an infinity only the same one
+    assert compare_arrays("n", np.array([3, 4]), np.array([3, 5])) is not None   # integers exactly
+    assert "shape" in str(compare_arrays("n", np.zeros(2), np.zeros(3)))
