@@ -107,11 +107,23 @@ def test_one_slot_calls_the_plain_code(source: Path, tmp_path: Path) -> None:
         assert any("mdp_l = (int)" in x for x in one_k) == any("mdp_l = (int)" in x for x in slot_k), name
     exe = tmp_path / "dev"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    # "1": one slot on the device the plain code chooses (the first GPU, else the first device);
+    # "0,": device 0, which is that device only where it is the first GPU or there is no GPU (PoCL
+    # alone, as in CI; a GPU machine that also lists a CPU platform first runs the slot code there).
+    plain_device = None
     for devices in ("1", "0,"):
-        proc = subprocess.run([str(exe)], env={**os.environ, "MDPOLY_DEVICES": devices, "MDPOLY_PROFILE": "1"},
+        proc = subprocess.run([str(exe)], env={**os.environ, "MDPOLY_DEVICES": devices, "MDPOLY_PROFILE": "1",
+                                               "MDPOLY_DEVICES_VERBOSE": "1"},
                               capture_output=True, text=True)
         assert proc.returncode == 0, proc.stderr
         assert proc.stdout == expected, devices
+        slot = re.search(r"device slot 0: OpenCL device (\d+)", proc.stderr)
+        assert slot, proc.stderr
+        if devices == "1":
+            plain_device = slot.group(1)
+        elif slot.group(1) != plain_device:
+            assert "_rank#" in proc.stderr and "_one calls=" not in proc.stderr, proc.stderr
+            continue
         assert "_one calls=" in proc.stderr and "devices=1 calls=" in proc.stderr, proc.stderr
         assert "_rank#" not in proc.stderr, proc.stderr
         table = [x for x in proc.stderr.splitlines() if x.startswith("mdpoly-profile:")]
