@@ -19,7 +19,8 @@ for p in (ROOT / "tests" / "core", ROOT / "tests" / "e2e", ROOT / "tests" / "run
         sys.path.insert(0, str(p))
 
 import mdh_examples as ex  # noqa: E402
-from test_gpu_prefetch import _nvrtc_reason, needs_device, run_plan  # noqa: E402
+from test_gpu_prefetch import _nvrtc_reason  # noqa: E402
+from test_opencl_runner import MCC_SIZES, check_mcc, needs_device, run_plan  # noqa: E402
 
 from mdpoly.backends.cuda import CUDA_CAPS  # noqa: E402
 from mdpoly.backends.cuda import kernel_source as cuda_source  # noqa: E402
@@ -54,21 +55,10 @@ def test_padded_matmul_matches_numpy(num_wi, pt, num_wg, kt, cache, vec, pad) ->
 
 @needs_device
 def test_padded_mcc_matches_numpy() -> None:
-    n, p, q, k, c, r, s = 2, 7, 5, 11, 13, 3, 2
-    mdh = ex.mcc(n, p, q, k, c, r, s)
     params = GpuParams((1, 1, 4, 8, 1, 1, 1), (1, 5, 1, 2, 1, 1, 1), (0, 0, 0, 0, 1, 1, 2), ((3,), (2,), (0, 1, 4, 5, 6)),
                        (0, 0, 0, 0, 2, 3, 3), (1, 1), pad=1)
-    assert gpu_violations(mdh, params, OPENCL_CAPS) == []
-    rng = np.random.default_rng(9)
-    x = rng.standard_normal((n, p + r - 1, q + s - 1, c)).astype(np.float32)
-    w = rng.standard_normal((k, r, s, c)).astype(np.float32)
-    out = rng.standard_normal((n, p, q, k)).astype(np.float32)
-    m = run_plan(mdh, params, {"in": x, "w": w, "out": out})
-    ref = out.astype(np.float64).copy()
-    for dr in range(r):
-        for ds in range(s):
-            ref += np.einsum("npqc,kc->npqk", x[:, dr:dr + p, ds:ds + q, :].astype(np.float64), w[:, dr, ds, :])
-    assert np.allclose(m.outputs["out"].reshape(n, p, q, k), ref, rtol=1e-4, atol=1e-4)
+    assert gpu_violations(ex.mcc(*MCC_SIZES), params, OPENCL_CAPS) == []
+    check_mcc(params, seed=9)
 
 
 def test_padded_layout_and_constraints() -> None:

@@ -9,7 +9,6 @@ so that a group walks several tiles, one tile, or none. The CUDA spelling compil
 
 from __future__ import annotations
 
-import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -23,6 +22,7 @@ for p in (ROOT / "tests" / "core", ROOT / "tests" / "e2e", ROOT):
         sys.path.insert(0, str(p))
 
 import mdh_examples as ex  # noqa: E402
+from test_opencl_runner import MCC_SIZES, check_mcc, needs_device, run_plan  # noqa: E402
 
 from mdpoly.backends.cuda import CUDA_CAPS  # noqa: E402
 from mdpoly.backends.cuda import kernel_source as cuda_source  # noqa: E402
@@ -38,32 +38,7 @@ from mdpoly.lower.gpu_params import (  # noqa: E402
     gpu_violations,
     prefetch_regs,
 )
-from mdpoly.lower.lower import function_params  # noqa: E402
-from mdpoly.runtime.base import ArgSpec, Measurement  # noqa: E402
-from mdpoly.runtime.opencl import NoOpenCLDevice  # noqa: E402
-from mdpoly.tuning.gpu import GpuTarget, gpu_neighbours, gpu_space, opencl_target  # noqa: E402
-
-
-def _target() -> GpuTarget | str:
-    try:
-        return opencl_target()
-    except NoOpenCLDevice as exc:
-        return str(exc)
-    except Exception as exc:  # noqa: BLE001 - a broken ICD setup
-        return f"OpenCL unusable: {exc}"
-
-
-TARGET = _target()
-needs_device = pytest.mark.skipif(isinstance(TARGET, str) or shutil.which("cc") is None,
-                                  reason=str(TARGET) if isinstance(TARGET, str) else "no C compiler")
-
-
-def run_plan(mdh, params: GpuParams, inputs: dict[str, np.ndarray]) -> Measurement:  # type: ignore[no-untyped-def]
-    assert isinstance(TARGET, GpuTarget)
-    args = tuple(ArgSpec(b.name, inputs[b.name].dtype.name, inputs[b.name].shape, b.written) for b in function_params(mdh))
-    cand = TARGET.candidate(mdh, params, {}, args)
-    return TARGET.runner.run(TARGET.runner.build(cand.request), inputs, repeats=1, warmup=0)
-
+from mdpoly.tuning.gpu import gpu_neighbours, gpu_space  # noqa: E402
 
 PREFETCH_MATMUL = [  # (num_wi, pt, num_wg, kt, cache) with prefetch on; K = 29
     ((4, 8, 1), (3, 2, 1), (0, 0, 1), (0, 0, 5), (1, 1)),     # 6 tiles in one group, the last partial
@@ -98,20 +73,9 @@ PREFETCH_MCC = [  # dims n,p,q,k,r,s,c: the innermost reduction (c) is prefetche
 @needs_device
 @pytest.mark.parametrize("num_wi,pt,num_wg,kt,cache", PREFETCH_MCC)
 def test_prefetched_mcc_matches_numpy(num_wi, pt, num_wg, kt, cache) -> None:  # type: ignore[no-untyped-def]
-    n, p, q, k, c, r, s = 2, 7, 5, 11, 13, 3, 2
-    mdh = ex.mcc(n, p, q, k, c, r, s)
     params = GpuParams(num_wi, pt, num_wg, ((3,), (2,), (0, 1, 4, 5, 6)), kt, cache, prefetch=1)
-    assert gpu_violations(mdh, params, OPENCL_CAPS) == []
-    rng = np.random.default_rng(6)
-    x = rng.standard_normal((n, p + r - 1, q + s - 1, c)).astype(np.float32)
-    w = rng.standard_normal((k, r, s, c)).astype(np.float32)
-    out = rng.standard_normal((n, p, q, k)).astype(np.float32)
-    m = run_plan(mdh, params, {"in": x, "w": w, "out": out})
-    ref = out.astype(np.float64).copy()
-    for dr in range(r):
-        for ds in range(s):
-            ref += np.einsum("npqc,kc->npqk", x[:, dr:dr + p, ds:ds + q, :].astype(np.float64), w[:, dr, ds, :])
-    assert np.allclose(m.outputs["out"].reshape(n, p, q, k), ref, rtol=1e-4, atol=1e-4)
+    assert gpu_violations(ex.mcc(*MCC_SIZES), params, OPENCL_CAPS) == []
+    check_mcc(params, seed=6)
 
 
 def test_prefetch_constraints() -> None:

@@ -54,6 +54,26 @@ def run_plan(mdh, params: GpuParams, inputs: dict[str, np.ndarray], repeats: int
     return TARGET.runner.run(TARGET.runner.build(cand.request), inputs, repeats=repeats, warmup=0)
 
 
+#: The MCC the tiled, prefetching and padded plans are checked on (``check_mcc``).
+MCC_SIZES = (2, 7, 5, 11, 13, 3, 2)
+
+
+def check_mcc(params: GpuParams, seed: int) -> None:
+    """``params``'s plan of the MCC of ``MCC_SIZES`` on random data equals numpy's sliding-window sum."""
+    n, p, q, k, c, r, s = MCC_SIZES
+    mdh = ex.mcc(n, p, q, k, c, r, s)
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n, p + r - 1, q + s - 1, c)).astype(np.float32)
+    w = rng.standard_normal((k, r, s, c)).astype(np.float32)
+    out = rng.standard_normal((n, p, q, k)).astype(np.float32)
+    m = run_plan(mdh, params, {"in": x, "w": w, "out": out})
+    ref = out.astype(np.float64).copy()
+    for dr in range(r):
+        for ds in range(s):
+            ref += np.einsum("npqc,kc->npqk", x[:, dr:dr + p, ds:ds + q, :].astype(np.float64), w[:, dr, ds, :])
+    assert np.allclose(m.outputs["out"].reshape(n, p, q, k), ref, rtol=1e-4, atol=1e-4)
+
+
 @needs_device
 def test_device_limits_fill_target_caps() -> None:
     assert isinstance(TARGET, GpuTarget)
@@ -154,19 +174,7 @@ TILED_MCC = [  # dims n,p,q,k,r,s,c; the input's box has a halo (p + r, q + s)
 @needs_device
 @pytest.mark.parametrize("num_wi,pt,num_wg,kt,cache", TILED_MCC)
 def test_tiled_mcc_matches_numpy(num_wi, pt, num_wg, kt, cache) -> None:  # type: ignore[no-untyped-def]
-    n, p, q, k, c, r, s = 2, 7, 5, 11, 13, 3, 2
-    mdh = ex.mcc(n, p, q, k, c, r, s)
-    params = GpuParams(num_wi, pt, num_wg, ((3,), (2,), (0, 1, 4, 5, 6)), kt, cache)
-    rng = np.random.default_rng(2)
-    x = rng.standard_normal((n, p + r - 1, q + s - 1, c)).astype(np.float32)
-    w = rng.standard_normal((k, r, s, c)).astype(np.float32)
-    out = rng.standard_normal((n, p, q, k)).astype(np.float32)
-    m = run_plan(mdh, params, {"in": x, "w": w, "out": out})
-    ref = out.astype(np.float64).copy()
-    for dr in range(r):
-        for ds in range(s):
-            ref += np.einsum("npqc,kc->npqk", x[:, dr:dr + p, ds:ds + q, :].astype(np.float64), w[:, dr, ds, :])
-    assert np.allclose(m.outputs["out"].reshape(n, p, q, k), ref, rtol=1e-4, atol=1e-4)
+    check_mcc(GpuParams(num_wi, pt, num_wg, ((3,), (2,), (0, 1, 4, 5, 6)), kt, cache), seed=2)
 
 
 def test_tiled_constraints() -> None:
