@@ -49,19 +49,18 @@ from mdpoly.backends.c_files import c_file
 from mdpoly.backends.cuda import kernel_source as cuda_kernel_source
 from mdpoly.backends.cuda_host import CudaHostWriter, contracts_fma
 from mdpoly.backends.cuda_host import host_preamble as cuda_preamble
-from mdpoly.backends.gpu_host import HostWriter, _expr, c_string, count_c
-from mdpoly.backends.mpi import _call, _decl, _id, _points, _ref, _sum, _Wrapper
-from mdpoly.backends.opencl import _NoDialect
+from mdpoly.backends.gpu_host import HostWriter, c_string, count_c, host_affine
 from mdpoly.backends.opencl import kernel_source as opencl_kernel_source
 from mdpoly.backends.opencl_host import OpenCLHostWriter
 from mdpoly.backends.opencl_host import host_preamble as opencl_preamble
+from mdpoly.backends.split_c import NoPragmas, SplitWrapper, affine_sum, c_call, c_decl, c_id, output_ref, split_points
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.launch import Count
 from mdpoly.ir.mdh import Access, Affine
 from mdpoly.ir.plan import Apply, Assign, Const, Ref, Stmt
 from mdpoly.ir.ranks import EXTENT, LO, RankRefusal, RankSplit
-from mdpoly.lower.split import _row_elems
+from mdpoly.lower.split import row_elems
 
 #: The targets whose host code can run a computation on several devices.
 DEVICE_TARGETS = ("opencl", "cuda")
@@ -116,7 +115,7 @@ def _copies(plan: KernelPlan, split: RankSplit) -> dict[str, _Copy]:
             out[b.name] = _Copy(b.name, o, False) if block is None else _Copy(b.name, o, True, *block)
             continue
         size = f"(long long)sizeof({m.outputs[o].elem_type})"
-        first = _expr(_sum(g.row0, Affine.of({LO: 1})))
+        first = host_affine(affine_sum(g.row0, Affine.of({LO: 1})))
         out[b.name] = _Copy(b.name, o, True, f"({first}) * ({g.row_elems}) * {size}",
                             f"(long long)({EXTENT}) * ({g.row_elems}) * {size}")
     return out
@@ -128,7 +127,7 @@ def _substitute(a: Affine, values: dict[str, Affine]) -> Affine:
     for n, c in a.terms:
         if n in values:
             v = values[n]
-            out = _sum(out, Affine.of({m: c * k for m, k in v.terms}, c * v.constant))
+            out = affine_sum(out, Affine.of({m: c * k for m, k in v.terms}, c * v.constant))
     return out
 
 
@@ -151,8 +150,8 @@ def _contiguous_block(split: RankSplit, o: int) -> tuple[str, str] | None:
             or idx[t].names() & (iters - {it}) or any(e.coeff(it) for e in idx[t + 1:])
             or any(e.names() & (iters - set(single)) for e in idx[:t])):
         return None
-    at = [_expr(_substitute(e, single)) for e in idx[:t]]
-    at.append(_expr(_substitute(idx[t], {it: Affine.of({LO: 1})})))
+    at = [host_affine(_substitute(e, single)) for e in idx[:t]]
+    at.append(host_affine(_substitute(idx[t], {it: Affine.of({LO: 1})})))
     at += ["0"] * (len(idx) - t - 1)
     row = " * ".join(["1", *(f"(long long)({x})" for x in buf.shape[t + 1:])])
     first = f"(long long)((char *)&{buf.name}{''.join(f'[{x}]' for x in at)} - (char *){buf.name})"
@@ -169,7 +168,7 @@ def _bound(a: Affine, dims: dict[str, tuple[Affine, Affine]], low: bool) -> str:
             continue
         lo, ext = dims[n]
         at_lo = (c > 0) == low
-        point = _expr(lo) if at_lo else f"({_expr(lo)}) + ({_expr(ext)}) - 1"
+        point = host_affine(lo) if at_lo else f"({host_affine(lo)}) + ({host_affine(ext)}) - 1"
         parts.append(f"{c} * (long long)({point})")
     return "(" + " + ".join(parts) + ")"
 
@@ -194,7 +193,7 @@ def _footprints(plan: KernelPlan, split: RankSplit) -> dict[str, tuple[str, str]
         buf = m.buffer(b.name)
         if buf.kind == "scalar" or any(not a.index for a in accs):
             continue
-        elems = {_row_elems(buf, len(a.index)) for a in accs}
+        elems = {row_elems(buf, len(a.index)) for a in accs}
         if len(elems) != 1 or None in elems:
             continue
         row = f"({next(iter(elems))}) * (long long)sizeof({b.host_type})"
@@ -467,16 +466,16 @@ def _suffix(k: int) -> str:
 
 def _slots(name: str) -> c_ast.Decl:
     """``long long name[MDP_MD_MAX]``: one value per device slot."""
-    t = c_ast.ArrayDecl(c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(["long", "long"])), _id("MDP_MD_MAX"), [])
+    t = c_ast.ArrayDecl(c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(["long", "long"])), c_id("MDP_MD_MAX"), [])
     return c_ast.Decl(name, [], [], [], [], t, None, None)
 
 
-class _DeviceWrapper(_Wrapper):
+class _DeviceWrapper(SplitWrapper):
     """``static void <name>(<params>)``: blocks per slot, both phases on every slot, the results."""
 
     def __init__(self, split: RankSplit, api: str, spec: str, staged: set[int],
                  plain: c_ast.FuncCall | None = None) -> None:
-        super().__init__(split, user_init=False)
+        super().__init__(split)
         self.api = api
         self.spec = spec
         self.staged_outputs = staged
@@ -485,27 +484,27 @@ class _DeviceWrapper(_Wrapper):
     def staged(self, o: int) -> str:
         """C text: output ``o``'s value at the current point in the staging buffer ``mdp_st``."""
         w = self.m.outputs[o]
-        target = self.c(self.em.value(_ref(self.m, w.access)))
+        target = self.c(self.em.value(output_ref(self.m, w.access)))
         return f"*({w.elem_type} *)(mdp_st + ((char *)&{target} - (char *)({w.access.buffer})))"
 
     def per_slot(self, first: str, body: list[c_ast.Node]) -> c_ast.For:
-        d = _id("mdp_d")
-        return c_ast.For(c_ast.Assignment("=", d, _id(first)), c_ast.BinaryOp("<", d, _id("mdp_nd")),
+        d = c_id("mdp_d")
+        return c_ast.For(c_ast.Assignment("=", d, c_id(first)), c_ast.BinaryOp("<", d, c_id("mdp_nd")),
                          c_ast.UnaryOp("p++", d), c_ast.Compound(body))
 
     def stage_of(self, o: int) -> c_ast.Node:
-        return c_ast.Assignment("=", _id("mdp_st"), _call("mdp_md_stage", _id("mdp_d"), _id(str(o)), _id("0")))
+        return c_ast.Assignment("=", c_id("mdp_st"), c_call("mdp_md_stage", c_id("mdp_d"), c_id(str(o)), c_id("0")))
 
     def gather_packed(self) -> list[c_ast.Node]:
-        body: list[c_ast.Node] = [c_ast.Assignment("=", _id("mdp_my_lo"), _id("mdp_los[mdp_d]")),
-                                  c_ast.Assignment("=", _id("mdp_my_n"), _id("mdp_ns[mdp_d]"))]
+        body: list[c_ast.Node] = [c_ast.Assignment("=", c_id("mdp_my_lo"), c_id("mdp_los[mdp_d]")),
+                                  c_ast.Assignment("=", c_id("mdp_my_n"), c_id("mdp_ns[mdp_d]"))]
         packed = sorted(self.staged_outputs)
         if not packed:
             return []
         for o in packed:
             w = self.m.outputs[o]
             body.append(self.stage_of(o))
-            body += self.stmts(_points(self.split, self.concat, (Assign(_ref(self.m, w.access), Const(self.staged(o))),),
+            body += self.stmts(split_points(self.split, self.concat, (Assign(output_ref(self.m, w.access), Const(self.staged(o))),),
                                        mine=True))
         return [self.per_slot("0", body)]
 
@@ -520,54 +519,51 @@ class _DeviceWrapper(_Wrapper):
                 value = Const(self.staged(o))
                 stmt: Stmt = (Assign(Ref(f"mdp_red{o}", k), value) if first
                               else Assign(Ref(f"mdp_red{o}", k), Apply(op, Ref(f"mdp_red{o}", k), value)))
-                body += [self.stage_of(o), self.reset_k(), *self.stmts(_points(self.split, self.concat, (stmt,),
+                body += [self.stage_of(o), self.reset_k(), *self.stmts(split_points(self.split, self.concat, (stmt,),
                                                                                  mine=False))]
             if first:
-                out.append(c_ast.Assignment("=", _id("mdp_d"), _id(d)))
+                out.append(c_ast.Assignment("=", c_id("mdp_d"), c_id(d)))
                 out += body
             else:
                 out.append(self.per_slot(d, body))
-        # the start values and finishing expressions, once: MPI's code after its MPI_Allreduce
-        after = self.reduction_after()
-        calls = [n for n in after if isinstance(n, c_ast.FuncCall) and getattr(n.name, "name", "") == "mdp_mpi_allreduce"]
-        first_store = next(i for i, n in enumerate(after) if n is calls[-1]) + 1 if calls else 0
-        return out + after[first_store:]
+        # the start values and finishing expressions, once
+        return out + self.apply_partials()
 
     def function(self) -> str:
         split, m = self.split, self.m
         init = "mdp_md_cl_init" if self.api == "opencl" else "mdp_md_cu_init"
         body: list[c_ast.Node] = [
-            _decl("mdp_d", "int"), _decl("mdp_nd", "int"), _decl("mdp_my_lo", "long long"),
-            _decl("mdp_my_n", "long long"), _slots("mdp_los"), _slots("mdp_ns"), _decl("mdp_t0", "double"),
-            _decl("mdp_st", "char", _id("NULL"), pointer=True), _decl("mdp_k", "long long", _id("0")),
-            _call(init, c_ast.Constant("string", '"' + self.spec + '"')),
+            c_decl("mdp_d", "int"), c_decl("mdp_nd", "int"), c_decl("mdp_my_lo", "long long"),
+            c_decl("mdp_my_n", "long long"), _slots("mdp_los"), _slots("mdp_ns"), c_decl("mdp_t0", "double"),
+            c_decl("mdp_st", "char", c_id("NULL"), pointer=True), c_decl("mdp_k", "long long", c_id("0")),
+            c_call(init, c_ast.Constant("string", '"' + self.spec + '"')),
         ]
         if self.plain is not None:   # one slot on the plain code's device: the plain code, as it is
-            body.append(c_ast.If(_call(f"mdp_md_{'cl' if self.api == 'opencl' else 'cu'}_plain"), c_ast.Compound([
-                c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_md_now")), self.plain,
-                _call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
-                      c_ast.BinaryOp("-", _call("mdp_md_now"), _id("mdp_t0"))),
+            body.append(c_ast.If(c_call(f"mdp_md_{'cl' if self.api == 'opencl' else 'cu'}_plain"), c_ast.Compound([
+                c_ast.Assignment("=", c_id("mdp_t0"), c_call("mdp_md_now")), self.plain,
+                c_call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
+                      c_ast.BinaryOp("-", c_call("mdp_md_now"), c_id("mdp_t0"))),
                 c_ast.Return(None)]), None))
         body += [
-            c_ast.Assignment("=", _id("mdp_nd"), _id("mdp_md_n")),
-            self.per_slot("0", [_call("mdp_md_block", _id(LO), _id(EXTENT), _id("mdp_d"), _id("&mdp_los[mdp_d]"),
-                                      _id("&mdp_ns[mdp_d]"))]),
+            c_ast.Assignment("=", c_id("mdp_nd"), c_id("mdp_md_n")),
+            self.per_slot("0", [c_call("mdp_md_block", c_id(LO), c_id(EXTENT), c_id("mdp_d"), c_id("&mdp_los[mdp_d]"),
+                                      c_id("&mdp_ns[mdp_d]"))]),
         ]
         if split.kind == "reduction":
             body += self.reduction_before()
-        body.append(c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_md_now")))
+        body.append(c_ast.Assignment("=", c_id("mdp_t0"), c_call("mdp_md_now")))
         for phase in ("0", "1"):
-            args = [_id("mdp_d"), _id(phase)]
-            args += [_id("mdp_los[mdp_d]" if b.name == LO else "mdp_ns[mdp_d]" if b.name == EXTENT else b.name)
+            args = [c_id("mdp_d"), c_id(phase)]
+            args += [c_id("mdp_los[mdp_d]" if b.name == LO else "mdp_ns[mdp_d]" if b.name == EXTENT else b.name)
                      for b in split.params]
-            body.append(self.per_slot("0", [c_ast.FuncCall(_id(split.sliced.name), c_ast.ExprList(args))]))
+            body.append(self.per_slot("0", [c_ast.FuncCall(c_id(split.sliced.name), c_ast.ExprList(args))]))
         if self.api == "cuda":
-            body.append(_call("mdp_md_cu_done"))
+            body.append(c_call("mdp_md_cu_done"))
         body += self.gather_packed() if split.kind == "concat" else self.combine()
-        body.append(_call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
-                          c_ast.BinaryOp("-", _call("mdp_md_now"), _id("mdp_t0"))))
+        body.append(c_call("mdp_md_profile_add", c_ast.Constant("string", f'"{m.name}"'),
+                          c_ast.BinaryOp("-", c_call("mdp_md_now"), c_id("mdp_t0"))))
         body += [c_ast.Cast(c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(["void"]))),
-                            _id(v)) for v in ("mdp_my_lo", "mdp_my_n", "mdp_st", "mdp_k")]
+                            c_id(v)) for v in ("mdp_my_lo", "mdp_my_n", "mdp_st", "mdp_k")]
         params = c_ast.ParamList([param_decl(b) for b in split.params])
         ftype = c_ast.FuncDecl(params, c_ast.TypeDecl(m.name, [], None, c_ast.IdentifierType(["void"])))
         fdef = c_ast.FuncDef(c_ast.Decl(m.name, [], [], ["static"], [], ftype, None, None), None,
@@ -617,11 +613,11 @@ def render_for_devices(plan: KernelPlan, split: RankSplit, api: str, spec: str,
     plain_sources: tuple[tuple[str, str], ...] = ()
     if plain is not None and all(b.name in names for b in plain[0].params):
         # the wrapper's parameters are the plain function's (same declarations): passed as they are
-        plain_call = c_ast.FuncCall(_id(plain[0].name), c_ast.ExprList([_id(b.name) for b in plain[0].params]))
+        plain_call = c_ast.FuncCall(c_id(plain[0].name), c_ast.ExprList([c_id(b.name) for b in plain[0].params]))
         plain_text, plain_sources = plain[1].definition + "\n", plain[1].device_sources
     definition = (plain_text + writer.function(source) + "\n"
                   + _DeviceWrapper(split, api, spec, staged, plain_call).function())
-    call = CEmitter(_NoDialect()).call(replace(plan, name=split.original.name))
+    call = CEmitter(NoPragmas()).call(replace(plan, name=split.original.name))
     return GeneratedCode(name=split.original.name, definition=definition, call=call, headers=headers, flags=flags,
                          device_sources=(*plain_sources, (plan.name + ext, source)), preamble=preamble)
 

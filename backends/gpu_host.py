@@ -43,7 +43,7 @@ def c_string(text: str) -> str:
     return "\n".join(out) or '    ""'
 
 
-def _expr(a: Affine) -> str:
+def host_affine(a: Affine) -> str:
     """``a`` in host scope, its names (size parameters) widened before any arithmetic."""
     return str(c_generator.CGenerator(reduce_parentheses=True).visit(affine(a, a.names())))
 
@@ -148,7 +148,7 @@ class HostWriter:
     def extents(self) -> None:
         """Each dimension's lower bound ``mdp_lo_<d>`` and extent ``mdp_ext_<d>`` for this call."""
         for b in self.spec.bounds:
-            self.w(f"{self.extent_quals}{self.ix} {b.name} = ({self.ix})({_expr(b.value)});")
+            self.w(f"{self.extent_quals}{self.ix} {b.name} = ({self.ix})({host_affine(b.value)});")
 
     def kept_buffers(self) -> None:
         """The device buffers kept across calls (static; grown when a call needs more; released at

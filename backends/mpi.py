@@ -20,25 +20,26 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from pycparser import c_ast, c_generator
+from pycparser import c_ast
 
 from mdpoly.backends.base import GeneratedCode
-from mdpoly.backends.c_emit import CEmitter, param_decl, size_params
-from mdpoly.ir.mdh import Access, Affine, Combine, Dim, MdhExpr
-from mdpoly.ir.plan import (
-    Apply,
-    Assign,
-    AsType,
-    Const,
-    FExpr,
-    Loop,
-    ParallelRegion,
-    Ref,
-    Stmt,
-    ThreadCount,
-    Value,
-    Var,
+from mdpoly.backends.c_emit import param_decl
+from mdpoly.backends.split_c import (
+    MY_LO,
+    MY_N,
+    RUNNING,
+    SplitWrapper,
+    affine_sum,
+    c_addr,
+    c_call,
+    c_decl,
+    c_id,
+    c_str,
+    output_ref,
+    split_points,
 )
+from mdpoly.ir.mdh import Affine, Combine
+from mdpoly.ir.plan import Assign, Ref
 from mdpoly.ir.ranks import EXTENT, LO, RankSplit
 
 #: C element type -> MPI datatype.
@@ -216,117 +217,12 @@ MDP_MPI_UNUSED static void mdp_mpi_profile(const char *name, const char *what, i
 #endif
 """
 
-# {{{ small c_ast builders
-
-_MY_LO, _MY_N, _K = "mdp_my_lo", "mdp_my_n", "mdp_k"
-
-
-def _id(name: str) -> c_ast.ID:
-    return c_ast.ID(name)
-
-
-def _call(name: str, *args: c_ast.Node) -> c_ast.FuncCall:
-    return c_ast.FuncCall(_id(name), c_ast.ExprList(list(args)))
-
-
-def _str(text: str) -> c_ast.Constant:
-    return c_ast.Constant("string", '"' + text + '"')
-
-
-def _decl(name: str, c_type: str, init: c_ast.Node | None = None, pointer: bool = False) -> c_ast.Decl:
-    t: c_ast.Node = c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(c_type.split()))
-    if pointer:
-        t = c_ast.PtrDecl([], t)
-    return c_ast.Decl(name, [], [], [], [], t, init, None)
-
-
-def _addr(name: str) -> c_ast.UnaryOp:
-    return c_ast.UnaryOp("&", _id(name))
-
-
-class _NoPragmas:
-    """Wrapper loops are plain sequential C."""
-
-    def loop_pragmas(self, loop: Loop) -> list[str]:
-        return []
-
-    def thread_count(self, stmt: ThreadCount) -> c_ast.Node:
-        raise TypeError("no thread teams in the MPI wrapper")
-
-    def region_pragmas(self, region: ParallelRegion) -> list[str]:
-        return []
-
-    def thread_id(self) -> c_ast.Node:
-        raise TypeError("no thread teams in the MPI wrapper")
-
-# }}}
-
-
-def _sum(a: Affine, b: Affine) -> Affine:
-    terms = dict(a.terms)
-    for n, c in b.terms:
-        terms[n] = terms.get(n, 0) + c
-    return Affine.of(terms, a.constant + b.constant)
-
-
-def _range(d: Dim, k: int, split: RankSplit, mine: bool) -> tuple[Affine, Affine]:
-    """Lower bound and extent of dim ``k`` in the wrapper: the rank's block or the whole range
-    for the split dim, else the computation's own."""
-    if k == split.dim:
-        if mine:
-            return Affine.of({_MY_LO: 1}), Affine.of({_MY_N: 1})
-        return Affine.of({LO: 1}), Affine.of({EXTENT: 1})
-    return d.lower, d.extent
-
-
-def _points(split: RankSplit, dims: list[int], body: tuple[Stmt, ...], mine: bool) -> tuple[Stmt, ...]:
-    """``body`` then ``mdp_k += 1`` at every point of ``dims`` (outermost first), in row-major order."""
-    m = split.original
-    stmts: tuple[Stmt, ...] = (*body, Assign(Var(_K), Apply(Combine.ADD, Var(_K), Const("1"))))
-    for k in reversed(dims):
-        lo, ext = _range(m.dims[k], k, split, mine)
-        stmts = (Loop(m.dims[k].iterator, lo, (_sum(lo, ext),), 1, stmts, dim=k),)
-    return stmts
-
-
-def _ref(m: MdhExpr, acc: Access) -> Ref:
-    buf = m.buffer(acc.buffer)
-    return Ref(acc.buffer, acc.index, deref=buf.kind == "scalar")
-
-
-def _binds(m: MdhExpr, dims: list[int]) -> tuple[tuple[str, Value], ...]:
-    return tuple((m.dims[k].iterator, AsType(m.dims[k].iterator_type, Affine.of({m.dims[k].iterator: 1})))
-                 for k in dims)
-
-
-class _Wrapper:
-    """Builds the statements of one wrapper function."""
+class _MpiWrapper(SplitWrapper):
+    """Builds the statements of one MPI wrapper function."""
 
     def __init__(self, split: RankSplit, user_init: bool) -> None:
-        self.split = split
+        super().__init__(split)
         self.user_init = user_init
-        self.m = split.original
-        self.em = CEmitter(_NoPragmas(), wide=size_params(split.params) | {LO, EXTENT})
-        self.gen = c_generator.CGenerator(reduce_parentheses=True)
-        self.concat = [k for k, d in enumerate(self.m.dims) if d.combine is Combine.CONCAT]
-
-    def c(self, node: c_ast.Node) -> str:
-        return str(self.gen.visit(node))
-
-    def count(self, dims: list[int]) -> str:
-        """C text: the number of points of ``dims`` (whole ranges), each extent clipped at 0."""
-        factors = ["1"]
-        for k in dims:
-            _, ext = _range(self.m.dims[k], k, self.split, mine=False)
-            e = self.c(self.em.affine(ext))
-            factors.append(f"((long long)({e}) > 0 ? (long long)({e}) : 0)")
-        return " * ".join(factors)
-
-    def stmts(self, body: tuple[Stmt, ...]) -> list[c_ast.Node]:
-        return self.em.stmts(body)
-
-    def reset_k(self, start: str = "0") -> c_ast.Node:
-        return c_ast.Assignment("=", _id(_K), _id(start))
 
     def concat_gather(self) -> list[c_ast.Node]:
         out: list[c_ast.Node] = []
@@ -334,100 +230,65 @@ class _Wrapper:
         others = [k for k in self.concat if k != split.dim]
         for g in split.gathers:
             o = m.outputs[g.output]
-            target = _ref(m, o.access)
+            target = output_ref(m, o.access)
             if g.rows:
-                row0 = self.c(self.em.affine(_sum(g.row0, Affine.of({LO: 1}))))
-                out.append(_call("mdp_mpi_gather_rows", c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl(
-                    [], c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(["void"])))), _id(o.access.buffer)),
-                    _id(row0), _id(EXTENT), _id(f"({g.row_elems}) * (long long)sizeof({o.elem_type})"),
-                    _id("mdp_size")))
+                row0 = self.c(self.em.affine(affine_sum(g.row0, Affine.of({LO: 1}))))
+                out.append(c_call("mdp_mpi_gather_rows", c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl(
+                    [], c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(["void"])))), c_id(o.access.buffer)),
+                    c_id(row0), c_id(EXTENT), c_id(f"({g.row_elems}) * (long long)sizeof({o.elem_type})"),
+                    c_id("mdp_size")))
                 continue
             buf, inner = f"mdp_all{g.output}", f"mdp_inner{g.output}"
             elem = o.elem_type
-            out.append(_decl(inner, "long long", _id(self.count(others))))
-            out.append(_decl(buf, elem, _id(f"({elem} *)mdp_mpi_alloc({self.count(self.concat)}, sizeof({elem}))"),
-                             pointer=True))
+            out.append(c_decl(inner, "long long", c_id(self.count(others))))
+            out.append(c_decl(buf, elem, c_id(f"({elem} *)mdp_mpi_alloc({self.count(self.concat)}, sizeof({elem}))"),
+                              pointer=True))
             order = [split.dim, *others]
-            out.append(self.reset_k(f"({_MY_LO} - {LO}) * {inner}"))
-            out += self.stmts(_points(split, order, (Assign(Ref(buf, (Affine.of({_K: 1}),)), target),), mine=True))
-            out.append(_call("mdp_mpi_gather_rows", _id(buf), _id("0"), _id(EXTENT),
-                             _id(f"{inner} * (long long)sizeof({elem})"), _id("mdp_size")))
+            out.append(self.reset_k(f"({MY_LO} - {LO}) * {inner}"))
+            out += self.stmts(split_points(split, order, (Assign(Ref(buf, (Affine.of({RUNNING: 1}),)), target),),
+                                           mine=True))
+            out.append(c_call("mdp_mpi_gather_rows", c_id(buf), c_id("0"), c_id(EXTENT),
+                              c_id(f"{inner} * (long long)sizeof({elem})"), c_id("mdp_size")))
             out.append(self.reset_k())
-            out += self.stmts(_points(split, order, (Assign(target, Ref(buf, (Affine.of({_K: 1}),))),), mine=False))
-            out.append(_call("free", _id(buf)))
-        return out
-
-    def reduction_before(self) -> list[c_ast.Node]:
-        """Buffers for the start values and partial results; the start values saved."""
-        m = self.m
-        out: list[c_ast.Node] = [_decl("mdp_cnt", "long long", _id(self.count(self.concat)))]
-        saves: list[Stmt] = []
-        for o, w in enumerate(m.outputs):
-            out.append(_decl(f"mdp_red{o}", w.elem_type, _id(f"({w.elem_type} *)mdp_mpi_alloc(mdp_cnt, sizeof({w.elem_type}))"),
-                             pointer=True))
-            if w.update == "accumulate" or w.init is not None:
-                out.append(_decl(f"mdp_start{o}", w.elem_type,
-                                 _id(f"({w.elem_type} *)mdp_mpi_alloc(mdp_cnt, sizeof({w.elem_type}))"), pointer=True))
-                start: Value = (_ref(m, w.access) if w.update == "accumulate" or w.init is None
-                                else FExpr(w.init, _binds(m, self.concat), role="init"))
-                saves.append(Assign(Ref(f"mdp_start{o}", (Affine.of({_K: 1}),)), start))
-        if saves:
-            out.append(self.reset_k())
-            out += self.stmts(_points(self.split, self.concat, tuple(saves), mine=False))
+            out += self.stmts(split_points(split, order, (Assign(target, Ref(buf, (Affine.of({RUNNING: 1}),))),),
+                                           mine=False))
+            out.append(c_call("free", c_id(buf)))
         return out
 
     def reduction_after(self) -> list[c_ast.Node]:
         """Partial results packed, combined over the ranks, start values and finishing applied."""
-        m, op = self.m, self.split.op
+        op = self.split.op
         assert op is not None
-        k = (Affine.of({_K: 1}),)
-        packs = tuple(Assign(Ref(f"mdp_red{o}", k), _ref(m, w.access)) for o, w in enumerate(m.outputs))
-        out: list[c_ast.Node] = [self.reset_k(), *self.stmts(_points(self.split, self.concat, packs, mine=False))]
-        for o, w in enumerate(m.outputs):
-            out.append(_call("mdp_mpi_allreduce", _id(f"mdp_red{o}"), _id("mdp_cnt"), _id(str(mpi_type(w.elem_type))),
-                             _id(MPI_OPS[op]), _id("mdp_size")))
-        stores: list[Stmt] = []
-        for o, w in enumerate(m.outputs):
-            value: Value = Ref(f"mdp_red{o}", k)
-            if w.update == "accumulate" or w.init is not None:
-                value = Apply(op, Ref(f"mdp_start{o}", k), value)
-            if w.finish is not None:
-                f = w.finish
-                binds = ((f.result, value), *((p, _ref(m, a)) for p, a in zip(f.params, f.inputs)),
-                         *_binds(m, self.concat))
-                value = FExpr(f.expr, binds, role="finish")
-            stores.append(Assign(_ref(m, w.access), value))
-        out += [self.reset_k(), *self.stmts(_points(self.split, self.concat, tuple(stores), mine=False))]
-        for o, w in enumerate(m.outputs):
-            out.append(_call("free", _id(f"mdp_red{o}")))
-            if w.update == "accumulate" or w.init is not None:
-                out.append(_call("free", _id(f"mdp_start{o}")))
-        return out
+        out = self.pack_partials()
+        for o, w in enumerate(self.m.outputs):
+            out.append(c_call("mdp_mpi_allreduce", c_id(f"mdp_red{o}"), c_id("mdp_cnt"),
+                              c_id(str(mpi_type(w.elem_type))), c_id(MPI_OPS[op]), c_id("mdp_size")))
+        return out + self.apply_partials()
 
     def function(self) -> str:
         split, m = self.split, self.m
         body: list[c_ast.Node] = [
-            _decl("mdp_rank", "int"), _decl("mdp_size", "int"), _decl(_MY_LO, "long long"),
-            _decl(_MY_N, "long long"), _decl("mdp_t0", "double"), _decl("mdp_t1", "double"),
-            _decl("mdp_c0", "double"), _decl("mdp_c1", "double"),
-            _call("mdp_mpi_start", _addr("mdp_rank"), _addr("mdp_size"), _id("1" if self.user_init else "0")),
-            _call("mdp_mpi_block", _id(LO), _id(EXTENT), _id("mdp_rank"), _id("mdp_size"), _addr(_MY_LO),
-                  _addr(_MY_N)),
+            c_decl("mdp_rank", "int"), c_decl("mdp_size", "int"), c_decl(MY_LO, "long long"),
+            c_decl(MY_N, "long long"), c_decl("mdp_t0", "double"), c_decl("mdp_t1", "double"),
+            c_decl("mdp_c0", "double"), c_decl("mdp_c1", "double"),
+            c_call("mdp_mpi_start", c_addr("mdp_rank"), c_addr("mdp_size"), c_id("1" if self.user_init else "0")),
+            c_call("mdp_mpi_block", c_id(LO), c_id(EXTENT), c_id("mdp_rank"), c_id("mdp_size"), c_addr(MY_LO),
+                  c_addr(MY_N)),
         ]
         if split.kind == "reduction" or not all(g.rows for g in split.gathers):
-            body.append(_decl(_K, "long long", _id("0")))   # the packing loops' running index
+            body.append(c_decl(RUNNING, "long long", c_id("0")))   # the packing loops' running index
         if split.kind == "reduction":
             body += self.reduction_before()
-        args = [_id(_MY_LO if b.name == LO else _MY_N if b.name == EXTENT else b.name) for b in split.params]
-        body += [c_ast.Assignment("=", _id("mdp_t0"), _call("mdp_mpi_now")),
-                 c_ast.Assignment("=", _id("mdp_c0"), _call("mdp_mpi_cpu")),
-                 c_ast.FuncCall(_id(split.sliced.name), c_ast.ExprList(args)),
-                 c_ast.Assignment("=", _id("mdp_c1"), _call("mdp_mpi_cpu")),
-                 c_ast.Assignment("=", _id("mdp_t1"), _call("mdp_mpi_now"))]
+        args = [c_id(MY_LO if b.name == LO else MY_N if b.name == EXTENT else b.name) for b in split.params]
+        body += [c_ast.Assignment("=", c_id("mdp_t0"), c_call("mdp_mpi_now")),
+                 c_ast.Assignment("=", c_id("mdp_c0"), c_call("mdp_mpi_cpu")),
+                 c_ast.FuncCall(c_id(split.sliced.name), c_ast.ExprList(args)),
+                 c_ast.Assignment("=", c_id("mdp_c1"), c_call("mdp_mpi_cpu")),
+                 c_ast.Assignment("=", c_id("mdp_t1"), c_call("mdp_mpi_now"))]
         body += self.concat_gather() if split.kind == "concat" else self.reduction_after()
         what = "allgatherv" if split.kind == "concat" else "allreduce"
-        body.append(_call("mdp_mpi_profile", _str(m.name), _str(what), _id("mdp_rank"), _id("mdp_size"),
-                          _id("mdp_t0"), _id("mdp_t1"), _id("mdp_c0"), _id("mdp_c1"), _call("mdp_mpi_now")))
+        body.append(c_call("mdp_mpi_profile", c_str(m.name), c_str(what), c_id("mdp_rank"), c_id("mdp_size"),
+                          c_id("mdp_t0"), c_id("mdp_t1"), c_id("mdp_c0"), c_id("mdp_c1"), c_call("mdp_mpi_now")))
         params = c_ast.ParamList([param_decl(b) for b in split.params])
         ftype = c_ast.FuncDecl(params, c_ast.TypeDecl(m.name, [], None, c_ast.IdentifierType(["void"])))
         fdef = c_ast.FuncDef(c_ast.Decl(m.name, [], [], ["static"], [], ftype, None, None), None,
@@ -439,7 +300,7 @@ def wrap_for_ranks(code: GeneratedCode, split: RankSplit, user_init: bool = Fals
     """``code`` (of ``split.sliced``) made SPMD over MPI ranks; see the module docstring.
 
     ``user_init``: the program calls ``MPI_Init`` itself; a call before that runs whole, without MPI."""
-    wrapper = _Wrapper(split, user_init).function()
+    wrapper = _MpiWrapper(split, user_init).function()
     call = re.sub(rf"\b{re.escape(split.sliced.name)}\(", f"{split.original.name}(", code.call)
     # no team variant (a parallel region around host loops would call the per-rank code on the
     # whole range): the wrapper is the one way into the computation

@@ -92,7 +92,7 @@ def _sliced(mdh: MdhExpr, k: int) -> tuple[MdhExpr, tuple[Buffer, ...]]:
     return sliced, function_params(sliced)
 
 
-def _row_elems(buf: Buffer, nsubs: int) -> str | None:
+def row_elems(buf: Buffer, nsubs: int) -> str | None:
     """Elements per row of the outermost subscript, as C text; ``None`` when unknown."""
     if buf.rows_of:
         return f"(long long)({buf.rows_of})" if nsubs == 2 else None
@@ -110,7 +110,7 @@ def _concat_split(mdh: MdhExpr, k: int) -> RankSplit:
     for o, out in enumerate(mdh.outputs):
         idx = out.access.index
         buf = mdh.buffer(out.access.buffer)
-        elems = _row_elems(buf, len(idx)) if idx else None
+        elems = row_elems(buf, len(idx)) if idx else None
         if (elems is not None and idx[0].coeff(it) == 1 and not (idx[0].names() & others)
                 and not any(e.coeff(it) for e in idx[1:])):
             rest = {n: c for n, c in idx[0].terms if n != it}
