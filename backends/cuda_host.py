@@ -97,8 +97,9 @@ class CudaHostWriter(HostWriter):
         self.w("if (!mdp_kernel) {")
         fmad = 1 if contracts_fma(self.plan) else 0
         self.w(f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", {fmad});')
-        for var, kernel in self.kernels():
+        for k, (var, kernel) in enumerate(self.kernels()):
             self.w(f'    {var} = mdp_cu_function(mdp_mod, "{kernel}");')
+            self.w(f'    mdp_cu_launchable({var}, "{kernel}", mdp_block{_suffix(k)});')
         self.w("}")
 
     def launch_shape(self) -> None:
@@ -172,6 +173,8 @@ class CudaHostWriter(HostWriter):
 
 #: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).
 LAST_CALL = "mdp_cu_last"
+#: The preamble's ``(host, bytes, upload, download)`` registration of a device-resident array.
+RESIDENT_ENTER = "mdp_cu_resident_enter"
 
 
 def _suffix(k: int) -> str:

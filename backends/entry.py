@@ -7,6 +7,7 @@ layout, both built as pycparser ``c_ast`` and printed by ``CGenerator``:
 * ``entry_function``: binds each buffer (arrays as pointers to their declared row type, read-only
   scalars dereferenced by value, written scalars as pointers) and calls the generated function;
 * ``timing_function``: exports the host code's profile of its last call (GPU targets);
+* ``hold_function``: keeps the arguments on the device for the calls after it (GPU tuning);
 * ``reference_function``: binds the buffers as locals with the nest's own names and runs the
   original nest text (a written scalar is copied into a local and back; iterators declared
   outside their ``for`` get a declaration).
@@ -87,6 +88,18 @@ def timing_function(name: str, last_call: str) -> str:
         for k, f in enumerate(TIMING_FIELDS)]
     fdef = c_ast.FuncDef(_decl(name, c_ast.FuncDecl(out, _tdecl(name, "void"))), None, c_ast.Compound(body))
     return str(c_generator.CGenerator(reduce_parentheses=True).visit(fdef))
+
+
+def hold_function(name: str, enter: str, sizes: tuple[int | None, ...]) -> str:
+    """``void name(void **args)`` registering each argument ``k`` with a byte size ``sizes[k]`` (not
+    ``None``) as device-resident through the host runtime's ``enter(host, bytes, upload, download)``:
+    copied to the device once, here, never back; the host function then finds it by address and
+    copies nothing (the tuner's timed calls). As C text."""
+    body: list[c_ast.Node] = [
+        c_ast.FuncCall(c_ast.ID(enter), c_ast.ExprList([_arg(k), c_ast.Constant("unsigned long", f"{n}UL"),
+                                                        c_ast.Constant("int", "1"), c_ast.Constant("int", "0")]))
+        for k, n in enumerate(sizes) if n is not None]
+    return _function(name, body)
 
 
 def _parse_nest(text: str) -> c_ast.Node | None:

@@ -111,6 +111,8 @@ class OpenCLHostWriter(HostWriter):
         event = 'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");'
         for k, ((var, _), ln) in enumerate(zip(kernels, self.spec.launches)):
             if ln.items is None:
+                self.w(f"{{ static int mdp_ok; if (!mdp_ok) mdp_ok = mdp_cl_launchable({var}, \"{ln.kernel}\", "
+                       f"{len(ln.groups)}, mdp_local{_suffix(k)}); }}")
                 self.w(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, {var}, {len(ln.groups)}, NULL, "
                        f"mdp_global{_suffix(k)}, mdp_local{_suffix(k)}, 0, NULL, {event}")
                 continue
@@ -137,6 +139,8 @@ class OpenCLHostWriter(HostWriter):
 
 #: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).
 LAST_CALL = "mdp_cl_last"
+#: The preamble's ``(host, bytes, upload, download)`` registration of a device-resident array.
+RESIDENT_ENTER = "mdp_cl_resident_enter"
 
 
 def _suffix(k: int) -> str:

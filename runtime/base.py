@@ -39,6 +39,19 @@ class RunTimedOut(RunFailed):
     kind = "timeout"
 
 
+#: Exit status and stderr prefix of generated host code that refuses a launch the device cannot run
+#: (more work-items or ``__local``/shared memory than the compiled kernel allows, queried after its
+#: compilation): the run says so before launching instead of failing in the launch.
+LAUNCH_REFUSED_STATUS = 3
+LAUNCH_REFUSED_MARK = "mdpoly: launch refused:"
+
+
+class LaunchRefused(RunFailed):
+    """The host code refused to launch a kernel the device cannot run (``LAUNCH_REFUSED_STATUS``)."""
+
+    kind = "launch"
+
+
 @dataclass(frozen=True, slots=True)
 class ArgSpec:
     """One argument of the entry point, in order.
@@ -61,6 +74,10 @@ class BuildRequest:
     language: str = "c"
     flags: tuple[str, ...] = ()
     compiler: str = "cc"
+    #: GPU host code: the exported ``void hold(void **args)`` that keeps the arguments on the device
+    #: for the calls after it (no copies in or out); the worker calls it once, after the checked
+    #: first call, so the warm-up and timed calls copy nothing ("" : no such export).
+    hold: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +92,16 @@ class Measurement:
     """The timed calls of one run: ``times`` is what a tuner minimises (a CPU call's wall time; a
     GPU call's kernel time as its host code's profile reports it), ``call_times`` each call's
     whole time where the code reports it separately (GPU: first command to last, transfers
-    included), ``wall_seconds`` the whole run (worker start, build, warm-up and timed calls)."""
+    included), ``wall_seconds`` the whole run (worker start, build, warm-up and timed calls),
+    ``transfer_times`` each timed call's copies where the code reports them (GPU profile),
+    ``host_times`` each timed call's wall time in the worker (what the timed calls really take)."""
 
     times: tuple[float, ...]
     outputs: dict[str, np.ndarray] = field(default_factory=dict, hash=False, compare=False)
     call_times: tuple[float, ...] = ()
     wall_seconds: float = 0.0
+    transfer_times: tuple[float, ...] = ()
+    host_times: tuple[float, ...] = ()
 
     @property
     def median(self) -> float:

@@ -6,8 +6,10 @@ The worker writes ``out_<k>.npy`` for outputs (after the first call, on fresh in
 ``warm`` once the warm-up calls are done, and ``times.json`` (each timed call's wall seconds). When ``job.json`` names a
 ``timing`` symbol (``void timing(double *out)``, GPU host code: ``mdpoly.backends.entry.timing_function``),
 the worker calls it after every timed call and writes ``timing.json``: the calls' kernel, transfer
-and whole-call seconds as that host code's own profiling measured them. A crash or hang ends
-this process only.
+and whole-call seconds as that host code's own profiling measured them. When it names a ``hold``
+symbol (``void hold(void **args)``, GPU host code: the arguments kept on the device), the worker
+calls it once after the first call, on the buffers of the warm-up and timed calls, so those calls
+copy nothing. A crash or hang ends this process only.
 """
 
 from __future__ import annotations
@@ -52,6 +54,11 @@ def main(job_dir: str) -> int:
             np.save(job_path / f"out_{k}.npy", fresh[k])
 
     scratch = [np.ascontiguousarray(a.copy()) for a in originals]
+    if job.get("hold"):
+        hold = getattr(lib, job["hold"])
+        hold.restype = None
+        hold.argtypes = [ctypes.POINTER(ctypes.c_void_p)]
+        _call(hold, scratch)
     for _ in range(job["warmup"]):
         _call(entry, scratch)
     (job_path / "warm").touch()   # the parent's limit for the timed calls starts now

@@ -10,9 +10,14 @@ toolkit's ``-lcuda -lnvrtc`` from ``mdpoly.cuda_toolkit``) and runs it through
 with ``MDPOLY_PROFILE=1`` so that the host code records its events, and the device selection of
 the target (``MDPOLY_OPENCL_DEVICE``, ``MDPOLY_CUDA_DEVICE``) in its environment. A measurement's
 ``times`` are the kernel times the host code measured, ``call_times`` its whole calls (first
-command to last, copies included), ``wall_seconds`` the whole run. The timeout bounds the timed
+command to last, copies included), ``wall_seconds`` the whole run. The inputs go to the device
+once per candidate: after the first call (whose outputs are checked), the worker calls the
+candidate's ``HOLD_ENTRY``, which keeps every array on the device, so the warm-up and timed calls
+run the kernels without copies (their ``transfer_times`` are 0) and a large input (411 MB for
+MatMul 16x4096x25088) is not uploaded again before each timed call. The timeout bounds the timed
 calls; the worker's start and the warm-up calls before them, where the kernels are built, get
-at least ``WARM_SECONDS``.
+at least ``WARM_SECONDS``. Host code that refuses a launch the device cannot run (its kernel's
+queried limits) exits with ``LAUNCH_REFUSED_STATUS``: a ``LaunchRefused`` failure, kind ``launch``.
 
 The device's limits and identity come from elsewhere (``mdpoly.runtime.opencl``,
 ``mdpoly.runtime.cuda``): this runner only builds and runs.
@@ -24,6 +29,9 @@ from mdpoly.runtime.openmp import OpenMPRunner
 
 #: The exported symbol ``void mdpoly_timing(double *out)`` of a GPU candidate.
 TIMING_ENTRY = "mdpoly_timing"
+#: The exported symbol ``void mdpoly_hold(void **args)`` of a GPU candidate: registers its arrays as
+#: device-resident (``BuildRequest.hold``), so the calls after the checked first one copy nothing.
+HOLD_ENTRY = "mdpoly_hold"
 #: Seconds a candidate's worker start and first (warm-up) call may take at least: the host code
 #: builds its kernels in its first call (PoCL compiles again for each new work-group size).
 WARM_SECONDS = 20.0

@@ -20,10 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from mdpoly.runtime.base import (
+    LAUNCH_REFUSED_MARK,
+    LAUNCH_REFUSED_STATUS,
     ArgSpec,
     BuildFailed,
     BuildRequest,
     Built,
+    LaunchRefused,
     Measurement,
     RunFailed,
     RunTimedOut,
@@ -93,7 +96,7 @@ class OpenMPRunner:
         (job / "job.json").write_text(json.dumps({
             "library": built.artifact, "entry": built.request.entry,
             "args": [{"name": s.name, "is_output": s.is_output, "file": f} for s, f in zip(specs, files)],
-            "repeats": repeats, "warmup": warmup, "timing": self.timing,
+            "repeats": repeats, "warmup": warmup, "timing": self.timing, "hold": built.request.hold,
         }))
         env = {**os.environ, **self.env}
         if self.threads:
@@ -103,17 +106,21 @@ class OpenMPRunner:
             status = self._wait(job, env, timeout, repeats)
             if status != 0:
                 err = (job / "stderr.txt").read_text(errors="replace")[-2000:]
+                refused = [line for line in err.splitlines() if line.startswith(LAUNCH_REFUSED_MARK)]
+                if status == LAUNCH_REFUSED_STATUS and refused:
+                    raise LaunchRefused(refused[0][len(LAUNCH_REFUSED_MARK):].strip())
                 raise RunFailed(f"candidate process exited with status {status}: {err}")
             wall = time.perf_counter() - start
-            times = tuple(json.loads((job / "times.json").read_text()))
+            times = host = tuple(json.loads((job / "times.json").read_text()))
             calls: tuple[float, ...] = ()
+            transfers: tuple[float, ...] = ()
             if self.timing is not None:
                 profile = json.loads((job / "timing.json").read_text())
-                times, calls = tuple(profile["kernel"]), tuple(profile["call"])
+                times, calls, transfers = tuple(profile["kernel"]), tuple(profile["call"]), tuple(profile["transfer"])
             outputs = {s.name: np.load(job / f"out_{k}.npy") for k, s in enumerate(specs) if s.is_output}
         finally:
             shutil.rmtree(job, ignore_errors=True)
-        return Measurement(times, outputs, calls, wall)
+        return Measurement(times, outputs, calls, wall, transfers, host)
 
     def _input_file(self, job: Path, k: int, spec: ArgSpec, value: np.ndarray) -> str:
         """The ``.npy`` file of argument ``k``: in the job for small values; for large ones, a file

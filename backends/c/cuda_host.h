@@ -388,6 +388,28 @@ static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
     return f;
 }
 
+/* Whether kernel 'f' can run blocks of 'block' threads, from what the compiled kernel allows
+   (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers decide it; its static shared memory
+   against the device's per-block limit). When it cannot, says why and exits with status 3 before
+   the launch (which would fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a tuner counts the
+   configuration as one the device cannot launch, not as a crash). */
+static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3])
+{
+    int limit = 0, regs = 0, shared = 0, avail = 0;
+    unsigned int threads = block[0] * block[1] * block[2];
+    mdp_cu_check(cuFuncGetAttribute(&limit, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f), "cuFuncGetAttribute");
+    mdp_cu_check(cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, f), "cuFuncGetAttribute");
+    mdp_cu_check(cuFuncGetAttribute(&shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, f), "cuFuncGetAttribute");
+    mdp_cu_check(cuDeviceGetAttribute(&avail, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, mdp_cu_device),
+                 "cuDeviceGetAttribute");
+    if (threads > (unsigned int)limit || shared > avail) {
+        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a block of %u threads with %d bytes of shared memory; "
+                "with %d registers per thread the compiled kernel allows at most %d threads, the device %d bytes\n",
+                kernel, threads, shared, regs, limit, avail);
+        exit(3);
+    }
+}
+
 /* A nest's device buffer, kept across its calls: (re)allocated only when 'bytes' exceeds its
    capacity '*cap'; freed at exit. */
 static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)

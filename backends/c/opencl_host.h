@@ -283,6 +283,39 @@ static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char 
     return k;
 }
 
+/* Whether kernel 'k' can run work-groups of 'n' dims of 'local' work-items on the device, from what
+   the compiled kernel allows (CL_KERNEL_WORK_GROUP_SIZE: its registers and private memory decide
+   it; CL_KERNEL_LOCAL_MEM_SIZE against the device's local memory; the device's per-dim limits).
+   When it cannot, says why and exits with status 3 before the launch (a tuner counts the
+   configuration as one the device cannot launch, not as a crash). Returns 1 (checked once per call site). */
+static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const size_t *local)
+{
+    size_t limit = 0, items = 1, dims[3] = {0, 0, 0};
+    cl_ulong used = 0, avail = 0;
+    cl_uint i;
+    for (i = 0; i < n; ++i)
+        items *= local[i];
+    mdp_cl_check(clGetKernelWorkGroupInfo(k, mdp_cl_device, CL_KERNEL_WORK_GROUP_SIZE, sizeof limit, &limit, NULL),
+                 "clGetKernelWorkGroupInfo");
+    mdp_cl_check(clGetKernelWorkGroupInfo(k, mdp_cl_device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof used, &used, NULL),
+                 "clGetKernelWorkGroupInfo");
+    mdp_cl_check(clGetDeviceInfo(mdp_cl_device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof avail, &avail, NULL), "clGetDeviceInfo");
+    mdp_cl_check(clGetDeviceInfo(mdp_cl_device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dims, dims, NULL), "clGetDeviceInfo");
+    for (i = 0; i < n && i < 3; ++i)
+        if (local[i] > dims[i]) {
+            fprintf(stderr, "mdpoly: launch refused: kernel '%s': %zu work-items along dim %u exceed the device's "
+                    "limit of %zu\n", kernel, local[i], (unsigned)i, dims[i]);
+            exit(3);
+        }
+    if (items > limit || used > avail) {
+        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a work-group of %zu work-items and %lu bytes of local "
+                "memory; the compiled kernel allows at most %zu work-items, the device %lu bytes\n", kernel, items,
+                (unsigned long)used, limit, (unsigned long)avail);
+        exit(3);
+    }
+    return 1;
+}
+
 /* A nest's device buffer, kept across its calls: (re)created only when 'bytes' exceeds its
    capacity '*cap'; released at exit. Returns 1 when the buffer object changed. */
 static int mdp_cl_buffer(cl_mem *mem, size_t *cap, size_t bytes, cl_mem_flags flags)

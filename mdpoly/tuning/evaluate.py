@@ -1,9 +1,17 @@
 """The cost function: a target's parameters -> median seconds of the generated code, or a typed rejection.
 
 ``NestEvaluator`` owns one nest at fixed sizes and one ``TuningTarget``: random inputs
-(``make_buffers``), the reference outputs (the original nest compiled once for the host CPU by
-the reference runner; if that fails, the default candidate's outputs, said in the log), and a
-memo of every candidate already measured. ``evaluate(params)`` asks the target for the
+(``make_buffers``), the reference outputs, computed once (the original nest compiled for the host
+CPU by the reference runner; if that fails, the default candidate's outputs, said in the log),
+and a memo of every candidate already measured.
+
+A device target may not wait for a slow CPU original (``reference_wait`` seconds, 0 when the
+nest's point count alone says it cannot finish in time, ``MIN_POINT_SECONDS``): the original
+then goes on running in the background while the default configuration's outputs on the device
+are the reference (that run is also the default's measurement), and ``finish_reference``
+cross-checks the default against the original once it is done, within the budget: outputs that
+differ discard the tuning (``Rejected("reference")``); an original that does not finish in time
+leaves the reference unchecked, said in ``reference_note``. ``evaluate(params)`` asks the target for the
 candidate (lowered, checked, rendered as the output file gets it and wrapped in ``mdpoly_entry``;
 OpenCL/CUDA: the host code with its kernels and a timing export), builds it with the target's
 runner, runs it, compares the outputs with the reference and returns the median time of the
@@ -17,7 +25,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import statistics
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -49,6 +59,11 @@ DEVICE_RUN_SECONDS = 0.05
 DEVICE_SLOWDOWN_CUTOFF = 20.0
 #: Seconds an evaluation may run past the tuning deadline (``NestEvaluator.deadline``).
 DEADLINE_MARGIN = 2.0
+#: Seconds the CPU original may run at most (without a deadline).
+REFERENCE_TIMEOUT = 600.0
+#: No sequential nest runs faster than this per point of its domain: a nest whose point count
+#: times this exceeds ``reference_wait`` is not waited for at all.
+MIN_POINT_SECONDS = 0.25e-9
 
 
 class TuningLog:
@@ -96,12 +111,39 @@ def _compare(name: str, got: np.ndarray, want: np.ndarray) -> str | None:
     return compare_arrays(name, got, want, rtol=FLOAT_RTOL, atol=FLOAT_RTOL * max(scale, 1.0))
 
 
+class _Background:
+    """One call run in a thread: its result or its exception once ``done``."""
+
+    def __init__(self, call: Callable[[], Measurement]) -> None:
+        self.result: Measurement | None = None
+        self.error: RuntimeFailure | None = None
+        self.started = time.perf_counter()
+        self.seconds = 0.0
+        self._thread = threading.Thread(target=self._main, args=(call,), daemon=True)
+        self._thread.start()
+
+    def _main(self, call: Callable[[], Measurement]) -> None:
+        try:
+            self.result = call()
+        except RuntimeFailure as exc:
+            self.error = exc
+        self.seconds = time.perf_counter() - self.started
+
+    def wait(self, seconds: float | None) -> bool:
+        """Whether the call is done after waiting at most ``seconds`` (``None``: until it is)."""
+        self._thread.join(seconds)
+        return not self._thread.is_alive()
+
+
 class NestEvaluator:
-    """Measures ``target``'s candidates of one nest at fixed sizes (see the module docstring)."""
+    """Measures ``target``'s candidates of one nest at fixed sizes (see the module docstring).
+
+    ``reference_wait``: seconds to wait for the CPU original before the default configuration's
+    outputs become the reference (``None``: wait for it, as for CPU targets)."""
 
     def __init__(self, mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
                  reference_runner: Runner, log: TuningLog, default: Any, seed: int = 0,
-                 deadline: float | None = None) -> None:
+                 deadline: float | None = None, reference_wait: float | None = None) -> None:
         self.mdh = mdh
         self.sizes = dict(sizes)
         self.target = target
@@ -115,14 +157,20 @@ class NestEvaluator:
                           for b in self.params)
         self.memo: dict[Any, Outcome] = {}
         #: per measured parameter set: the median whole-call seconds (where the code reports them,
-        #: else ``None``), the run's wall seconds and its timed calls (what timeouts derive from)
-        self.runs: dict[Any, tuple[float | None, float, int]] = {}
+        #: else ``None``), the run's wall seconds, its timed calls and the median wall seconds of a
+        #: timed call in the worker (where reported; what timeouts derive from)
+        self.runs: dict[Any, tuple[float | None, float, int, float | None]] = {}
         self.history: list[Outcome] = []
         self.repeats = MIN_REPEATS
         self.timeout = 60.0
         #: ``time.perf_counter()`` by which tuning must end; no measurement's timeout reaches past
         #: it by more than ``DEADLINE_MARGIN`` (``None``: no time budget).
         self.deadline = deadline
+        self.reference_wait = reference_wait
+        #: the CPU original still running in the background (cross-checked by ``finish_reference``)
+        self.pending: _Background | None = None
+        #: what the reference is and how it was checked, for the tuning remark
+        self.reference_note = ""
         self.reference, self.reference_seconds = self._reference(reference_c)
 
     # {{{ reference
@@ -135,21 +183,89 @@ class NestEvaluator:
                 REFERENCE, self.params, reference_c, its, {d.iterator: d.iterator_type for d in self.mdh.dims})
             try:
                 built = self.reference_runner.build(BuildRequest(src, REFERENCE, self.args))
-                m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0,
-                                              timeout=self._budgeted(600.0))
-                self._calibrate(m.median)
-                self.log.write({"event": "reference", "source": "original nest", "seconds": m.median,
-                                "repeats": self.repeats, "timeout": self.timeout})
-                return m.outputs, m.median
+                if self.reference_wait is None:
+                    m = self.reference_runner.run(built, self.inputs, repeats=1, warmup=0,
+                                                  timeout=self._budgeted(REFERENCE_TIMEOUT))
+                    return self._original(m)
+                job = self._start_original(built)
+                wait = self.reference_wait
+                points = math.prod(self.target_extents())
+                if points * MIN_POINT_SECONDS > wait:
+                    wait = 0.0
+                if job.wait(wait):
+                    if job.error is not None:
+                        raise job.error
+                    assert job.result is not None
+                    return self._original(job.result)
+                self.pending = job
+                why = (f"the CPU original did not finish within {wait:.1f} s" if wait else
+                       f"the CPU original cannot finish within {self.reference_wait:.1f} s ({points} points)")
             except RuntimeFailure as exc:
                 why = f"{exc.kind}: {str(exc)[:2000]}"
         self.log.write({"event": "reference", "source": "default plan", "why_not_original": why})
+        start = time.perf_counter()
         try:
-            m = self._run(self.candidate(self.default), repeats=1, timeout=600.0)
+            cand = self.candidate(self.default)
+            m = self._run(cand, repeats=MIN_REPEATS if self.pending else 1,
+                          timeout=REFERENCE_TIMEOUT if self.pending is None else self._budgeted(REFERENCE_TIMEOUT))
         except (RuntimeFailure, MdpolyError, Rejected) as exc:
             raise Rejected("reference", f"neither the original nest nor the default plan ran: {exc}") from exc
         self._calibrate(m.median)
+        if self.pending is not None:   # the default's measurement too: it is not run again
+            self._remember(self.default, Outcome(self.default, m.median, "ok"), m, cand, start)
+            self.reference_note = (f"reference: the default configuration on the device ({why.split(' (')[0]}; "
+                                   "it runs on beside the search for a cross-check)")
         return m.outputs, m.median
+
+    def target_extents(self) -> tuple[int, ...]:
+        """The nest's extents at its sizes."""
+        from mdpoly.tuning.space import concrete_extents
+        return concrete_extents(self.mdh, self.sizes)
+
+    def _original(self, m: Measurement) -> tuple[dict[str, np.ndarray], float]:
+        self._calibrate(m.median)
+        self.log.write({"event": "reference", "source": "original nest", "seconds": m.median,
+                        "repeats": self.repeats, "timeout": self.timeout})
+        return m.outputs, m.median
+
+    def _start_original(self, built: Any) -> _Background:
+        """The CPU original run in the background, its timeout cut to the budget now."""
+        timeout = self._budgeted(REFERENCE_TIMEOUT)
+        return _Background(lambda: self.reference_runner.run(built, self.inputs, repeats=1, warmup=0,
+                                                             timeout=timeout))
+
+    def finish_reference(self) -> str:
+        """Cross-checks the default's outputs (the reference) against the CPU original still running
+        in the background, waiting for it until the deadline (plus ``DEADLINE_MARGIN``); returns
+        ``reference_note`` (what was done, for the remark).
+
+        :raises Rejected: (``reference``) when the original's outputs differ from the default's.
+        """
+        job, self.pending = self.pending, None
+        if job is None:
+            return self.reference_note
+        left = None if self.deadline is None else max(0.0, self.deadline - time.perf_counter()) + DEADLINE_MARGIN
+        record: dict[str, Any] = {"event": "cross-check"}
+        if not job.wait(left):
+            record.update(status="not run", why="the CPU original did not finish within the budget")
+            check = "not cross-checked: the CPU original did not finish within the budget"
+        elif job.error is not None:
+            record.update(status="not run", why=f"{job.error.kind}: {str(job.error)[:500]}")
+            check = f"not cross-checked: the CPU original failed ({job.error.kind})"
+        else:
+            assert job.result is not None
+            for b in self.params:
+                if b.written:
+                    why = _compare(b.name, self.reference[b.name], job.result.outputs[b.name])
+                    if why is not None:
+                        self.log.write({**record, "status": "differs", "why": why, "seconds": job.seconds})
+                        raise Rejected("reference", "the default configuration's outputs differ from the CPU "
+                                       f"original's: {why}")
+            record.update(status="agrees", seconds=round(job.seconds, 3))
+            check = f"cross-checked against the CPU original ({job.seconds:.1f} s): agrees"
+        self.log.write(record)
+        self.reference_note = f"{self.reference_note[:-1]}; {check})" if self.reference_note else check
+        return self.reference_note
 
     def _calibrate(self, seconds: float) -> None:
         """Repetitions and timeout from the (sequential) reference time."""
@@ -159,16 +275,17 @@ class NestEvaluator:
 
     def calibrate_device(self, default_seconds: float) -> None:
         """Repetitions and timeout from the default candidate (GPU targets): about
-        ``DEVICE_RUN_SECONDS`` of timed kernel time; the timeout covers what a run really does --
-        the default's whole run (worker start, build, warm-up, calls with their copies) scaled to
-        the new number of calls, plus ``DEVICE_SLOWDOWN_CUTOFF`` times its whole-call time per call,
-        so a candidate that much slower than the default is cut off."""
+        ``DEVICE_RUN_SECONDS`` of timed kernel time; the timeout bounds the timed calls (the
+        runner gives the worker's start, input loading, kernel build and warm-up calls a limit of
+        their own) by what they really take: ``DEVICE_SLOWDOWN_CUTOFF`` times the default's timed
+        call as the worker measures it (kernels, launches and whatever copies a call still makes;
+        with the inputs held on the device, none), so a candidate that much slower than the
+        default is cut off."""
         per = max(default_seconds, 1e-6)
         self.repeats = int(min(MAX_REPEATS, max(MIN_REPEATS, DEVICE_RUN_SECONDS / per)))
-        call, wall, timed = self.runs.get(self.default, (None, 0.0, 0))
-        call = max(call or 0.0, per)
-        self.timeout = (1.0 + 2.0 * wall * (self.repeats + 2) / (timed + 2)
-                        + DEVICE_SLOWDOWN_CUTOFF * call * (self.repeats + 1))
+        call, wall, _, host = self.runs.get(self.default, (None, 0.0, 0, None))
+        call = max(call or 0.0, host or 0.0, per)
+        self.timeout = 1.0 + DEVICE_SLOWDOWN_CUTOFF * call * (self.repeats + 1)
         self.log.write({"event": "calibrate", "default_seconds": default_seconds, "default_call_seconds": call,
                         "default_run_seconds": wall, "repeats": self.repeats, "timeout": self.timeout})
 
@@ -212,6 +329,20 @@ class NestEvaluator:
         except (RuntimeFailure, MdpolyError) as exc:
             raise Rejected("crash", str(exc)[:2000]) from exc
 
+    def _remember(self, params: Any, outcome: Outcome, m: Measurement | None, cand: Candidate | None,
+                  start: float) -> None:
+        """Memo, history, run record and log record of one measured (or refused) ``params``."""
+        if m is not None:
+            self.runs[params] = (statistics.median(m.call_times) if m.call_times else None, m.wall_seconds,
+                                 len(m.times), statistics.median(m.host_times) if m.host_times else None)
+        digest = hashlib.sha256(cand.function.encode()).hexdigest() if cand is not None and cand.function else None
+        self.memo[params] = outcome
+        self.history.append(outcome)
+        self.log.write({"event": "candidate", "params": self.target.describe(self.mdh, params),
+                        "status": outcome.kind, "seconds": outcome.seconds, "why": outcome.why or None,
+                        "call_seconds": self.runs.get(params, (None,))[0], "function_sha256": digest,
+                        "eval_seconds": round(time.perf_counter() - start, 3), **self._log_extra(params)})
+
     def evaluate(self, params: Any) -> float:
         """Median seconds of ``params``'s code on the nest's inputs.
 
@@ -223,13 +354,11 @@ class NestEvaluator:
                 raise Rejected(o.kind, o.why)
             return o.seconds
         start = time.perf_counter()
-        digest = None
+        cand: Candidate | None = None
+        m: Measurement | None = None
         try:
             cand = self.candidate(params)
-            digest = hashlib.sha256(cand.function.encode()).hexdigest() if cand.function else None
             m = self._run(cand, self.repeats, self.timeout)
-            self.runs[params] = (statistics.median(m.call_times) if m.call_times else None, m.wall_seconds,
-                                 len(m.times))
             for b in self.params:
                 if b.written:
                     why = _compare(b.name, m.outputs[b.name], self.reference[b.name])
@@ -242,12 +371,7 @@ class NestEvaluator:
             outcome = Outcome(params, None, exc.kind, str(exc)[:2000])
         except MdpolyError as exc:
             outcome = Outcome(params, None, "constraint", f"{type(exc).__name__}: {exc}"[:2000])
-        self.memo[params] = outcome
-        self.history.append(outcome)
-        self.log.write({"event": "candidate", "params": self.target.describe(self.mdh, params),
-                        "status": outcome.kind, "seconds": outcome.seconds, "why": outcome.why or None,
-                        "call_seconds": self.runs.get(params, (None,))[0], "function_sha256": digest,
-                        "eval_seconds": round(time.perf_counter() - start, 3), **self._log_extra(params)})
+        self._remember(params, outcome, m, cand, start)
         if outcome.seconds is None:
             raise Rejected(outcome.kind, outcome.why)
         return outcome.seconds

@@ -50,8 +50,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
+import numpy as np
+
 from mdpoly.backends.base import Backend
-from mdpoly.backends.entry import entry_function, timing_function
+from mdpoly.backends.entry import entry_function, hold_function, timing_function
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
@@ -72,7 +74,7 @@ from mdpoly.lower.gpu_params import (
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.kernel_checks import check_kernel_plan
 from mdpoly.runtime.base import ArgSpec, BuildRequest
-from mdpoly.runtime.host_code import TIMING_ENTRY, HostCodeRunner
+from mdpoly.runtime.host_code import HOLD_ENTRY, TIMING_ENTRY, HostCodeRunner
 from mdpoly.tuning.atf import Config, ParamSpec
 from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import ENTRY, Candidate
@@ -401,18 +403,21 @@ class GpuTarget:
     rendered by ``backend(caps)`` as the driver renders it -- the host preamble and the host
     function with its kernels, the text ``out.c`` gets -- plus ``mdpoly_entry`` and the timing
     export over the host code's last-call struct ``last_call``, built and run by ``runner`` (a
-    ``HostCodeRunner``).
+    ``HostCodeRunner``); with ``resident_enter`` (the host runtime's registration of a resident
+    array) also the ``HOLD_ENTRY`` export, so the inputs are copied to the device once per
+    candidate, not before each timed call.
     """
 
     space_version = GPU_SPACE_VERSION
     calibrate_from_default = True
 
     def __init__(self, name: str, base: TargetCaps, backend: Callable[[TargetCaps], Backend[KernelPlan]],
-                 runner: Any, device: Any, last_call: str) -> None:
+                 runner: Any, device: Any, last_call: str, resident_enter: str = "") -> None:
         self.name = name
         self.runner = runner
         self.device = device
         self.last_call = last_call
+        self.resident_enter = resident_enter
         self.caps = caps_from_device(base, device.device_limits())
         self.backend = backend(self.caps)
 
@@ -438,7 +443,13 @@ class GpuTarget:
         code = self.backend.render(plan)
         source = (code.preamble + code.definition + entry_function(ENTRY, plan.params, plan.name)
                   + timing_function(TIMING_ENTRY, self.last_call))
-        return Candidate(BuildRequest(source, ENTRY, args, language=self.name), function=code.definition)
+        hold = ""
+        if self.resident_enter:
+            held = tuple(np.dtype(a.dtype).itemsize * math.prod(a.shape) if a.shape or a.is_output else None
+                         for a in args)
+            source += hold_function(HOLD_ENTRY, self.resident_enter, held)
+            hold = HOLD_ENTRY
+        return Candidate(BuildRequest(source, ENTRY, args, language=self.name, hold=hold), function=code.definition)
 
     def describe(self, mdh: MdhExpr, params: GpuParams) -> str:
         return params.describe(mdh)
@@ -460,14 +471,14 @@ def opencl_target(selector: str | None = None) -> GpuTarget:
 
     :raises runtime.opencl.NoOpenCLDevice: without pyopencl or a (matching) device.
     """
-    from mdpoly.backends.opencl_host import LAST_CALL
+    from mdpoly.backends.opencl_host import LAST_CALL, RESIDENT_ENTER
     from mdpoly.runtime.opencl import OpenCLDevice
     from mdpoly.targets import OPENCL
     device = OpenCLDevice(selector)
     cflags, lflags = OPENCL.toolchain.flags()
     runner = HostCodeRunner("opencl", cflags, lflags, env={"MDPOLY_OPENCL_DEVICE": selector} if selector else {},
                             device=device.device_identity())
-    return GpuTarget("opencl", OPENCL.caps, OPENCL.backend, runner, device, LAST_CALL)
+    return GpuTarget("opencl", OPENCL.caps, OPENCL.backend, runner, device, LAST_CALL, RESIDENT_ENTER)
 
 
 def cuda_target(device: str | None = None) -> GpuTarget:
@@ -483,11 +494,11 @@ def cuda_target_on(queries: Any, device: str | None = None) -> GpuTarget:
     """The CUDA target whose device limits and identity ``queries`` answers, its candidates built
     with the registry's CUDA toolchain (the toolkit ``mdpoly.cuda_toolkit.find_cuda`` finds; its
     stub ``libcuda`` where no driver is installed: candidates then build but cannot run)."""
-    from mdpoly.backends.cuda_host import LAST_CALL
+    from mdpoly.backends.cuda_host import LAST_CALL, RESIDENT_ENTER
     from mdpoly.targets import CUDA
     cflags, lflags = CUDA.toolchain.flags()
     runner = HostCodeRunner("cuda", cflags, lflags, env={"MDPOLY_CUDA_DEVICE": device} if device else {},
                             device=queries.device_identity())
-    return GpuTarget("cuda", CUDA.caps, CUDA.backend, runner, queries, LAST_CALL)
+    return GpuTarget("cuda", CUDA.caps, CUDA.backend, runner, queries, LAST_CALL, RESIDENT_ENTER)
 
 # }}}

@@ -55,6 +55,13 @@ def _ms(seconds: float | None) -> str:
     return "?" if seconds is None else f"{seconds * 1e3:.3f} ms"
 
 
+def _rejections(result: TuningResult) -> str:
+    """``; rejected: launch 3, wrong 1`` (``launch``: configurations the device cannot launch), or ""."""
+    if not result.rejected:
+        return ""
+    return "; rejected: " + ", ".join(f"{kind} {n}" for kind, n in result.rejected)
+
+
 #: One opened device tuner per (target name, device), or why there is none, for the life of the process.
 _TUNERS: dict[tuple[str, str | None], Any] = {}
 
@@ -98,7 +105,8 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
         _remark(sink, nest, "not-tuned", f"not tuned: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
         return default, target.caps, None
     if result.tuned_seconds == float("inf"):
-        _remark(sink, nest, "not-tuned", f"not tuned: no candidate ran correctly ({result.evaluations} tried)")
+        _remark(sink, nest, "not-tuned", f"not tuned: no candidate ran correctly ({result.evaluations} tried"
+                f"{_rejections(result)}){'; ' + result.reference if result.reference else ''}")
         return default, target.caps, None
     speed = (f", {result.default_seconds / result.tuned_seconds:.2f}x over the default"
              if result.default_seconds and result.tuned_seconds else "")
@@ -108,6 +116,8 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
     if result.workers:
         from mdpoly.tuning.distributed import workers_summary
         origin += f"; candidates measured on {workers_summary(dict(result.workers))}"
+    origin += _rejections(result)
     _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {_ms(result.tuned_seconds)} vs default "
-            f"{_ms(result.default_seconds)}{speed}; {result.description}")
+            f"{_ms(result.default_seconds)}{speed}; {result.description}"
+            f"{'; ' + result.reference if result.reference else ''}")
     return result.params, (tuner.caps if tuner is not None else target.caps), result

@@ -27,7 +27,7 @@ from mdpoly.ir.mdh import MdhExpr
 from mdpoly.runtime.openmp import OpenMPRunner
 from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, batched_search, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
-from mdpoly.tuning.evaluate import NestEvaluator, Rejected, Render, TuningLog
+from mdpoly.tuning.evaluate import REFERENCE_TIMEOUT, NestEvaluator, Rejected, Render, TuningLog
 from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import (
     OpenMPTarget,
@@ -61,6 +61,10 @@ class TuneSettings:
     workers: str | None = None
     #: The device selector the workers' runners use (``Target.device``; ``None``: their default).
     device: str | None = None
+    #: Device targets: the share of the time budget (of ``REFERENCE_TIMEOUT`` without one) the
+    #: tuner waits for the CPU original's reference before the default configuration's outputs on
+    #: the device are the reference, cross-checked against the original when it finishes in time.
+    reference_share: float = 0.1
 
 
 #: An implicit budget is worth at most this many runs of the default configuration ...
@@ -98,6 +102,10 @@ class TuningResult:
     config: dict[str, Any] | None = field(default=None, compare=False)   # the target's ``to_dict``
     #: candidates measured per Dask worker (``--tune-workers``), by worker address
     workers: tuple[tuple[str, int], ...] = field(default=())
+    #: what the reference outputs were and how they were checked (``NestEvaluator.reference_note``)
+    reference: str = ""
+    #: rejected candidates by kind (``launch``: the device cannot launch them; ``wrong``, ``build``, ...)
+    rejected: tuple[tuple[str, int], ...] = field(default=())
 
     def to_report(self) -> dict[str, Any]:
         config = self.config if self.config is not None else params_to_dict(self.params)
@@ -107,6 +115,10 @@ class TuningResult:
                "tuning_seconds": round(self.tuning_seconds, 3), "log": self.log_path}
         if self.workers:
             out["workers"] = dict(self.workers)
+        if self.reference:
+            out["reference"] = self.reference
+        if self.rejected:
+            out["rejected"] = dict(self.rejected)
         return out
 
 
@@ -381,7 +393,11 @@ def _evaluator(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tu
                settings: TuneSettings, reference_runner: Any, log: TuningLog, default: Any,
                deadline: float | None, client: Any) -> NestEvaluator:
     if client is None:
-        return NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline)
+        wait = None
+        if target.calibrate_from_default:
+            wait = settings.reference_share * (REFERENCE_TIMEOUT if settings.seconds is None else settings.seconds)
+        return NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline,
+                             reference_wait=wait)
     from mdpoly.tuning.distributed import DaskEvaluator, RunnerSpec
     spec = RunnerSpec(target.name, settings.device, getattr(target.runner, "threads", None))
     return DaskEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline,
@@ -473,18 +489,20 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                            evaluations=evals)
     finally:
         progress.close()
-    elapsed = time.perf_counter() - start
-    if best is None:
-        log.write({"event": "result", "status": "no valid configuration; default kept"})
-        return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
-                            elapsed, None, target.describe(mdh, default))
-    seconds, params = best
-    if default_seconds is not None and params != default:
-        seconds, params, default_seconds = _confirm(ev, log, default, params, seconds, default_seconds)
+    note = ev.finish_reference()
     rejected: dict[str, int] = {}
     for o in ev.history:
         if o.kind != "ok":
             rejected[o.kind] = rejected.get(o.kind, 0) + 1
+    elapsed = time.perf_counter() - start
+    if best is None:
+        log.write({"event": "result", "status": "no valid configuration; default kept", "rejected": rejected})
+        return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
+                            elapsed, None, target.describe(mdh, default), reference=note,
+                            rejected=tuple(sorted(rejected.items())))
+    seconds, params = best
+    if default_seconds is not None and params != default:
+        seconds, params, default_seconds = _confirm(ev, log, default, params, seconds, default_seconds)
     workers = tuple(sorted(getattr(ev, "by_worker", {}).items()))
     log.write({"event": "result", "params": target.describe(mdh, params), "config": target.to_dict(params),
                "seconds": seconds,
@@ -492,5 +510,6 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                "improvements": improvements, "tuning_seconds": round(elapsed, 3),
                **({"workers": dict(workers)} if workers else {})})
     return TuningResult(params, seconds, default_seconds, len(ev.history), False, settings.technique, elapsed,
-                        None, target.describe(mdh, params), tuple(improvements), workers=workers)
+                        None, target.describe(mdh, params), tuple(improvements), workers=workers, reference=note,
+                        rejected=tuple(sorted(rejected.items())))
 
