@@ -60,6 +60,9 @@ class NestAnalysis:
     #: why the temporaries of a kept nest could not be made private to its outer loops'
     #: iterations (``mdpoly.frontend.privatize``; ``""`` when not tried or not needed)
     privatization: str = ""
+    #: why no band of a kept nest runs as a tiled wavefront (``mdpoly.frontend.wavefront``; ``""``
+    #: when not tried or not needed)
+    wavefront: str = ""
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
     schedule: tuple[ScheduleItem, ...] | None = None
@@ -142,7 +145,44 @@ class PrivateLoop:
     work: int | None = None
 
 
-ScheduleItem = HostLoop | HostStatement | Computation | PrivateLoop
+#: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.
+WAVEFRONT_TILES = "MDPOLY_WAVEFRONT_TILES"
+
+
+@dataclass(frozen=True, slots=True)
+class Wavefront:
+    """A band of perfectly nested loops ``iterators`` run as a tiled wavefront
+    (``mdpoly.frontend.wavefront``): skewed to ``skew`` (one C expression per loop, e.g.
+    ``j+i``), cut into tiles of ``tiles`` points per skewed dimension, the wavefronts of tiles in
+    order and the tiles of one wavefront in parallel.
+
+    ``waves`` is the C of the loops over wavefronts, tiles and points (the band's body at every
+    point), with a ``WAVEFRONT_TILES`` line before each loop over the tiles of one wavefront;
+    ``original`` the band as written (what runs when ``checks`` or ``preconditions`` fail);
+    ``private``: the iterators declared outside that each tile needs its own copy of; ``exits``:
+    the band's headers around nothing, which leave those iterators at their exit values (``""``
+    when each header declares its own); ``params``: the size parameters.
+    """
+
+    iterators: tuple[str, ...]
+    skew: tuple[str, ...]
+    tiles: tuple[int, ...]
+    loc: SourceLoc
+    waves: str
+    original: str
+    private: tuple[str, ...]
+    exits: str
+    checks: tuple[AliasCheck, ...]
+    preconditions: tuple[Precondition, ...]
+    params: tuple[str, ...]
+
+    def describe(self) -> str:
+        """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64``."""
+        skew = "" if tuple(self.skew) == self.iterators else f" skew {','.join(self.skew[1:])}"
+        return f"wavefront {','.join(self.iterators)}{skew} tiles {'x'.join(str(t) for t in self.tiles)}"
+
+
+ScheduleItem = HostLoop | HostStatement | Computation | PrivateLoop | Wavefront
 
 
 def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:
@@ -153,6 +193,17 @@ def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:
             out.append(it)
         elif isinstance(it, HostLoop):
             out.extend(schedule_computations(it.body))
+    return out
+
+
+def schedule_wavefronts(items: tuple[ScheduleItem, ...]) -> list[Wavefront]:
+    """Every ``Wavefront`` of a schedule, in textual order."""
+    out: list[Wavefront] = []
+    for it in items:
+        if isinstance(it, Wavefront):
+            out.append(it)
+        elif isinstance(it, HostLoop):
+            out.extend(schedule_wavefronts(it.body))
     return out
 
 
@@ -178,6 +229,9 @@ class NestOutcome:
     #: a scheduled GPU nest: for each outermost host loop (by its location), which arrays stay on
     #: the device over it (``mdpoly.residency``), or why none do
     resident: tuple[tuple[SourceLoc, str], ...] = ()
+    #: a scheduled nest: for each ``PrivateLoop`` (by its location), ``""`` when it runs in
+    #: parallel, else the reason code under which it runs as written
+    private_loops: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

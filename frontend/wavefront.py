@@ -1,0 +1,424 @@
+"""Tiled wavefronts: a kept band whose dependences all have constant distances -> ``Wavefront``.
+
+An in-place Gauss--Seidel sweep (``A[i][j] = f(A[i-1][j], A[i][j-1], A[i][j+1], A[i+1][j])``)
+or a dynamic-programming table (``D[i][j] = f(D[i-1][j], D[i][j-1], D[i-1][j-1])``) carries
+dependences along every loop of its band, so no loop of it is parallel. Its dependences have
+constant distance vectors, though, and Pluto's recipe applies (tiling hyperplanes, here found by
+a small search rather than Pluto's ILP):
+
+1. **Distances.** The band is the loops perfectly nested from the candidate's ``for`` down (at
+   most ``MAX_DEPTH``; the body of the innermost runs as written at every point). The direct
+   dependences between the body's statement instances (isl dataflow: flow from the last
+   writer, anti to the next writer, output to the next writer; every other ordering of two
+   accesses follows from these) are projected onto band points; pairs within one point are kept
+   by the body's own order. Their distance vectors, over all values of the parameters (the
+   sizes, and the iterators of host loops around the band), must form a finite set.
+2. **Skew.** A unimodular lower-triangular skew ``y_r = x_r + sum c_rm x_m`` (``m < r``,
+   ``0 <= c_rm <= MAX_SKEW``, smallest sum first) that makes every component of every distance
+   non-negative: the skewed band is fully permutable, so rectangular tiles are legal.
+3. **Tiles and wavefronts.** Tile ``T_r = floor(y_r / S_r)``; wavefront ``w = sum T_r``. The new
+   schedule maps a point to ``(w, T, x)``: wavefronts in order, the tiles of one wavefront in
+   parallel, a tile's points in the original lexicographic order (each point's body as
+   written).
+4. **Legality, by isl, before use.** Every projected dependence ``p -> q`` must have
+   ``w(p) < w(q)``, or the same tile and ``p`` lexicographically before ``q``: no dependence joins
+   two tiles of one wavefront, and none points backwards. Anything not proved is refused.
+
+isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over ``(w, T, x)``;
+``_CPrinter`` prints them as C with the tile loop marked by ``WAVEFRONT_TILES`` (the renderer
+puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
+``mdpoly.wavefront_code`` for OpenMP); a refusal is a sentence.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import islpy as isl
+from pycparser import c_ast
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
+from mdpoly.ir.scop import Scop
+
+#: Tile edge per band depth (points of the skewed band); tuned later.
+DEFAULT_TILES = {2: 64, 3: 16}
+#: The deepest band tiled (deeper perfect nests tile their outer loops, the rest is the body).
+MAX_DEPTH = 3
+#: The largest skew factor tried.
+MAX_SKEW = 4
+#: The most distinct distance vectors looked at.
+MAX_DISTANCES = 512
+#: Iterator types the point loops may assign isl's (``long``) bounds to.
+_SIGNED = frozenset({"int", "signed", "signed int", "long", "long int", "signed long", "long long",
+                     "long long int", "short", "short int", "ptrdiff_t"})
+_WAVE = "mdp_w"
+#: isl's node kinds whose names islpy's stubs lack (``for``, ``if`` are Python keywords)
+_FOR = isl.ast_node_type.for_  # type: ignore[attr-defined]
+_IF = isl.ast_node_type.if_  # type: ignore[attr-defined]
+_TILE = "mdp_t"
+
+
+class _Refused(Exception):
+    """No wavefront for this band; the message says why."""
+
+
+def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, int] | None = None) -> Wavefront | str:
+    """The band from ``cand.node`` down as a tiled wavefront, or why it cannot be (a sentence).
+
+    ``tiles``: the tile edge per band depth (``DEFAULT_TILES`` where not given)."""
+    band = _band(cand.node)
+    if len(band) < 2:
+        return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
+                "has none directly inside it")
+    try:
+        scop = extract_scop(parsed, cand, privatize=False)
+        deps = _dependences(scop)
+    except UnsupportedInput as err:
+        return err.message
+    except isl.Error as err:
+        return f"isl failed on the band: {err}"
+    sizes = {**DEFAULT_TILES, **(tiles or {})}
+    refusal = ""
+    for depth in range(min(len(band), MAX_DEPTH), 1, -1):
+        try:
+            return _wavefront(cand, scop, deps, band[:depth], sizes[depth])
+        except _Refused as why:
+            refusal = refusal or str(why)
+        except (isl.Error, UnsupportedInput) as err:
+            refusal = refusal or f"isl failed on the band: {err}"
+    return refusal
+
+
+def _iterator(node: c_ast.For) -> str:
+    init = node.init
+    if isinstance(init, c_ast.DeclList) and init.decls:
+        return str(init.decls[0].name)
+    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        return str(init.lvalue.name)
+    return "?"
+
+
+def _band(node: c_ast.For) -> list[c_ast.For]:
+    """The loops perfectly nested from ``node`` down."""
+    out = [node]
+    while True:
+        body = out[-1].stmt
+        if isinstance(body, c_ast.Compound) and body.block_items and len(body.block_items) == 1:
+            body = body.block_items[0]
+        if not isinstance(body, c_ast.For):
+            return out
+        out.append(body)
+
+
+def _prefix(scop: Scop) -> str:
+    return f"[{', '.join(scop.params)}] -> " if scop.params else ""
+
+
+def _dependences(scop: Scop) -> isl.UnionMap:
+    """The direct dependences between statement instances: flow (from the last writer), anti
+    and output (to the next writer)."""
+    prefix = _prefix(scop)
+    empty = isl.UnionMap(f"{prefix}{{ }}")
+    reads, writes, sched = empty, empty, empty
+    for st in scop.statements:
+        dom = isl.Set(scop.domain_str(st))
+        for acc in st.reads:
+            reads = reads.union(isl.Map(scop.access_str(st, acc)).intersect_domain(dom).to_union_map())
+        writes = writes.union(isl.Map(scop.access_str(st, st.write)).intersect_domain(dom).to_union_map())
+        sched = sched.union(isl.Map(scop.schedule_str(st)).intersect_domain(dom).to_union_map())
+
+    def flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap) -> isl.UnionMap:
+        info = isl.UnionAccessInfo.from_sink(sink).set_must_source(must).set_may_source(may)
+        return info.set_schedule_map(sched).compute_flow().get_may_dependence()
+
+    return flow(reads, writes, empty).union(flow(writes, writes, reads))
+
+
+def _to_band(m: isl.Map, depth: int) -> isl.Map:
+    m = m.project_out(isl.dim_type.in_, depth, m.dim(isl.dim_type.in_) - depth)
+    m = m.project_out(isl.dim_type.out, depth, m.dim(isl.dim_type.out) - depth)
+    return m.set_tuple_name(isl.dim_type.in_, "B").set_tuple_name(isl.dim_type.out, "B")
+
+
+def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast.For], size: int) -> Wavefront:
+    depth = len(band)
+    names = [_iterator(b) for b in band]
+    for st in scop.statements:
+        if list(scop.iterators(st)[:depth]) != names:
+            raise _Refused(f"a statement of the band is not inside loop '{names[-1]}'")
+    loops = [scop.loops[scop.statements[0].loops[r]] for r in range(depth)]
+    for lp in loops:
+        if lp.step != 1:
+            raise _Refused(f"loop '{lp.iterator}' counts downwards")
+        if lp.c_type not in _SIGNED:
+            raise _Refused(f"the iterator '{lp.iterator}' has type '{lp.c_type}', not a signed integer")
+    prefix = _prefix(scop)
+    xs = [f"x{r}" for r in range(depth)]
+    ys = [f"y{r}" for r in range(depth)]
+    band_deps: isl.Map | None = None
+    ml = deps.get_map_list()
+    for q in range(ml.n_map()):
+        m = _to_band(ml.get_at(q), depth)
+        band_deps = m if band_deps is None else band_deps.union(m)
+    differ = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : "
+                     f"{' or '.join(f'{x} != {y}' for x, y in zip(xs, ys, strict=True))} }}")
+    if band_deps is None or band_deps.intersect(differ).is_empty():
+        raise _Refused(f"no dependence joins two iterations of the loops {_list(names)}")
+    band_deps = band_deps.intersect(differ).coalesce()
+    skew = _skew(_distances(band_deps, names), names)
+    domain: isl.Set | None = None
+    for st in scop.statements:
+        d = isl.Set(scop.domain_str(st))
+        d = d.project_out(isl.dim_type.set, depth, d.dim(isl.dim_type.set) - depth).set_tuple_name("B")
+        domain = d if domain is None else domain.union(d)
+    assert domain is not None
+    ts = [f"T{r}" for r in range(depth)]
+    skewed = [" + ".join([xs[r], *(f"{c} * {xs[m]}" for m, c in enumerate(skew[r]) if c)]) for r in range(depth)]
+    tile_cons = [f"{size} * {t} <= {y} <= {size} * {t} + {size - 1}" for t, y in zip(ts, skewed, strict=True)]
+    sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(ts)}, {', '.join(ys)}] : "
+                    f"{' and '.join(f'{y} = {x}' for x, y in zip(xs, ys, strict=True))} and {' and '.join(tile_cons)}"
+                    f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
+    _check(band_deps, sched, depth, prefix, names)
+    waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], band, cand)
+    private, exits = _iterators(cand, band, names)
+    try:
+        checks = alias_checks(scop)
+    except UnsupportedInput as err:
+        raise _Refused(err.message) from err
+    gen = SourceGenerator()
+    return Wavefront(tuple(names), tuple(_skew_text(names, skew)), (size,) * depth, loc_of(cand.node),
+                     waves, str(gen._generate_stmt(cand.node, add_indent=False)), private, exits, checks,
+                     scop.preconditions, tuple(scop.params))
+
+
+def _list(names: list[str]) -> str:
+    return ", ".join(f"'{n}'" for n in names)
+
+
+def _distances(band_deps: isl.Map, names: list[str]) -> list[tuple[int, ...]]:
+    """Every distance vector of ``band_deps`` over all parameter values (a finite set, or refused)."""
+    deltas = band_deps.deltas()
+    deltas = deltas.project_out(isl.dim_type.param, 0, deltas.dim(isl.dim_type.param)).coalesce()
+    if not deltas.is_bounded():
+        raise _Refused(f"the dependence distances of the loops {_list(names)} are not constant")
+    count = deltas.count_val()
+    if not count.is_int() or count.to_python() > MAX_DISTANCES:
+        raise _Refused(f"the loops {_list(names)} have too many distinct dependence distances")
+    out: list[tuple[int, ...]] = []
+
+    def take(pt: isl.Point) -> None:
+        out.append(tuple(pt.get_coordinate_val(isl.dim_type.set, r).to_python() for r in range(len(names))))
+
+    deltas.foreach_point(take)
+    return out
+
+
+def _skew(dist: list[tuple[int, ...]], names: list[str]) -> list[tuple[int, ...]]:
+    """The smallest lower-triangular skew (row ``r``: factors of ``x_0 .. x_{r-1}``) making every
+    component of every distance non-negative."""
+    depth = len(names)
+    slots = [(r, m) for r in range(1, depth) for m in range(r)]
+    combos = sorted(itertools.product(range(MAX_SKEW + 1), repeat=len(slots)), key=lambda c: (sum(c), c))
+    for combo in combos:
+        rows = [[0] * r for r in range(depth)]
+        for (r, m), c in zip(slots, combo, strict=True):
+            rows[r][m] = c
+        if all(d[r] + sum(c * d[m] for m, c in enumerate(rows[r])) >= 0 for d in dist for r in range(depth)):
+            return [tuple(row) for row in rows]
+    raise _Refused(f"no skew of the loops {_list(names)} by factors up to {MAX_SKEW} makes every dependence "
+                   "distance non-negative")
+
+
+def _skew_text(names: list[str], skew: list[tuple[int, ...]]) -> list[str]:
+    out = []
+    for r, row in enumerate(skew):
+        terms = [names[r]] + [names[m] if c == 1 else f"{c}*{names[m]}" for m, c in enumerate(row) if c]
+        out.append("+".join(terms))
+    return out
+
+
+def _check(band_deps: isl.Map, sched: isl.Map, depth: int, prefix: str, names: list[str]) -> None:
+    """Every dependence goes to a later wavefront, or stays in its tile and goes forward in it."""
+    a = ["w", *(f"T{r}" for r in range(depth)), *(f"x{r}" for r in range(depth))]
+    b = [f"{v}_" for v in a]
+    same_tile = " and ".join(f"T{r} = T{r}_" for r in range(depth))
+    lex = " or ".join("(" + " and ".join([*(f"x{m} = x{m}_" for m in range(r)), f"x{r} < x{r}_"]) + ")"
+                      for r in range(depth))
+    ok = isl.Map(f"{prefix}{{ [{', '.join(a)}] -> [{', '.join(b)}] : w < w_ or "
+                 f"(w = w_ and {same_tile} and ({lex})) }}")
+    timed = band_deps.apply_domain(sched).apply_range(sched)
+    if not timed.is_subset(ok):
+        raise _Refused(f"isl could not prove the tiled wavefront of the loops {_list(names)} keeps every dependence")
+
+
+# {{{ C text of isl's loops
+
+
+class _CPrinter:
+    """isl's AST for the wavefront schedule as C: ``mdp_*`` loops declared ``long``; the band's
+    loops assign the user's iterators (declared with their type where the original header
+    declares them); every point runs ``body``; ``WAVEFRONT_TILES`` precedes each tile loop."""
+
+    def __init__(self, names: list[str], types: list[str], declared: list[bool], body: str) -> None:
+        self.names = names
+        self.types = dict(zip(names, types, strict=True))
+        self.declared = dict(zip(names, declared, strict=True))
+        self.body = body.rstrip("\n")
+        self.lines: list[str] = []
+
+    def node(self, node: isl.AstNode, depth: int, in_tile: bool) -> None:
+        kind = node.get_type()
+        pad = "  " * depth
+        if kind == isl.ast_node_type.block:
+            children = node.block_get_children()
+            for q in range(children.n_ast_node()):
+                self.node(children.get_at(q), depth, in_tile)
+        elif kind == _IF:
+            self.lines.append(f"{pad}if ({self.expr(node.if_get_cond())}) {{")
+            self.node(node.if_get_then_node(), depth + 1, in_tile)
+            if node.if_has_else_node():
+                self.lines.append(f"{pad}}} else {{")
+                self.node(node.if_get_else_node(), depth + 1, in_tile)
+            self.lines.append(f"{pad}}}")
+        elif kind == isl.ast_node_type.mark:
+            self.node(node.mark_get_node(), depth, in_tile)
+        elif kind == _FOR:
+            self.loop(node, depth, in_tile)
+        elif kind == isl.ast_node_type.user:
+            self.user(node.user_get_expr(), depth, in_tile)
+        else:
+            raise _Refused("isl's code generator made a node the wavefront printer does not know")
+
+    def loop(self, node: isl.AstNode, depth: int, in_tile: bool) -> None:
+        pad = "  " * depth
+        it = node.for_get_iterator().get_id().get_name()
+        tile = it == f"{_TILE}0"
+        decl = "long " if it.startswith("mdp_") else (f"{self.types[it]} " if self.declared.get(it) else "")
+        init = self.expr(node.for_get_init())
+        if node.for_is_degenerate() and not tile:
+            self.lines.append(f"{pad}{{")
+            self.lines.append(f"{pad}  {decl}{it} = {init};")
+            self.node(node.for_get_body(), depth + 1, in_tile)
+            self.lines.append(f"{pad}}}")
+            return
+        if tile and node.for_is_degenerate():
+            cond = f"{it} <= {init}"
+        else:
+            c = node.for_get_cond()
+            inc = node.for_get_inc()
+            if (c.get_type() != isl.ast_expr_type.op or c.op_get_type() not in (isl.ast_expr_op_type.le,
+                                                                               isl.ast_expr_op_type.lt)
+                    or self.expr(c.op_get_arg(0)) != it or inc.get_type() != isl.ast_expr_type.int
+                    or inc.int_get_val().to_python() != 1):
+                raise _Refused("isl's code generator made a loop of a form the wavefront printer does not take")
+            cond = f"{it} {'<=' if c.op_get_type() == isl.ast_expr_op_type.le else '<'} {self.expr(c.op_get_arg(1))}"
+        if tile:
+            if in_tile:
+                raise _Refused("isl's code generator nested one tile loop in another")
+            self.lines.append(WAVEFRONT_TILES)
+        self.lines.append(f"{pad}for ({decl}{it} = {init}; {cond}; {it}++) {{")
+        self.node(node.for_get_body(), depth + 1, in_tile or tile)
+        self.lines.append(f"{pad}}}")
+
+    def user(self, expr: isl.AstExpr, depth: int, in_tile: bool) -> None:
+        if not in_tile:
+            raise _Refused("isl's code generator placed points outside every tile loop")
+        args = [self.expr(expr.op_get_arg(q)) for q in range(1, expr.op_get_n_arg())]
+        if args != self.names:
+            raise _Refused("isl's code generator named a point by other than the band's iterators")
+        pad = "  " * depth
+        self.lines.extend(pad + ln if ln.strip() and not ln.startswith("#") else ln for ln in self.body.splitlines())
+
+    def expr(self, e: isl.AstExpr) -> str:
+        kind = e.get_type()
+        if kind == isl.ast_expr_type.id:
+            return str(e.id_get_id().get_name())
+        if kind == isl.ast_expr_type.int:
+            v = e.int_get_val().to_python()
+            return f"({v})" if v < 0 else f"{v}L" if abs(v) > (1 << 31) - 1 else str(v)
+        if kind != isl.ast_expr_type.op:
+            raise _Refused("isl's code generator made an expression the wavefront printer does not know")
+        op = e.op_get_type()
+        args = [self.expr(e.op_get_arg(q)) for q in range(e.op_get_n_arg())]
+        t = isl.ast_expr_op_type
+        binary = {t.add: "+", t.sub: "-", t.mul: "*", t.div: "/", t.pdiv_q: "/", t.pdiv_r: "%", t.zdiv_r: "%",
+                  t.eq: "==", t.le: "<=", t.lt: "<", t.ge: ">=", t.gt: ">", t.and_: "&&", t.and_then: "&&",
+                  t.or_: "||", t.or_else: "||"}
+        if op in binary and len(args) == 2:
+            return f"({args[0]} {binary[op]} {args[1]})"
+        if op == t.minus and len(args) == 1:
+            return f"(-{args[0]})"
+        if op in (t.min, t.max) and args:
+            sign = "<" if op == t.min else ">"
+            out = args[0]
+            for a in args[1:]:
+                out = f"({out} {sign} {a} ? {out} : {a})"
+            return out
+        if op in (t.cond, t.select) and len(args) == 3:
+            return f"({args[0]} ? {args[1]} : {args[2]})"
+        if op == t.fdiv_q and len(args) == 2:
+            divisor = e.op_get_arg(1)
+            if divisor.get_type() != isl.ast_expr_type.int or divisor.int_get_val().to_python() <= 0:
+                raise _Refused("isl's code generator divided by other than a positive constant")
+            a, b = args
+            return f"({a} >= 0 ? {a} / {b} : -((-{a} + {b} - 1) / {b}))"
+        raise _Refused("isl's code generator made an expression the wavefront printer does not know")
+
+
+def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], band: list[c_ast.For],
+              cand: Candidate) -> str:
+    ctx = sched.get_ctx()
+    depth = len(names)
+    ids = isl.IdList.alloc(ctx, 2 * depth + 1)
+    for nm in [_WAVE, *(f"{_TILE}{r}" for r in range(depth)), *names]:
+        ids = ids.add(isl.Id(nm, context=ctx))
+    build = isl.AstBuild.from_context(isl.Set(f"{prefix}{{ : }}")).set_iterators(ids)
+    ast = build.node_from_schedule_map(isl.UnionMap.from_map(sched))
+    body = str(SourceGenerator()._generate_stmt(band[-1].stmt, add_indent=False))
+    declared = [isinstance(b.init, c_ast.DeclList) for b in band]
+    printer = _CPrinter(names, types, declared, body)
+    printer.node(ast, 0, False)
+    if WAVEFRONT_TILES not in printer.lines:
+        raise _Refused("isl's code generator made no tile loop")
+    return "\n".join(printer.lines)
+
+
+# }}}
+
+
+class _Inner(c_ast.NodeVisitor):
+    """Iterators assigned by ``for`` headers inside the band's body that the headers do not declare."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_For(self, node: c_ast.For) -> None:
+        if isinstance(node.init, c_ast.Assignment) and isinstance(node.init.lvalue, c_ast.ID):
+            self.names.add(str(node.init.lvalue.name))
+        self.generic_visit(node)
+
+
+def _iterators(cand: Candidate, band: list[c_ast.For], names: list[str]) -> tuple[tuple[str, ...], str]:
+    """The iterators each tile needs its own copy of, and the band's headers around nothing (which
+    leave the iterators declared outside at their exit values; ``""`` when each header declares its own)."""
+    outer = [n for b, n in zip(band, names, strict=True) if not isinstance(b.init, c_ast.DeclList)]
+    inner = _Inner()
+    inner.visit(band[-1].stmt)
+    live = live_after(cand.func.body, cand.node, inner.names - set(names))
+    if live:
+        raise _Refused(f"the iterator '{sorted(live)[0]}' of a loop inside the band is read after it")
+    private = tuple(sorted(set(outer) | inner.names))
+    if not outer:
+        return private, ""
+    gen = SourceGenerator()
+    heads = []
+    for b in band:
+        parts = [gen.visit(p) if p is not None else "" for p in (b.init, b.cond, b.next)]
+        heads.append(f"for ({parts[0]}; {parts[1]}; {parts[2]})")
+    return private, " ".join(f"{h} {{" for h in heads) + " " + "}" * len(heads)

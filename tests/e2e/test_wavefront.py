@@ -1,0 +1,309 @@
+"""Tiled wavefronts for nests with constant dependence distances (``mdpoly.frontend.wavefront``).
+
+Kernels from their textbook definitions: Gauss--Seidel relaxation in place (5-point, and 9-point,
+whose distance ``(1, -1)`` needs the skew ``j + i`` before rectangular tiles are legal) under a
+time loop, the longest common subsequence and the edit distance (integer dynamic programming
+over ``D[i-1][j]``, ``D[i][j-1]``, ``D[i-1][j-1]``), and an in-place 1-D smoother under a time
+loop (the time loop joins the band). Every point computes the same expression from the same
+values as in the original order, so outputs must be identical at 1, 2 and 3 threads, floating
+point included. Sizes: not multiples of the tile, smaller than one tile, and known only at run
+time. Refused: distances that are not constant, and a 1-D in-place sweep (no second loop).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from e2e_harness import REPO, build_c, mdpoly_available, run_mdpoly, run_program, run_step
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+PRELUDE = """#include <stdio.h>
+#include <stdlib.h>
+/* sums in a fixed order (a while loop: no candidate for mdpoly), printed exactly */
+static void dump(const char *name, const double *v, long n) {
+  double s = 0, w = 0;
+  long k = 0;
+  while (k < n) { s += v[k]; w += v[k] * (k % 7 + 1); k++; }
+  printf("%s %.17g %.17g\\n", name, s, w);
+}
+static void idump(const char *name, const int *v, long n) {
+  long s = 0, w = 0;
+  long k = 0;
+  while (k < n) { s += v[k]; w += (long)v[k] * (k % 7 + 1); k++; }
+  printf("%s %ld %ld\\n", name, s, w);
+}
+"""
+
+SEIDEL_5 = PRELUDE + """#ifndef N
+#define N 150
+#endif
+void kernel_seidel(int tsteps, int n, double A[N][N]) {
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < tsteps; t++)
+    for (i = 1; i <= n - 2; i++)
+      for (j = 1; j <= n - 2; j++)
+        A[i][j] = 0.2 * (A[i - 1][j] + A[i][j - 1] + A[i][j] + A[i][j + 1] + A[i + 1][j]);
+#pragma endscop
+}
+int main(void) {
+  static double A[N][N];
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * (j + 2)) % 37 + 2.0;
+  kernel_seidel(5, N, A);
+  dump("A", &A[0][0], (long)N * N);
+  return 0;
+}
+"""
+
+# the classic 9-point Gauss--Seidel: A[i-1][j+1] gives the distance (1, -1)
+SEIDEL_9 = PRELUDE + """#define N 133
+#define M 171
+void kernel_seidel9(int tsteps, int n, int m, double A[N][M]) {
+  int t, i, j;
+#pragma scop
+  for (t = 0; t <= tsteps - 1; t++)
+    for (i = 1; i <= n - 2; i++)
+      for (j = 1; j <= m - 2; j++)
+        A[i][j] = (A[i - 1][j - 1] + A[i - 1][j] + A[i - 1][j + 1] + A[i][j - 1] + A[i][j] + A[i][j + 1]
+                   + A[i + 1][j - 1] + A[i + 1][j] + A[i + 1][j + 1]) / 9.0;
+#pragma endscop
+}
+int main(void) {
+  static double A[N][M];
+  for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) A[i][j] = ((i * 7 + j * 3) % 23) * 0.5;
+  kernel_seidel9(4, N, M, A);
+  dump("A", &A[0][0], (long)N * M);
+  return 0;
+}
+"""
+
+# longest common subsequence: no host loop, the whole nest is the band
+LCS = PRELUDE + """#define N 301
+#define M 250
+void kernel_lcs(int n, int m, const int *x, const int *y, int D[N + 1][M + 1]) {
+  int i, j;
+#pragma scop
+  for (i = 1; i <= n; i++)
+    for (j = 1; j <= m; j++)
+      D[i][j] = x[i - 1] == y[j - 1] ? D[i - 1][j - 1] + 1 : (D[i - 1][j] >= D[i][j - 1] ? D[i - 1][j] : D[i][j - 1]);
+#pragma endscop
+}
+int main(void) {
+  static int x[N], y[M], D[N + 1][M + 1];
+  for (int i = 0; i < N; i++) x[i] = (i * 7 + 3) % 5;
+  for (int j = 0; j < M; j++) y[j] = (j * 11 + 1) % 5;
+  for (int i = 0; i <= N; i++) D[i][0] = 0;
+  for (int j = 0; j <= M; j++) D[0][j] = 0;
+  kernel_lcs(N, M, x, y, D);
+  idump("D", &D[0][0], (long)(N + 1) * (M + 1));
+  printf("lcs %d i %d\\n", D[N][M], 0);
+  return 0;
+}
+"""
+
+# edit distance, sizes known only at run time (from the command line), iterators read afterwards
+EDIT = PRELUDE + """#define CAP 400
+int kernel_edit(int n, int m, int a[CAP], int b[CAP], int D[CAP + 1][CAP + 1]) {
+  int i = -1, j = -1;
+#pragma scop
+  for (i = 1; i <= n; i++)
+    for (j = 1; j <= m; j++) {
+      int del = D[i - 1][j] + 1, ins = D[i][j - 1] + 1;
+      int sub = D[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+      D[i][j] = del < ins ? (del < sub ? del : sub) : (ins < sub ? ins : sub);
+    }
+#pragma endscop
+  return i * 1000 + j;
+}
+int main(int argc, char **argv) {
+  static int a[CAP], b[CAP], D[CAP + 1][CAP + 1];
+  int n = argc > 1 ? atoi(argv[1]) : 97 + argc, m = argc > 2 ? atoi(argv[2]) : 203 - argc;
+  for (int i = 0; i < CAP; i++) { a[i] = (i * 5 + 2) % 4; b[i] = (i * 3 + 1) % 4; }
+  for (int i = 0; i <= CAP; i++) D[i][0] = i;
+  for (int j = 0; j <= CAP; j++) D[0][j] = j;
+  int it = kernel_edit(n, m, a, b, D);
+  idump("D", &D[0][0], (long)(CAP + 1) * (CAP + 1));
+  printf("dist %d exit %d\\n", D[n][m], it);
+  return 0;
+}
+"""
+
+# a 1-D in-place smoother: no wavefront along i alone, but the time loop joins the band
+SMOOTH_1D = PRELUDE + """#define N 1000
+void kernel_smooth(int tsteps, int n, double A[N]) {
+  int t, i;
+#pragma scop
+  for (t = 0; t < tsteps; t++)
+    for (i = 1; i < n - 1; i++)
+      A[i] = (A[i - 1] + A[i] + A[i + 1]) / 3.0;
+#pragma endscop
+}
+int main(void) {
+  static double A[N];
+  for (int i = 0; i < N; i++) A[i] = (i * 13) % 17;
+  kernel_smooth(300, N, A);
+  dump("A", A, N);
+  return 0;
+}
+"""
+
+# refused: the distance (1, 2j - n + 1) of A[i - 1][n - 1 - j] depends on j
+NON_CONSTANT = PRELUDE + """#define N 120
+void kernel_flip(int n, double A[N][N]) {
+  int i, j;
+#pragma scop
+  for (i = 1; i < n; i++)
+    for (j = 1; j < n; j++)
+      A[i][j] = 0.5 * (A[i - 1][n - 1 - j] + A[i][j - 1]);
+#pragma endscop
+}
+int main(void) {
+  static double A[N][N];
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i + 2 * j) % 9;
+  kernel_flip(N, A);
+  dump("A", &A[0][0], (long)N * N);
+  return 0;
+}
+"""
+
+# refused: one loop, no second dimension to run a wavefront over
+INPLACE_1D = PRELUDE + """#define N 1000
+void kernel_sweep(int n, double A[N]) {
+  int i;
+#pragma scop
+  for (i = 1; i < n - 1; i++)
+    A[i] = (A[i - 1] + A[i] + A[i + 1]) / 3.0;
+#pragma endscop
+}
+int main(void) {
+  static double A[N];
+  for (int i = 0; i < N; i++) A[i] = (i * 13) % 17;
+  kernel_sweep(N, A);
+  dump("A", A, N);
+  return 0;
+}
+"""
+
+#: case -> (program, -D defines, the schedule remark's text)
+CASES = {
+    "seidel_5": (SEIDEL_5, {}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
+    "seidel_5_one_tile": (SEIDEL_5, {"N": 23}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
+    "seidel_9": (SEIDEL_9, {}, "t:seq-in-region{ [wavefront i,j skew j+i tiles 64x64] }"),
+    "lcs": (LCS, {}, "[wavefront i,j tiles 64x64]"),
+    "edit_distance": (EDIT, {}, "[wavefront i,j tiles 64x64]"),
+    "smooth_1d": (SMOOTH_1D, {}, "[wavefront t,i skew i+t tiles 64x64]"),
+}
+
+#: case -> (program, the words of the refusal note)
+REFUSED = {
+    "non_constant": (NON_CONSTANT, "dependence distances of the loops 'i', 'j' are not constant"),
+    "inplace_1d": (INPLACE_1D, "a wavefront needs two or more perfectly nested loops"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_wavefront_matches_original(name: str, tmp_path: Path) -> None:
+    text, defines, shape = CASES[name]
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    reference = run_program(build_c(src, tmp_path / "orig", defines, openmp=False))
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    proc = run_mdpoly(src, out_c, defines, extra=["--report", str(report)])
+    assert f"loop nest scheduled: {shape}" in proc.stderr
+    nest = next(n for n in json.loads(report.read_text())["nests"] if "schedule" in n)
+    waves = [e for e in _entries(nest["schedule"]) if e["kind"] == "wavefront"]
+    assert len(waves) == 1 and waves[0]["tiles"] == [64, 64]
+    assert "#pragma omp for schedule(static)" in out_c.read_text()
+    parallel = build_c(out_c, tmp_path / "par", defines, openmp=True)
+    for threads in (1, 2, 3):
+        assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
+
+
+def _entries(items: list[dict]) -> list[dict]:  # type: ignore[type-arg]
+    out = []
+    for e in items:
+        out.append(e)
+        out += _entries(e.get("body", []))
+    return out
+
+
+@pytest.mark.parametrize("sizes", [("1", "1"), ("0", "5"), ("3", "0"), ("64", "64"), ("65", "129"), ("400", "3")])
+def test_run_time_sizes(sizes: tuple[str, str], tmp_path: Path) -> None:
+    """The edit distance at sizes known only when it runs: empty, one point, whole tiles, a tile
+    and one more, a long thin table."""
+    src = tmp_path / "in.c"
+    src.write_text(EDIT)
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    reference = run_step([str(orig), *sizes]).stdout
+    out_c = tmp_path / "out.c"
+    run_mdpoly(src, out_c, {}, extra=["-q"])
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for threads in (2, 3):
+        got = run_step([str(parallel), *sizes], env={**os.environ, "OMP_NUM_THREADS": str(threads)}).stdout
+        assert got == reference, f"sizes {sizes} at {threads} threads ({out_c})"
+
+
+@pytest.mark.parametrize("name", sorted(REFUSED))
+def test_refused_with_reason(name: str, tmp_path: Path) -> None:
+    text, words = REFUSED[name]
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    proc = run_mdpoly(src, out_c, {}, extra=["--report", str(report)])
+    assert words in proc.stderr and "[no-wavefront]" in proc.stderr
+    nest = next(n for n in json.loads(report.read_text())["nests"] if "wavefront" in n)
+    assert nest["status"] == "kept" and words in nest["wavefront"]
+    assert "long mdp_w" not in out_c.read_text()
+    assert run_program(build_c(out_c, tmp_path / "par", {}, openmp=True), threads=2) == reference
+
+
+def test_aliased_arrays_run_the_original(tmp_path: Path) -> None:
+    """``x`` passed as a row of ``D`` itself: the run-time alias check selects the nest as written."""
+    text = LCS.replace("kernel_lcs(N, M, x, y, D);", "kernel_lcs(N, M, &D[3][0], y, D);")
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    run_mdpoly(src, out_c, {}, extra=["-q"])
+    assert "long mdp_w" in out_c.read_text()
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for threads in (1, 3):
+        assert run_program(parallel, threads=threads) == reference
+
+
+def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
+    src = tmp_path / "in.c"
+    src.write_text(SEIDEL_5)
+    out_c = tmp_path / "out.c"
+    cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "opencl", "--all-nests",
+           "--no-tune"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "[wavefront-openmp-only]" in proc.stderr
+    assert "long mdp_w" not in out_c.read_text()
+
+
+def test_race_free_under_tsan(tmp_path: Path) -> None:
+    """ThreadSanitizer finds no race in the 9-point Seidel's wavefronts (inside the time loop's
+    region) nor in the LCS's (a parallel region of their own)."""
+    if str(REPO / "tests") not in sys.path:
+        sys.path.insert(0, str(REPO / "tests"))
+    from fuzz.test_tsan import _tsan_unavailable, assert_race_free, tsan_build
+    why = _tsan_unavailable()
+    if why is not None:
+        pytest.skip(why)
+    for name, text in (("seidel9", SEIDEL_9), ("lcs", LCS)):
+        src = tmp_path / f"{name}.c"
+        src.write_text(text.replace("#define N 133", "#define N 40").replace("#define N 301", "#define N 90"))
+        out_c = tmp_path / f"{name}_out.c"
+        run_mdpoly(src, out_c, {}, extra=["-q"])
+        exe = tmp_path / name
+        tsan_build(out_c, exe)
+        assert_race_free(exe)
