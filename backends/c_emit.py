@@ -42,6 +42,7 @@ from mdpoly.ir.plan import (
     Ref,
     Stmt,
     ThreadCount,
+    ThreadNum,
     Value,
     Var,
 )
@@ -193,6 +194,8 @@ class CEmitter:
             return c_ast.BinaryOp("+", lo, c_ast.BinaryOp("*", c_ast.BinaryOp("/", span, step), step))
         if isinstance(v, AsType):
             return _index_cast(self.affine(v.index), v.c_type)
+        if isinstance(v, ThreadNum):
+            return self.dialect.thread_id()
         raise TypeError(f"unknown value {v!r}")
 
     def _parse_expr(self, text: str) -> c_ast.Node | None:
@@ -226,6 +229,8 @@ class CEmitter:
         return out
 
     def stmt(self, s: Stmt) -> list[c_ast.Node]:
+        if isinstance(s, Declare) and s.heap:
+            return self.heap_declare(s)
         if isinstance(s, Declare):
             t: c_ast.Node = _type_decl(s.name, s.elem_type)
             for e in reversed(s.shape):
@@ -240,7 +245,9 @@ class CEmitter:
         if isinstance(s, Loop):
             return [c_ast.Pragma(p) for p in self.dialect.loop_pragmas(s)] + [self.loop(s)]
         if isinstance(s, Block):
-            return [c_ast.Compound(self.stmts(s.body))]
+            frees = [c_ast.FuncCall(c_ast.ID("free"), c_ast.ExprList([c_ast.ID(d.name)]))
+                     for d in s.body if isinstance(d, Declare) and d.heap]
+            return [c_ast.Compound(self.stmts(s.body) + frees)]
         if isinstance(s, ThreadCount):
             return [_decl(s.var, _type_decl(s.var, "int"), self.dialect.thread_count(s))]
         if isinstance(s, Guard):
@@ -256,6 +263,30 @@ class CEmitter:
             return [c_ast.Pragma(p) for p in self.dialect.region_pragmas(s)] + [
                 c_ast.Compound([tid, *self.stmts(s.body)])]
         raise TypeError(f"unknown statement {s!r}")
+
+    def heap_declare(self, s: Declare) -> list[c_ast.Node]:
+        """``T (*name)[s1]... = aligned_alloc(64, s0 * sizeof *name)`` (the size rounded up to
+        the alignment, as C11 asks), then ``abort()`` when the allocation failed: the
+        computation cannot go on without its buffer, and a wrong result is worse than none."""
+        if not s.shape:
+            raise TypeError(f"heap declaration of a scalar {s.name!r}")
+
+        def rows(name: str | None) -> c_ast.Node:
+            t: c_ast.Node = _type_decl(name, s.elem_type)
+            for e in reversed(s.shape[1:]):
+                t = c_ast.ArrayDecl(t, self.affine(e), [])
+            return c_ast.PtrDecl([], t)
+
+        size_t = c_ast.Typename(None, [], None, _type_decl(None, "size_t"))
+        row = c_ast.UnaryOp("sizeof", c_ast.UnaryOp("*", c_ast.ID(s.name)))
+        total = c_ast.BinaryOp("*", c_ast.Cast(size_t, self.affine(s.shape[0])), row)
+        align = c_ast.Constant("int", "64")
+        rounded = c_ast.BinaryOp("*", c_ast.BinaryOp("/", c_ast.BinaryOp("+", total, c_ast.Constant("int", "63")),
+                                                     align), align)
+        alloc = c_ast.FuncCall(c_ast.ID("aligned_alloc"), c_ast.ExprList([align, rounded]))
+        init = c_ast.Cast(c_ast.Typename(None, [], None, rows(None)), alloc)
+        fail = c_ast.If(c_ast.UnaryOp("!", c_ast.ID(s.name)), c_ast.FuncCall(c_ast.ID("abort"), None), None)
+        return [_decl(s.name, rows(s.name), init), fail]
 
     def loop(self, lp: Loop) -> c_ast.For:
         var = c_ast.ID(lp.var)

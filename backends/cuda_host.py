@@ -21,7 +21,9 @@ The preamble (once per file; the C file ``backends/c/cuda_host.h``) holds the pr
   releases the primary context.
 
 Each nest's function embeds its kernel source as a string, loads its module and looks up its
-kernels on first use, keeps its device buffers across calls (``mdp_cu_buffer``: allocated on
+kernels on first use (checking that each compiled kernel can run its block size with its registers
+and shared memory, ``mdp_cu_launchable``: else it says why and exits with status 3 before a launch
+that would fail with ``CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES``), keeps its device buffers across calls (``mdp_cu_buffer``: allocated on
 first use, reallocated only when a call needs more bytes, freed at exit), copies in what the nest
 reads or writes only in part and out what it writes, launches the main kernel (one-dimensional
 grid of all blocks; the kernel decodes the group indices) and, with partials, the combine kernel,

@@ -8,7 +8,9 @@ Each nest's function embeds its kernel source as a string, builds it and creates
 objects on first use, keeps its device buffers across calls (``mdp_cl_buffer``: created on first
 use, recreated only when a call needs more bytes, released at exit), copies in what the nest
 reads or writes only in part, sets the kernel arguments whose values changed since its last call
-(``mdp_cl_arg``), launches the main kernel (and the combine kernel when the plan has partials),
+(``mdp_cl_arg``), checks once per launch site that the compiled kernel can run its work-group
+size and local memory on the device (``mdp_cl_launchable``: else it says why and exits with
+status 3 before launching), launches the main kernel (and the combine kernel when the plan has partials),
 and copies back what it writes. A buffer that a data region around the call keeps on the device
 (``mdpoly.residency``; ``mdp_cl_resident_find`` by host address) is used as it is: no copy in or
 out, and a call that copied nothing does not wait for the queue. Nothing here is specific to one

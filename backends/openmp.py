@@ -106,6 +106,8 @@ class OpenMPBackend(Backend[Plan]):
             headers.append("limits.h")
         if plan.needs_float:
             headers.append("float.h")
+        if any(isinstance(s, Declare) and s.heap for s in _walk(plan.body)):
+            headers.append("stdlib.h")  # aligned_alloc, abort, free of packed panels
         definition = shielded(emitter.function(plan))
         return GeneratedCode(name=plan.name, definition=definition, call=emitter.call(plan),
                              headers=tuple(headers), flags=("-fopenmp",),

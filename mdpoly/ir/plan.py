@@ -94,7 +94,13 @@ class AsType:
     index: Affine
 
 
-Value = Ref | Var | Const | Apply | FExpr | BlockEnd | AsType
+@dataclass(frozen=True, slots=True)
+class ThreadNum:
+    """The number of the calling thread in the innermost thread team (``omp_get_thread_num()``):
+    which slot of a per-thread buffer (``Declare.heap``) the thread uses."""
+
+
+Value = Ref | Var | Const | Apply | FExpr | BlockEnd | AsType | ThreadNum
 
 # }}}
 
@@ -103,12 +109,19 @@ Value = Ref | Var | Const | Apply | FExpr | BlockEnd | AsType
 
 @dataclass(frozen=True, slots=True)
 class Declare:
-    """A local: scalar when ``shape == ()``, else an array ``T name[s0][s1]``; optional init."""
+    """A local: scalar when ``shape == ()``, else an array ``T name[s0][s1]``; optional init.
+
+    ``heap``: the array lives on the heap, 64-byte aligned, allocated where it is declared and
+    freed at the end of the enclosing ``Block`` (which holds the declaration directly); only its
+    first extent may be a run-time value (a thread count: one slot per thread). Packed panels
+    use it, so that large buffers never sit on a thread's stack.
+    """
 
     name: str
     elem_type: str
     shape: tuple[Affine, ...] = ()
     init: Value | None = None
+    heap: bool = False
 
 
 @dataclass(frozen=True, slots=True)

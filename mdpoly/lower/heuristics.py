@@ -26,17 +26,23 @@ The rules, in order:
 6. Non-rectangular domains (``MdhExpr.domain``): no register block (the lowering clips point
    loops to the domain instead); ``DOMAIN_SLACK`` times more parallel tiles, handed out
    ``cyclic``-ally, so that the unequal tiles of a triangle even out over the threads.
+7. Packed panels (``pack_b``), for matmul-like nests (a concat SIMD dim blocked in registers,
+   one reduction dim, an input along the SIMD dim to copy) of at least ``PACK_MIN_WORK`` points:
+   the row dim's tile grows to ``PACK_ROWS`` (a multiple of its register block; at most a
+   ``1 / cores`` share of the rows), so that each copied panel serves many row blocks, and the
+   parallel dims are chosen again.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from mdpoly.ir.mdh import Access, MdhExpr
 from mdpoly.ir.plan import Distribution
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.neutral import base_type
-from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams
+from mdpoly.lower.params import MAX_INNER_UNROLL, MAX_RESULT_ELEMS, TuningParams, packable_inputs, violations
 
 VECTOR_TILE_BYTES = 1024
 CONCAT_TILE = 64
@@ -47,6 +53,8 @@ SPLIT_MIN_WORK = 1 << 15
 MIN_VECTOR_EXTENT = 8
 REGISTER_ROWS = 6
 REGISTER_VECTORS = 2
+PACK_MIN_WORK = 1 << 24
+PACK_ROWS = 192
 
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
@@ -203,8 +211,37 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     if split is not None:
         reg, lanes = (), 0
     dist: Distribution = "cyclic" if mdh.domain and (par or split is not None) else "block"
-    return TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
-                        split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes, distribution=dist)
+    params = TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
+                          split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes, distribution=dist)
+    if split is None:
+        packed = _packed(mdh, params, ext, caps.cores)
+        if packed is not None:
+            tiles = list(packed.tiles)
+            par, _ = par_pick()
+            params = replace(packed, parallel_dims=tuple(par))
+            if violations(mdh, params):
+                return replace(params, pack_b=False)
+    return params
+
+
+def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], cores: int) -> TuningParams | None:
+    """Rule 7: ``p`` with packed panels and row tiles of ``PACK_ROWS`` points (fewer where that
+    would leave fewer row tiles than ``cores``), or ``None`` where the nest is not matmul-like or
+    too small."""
+    v = p.vector_dim
+    reds = [d for d, x in enumerate(mdh.dims) if x.combine.is_reduction]
+    if v is None or len(reds) != 1 or not p.register_blocked or any(e is None for e in ext):
+        return None
+    if math.prod(e or 1 for e in ext) < PACK_MIN_WORK or v not in packable_inputs(mdh, p).values():
+        return None
+    tiles = list(p.tiles)
+    for d, r in enumerate(p.register_tile):
+        e = ext[d]
+        if d != v and r > 1 and e is not None and len(tiles[d]) < 2:
+            rows = min(PACK_ROWS // r, math.ceil(math.ceil(e / max(1, cores)) / r)) * r
+            tiles[d] = (rows,) if rows < e else ()
+    q = replace(p, tiles=tuple(tiles), pack_b=True)
+    return None if violations(mdh, replace(q, parallel_dims=())) else q
 
 
 def _register_block(mdh: MdhExpr, caps: TargetCaps, order: list[int], v: int | None, tiles: list[tuple[int, ...]],

@@ -31,6 +31,7 @@ as ``TuningParams.distribution`` says (``cyclic`` balances a triangle).
 from __future__ import annotations
 
 import itertools
+import math
 import re
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
@@ -54,11 +55,12 @@ from mdpoly.ir.plan import (
     Ref,
     Stmt,
     ThreadCount,
+    ThreadNum,
     Value,
     Var,
 )
 from mdpoly.lower.neutral import neutral
-from mdpoly.lower.params import TuningParams, violations
+from mdpoly.lower.params import TuningParams, pack_elems, packed_inputs, reduction_box, violations
 
 PREFIX = "mdp_"
 
@@ -132,6 +134,12 @@ class _Lowerer:
         all_its = {d.iterator for d in mdh.dims}
         #: the constraints that name concat iterators only: which output points are stored
         self.store_domain = tuple(c for c in mdh.domain if (c.names() & all_its) <= concat_its)
+        #: inputs read from packed panels (``pack_a``/``pack_b``): input number -> blocked dim
+        self.packed = packed_inputs(mdh, p)
+        #: a packed panel's slot of the current thread (``0`` when no parallel loop runs the nest)
+        self.slot = _var(f"{PREFIX}slot") if p.parallel_dims else _const(0)
+        #: while the micro-kernel is built: per blocked dim, a panel's offset at the block's first point
+        self.pack_base: dict[int, Affine] = {}
 
     # {{{ names and bounds
 
@@ -250,8 +258,20 @@ class _Lowerer:
     def f_value(self, o: int, at: dict[str, Affine] | None = None) -> FExpr:
         """``f``'s result ``o``; ``at`` moves the point (iterator -> affine expression)."""
         f = self.m.f
-        binds = tuple((name, _subst_ref(self.access_ref(acc), at or {})) for name, acc in zip(f.params, self.m.inputs))
+        binds = tuple((name, self.input_ref(n, acc, at)) for n, (name, acc) in enumerate(zip(f.params, self.m.inputs)))
         return FExpr(f.results[o], binds + self.iterator_binds(at))
+
+    def input_ref(self, n: int, acc: Access, at: dict[str, Affine] | None) -> Ref:
+        """Input ``n`` at the (moved) point: the user's buffer, or inside a micro-kernel with packed
+        panels its packed copy (the sliver's start ``pack_base`` plus the point's lane)."""
+        d = self.packed.get(n)
+        if d is not None and d in self.pack_base and at is not None:
+            lane = _add(at[self.it(d)], _var(self.rvar(d)), -1)
+            return Ref(self.pack_name(n), (self.slot, _add(self.pack_base[d], lane)))
+        return _subst_ref(self.access_ref(acc), at or {})
+
+    def pack_name(self, n: int) -> str:
+        return f"{PREFIX}pk{n}"
 
     def neutral(self, o: int) -> Const:
         assert self.op is not None
@@ -430,7 +450,14 @@ class _Lowerer:
         ends = {d: f"{PREFIX}{self.it(d)}_e" for d in blocked}
         decls = tuple(Declare(ends[d], "long", init=BlockEnd(rng[d][0], rng[d][1], p.register_tile[d]))
                       for d in blocked)
-        stmts: tuple[Stmt, ...] = self.micro_kernel(blocked)
+        pack: tuple[Stmt, ...] = ()
+        for d in sorted(set(self.packed.values())):
+            pack += self.pack_panels(d, rng[d][0], _var(ends[d]))
+            self.pack_base[d] = self.pack_offset(d, _var(self.rvar(d)), rng[d][0])
+        try:
+            stmts: tuple[Stmt, ...] = self.micro_kernel(blocked)
+        finally:
+            self.pack_base = {}
         for d in reversed(blocked):
             stmts = (Loop(self.rvar(d), rng[d][0], (_var(ends[d]),), p.register_tile[d], stmts,
                           dim=d, layer=REGISTER_LAYER),)
@@ -441,13 +468,76 @@ class _Lowerer:
                 d: (rng[d][0], (_var(ends[d]),)) for d in blocked[:m]}
             ranges[dm] = (_var(ends[dm]), rng[dm][1])
             rest += self.compute(ranges, inner)
-        body: tuple[Stmt, ...] = (Block(decls + stmts + rest),)
+        body: tuple[Stmt, ...] = (Block(decls + pack + stmts + rest),)
         for d in reversed(outer):
             body = (self.point_loop(d, body),)
         return body
 
     def rvar(self, d: int) -> str:
         return f"{PREFIX}{self.it(d)}_r"
+
+    # {{{ packed panels
+
+    def pack_offset(self, d: int, block: Affine, start: Affine) -> Affine:
+        """Offset in a panel sliced along blocked dim ``d`` of the sliver of the block starting at
+        ``block`` (``start``: the tile's first point) at the current reduction point: slivers of
+        ``register_tile[d]`` lanes times the reduction box, reduction points row-major in
+        ``loop_order`` inside a sliver."""
+        p = self.p
+        box = reduction_box(self.m, p)
+        assert box is not None
+        lanes = p.register_tile[d]
+        off = _add(block, start, -1)
+        off = Affine.of({n: c * math.prod(box) for n, c in off.terms}, off.constant * math.prod(box))
+        reds = [d for d in p.loop_order if d in self.reds]
+        stride = lanes
+        for k in range(len(reds) - 1, -1, -1):
+            r = reds[k]
+            rel = _add(_var(self.it(r)), self.point_range(r)[0], -1)
+            off = _add(off, rel, stride)
+            stride *= box[k]
+        return off
+
+    def pack_panels(self, d: int, start: Affine, end: Affine) -> tuple[Stmt, ...]:
+        """Copy the values of each input packed along blocked dim ``d`` over ``d``'s full blocks
+        ``[start, end)`` of the tile and the reduction tile into the thread's slot, in the
+        micro-kernel's order: the lane loop of ``register_tile[d]`` points innermost (a SIMD loop
+        for the SIMD dim; unit stride in the copy)."""
+        p = self.p
+        lanes = p.register_tile[d]
+        q, lane = f"{PREFIX}{self.it(d)}_q", f"{PREFIX}{self.it(d)}_p"
+        base = self.pack_offset(d, _var(q), start)
+        point = {self.it(d): _var(lane)}
+        copies = tuple(Assign(Ref(self.pack_name(n), (self.slot, _add(base, _add(_var(lane), _var(q), -1)))),
+                              _subst_ref(self.access_ref(self.m.inputs[n]), point))
+                       for n, x in sorted(self.packed.items()) if x == d)
+        body: tuple[Stmt, ...] = (Loop(lane, _var(q), (_add(_var(q), _const(lanes)),), 1, copies,
+                                       schedule="simd" if d == p.vector_dim else "seq"),)
+        for r in reversed([r for r in p.loop_order if r in self.reds]):
+            lo, up = self.point_range(r)
+            body = (Loop(self.it(r), lo, up, 1, body),)
+        return (Loop(q, start, (end,), lanes, body),)
+
+    def pack_buffers(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """``body`` with the packed panels' per-thread heap buffers around it (one slot per thread
+        of the parallel loop, which takes its slot by thread number)."""
+        if not self.packed:
+            return body
+        threads: tuple[Stmt, ...] = ()
+        count = _const(1)
+        if self.p.parallel_dims:
+            nt = f"{PREFIX}nthreads"
+            threads, count = (ThreadCount(nt, self.p.num_threads),), _var(nt)
+        bufs = []
+        for k, d in sorted(self.packed.items()):
+            n = pack_elems(self.m, self.p, d)
+            assert n is not None
+            t = self.m.buffer(self.m.inputs[k].buffer).elem_type
+            bufs.append(Declare(self.pack_name(k), " ".join(w for w in t.split() if w not in ("const", "volatile")),
+                                (count, _const(n)), heap=True))
+        return (Block((*threads, *bufs, *body)),)
+
+    # }}}
 
     def micro_kernel(self, blocked: list[int]) -> tuple[Stmt, ...]:
         """One register block: accumulators loaded from the result tile, the reduction point loops
@@ -532,6 +622,8 @@ class _Lowerer:
                 tuple(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, self.res_ref(o)))
                       for o in outs)))
             inner = (Block(decls + init + inner + store),)
+        if self.packed and self.p.parallel_dims:
+            inner = (Declare(self.slot.to_c(), "int", init=ThreadNum()), *inner)
         stmts = self.wrap_tiles(self.concat_tile_order(), inner)
         if self.p.parallel_dims:
             first = stmts[0]
@@ -539,7 +631,7 @@ class _Lowerer:
             stmts = (Loop(first.var, first.lower, first.upper, first.step, first.body, first.dim, first.layer,
                           "parallel", len(self.p.parallel_dims), num_threads=self.p.num_threads,
                           distribution=self.p.distribution),)
-        return stmts
+        return self.pack_buffers(stmts)
 
     def lower_split(self) -> tuple[Stmt, ...]:
         """One reduction dim shared by a thread team; per-thread partials combined in order."""

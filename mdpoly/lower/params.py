@@ -58,6 +58,15 @@ class TuningParams:
     round robin: balances a triangular domain, whose tiles hold unequal work), ``dynamic``
     (first come, first served; not for a split reduction, whose partials must not depend on
     timing).
+
+    ``pack_b``: packed panels, as BLIS packs B. Per register-blocked tile and reduction tile,
+    every input that ``packable_inputs`` names (its subscripts read the SIMD dim and none of the
+    other register-blocked dims, like ``B[k][j]`` of a matmul) is copied into a 64-byte-aligned
+    per-thread heap buffer in the micro-kernel's order -- one ``register_tile[v]``-wide sliver
+    per block of the SIMD dim ``v``, reduction points in ``loop_order`` inside it -- and the
+    micro-kernel reads the copy with unit stride. ``pack_a``: the same for the inputs that read
+    one other register-blocked dim ``d`` and not ``v`` (``A[i][k]``): slivers of
+    ``register_tile[d]`` points, so the micro-kernel's broadcasts read consecutive elements.
     """
 
     tiles: tuple[tuple[int, ...], ...]
@@ -69,6 +78,8 @@ class TuningParams:
     register_tile: tuple[int, ...] = ()
     simd_lanes: int = 0
     distribution: Distribution = "block"
+    pack_b: bool = False
+    pack_a: bool = False
 
     @property
     def register_blocked(self) -> bool:
@@ -87,6 +98,8 @@ class TuningParams:
             text += f" reg={reg} lanes={self.simd_lanes}"
         if self.distribution != "block":
             text += f" dist={self.distribution}"
+        if self.pack_a or self.pack_b:
+            text += " pack=" + "a" * self.pack_a + "b" * self.pack_b
         return text
 
 
@@ -97,7 +110,7 @@ def params_to_dict(p: TuningParams) -> dict[str, Any]:
     return {"tiles": [list(t) for t in p.tiles], "parallel_dims": list(p.parallel_dims),
             "loop_order": list(p.loop_order), "vector_dim": p.vector_dim, "split_dim": p.split_dim,
             "num_threads": p.num_threads, "register_tile": list(p.register_tile), "simd_lanes": p.simd_lanes,
-            "distribution": p.distribution}
+            "distribution": p.distribution, "pack_b": int(p.pack_b), "pack_a": int(p.pack_a)}
 
 
 def params_from_dict(d: dict[str, Any]) -> TuningParams:
@@ -105,7 +118,8 @@ def params_from_dict(d: dict[str, Any]) -> TuningParams:
                         parallel_dims=tuple(d["parallel_dims"]), loop_order=tuple(d["loop_order"]),
                         vector_dim=d["vector_dim"], split_dim=d["split_dim"], num_threads=int(d["num_threads"]),
                         register_tile=tuple(int(x) for x in d.get("register_tile", ())),
-                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"))
+                        simd_lanes=int(d.get("simd_lanes", 0)), distribution=d.get("distribution", "block"),
+                        pack_b=bool(d.get("pack_b", 0)), pack_a=bool(d.get("pack_a", 0)))
 
 # }}}
 
@@ -171,6 +185,10 @@ def _distribution_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[Distributio
     yield from DISTRIBUTIONS
 
 
+def _pack_values(mdh: MdhExpr, caps: TargetCaps) -> Iterator[bool]:
+    yield from (False, True)
+
+
 PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("tiles", "#PRT", "tile sizes per dim and layer (1-2 layers); innermost concat tile = result tile",
               _tiles_values),
@@ -187,6 +205,10 @@ PARAMETERS: tuple[ParamSpec, ...] = (
               _lanes_values),
     ParamSpec("distribution", "D2/S2/R2 schedule", "how the threads share the parallel tiles: block, cyclic, dynamic",
               _distribution_values),
+    ParamSpec("pack_b", "memory layer (CPU)", "copy the SIMD dim's input panels into aligned per-thread buffers "
+              "in the micro-kernel's order (BLIS packing)", _pack_values),
+    ParamSpec("pack_a", "memory layer (CPU)", "copy the inputs read along one other register-blocked dim "
+              "(not the SIMD dim) into aligned per-thread buffers in the micro-kernel's order", _pack_values),
 )
 
 # }}}
@@ -317,6 +339,83 @@ def _threads_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return p.num_threads >= 0
 
 
+#: Elements of one thread's packed panels (all packed inputs together), on the heap: 2 MiB of floats.
+MAX_PACK_ELEMS = 1 << 19
+#: A thread's slice of a packed buffer is a multiple of this many elements (64 bytes of floats),
+#: so every slice starts 64-byte aligned.
+PACK_ALIGN_ELEMS = 16
+
+
+def packable_inputs(m: MdhExpr, p: TuningParams) -> dict[int, int]:
+    """The inputs the micro-kernel can read from packed panels, each with the register-blocked dim
+    its panel is sliced along: read-only buffers whose subscripts name exactly one blocked dim
+    (every block point along the others then reuses one sliver). Needs a register-blocked concat
+    SIMD dim; which of them ``pack_b``/``pack_a`` copy is ``packed_inputs``."""
+    v = p.vector_dim
+    if v is None or m.dims[v].combine.is_reduction or not p.register_tile or p.register_tile[v] < 2:
+        return {}
+    blocked = {m.dims[d].iterator: d for d, r in enumerate(p.register_tile) if r > 1}
+    out = {}
+    for n, acc in enumerate(m.inputs):
+        buf = m.buffer(acc.buffer)
+        names = set().union(*(e.names() for e in acc.index)) if acc.index else set()
+        along = [blocked[x] for x in names if x in blocked]
+        if buf.kind != "scalar" and not buf.written and len(along) == 1:
+            out[n] = along[0]
+    return out
+
+
+def packed_inputs(m: MdhExpr, p: TuningParams) -> dict[int, int]:
+    """``packable_inputs`` that ``p`` packs: along the SIMD dim with ``pack_b``, along another
+    blocked dim with ``pack_a``."""
+    return {n: d for n, d in packable_inputs(m, p).items() if (p.pack_b if d == p.vector_dim else p.pack_a)}
+
+
+def reduction_box(m: MdhExpr, p: TuningParams) -> list[int] | None:
+    """Points of each reduction dim in one reduction tile (``loop_order`` order), ``None`` when
+    one is not static."""
+    out = []
+    for d in p.loop_order:
+        if not m.dims[d].combine.is_reduction:
+            continue
+        t, ext = p.tiles[d], m.dims[d].static_extent
+        if t:
+            out.append(t[-1] if ext is None else max(1, min(t[-1], ext)))
+        elif ext is not None:
+            out.append(max(ext, 1))
+        else:
+            return None
+    return out
+
+
+def pack_elems(m: MdhExpr, p: TuningParams, d: int) -> int | None:
+    """Elements of one thread's slice of a panel sliced along blocked dim ``d``: ``d``'s full
+    register blocks in its tile times the reduction tile, rounded up to ``PACK_ALIGN_ELEMS``;
+    ``None`` when not static."""
+    box = reduction_box(m, p)
+    if box is None:
+        return None
+    t, ext, r = p.tiles[d], m.dims[d].static_extent, p.register_tile[d]
+    span = (t[-1] if ext is None else min(t[-1], ext)) if t else ext
+    if span is None:
+        return None
+    n = max(1, span // r) * r * math.prod(box)
+    return -(-n // PACK_ALIGN_ELEMS) * PACK_ALIGN_ELEMS
+
+
+def _pack_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
+    if not (p.pack_a or p.pack_b):
+        return True
+    if not p.register_blocked or p.split_dim is not None or m.domain or p.simd_lanes < 1:
+        return False
+    packed = packed_inputs(m, p)
+    v = p.vector_dim
+    if (p.pack_b and v not in packed.values()) or (p.pack_a and not any(d != v for d in packed.values())):
+        return False
+    sizes = [pack_elems(m, p, d) for d in packed.values()]
+    return all(n is not None for n in sizes) and sum(n or 0 for n in sizes) <= MAX_PACK_ELEMS
+
+
 def _distribution_ok(m: MdhExpr, p: TuningParams, c: TargetCaps) -> bool:
     return p.distribution in DISTRIBUTIONS and not (p.distribution == "dynamic" and p.split_dim is not None)
 
@@ -340,6 +439,10 @@ CONSTRAINTS: tuple[Constraint[TuningParams], ...] = (
                "simd_lanes; at most MAX_REGISTER_ACCUMULATORS accumulators", _register_ok),
     Constraint("distribution", "block, cyclic or dynamic; a split reduction's shared loop is not dynamic",
                _distribution_ok),
+    Constraint("pack",
+               "packed panels need a register-blocked concat SIMD dim, an input each option applies to "
+               "(packed_inputs), static reduction tiles and at most MAX_PACK_ELEMS elements per thread",
+               _pack_ok),
 )
 
 

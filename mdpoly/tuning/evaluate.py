@@ -213,8 +213,7 @@ class NestEvaluator:
         self._calibrate(m.median)
         if self.pending is not None:   # the default's measurement too: it is not run again
             self._remember(self.default, Outcome(self.default, m.median, "ok"), m, cand, start)
-            self.reference_note = (f"reference: the default configuration on the device ({why.split(' (')[0]}; "
-                                   "it runs on beside the search for a cross-check)")
+            self.reference_note = f"reference: the default configuration's outputs on the device ({why})"
         return m.outputs, m.median
 
     def target_extents(self) -> tuple[int, ...]:
@@ -264,7 +263,7 @@ class NestEvaluator:
             record.update(status="agrees", seconds=round(job.seconds, 3))
             check = f"cross-checked against the CPU original ({job.seconds:.1f} s): agrees"
         self.log.write(record)
-        self.reference_note = f"{self.reference_note[:-1]}; {check})" if self.reference_note else check
+        self.reference_note = f"{self.reference_note}; {check}" if self.reference_note else check
         return self.reference_note
 
     def _calibrate(self, seconds: float) -> None:

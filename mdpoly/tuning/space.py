@@ -20,7 +20,10 @@ each with a closed-form candidate ``Set`` and a predicate over parameters define
   ``register_tile_for`` on the chosen SIMD dim and order (a block the lowering rejects is dropped);
 * ``DIST``: how the threads share the parallel tiles (``block``, ``cyclic``, ``dynamic``; not
   ``dynamic`` under ``SPLIT``), offered for non-rectangular domains, whose tiles hold unequal
-  work (rectangular ones keep ``block``).
+  work (rectangular ones keep ``block``);
+* ``PACK``: packed panels as ``(pack_b, pack_a)`` flags, offered where register blocks are; a
+  combination the lowering rejects for the chosen block and tiles (``pack`` constraint) is
+  dropped by ``to_params``, as a rejected ``REG`` is.
 
 Under ``SPLIT`` the concat tiles and ``PAR`` are ignored by ``to_params`` (the split lowering
 keeps whole-domain partials); equal ``TuningParams`` then come from different configurations,
@@ -60,6 +63,8 @@ FULL_PERMUTATIONS = 4
 #: A split reduction dim needs at least this many iterations to be worth sharing.
 MIN_SPLIT_EXTENT = 2 * MAX_INNER_UNROLL
 NONE = -1
+#: ``PACK`` values: (pack_b, pack_a).
+PACK_FLAGS = ((0, 0), (1, 0), (1, 1), (0, 1))
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +93,11 @@ class NestSpace:
                          distribution=cfg.get("DIST", "block"))
         reg, lanes = register_tile_for(self.mdh, self.extents, p, cfg.get("REG", (0, 0, 0)))
         q = replace(p, register_tile=reg, simd_lanes=lanes)
-        return p if violations(self.mdh, q) else q
+        if violations(self.mdh, q):
+            return p
+        pack_b, pack_a = cfg.get("PACK", (0, 0))
+        packed = replace(q, pack_b=bool(pack_b), pack_a=bool(pack_a))
+        return q if violations(self.mdh, packed) else packed
 
 
 def register_tile_for(mdh: MdhExpr, ext: tuple[int, ...], p: TuningParams,
@@ -263,6 +272,8 @@ def build_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps, strict_fp
 
         specs.append(ParamSpec("DIST", DISTRIBUTIONS, dist_ok, ("SPLIT",),
                                doc="how the threads share the parallel tiles"))
+    if len(_register_shapes(mdh, caps)) > 1:
+        specs.append(ParamSpec("PACK", PACK_FLAGS, doc="packed panels (pack_b, pack_a)"))
     return NestSpace(mdh=mdh, extents=ext, specs=tuple(specs))
 
 
@@ -377,6 +388,8 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
     if mdh.domain:
         for dist in DISTRIBUTIONS:
             add(replace(p, distribution=dist))
+    for pack_b, pack_a in PACK_FLAGS:
+        add(replace(p, pack_b=bool(pack_b), pack_a=bool(pack_a)))
     return out
 
 # }}}

@@ -24,9 +24,10 @@ import numpy as np
 import pytest
 
 from mdpoly.backends.opencl import OpenCLBackend
-from mdpoly.lower.gpu_params import default_gpu_params, gpu_violations
+from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations
 from mdpoly.lower.lower import function_params
 from mdpoly.runtime.base import ArgSpec, LaunchRefused
+from mdpoly.targets import CUDA as CUDA_TARGET
 from mdpoly.targets import OPENCL
 from mdpoly.tuning.buffers import make_buffers, numpy_dtype
 from mdpoly.tuning.evaluate import NestEvaluator, Rejected, TuningLog
@@ -45,8 +46,21 @@ def _target() -> GpuTarget | str:
         return f"no OpenCL device to tune on: {exc}"
 
 
+def _cuda() -> GpuTarget | str:
+    try:
+        from mdpoly.tuning.gpu import cuda_target
+        return cuda_target(os.environ.get("MDPOLY_CUDA_DEVICE") or None)
+    except Exception as exc:  # noqa: BLE001 - no cuda-python, driver or device
+        return f"no CUDA device: {exc}"
+
+
 TARGET = _target()
-pytestmark = pytest.mark.skipif(isinstance(TARGET, str), reason=str(TARGET))
+CUDA = _cuda()
+needs_device = pytest.mark.skipif(isinstance(TARGET, str), reason=str(TARGET))
+#: the hold and launch tests run on every GPU target there is (CUDA on a GPU machine)
+ON_EACH = pytest.mark.parametrize("target", [
+    pytest.param(TARGET, id="opencl", marks=needs_device),
+    pytest.param(CUDA, id="cuda", marks=pytest.mark.skipif(isinstance(CUDA, str), reason=str(CUDA)))])
 
 M, N, K = 19, 21, 37
 #: the original nest of ``ex.matmul(M, N, K)`` (C += A * B), as the driver's reference_c gives it
@@ -74,6 +88,7 @@ def _args(mdh) -> tuple[dict[str, np.ndarray], tuple[ArgSpec, ...]]:
 # {{{ the reference, once
 
 
+@needs_device
 def test_a_too_slow_original_gives_way_to_the_default_on_the_device_then_cross_checks_it(tmp_path):
     assert isinstance(TARGET, GpuTarget)
     mdh = ex.matmul(M, N, K)
@@ -88,10 +103,11 @@ def test_a_too_slow_original_gives_way_to_the_default_on_the_device_then_cross_c
     assert [e["params"] for e in log if e["event"] == "candidate"].count(default) == 1
     checks = [e for e in log if e["event"] == "cross-check"]
     assert len(checks) == 1 and checks[0]["status"] == "agrees", checks
-    assert "default configuration on the device" in r.reference and "agrees" in r.reference
+    assert "default configuration's outputs on the device" in r.reference and "agrees" in r.reference
     assert r.to_report()["reference"] == r.reference
 
 
+@needs_device
 def test_a_default_that_differs_from_the_original_discards_the_tuning(tmp_path):
     """The original here computes twice the product: the default's outputs, the reference during the
     search, disagree with it, and the tuning ends with the reason instead of a result."""
@@ -103,6 +119,7 @@ def test_a_default_that_differs_from_the_original_discards_the_tuning(tmp_path):
     assert info.value.kind == "reference" and "differ from the CPU original" in info.value.why
 
 
+@needs_device
 def test_an_original_that_finishes_in_time_is_the_reference(tmp_path):
     assert isinstance(TARGET, GpuTarget)
     mdh = ex.matmul(M, N, K)
@@ -116,17 +133,17 @@ def test_an_original_that_finishes_in_time_is_the_reference(tmp_path):
 # {{{ inputs uploaded once per candidate
 
 
-def test_timed_calls_copy_nothing_once_the_inputs_are_held(tmp_path):
+@ON_EACH
+def test_timed_calls_copy_nothing_once_the_inputs_are_held(target, tmp_path):
     """The candidate's hold export keeps its arrays on the device after the checked first call: the
     host code's own profile then has no transfer in any timed call; without it, every timed call
     copies (the same code), and the outputs are the same."""
-    assert isinstance(TARGET, GpuTarget)
     mdh = ex.matmul(M, N, K)
     inputs, args = _args(mdh)
-    cand = TARGET.candidate(mdh, TARGET.default(mdh), {}, args)
+    cand = target.candidate(mdh, target.default(mdh), {}, args)
     assert cand.request.hold
-    held = TARGET.runner.run(TARGET.runner.build(cand.request), inputs, repeats=4, warmup=1)
-    plain = TARGET.runner.run(TARGET.runner.build(replace(cand.request, hold="")), inputs, repeats=4, warmup=1)
+    held = target.runner.run(target.runner.build(cand.request), inputs, repeats=4, warmup=1)
+    plain = target.runner.run(target.runner.build(replace(cand.request, hold="")), inputs, repeats=4, warmup=1)
     assert len(held.transfer_times) == 4 and all(t == 0.0 for t in held.transfer_times), held.transfer_times
     assert len(plain.transfer_times) == 4 and all(t > 0.0 for t in plain.transfer_times), plain.transfer_times
     assert len(held.host_times) == 4
@@ -156,28 +173,31 @@ class _Roomier:
         return self.device.device_identity()
 
 
-def test_a_work_group_the_kernel_cannot_run_is_refused_before_the_launch(tmp_path):
-    assert isinstance(TARGET, GpuTarget)
-    real = TARGET.caps.max_work_group_size
-    roomy = GpuTarget("opencl", OPENCL.caps, OPENCL.backend, TARGET.runner, _Roomier(TARGET.device),
-                      TARGET.last_call, TARGET.resident_enter)
+@ON_EACH
+def test_a_work_group_the_kernel_cannot_run_is_refused_before_the_launch(target, tmp_path):
+    real = target.caps.max_work_group_size
+    base = {"opencl": OPENCL, "cuda": CUDA_TARGET}[target.name]
+    roomy = GpuTarget(target.name, base.caps, base.backend, target.runner, _Roomier(target.device),
+                      target.last_call, target.resident_enter)
     mdh = ex.matmul(64, 2 * real // 64 if real >= 64 else 2, 8)
     wide = (64, 2 * real // 64, 1) if real >= 64 else (2 * real, 1, 1)
-    p = replace(default_gpu_params(mdh, roomy.caps), num_wi=wide, pt=(1, 1, 1), kt=(), cache=(), prefetch=0, pad=0)
+    d = default_gpu_params(mdh, roomy.caps)   # an untiled kernel of the default's grouping, wider than the device allows
+    p = GpuParams(num_wi=wide, pt=(1, 1, 1), num_wg=d.num_wg, ocl_groups=d.ocl_groups)
     assert math.prod(p.num_wi) == 2 * real and gpu_violations(mdh, p, roomy.caps) == []
     inputs, args = _args(mdh)
     cand = roomy.candidate(mdh, p, {}, args)
     with pytest.raises(LaunchRefused) as info:
         roomy.runner.run(roomy.runner.build(cand.request), inputs, repeats=1, warmup=0)
     assert info.value.kind == "launch"
-    assert f"a work-group of {2 * real} work-items" in str(info.value) and f"at most {real}" in str(info.value)
+    said = f"a work-group of {2 * real} work-items" if target.name == "opencl" else f"a block of {2 * real} threads"
+    assert said in str(info.value) and "at most" in str(info.value), str(info.value)
     # in the evaluator: a rejection of its own kind, with the reason, in the log
     log = TuningLog(tmp_path / "log.jsonl")
     ev = NestEvaluator(mdh, "", {}, roomy, roomy.runner, log, roomy.default(mdh))
     with pytest.raises(Rejected) as rej:
         ev.evaluate(p)
     log.close()
-    assert rej.value.kind == "launch" and "work-items" in rej.value.why
+    assert rej.value.kind == "launch" and said in rej.value.why
     rec = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()][-1]
     assert rec["event"] == "candidate" and rec["status"] == "launch"
 

@@ -1,0 +1,191 @@
+"""Packed panels (``TuningParams.pack_b`` / ``pack_a``): the micro-kernel reads per-thread copies
+of its inputs, run against reference loops with sizes that are not multiples of the tiles or
+register blocks.
+
+Each program runs with OMP_NUM_THREADS = 1, 2, 3 (``harness.run_differential``); every Plan
+passes ``check_plan``. A test fails when the copy's layout and the micro-kernel's reads disagree,
+when a thread's slot is shared, or when a remainder point reads the wrong panel.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import mdh_examples as E
+import pytest
+from harness import run_differential
+
+from mdpoly.backends.openmp import OpenMPBackend
+from mdpoly.diagnostics import CompilerBug
+from mdpoly.ir.mdh import Access, Buffer, Combine, MdhExpr, OutputWrite, ScalarFunction
+from mdpoly.ir.plan import Declare, walk
+from mdpoly.lower import TuningParams, check_plan, default_params, lower, violations
+from mdpoly.lower.params import MAX_PACK_ELEMS, packable_inputs, packed_inputs
+
+BACKEND = OpenMPBackend()
+
+MATMUL_REF = ("for (long i = 0; i < {m}; i++) for (long j = 0; j < {n}; j++) for (long k = 0; k < {k}; k++)"
+              " C[i][j] += A[i][k] * B[k][j];")
+
+
+def _heap(params: TuningParams, mdh: MdhExpr) -> list[str]:
+    plan = lower(mdh, params)
+    return [s.name for s in walk(plan.body) if isinstance(s, Declare) and s.heap]
+
+
+def _go(tmp: Path, mdh: MdhExpr, ref: str, shapes: dict[str, tuple[int, ...]], params: TuningParams,
+        packed: int) -> None:
+    assert not violations(mdh, params), violations(mdh, params)
+    plan = lower(mdh, params)
+    check_plan(plan)
+    heap = [s for s in walk(plan.body) if isinstance(s, Declare) and s.heap]
+    assert len(heap) == packed
+    code = BACKEND.render(plan)
+    assert "aligned_alloc" in code.definition and "stdlib.h" in code.headers
+    run_differential(tmp, plan, code, ref, shapes)
+
+
+MATMUL_BASE = TuningParams(tiles=((16,), (40,), (8,)), parallel_dims=(0, 1), loop_order=(0, 2, 1), vector_dim=1,
+                           register_tile=(3, 16, 1), simd_lanes=8)
+MATMUL_PARAMS = [
+    (replace(MATMUL_BASE, pack_b=True), 1),
+    (replace(MATMUL_BASE, pack_a=True), 1),
+    (replace(MATMUL_BASE, pack_a=True, pack_b=True), 2),
+    # two tile layers, 2 threads fixed, only i parallel, 4 rows of 3 vectors of 4 lanes
+    (TuningParams(tiles=((20, 10), (48, 24), (7,)), parallel_dims=(0,), loop_order=(2, 0, 1), vector_dim=1,
+                  register_tile=(4, 12, 1), simd_lanes=4, num_threads=2, pack_a=True, pack_b=True), 2),
+    # no parallel loop (one slot), untiled k, dynamic distribution irrelevant
+    (TuningParams(tiles=((9,), (32,), ()), parallel_dims=(), loop_order=(0, 2, 1), vector_dim=1,
+                  register_tile=(2, 8, 1), simd_lanes=8, pack_a=True, pack_b=True), 2),
+    # dynamic distribution: a thread's slot is its number, not its share
+    (replace(MATMUL_BASE, distribution="dynamic", pack_a=True, pack_b=True), 2),
+]
+
+
+@pytest.mark.parametrize("params,packed", MATMUL_PARAMS, ids=lambda p: p.describe(E.matmul(1, 1, 1))
+                         if isinstance(p, TuningParams) else str(p))
+@pytest.mark.parametrize("m,n,k", [(37, 43, 31), (61, 101, 29), (2, 3, 5)])
+def test_matmul_packed(tmp_path: Path, params: TuningParams, packed: int, m: int, n: int, k: int) -> None:
+    mdh = E.matmul(m, n, k)
+    _go(tmp_path, mdh, MATMUL_REF.format(m=m, n=n, k=k), {"A": (m, k), "B": (k, n), "C": (m, n)}, params, packed)
+
+
+def matmul_bt(m: int, n: int, k: int) -> MdhExpr:
+    """C[i][j] = sum_k A[i][k] * B[j][k] (B transposed): the panel copy turns B's column walk
+    into the micro-kernel's unit stride."""
+    mdh = E.matmul(m, n, k, "float", "assign", "0.0f")
+    return replace(mdh, buffers=(mdh.buffers[0], Buffer("B", "float", (str(n), str(k)), "array"), mdh.buffers[2]),
+                   inputs=(mdh.inputs[0], Access("B", E.idx("j", "k"))))
+
+
+def test_matmul_transposed_b_packed(tmp_path: Path) -> None:
+    m, n, k = 29, 53, 67
+    ref = (f"for (long i = 0; i < {m}; i++) for (long j = 0; j < {n}; j++) {{ C[i][j] = 0.0f;"
+           f" for (long k = 0; k < {k}; k++) C[i][j] += A[i][k] * B[j][k]; }}")
+    params = TuningParams(tiles=((12,), (48,), (16,)), parallel_dims=(0, 1), loop_order=(0, 2, 1), vector_dim=1,
+                          register_tile=(6, 16, 1), simd_lanes=8, pack_a=True, pack_b=True)
+    _go(tmp_path, matmul_bt(m, n, k), ref, {"A": (m, k), "B": (n, k), "C": (m, n)}, params, 2)
+
+
+def batched_matmul(b: int, m: int, n: int, k: int) -> MdhExpr:
+    """C[b][i][j] += sum_k A[b][i][k] * B[b][k][j]: the panels depend on the unblocked batch dim."""
+    return MdhExpr(
+        name="mdp_bmm", loc=E.LOC,
+        dims=(E.dim("b", b), E.dim("i", m), E.dim("j", n), E.dim("k", k, Combine.ADD)),
+        buffers=(Buffer("A", "float", (str(b), str(m), str(k)), "array"),
+                 Buffer("B", "float", (str(b), str(k), str(n)), "array"),
+                 Buffer("C", "float", (str(b), str(m), str(n)), "array", written=True)),
+        inputs=(Access("A", E.idx("b", "i", "k")), Access("B", E.idx("b", "k", "j"))),
+        outputs=(OutputWrite(Access("C", E.idx("b", "i", "j")), "float", "accumulate", None),),
+        f=ScalarFunction(("x", "y"), ("x * y",)),   # formals apart from the iterator 'b'
+    )
+
+
+@pytest.mark.parametrize("params", [
+    # batch dim untiled and outside the blocks: the panels are packed per batch point
+    TuningParams(tiles=((), (8,), (24,), (8,)), parallel_dims=(1, 2), loop_order=(0, 1, 3, 2), vector_dim=2,
+                 register_tile=(1, 4, 8, 1), simd_lanes=8, pack_a=True, pack_b=True),
+    # batch dim parallel and tiled by 2, only B packed
+    TuningParams(tiles=((2,), (16,), (32,), (16,)), parallel_dims=(0,), loop_order=(0, 1, 3, 2), vector_dim=2,
+                 register_tile=(1, 3, 16, 1), simd_lanes=8, pack_b=True),
+])
+def test_batched_matmul_packed(tmp_path: Path, params: TuningParams) -> None:
+    b, m, n, k = 3, 19, 37, 23
+    ref = (f"for (long b = 0; b < {b}; b++) for (long i = 0; i < {m}; i++) for (long j = 0; j < {n}; j++)"
+           f" for (long k = 0; k < {k}; k++) C[b][i][j] += A[b][i][k] * B[b][k][j];")
+    _go(tmp_path, batched_matmul(b, m, n, k), ref, {"A": (b, m, k), "B": (b, k, n), "C": (b, m, n)}, params,
+        int(params.pack_a) + int(params.pack_b))
+
+
+MCC_SIZES = (2, 5, 7, 19, 13, 3, 3)
+MCC_REF = ("for (long n = 0; n < {n}; n++) for (long p = 0; p < {p}; p++) for (long q = 0; q < {q}; q++)"
+           " for (long k = 0; k < {k}; k++) for (long r = 0; r < {r}; r++) for (long s = 0; s < {s}; s++)"
+           " for (long c = 0; c < {c}; c++) out[n][p][q][k] += in[n][p+r][q+s][c] * w[k][r][s][c];")
+
+
+@pytest.mark.parametrize("params", [
+    # k SIMD (concat), p x k = 2 x (2 vectors of 4): w packed along k, in along p; c tiled by 4
+    TuningParams(tiles=((), (4,), (), (16,), (), (), (4,)), parallel_dims=(1, 3), loop_order=(0, 1, 2, 4, 5, 6, 3),
+                 vector_dim=3, register_tile=(1, 2, 1, 8, 1, 1, 1), simd_lanes=4, pack_a=True, pack_b=True),
+    # q x k blocked, w packed only, the whole reduction box (3 x 3 x 13) per sliver
+    TuningParams(tiles=((), (), (3,), (8,), (), (), ()), parallel_dims=(2,), loop_order=(0, 1, 2, 4, 5, 6, 3),
+                 vector_dim=3, register_tile=(1, 1, 2, 8, 1, 1, 1), simd_lanes=8, pack_b=True),
+])
+def test_mcc_packed(tmp_path: Path, params: TuningParams) -> None:
+    n, p, q, k, c, r, s = MCC_SIZES
+    mdh = E.mcc(n, p, q, k, c, r, s)
+    shapes = {"in": (n, p + r - 1, q + s - 1, c), "w": (k, r, s, c), "out": (n, p, q, k)}
+    _go(tmp_path, mdh, MCC_REF.format(n=n, p=p, q=q, k=k, c=c, r=r, s=s), shapes, params,
+        int(params.pack_a) + int(params.pack_b))
+
+
+def test_which_inputs_are_packed() -> None:
+    mdh = E.matmul(64, 64, 64)
+    p = replace(MATMUL_BASE, pack_b=True)
+    assert packable_inputs(mdh, p) == {0: 0, 1: 1}     # A along i, B along j
+    assert packed_inputs(mdh, p) == {1: 1}
+    assert packed_inputs(mdh, replace(p, pack_b=False, pack_a=True)) == {0: 0}
+    mcc = E.mcc(*MCC_SIZES)
+    q = TuningParams(tiles=((), (), (3,), (8,), (), (), ()), parallel_dims=(2,), loop_order=(0, 1, 2, 4, 5, 6, 3),
+                     vector_dim=3, register_tile=(1, 1, 2, 8, 1, 1, 1), simd_lanes=8)
+    assert packable_inputs(mcc, q) == {0: 2, 1: 3}     # in along q, w along k
+
+
+def test_pack_constraints() -> None:
+    mdh = E.matmul(64, 64, 64)
+    base = replace(MATMUL_BASE, pack_b=True)
+    assert not violations(mdh, base)
+    bad = [
+        replace(base, register_tile=(), simd_lanes=0),                       # no register block
+        replace(base, vector_dim=2, loop_order=(0, 1, 2), register_tile=(3, 2, 1), simd_lanes=0),  # reduction SIMD
+    ]
+    for p in bad:
+        assert "pack" in violations(mdh, p), p
+        with pytest.raises(CompilerBug):
+            lower(mdh, p)
+    big = E.matmul(64, 4096, 4096)
+    huge = TuningParams(tiles=((16,), (2048,), (1024,)), parallel_dims=(0,), loop_order=(0, 2, 1), vector_dim=1,
+                        register_tile=(3, 16, 1), simd_lanes=8, pack_b=True)
+    assert MAX_PACK_ELEMS < 2048 * 1024 and "pack" in violations(big, huge)
+    # a register block with one row and no other blocked dim: nothing for pack_a to copy
+    only_j = TuningParams(tiles=((5,), (64,), (10,)), parallel_dims=(0,), loop_order=(0, 2, 1), vector_dim=1,
+                          register_tile=(1, 24, 1), simd_lanes=8, pack_a=True)
+    assert "pack" in violations(mdh, only_j)
+    # an input that is also written is never copied (the copy would go stale)
+    inplace = replace(mdh, buffers=(*mdh.buffers[:1], replace(mdh.buffers[1], written=True), mdh.buffers[2]))
+    assert packable_inputs(inplace, base) == {0: 0}
+
+
+def test_heap_buffers_one_slot_per_thread() -> None:
+    mdh = E.matmul(64, 64, 64)
+    assert _heap(replace(MATMUL_BASE, pack_a=True, pack_b=True), mdh) == ["mdp_pk0", "mdp_pk1"]
+    text = BACKEND.render(lower(mdh, replace(MATMUL_BASE, pack_b=True))).definition
+    assert "omp_get_max_threads()" in text and "omp_get_thread_num()" in text and "free(mdp_pk1)" in text
+
+
+def test_default_packs_large_matmuls_only() -> None:
+    large = default_params(E.matmul(1024, 1024, 1024), BACKEND.caps)
+    assert large.pack_b and not violations(E.matmul(1024, 1024, 1024), large)
+    small = default_params(E.matmul(32, 32, 32), BACKEND.caps)
+    assert not small.pack_b and not small.pack_a
