@@ -141,6 +141,18 @@ class KernelWriter:
         """An aligned vector of ``width`` elements read from local array ``name`` at ``base``."""
         return f"*(const {self.local_ptr_qual}{elem_type}{width} *)({name} + {base})"
 
+    def local_vector_lvalue(self, elem_type: str, width: int, name: str, base: str) -> str:
+        """An aligned vector of ``width`` elements of local array ``name`` at ``base``, to store to."""
+        return f"*({self.local_ptr_qual}{elem_type}{width} *)({name} + {base})"
+
+    def global_vector(self, elem_type: str, width: int, ptr: str) -> str:
+        """An aligned vector of ``width`` elements read from global memory at address ``ptr``."""
+        return f"*(const {self.global_qual}{elem_type}{width} *)({ptr})"
+
+    def address_bits(self, ptr: str) -> str:
+        """A global address as an unsigned integer (for its alignment test)."""
+        return f"(ulong)({ptr})"
+
     def local_id(self, g: int) -> str:
         return f"({self.ix})get_local_id({g})"
 
@@ -417,7 +429,8 @@ class KernelWriter:
         outs = list(enumerate(k.outputs))
         cached = [(x, t) for x, t in enumerate(k.tiles) if t.cached]
         for x, t in cached:
-            w(self.local_array(t.elem_type, f"mdp_l{x}", t.local_elems or t.box_elems, 16 if t.vread > 1 else 1))
+            aligned = t.vread > 1 or t.vstore
+            w(self.local_array(t.elem_type, f"mdp_l{x}", t.local_elems or t.box_elems, 16 if aligned else 1))
         for n, o in outs:
             w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
         w("#pragma unroll")
@@ -448,9 +461,14 @@ class KernelWriter:
             w.close()
         else:
             for x, t in cached:
-                w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems}; mdp_e += MDP_WG_SIZE)")
+                w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems // t.gvec}; mdp_e += MDP_WG_SIZE)")
                 at, cond, flat = self.copy_index(w, t)
-                w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+                if t.gvec == 1:
+                    w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
+                else:
+                    w(f"{t.elem_type}{t.gvec} mdp_gv;")
+                    self.load_global_vector(w, t, "mdp_gv", flat)
+                    self.store_local_vector(w, x, t, at, "mdp_gv")
                 w.close()
             if cached:
                 w(self.barrier)
@@ -467,36 +485,72 @@ class KernelWriter:
             w.close()
 
     def copy_index(self, w: _Lines, t: KInput) -> tuple[str, str, str]:
-        """Decode ``mdp_e`` (an element of cached input ``t``'s box) into its box offsets
-        ``mdp_r<j>`` and global coordinates ``mdp_g<j>``; return its ``__local`` index, the
+        """Decode ``mdp_e`` (an element of cached input ``t``'s box; with ``t.gvec`` > 1, a vector
+        of ``gvec`` elements along the innermost position) into its box offsets ``mdp_r<j>`` and
+        global coordinates ``mdp_g<j>``; return its (first element's) ``__local`` index, the
         condition that it lies in the array, and its flat global index."""
         w("int mdp_rem = mdp_e;")
+        last = len(t.box) - 1
         for j in reversed(range(len(t.box))):
-            if j == 0:
-                w("const int mdp_r0 = mdp_rem;")
-            else:
-                w(f"const int mdp_r{j} = mdp_rem % {t.box[j]};")
-                w(f"mdp_rem /= {t.box[j]};")
+            n = t.box[j] // t.gvec if j == last else t.box[j]
+            val = "mdp_rem" if j == 0 else f"mdp_rem % {n}"
+            w(f"const int mdp_r{j} = {val if j != last or t.gvec == 1 else f'({val}) * {t.gvec}'};")
+            if j:
+                w(f"mdp_rem /= {n};")
             w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
         at = " + ".join(f"mdp_r{j}" if st == 1 else f"mdp_r{j} * {st}" for j, st in enumerate(t.strides))
         if not t.strides:
             at = "mdp_e"
-        cond = " && ".join(f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(len(t.box)))
         flat = "mdp_g0"
         for j in range(1, len(t.box)):
             flat = f"({flat}) * {_par(t.shape[j])} + mdp_g{j}"
-        return at, cond, flat
+        return at, self.box_cond(t, 0, 0), flat
+
+    @staticmethod
+    def box_cond(t: KInput, first: int, last: int) -> str:
+        """The decoded box element lies in the array, with the innermost coordinate shifted by every
+        offset from ``first`` to ``last`` (the lanes of a vector)."""
+        n = len(t.box) - 1
+        conds = [f"mdp_g{j} >= {t.lo[j]} && mdp_g{j} <= {t.hi[j]}" for j in range(n)]
+        lo = f"mdp_g{n}" if not first else f"mdp_g{n} + {first}"
+        hi = f"mdp_g{n}" if not last else f"mdp_g{n} + {last}"
+        conds.append(f"{lo} >= {t.lo[n]} && {hi} <= {t.hi[n]}")
+        return " && ".join(conds)
+
+    def load_global_vector(self, w: _Lines, t: KInput, dest: str, flat: str) -> None:
+        """``dest`` = the ``t.gvec`` elements from ``flat`` on: one vector load when all lie in the
+        array and the address is aligned, else each element (0 outside the array)."""
+        v = t.gvec
+        ptr = f"{t.access.buffer} + ({flat})"
+        w.open(f"if ({self.box_cond(t, 0, v - 1)} && ({self.address_bits(ptr)} & {4 * v - 1}) == 0)")
+        w(f"{dest} = {self.global_vector(t.elem_type, v, ptr)};")
+        w.close()
+        w.open("else")
+        for u, lane in enumerate("xyzw"[:v]):
+            at = f"{flat} + {u}" if u else flat
+            w(f"{dest}.{lane} = ({self.box_cond(t, u, u)}) ? {t.access.buffer}[{at}] : ({t.elem_type})0;")
+        w.close()
+
+    def store_local_vector(self, w: _Lines, x: int, t: KInput, at: str, src: str) -> None:
+        """The vector ``src`` into the ``__local`` copy of input ``x`` from index ``at`` on."""
+        if t.vstore:
+            w(f"{self.local_vector_lvalue(t.elem_type, t.gvec, f'mdp_l{x}', _par(at))} = {src};")
+            return
+        step = t.strides[-1]
+        for u, lane in enumerate("xyzw"[:t.gvec]):
+            w(f"mdp_l{x}[{at}{f' + {u * step}' if u else ''}] = {src}.{lane};")
 
     def prefetch_regs(self, t: KInput) -> int:
-        """Registers per work-item for cached input ``t``'s next tile: its box over the work-group."""
-        return -(-t.box_elems // self.k.wg_size())
+        """Prefetch registers (vectors of ``t.gvec``) per work-item for cached input ``t``'s next
+        tile: its box over the work-group."""
+        return -(-t.box_elems // (t.gvec * self.k.wg_size()))
 
     def prefetch_prologue(self, w: _Lines, d: KDim, cached: list[tuple[int, KInput]]) -> None:
         """Before the tile loop of the innermost reduction dim ``d``: the prefetch registers, filled
         with this work-group's first tile (when it has one)."""
         i = d.index
         for x, t in cached:
-            w(f"{t.elem_type} mdp_pf{x}[{self.prefetch_regs(t)}];")
+            w(f"{t.elem_type}{t.gvec if t.gvec > 1 else ''} mdp_pf{x}[{self.prefetch_regs(t)}];")
         w.open(f"if ({self.wg(d)} * MDP_KT_{i} < mdp_ext_{i})")
         w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * MDP_KT_{i};")
         self.prefetch_copies(w, cached, store=False)
@@ -507,12 +561,18 @@ class KernelWriter:
         loaded from ``__global`` into the prefetch registers, or (``store``) stored from them into
         the ``__local`` copies."""
         for x, t in cached:
+            if t.gvec > 1:
+                w("#pragma unroll")
             w.open(f"for (int mdp_u = 0; mdp_u < {self.prefetch_regs(t)}; ++mdp_u)")
             w("const int mdp_e = mdp_lid + mdp_u * MDP_WG_SIZE;")
-            w.open(f"if (mdp_e < {t.box_elems})")
+            w.open(f"if (mdp_e < {t.box_elems // t.gvec})")
             at, cond, flat = self.copy_index(w, t)
-            if store:
+            if store and t.gvec > 1:
+                self.store_local_vector(w, x, t, at, f"mdp_pf{x}[mdp_u]")
+            elif store:
                 w(f"mdp_l{x}[{at}] = mdp_pf{x}[mdp_u];")
+            elif t.gvec > 1:
+                self.load_global_vector(w, t, f"mdp_pf{x}[mdp_u]", flat)
             else:
                 w(f"mdp_pf{x}[mdp_u] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
             w.close()

@@ -111,6 +111,12 @@ class KInput:
     ``vread`` > 1: the input depends on one concat dim ``d`` whose ``KDim.vec`` is ``vread`` and
     ``local`` is ``base + mdp_off_<d>`` with ``base`` a multiple of ``vread``: a chunk of the
     private fragment is one aligned vector read from ``__local`` memory.
+
+    ``gvec`` > 1 (cached, ``box[-1]`` a multiple of it): the copy walks the box in vectors of
+    ``gvec`` neighbours along the innermost position (contiguous in ``__global`` memory), each
+    loaded as one vector when it lies wholly inside the array and its address is aligned, else
+    element by element; ``vstore``: the vector is also stored as one (``strides[-1]`` is 1 and
+    the other strides multiples of ``gvec``, so the ``__local`` index is aligned), else per element.
     """
 
     param: str
@@ -127,6 +133,8 @@ class KInput:
     strides: tuple[int, ...] = ()
     local_elems: int = 0
     vread: int = 1
+    gvec: int = 1
+    vstore: bool = False
 
     @property
     def box_elems(self) -> int:

@@ -49,7 +49,7 @@ from mdpoly.ir.launch import Bound, Count, Derived, KernelLaunch, LaunchArg, Lau
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.gpu_params import GpuParams, gpu_violations, input_box, local_layout
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations, gvec_applies, input_box, local_layout
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
@@ -368,10 +368,12 @@ class _GpuLowerer:
                 flat = " + ".join(_paren(t) if st == 1 else f"{_paren(t)} * {st}"
                                   for t, st in zip(local, strides) if t != "0") or "0"
                 vread = self._vread(acc, deps, strides) if vpos is not None and kin.elem_type in VECTOR_TYPES else 1
+                gvec = gvec_applies(m, p, k) if kin.elem_type in VECTOR_TYPES else 1
+                vstore = gvec > 1 and strides[-1] == 1 and all(st % gvec == 0 for st in strides[:-1])
                 kin = KInput(param, kin.access, kin.elem_type, deps, True, box, tuple(origin),
                              tuple(self._bound(e, False) for e in acc.index),
                              tuple(self._bound(e, True) for e in acc.index), buf.shape, flat,
-                             strides, local_elems, vread)
+                             strides, local_elems, vread, gvec, vstore)
             out.append(kin)
         return tuple(out)
 

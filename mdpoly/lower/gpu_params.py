@@ -36,6 +36,12 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   position) is ``pad`` elements longer (``pad`` vectors where a copy is read as vectors), so that
   work-items reading one column at once hit different banks.
 
+* ``gvec`` -- vector width (1, 2 or 4) of the cooperative ``__global`` -> ``__local`` copies: each
+  work-item loads ``gvec`` neighbouring elements of a cached input's box row (its innermost index
+  position, contiguous in ``__global`` memory) as one ``float4``/``float2``, for every cached input
+  whose box row is a multiple of ``gvec`` elements of a 4-byte type (``gvec_applies``); a vector
+  that is not wholly inside the array or not aligned at run time is loaded element by element.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -82,6 +88,7 @@ class GpuParams:
     vec: tuple[int, ...] = ()        # concat dims: points per contiguous chunk of a private tile; (): all 1
     prefetch: int = 0                # 1: the next reduction tile's __local copies are loaded into registers early
     pad: int = 0                     # elements (vectors) added to each row of a __local copy
+    gvec: int = 1                    # vector width of the __global -> __local copies (1, 2, 4)
 
     @property
     def tiled(self) -> bool:
@@ -105,6 +112,8 @@ class GpuParams:
             text += " PREFETCH=1"
         if self.pad:
             text += f" PAD={self.pad}"
+        if self.gvec > 1:
+            text += f" GVEC={self.gvec}"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -168,6 +177,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
                  "needs kt and a cached input"),
     ParamSpec("pad", "(local layout)", "elements added to each row of a __local copy (vectors where it is read "
                  "as vectors): bank-conflict padding; 0..MAX_PAD"),
+    ParamSpec("gvec", "(global loads)", "vector width of the __global -> __local copies of the cached inputs "
+                 "whose box row is a multiple of it (4-byte elements; the others load elements); 1, 2 or 4; "
+                 "run-time alignment and bounds checks fall back to element loads"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -245,9 +257,30 @@ def local_layout(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[tuple[int, ...], i
     return tuple(strides), size, vpos
 
 
+#: Element types whose cached copies may be loaded as vectors (``gvec``), spelled as in C.
+GVEC_TYPES = frozenset({"float", "int", "signed", "signed int", "unsigned", "unsigned int"})
+
+
+def _gvec_type(mdh: MdhExpr, k: int) -> bool:
+    """Input ``k`` is an array access of a 4-byte type with a vector type."""
+    elem = " ".join(mdh.buffer(mdh.inputs[k].buffer).elem_type.replace("const", "").split())
+    return elem in GVEC_TYPES and bool(mdh.inputs[k].index)
+
+
+def gvec_applies(mdh: MdhExpr, p: GpuParams, k: int) -> int:
+    """The vector width cached input ``k``'s copy loads with: ``gvec`` when its box row (the
+    innermost index position) is a multiple of it and its element type is a 4-byte vector type,
+    else 1."""
+    if p.gvec <= 1 or not p.cached(len(mdh.inputs))[k] or not _gvec_type(mdh, k):
+        return 1
+    return p.gvec if input_box(mdh, p, k)[-1] % p.gvec == 0 else 1
+
+
 def prefetch_regs(mdh: MdhExpr, p: GpuParams) -> int:
     """Registers per work-item that hold the next tile of the cached inputs (``prefetch``): each
-    input's box, spread over the work-group's items."""
+    input's box, spread over the work-group's items. Copies loaded in vectors (``gvec``) round
+    each input's count up to whole vectors, at most ``gvec - 1`` more, which this budget ignores
+    (so that ``gvec`` stays independent of the work-group in the tuning space)."""
     wg = p.wg_size()
     return sum(-(-math.prod(input_box(mdh, p, k)) // wg) for k, v in enumerate(p.cache) if v)
 
@@ -342,6 +375,18 @@ def _pad_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return 0 <= p.pad <= MAX_PAD and (p.pad == 0 or any(p.cache))
 
 
+def _gvec_legal(m: MdhExpr, p: GpuParams) -> bool:
+    """gvec 1, or 2 or 4 with a cached input of a 4-byte vector type (whose box rows decide, with
+    the work-group, where it applies: ``gvec_applies``)."""
+    if p.gvec == 1:
+        return True
+    return p.gvec in (2, 4) and any(v and _gvec_type(m, k) for k, v in enumerate(p.cached(len(m.inputs))))
+
+
+def _gvec_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return _gvec_legal(m, p)
+
+
 def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
 
@@ -368,6 +413,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "<= CL_DEVICE_LOCAL_MEM_SIZE", _tile_local_mem_ok),
     Constraint("pad", "pad: 0..MAX_PAD, > 0 only with a cached input (the __local copies' size with it is "
                   "checked by tile-local-mem)", _pad_ok),
+    Constraint("gvec", "gvec: 1, 2 or 4; > 1 only with a cached input of a 4-byte vector type (the inputs whose "
+                  "box row is a multiple of it load vectors: gvec_applies)", _gvec_ok),
     Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
                   "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
 )
@@ -534,9 +581,19 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
         if 2 * concat_groups <= want and tiles >= 4:
             wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
             params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
+    params = replace(params, gvec=_default_gvec(mdh, params))
     if caps.is_gpu:   # PoCL: registers live across barriers become per-item arrays, compiled slowly
         params = _default_prefetch(mdh, params, ext)
     return params, shrunk
+
+
+def _default_gvec(mdh: MdhExpr, p: GpuParams) -> int:
+    """The widest ``gvec`` (4, else 2) some cached input's copy loads with, else 1."""
+    for v in (4, 2):
+        q = replace(p, gvec=v)
+        if any(gvec_applies(mdh, q, k) > 1 for k in range(len(mdh.inputs))):
+            return v
+    return 1
 
 
 def _wave_split(concat_groups: int, tiles: int, units: int) -> int:

@@ -14,6 +14,9 @@ lowering (or in a tuning candidate's parameters that slipped past the constraint
 * ``check_reductions_combined`` -- a reduction spread over several work-items is combined inside
   the group (``local_combine``), one spread over several work-groups by the combine kernel
   (``partials``), and a plan with partials has a reduction operator.
+* ``check_copies_cover_boxes`` -- a cached input's copy walks its whole box: with vector loads
+  (``KInput.gvec``), the box row is a multiple of the width, the element type has a vector type
+  and a vector store (``vstore``) lands on an aligned, contiguous run of the ``__local`` copy.
 * ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
   combine scratch plus the cached inputs' copies) within the target's ``TargetCaps``.
 """
@@ -109,6 +112,32 @@ def check_reductions_combined(plan: KernelPlan) -> None:
         raise _bug(plan, "partial results are combined without a reduction operator")
 
 
+#: Element types the kernels load and store as vectors (``float4`` etc.).
+VECTOR_ELEM_TYPES = frozenset({"float", "int", "uint"})
+
+
+def check_copies_cover_boxes(plan: KernelPlan) -> None:
+    """Every cached input's copy covers its box: scalar, or vectors of ``gvec`` (1, 2 or 4) that
+    divide the box row, of a vector element type, stored whole only where the row is contiguous
+    and aligned in ``__local`` memory."""
+    for t in plan.tiles or ():
+        if not t.cached:
+            if t.gvec != 1 or t.vstore:
+                raise _bug(plan, f"input '{t.param}' is not cached but its copy is vectorized")
+            continue
+        if t.gvec not in (1, 2, 4):
+            raise _bug(plan, f"input '{t.param}': copy vector width {t.gvec} (1, 2 or 4 allowed)")
+        if t.gvec == 1:
+            if t.vstore:
+                raise _bug(plan, f"input '{t.param}': vector store without vector loads")
+            continue
+        if not t.box or t.box[-1] % t.gvec or t.elem_type not in VECTOR_ELEM_TYPES or not t.strides:
+            raise _bug(plan, f"input '{t.param}': box {t.box} of {t.elem_type} cannot be copied in vectors of "
+                             f"{t.gvec} (the row must be a multiple of it, the type float, int or uint)")
+        if t.vstore and (t.strides[-1] != 1 or any(st % t.gvec for st in t.strides[:-1])):
+            raise _bug(plan, f"input '{t.param}': vector stores into __local strides {t.strides} are not aligned")
+
+
 def local_memory_bytes(plan: KernelPlan) -> int:
     """``__local`` bytes one work-group of ``plan`` allocates: the combine scratch (one element per
     work-item and output) and the cached inputs' copies."""
@@ -143,4 +172,5 @@ def check_kernel_plan(plan: KernelPlan, caps: TargetCaps) -> None:
     check_grid_axes_partition_dims(plan)
     check_points_covered_once(plan)
     check_reductions_combined(plan)
+    check_copies_cover_boxes(plan)
     check_fits_caps(plan, caps)
