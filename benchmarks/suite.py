@@ -294,12 +294,26 @@ def schedule_summary(report: dict[str, Any]) -> str:
                 words.append(f"{it['iterator']}:{seq}{{ {walk(it['body'])} }}")
             elif it.get("kind") == "statement":
                 words.append("stmt")
+            elif it.get("kind") == "private-loop" and it.get("kept"):
+                words.append(f"[kept: {it['kept']}]")
             elif it.get("kind") == "private-loop":
-                words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} private {','.join(it['private'])}]")
+                body = f"private {','.join(it['private'])}" if it["private"] else "private-body"
+                words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} {body}]")
             else:
                 words.append(part(it))
         return " ".join(words)
     return "; ".join(walk(n["schedule"]) if n.get("schedule") else part(n) for n in report["nests"])
+
+
+def _private_loops(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The parallel loops around bodies as written that run in parallel, host loops' bodies included."""
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if it.get("kind") == "private-loop" and not it.get("kept"):
+            out.append(it)
+        elif it.get("kind") == "host-loop":
+            out += _private_loops(it["body"])
+    return out
 
 
 def _host_loops(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -318,7 +332,7 @@ def classify(kernel: Kernel, report: dict[str, Any]) -> dict[str, Any]:
     done = [c for c in comps if c["status"] == "transformed"]
     # a nest made parallel by privatizing its temporaries runs as written inside its parallel
     # loops: every computation in it is parallel (it has no MDH to match signatures against)
-    private = any(n["status"] == "transformed" and any(it.get("kind") == "private-loop" for it in n["schedule"])
+    private = any(n["status"] == "transformed" and _private_loops(n["schedule"])
                   for n in report["nests"] if n.get("schedule"))
     matched, reduction_only = [], not private
     for out, needles in kernel.signatures:

@@ -54,10 +54,14 @@ class _Refused(Exception):
     """Privatization does not apply; the message says why."""
 
 
-def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None) -> PrivateLoop | str | None:
+def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None,
+                   plain: bool = False) -> PrivateLoop | str | None:
     """The nest ``cand`` with its outer band parallel and its temporaries private, the reason it
     cannot be (a sentence), or ``None`` when the band carries no dependence on a temporary.
-    ``sizes``: known values of size parameters (``--size``), besides those of the call sites."""
+    ``sizes``: known values of size parameters (``--size``), besides those of the call sites.
+    With ``plain``, a band that carries no dependence at all is a ``PrivateLoop`` too (without
+    copies): a parallel loop whose body, sequential inner loops included, runs as written in each
+    iteration (the scheduler's fallback for a loop that is no MDH computation)."""
     try:
         scop = extract_scop(parsed, cand, privatize=False)
         band = _band(cand.node)
@@ -72,7 +76,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     refusal: str | None = None
     for k in range(len(loops), 0, -1):
         try:
-            result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k])
+            result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain)
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
                 return replace(result, work=_instances(scop, known))
@@ -123,11 +127,11 @@ def _band_loops(scop: Scop, depth: int) -> list[int]:
 
 
 def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, band: list[c_ast.For],
-                loops: list[int]) -> PrivateLoop | None:
+                loops: list[int], plain: bool = False) -> PrivateLoop | None:
     k = len(loops)
     names = [scop.loops[lp].iterator for lp in loops]
     carried = [d for d in deps if set(d.carried_by) & set(loops)]
-    if not carried:
+    if not carried and not plain:
         return None  # nothing to privatize: the band is parallel as it is (or not this module's case)
     temps = sorted({d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
     subscripts = [(a.buffer, e) for st in scop.statements for a in (st.write, *st.reads) for e in a.index]
@@ -157,7 +161,8 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     except UnsupportedInput as err:
         raise _Refused(err.message) from err
     renamed = _renamed(cand.node, {c.name: c.private for c in copies})
-    exits = _skeleton(band[:collapse])
+    # the band's iterators are left at their exit values only where the program may read them
+    exits = _skeleton(band[:collapse]) if live_after(cand.func.body, cand.node, set(names[:collapse])) else ""
     gen = SourceGenerator()
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
                        tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params))

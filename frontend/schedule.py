@@ -24,7 +24,15 @@ dependences only on temporaries (doitgen's ``sum[p]``) become parallel with a co
 temporary per thread, which beats host loops around small computations. How a host loop is
 rendered (for OpenMP, one parallel region around it) is ``mdpoly.host_schedule``'s business.
 
-A schedule without a single computation is dropped (the nest is kept as written). The bands
+**Parallel loops around sequential bodies.** A loop (at any depth) that is no computation but
+carries no dependence once its temporaries are private -- ADI's row loop around a Thomas solve,
+whose body holds two sequential loops -- becomes a ``PrivateLoop``: the loop in parallel, its
+body as written (``privatize_nest(plain=True)`` checks it with isl). It is preferred to a host
+loop and to a distribution with pieces that are no computations; a distribution into
+computations only is preferred to it (those are tuned). A distribution whose pieces all stay
+host loops is not used: it would only repeat the loop around the same inner items.
+
+A schedule without a single computation or parallel loop is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
 ``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided
 with the isl dependences of ``mdpoly.frontend.deps``. Groups are intervals of the body, kept in textual
@@ -105,10 +113,12 @@ def _coord_key(node: c_ast.Node) -> tuple[int, int]:
 
 
 class _Scheduler:
-    def __init__(self, parsed: ParsedFile, cand: Candidate, analyse_band: AnalyseBand) -> None:
+    def __init__(self, parsed: ParsedFile, cand: Candidate, analyse_band: AnalyseBand,
+                 sizes: dict[str, int] | None = None) -> None:
         self.parsed = parsed
         self.top = cand
         self.analyse_band = analyse_band
+        self.sizes = sizes
         self.spent = 0  # band analyses so far (each runs isl's dataflow)
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
@@ -132,18 +142,41 @@ class _Scheduler:
             whole = self.analyse(cand)
             if whole.mdh is not None:
                 return (Computation(whole),)
+        # a loop that carries no dependence (once its temporaries are private) runs in parallel
+        # around its body as written, unless it distributes into MDH computations only
+        parallel = self.parallel_loop(cand)
         pieces = self.distribution(cand)
         if pieces is not None and len(pieces) > 1:
-            out: list[ScheduleItem] = []
+            analysed: list[tuple[c_ast.For, NestAnalysis]] = []
             for piece in pieces:
-                sub = self.band(piece, host_decls)
-                na = self.analyse(sub)
-                if na.mdh is not None:
-                    out.append(Computation(na, distributed=True))
-                else:
-                    out.extend(self.host_loop(piece, host_decls, na))
-            return tuple(out)
+                na = self.analyse(self.band(piece, host_decls))
+                if na.mdh is None and parallel is not None:
+                    return (parallel,)
+                analysed.append((piece, na))
+            # distribution pays where a piece becomes a computation as a whole; pieces that all stay
+            # host loops would only repeat the loop (one region each) around the same inner items
+            if any(na.mdh is not None for _, na in analysed):
+                out: list[ScheduleItem] = []
+                for piece, na in analysed:
+                    if na.mdh is not None:
+                        out.append(Computation(na, distributed=True))
+                    else:
+                        out.extend(self.host_loop(piece, host_decls, na))
+                return tuple(out)
+        if parallel is not None:
+            return (parallel,)
         return self.host_loop(node, host_decls, whole)
+
+    def parallel_loop(self, cand: Candidate) -> PrivateLoop | None:
+        """The loop ``cand.node`` as a parallel loop around its body as written (sequential inner
+        loops included), its temporaries private where they carry its only dependences
+        (``privatize_nest`` checks it with isl); ``None`` when its outer loop carries a dependence."""
+        self.spent += 1
+        if self.spent > MAX_BAND_ANALYSES:
+            raise _OverBudget
+        result = privatize_nest(self.parsed, cand, self.sizes, plain=True)
+        return result if isinstance(result, PrivateLoop) else None
+
 
     def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
                   whole: NestAnalysis) -> tuple[ScheduleItem, ...]:
@@ -162,7 +195,7 @@ class _Scheduler:
                     inner_decls.append(item)
                 elif isinstance(item, c_ast.DeclList):
                     inner_decls.extend(item.decls)
-        if not any(isinstance(b, Computation | HostLoop) for b in body):
+        if not any(isinstance(b, Computation | HostLoop | PrivateLoop) for b in body):
             return (HostStatement(statement_text(node), whole.loc),)
         reason = whole.kept.message if whole.kept is not None else "its body is not one band"
         return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body),
@@ -304,16 +337,17 @@ def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
 
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
-                  analyse_band: AnalyseBand) -> tuple[ScheduleItem, ...] | None:
+                  analyse_band: AnalyseBand, sizes: dict[str, int] | None = None) -> tuple[ScheduleItem, ...] | None:
     """The schedule of a kept nest (see the module docstring), or ``None`` when no band of it is a
-    computation."""
+    computation or a parallel loop."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
     try:
-        items = _Scheduler(parsed, cand, analyse_band).plan(cand.node, (), whole)
+        items = _Scheduler(parsed, cand, analyse_band, sizes).plan(cand.node, (), whole)
     except _OverBudget:
         return None  # too many statements and loops to schedule in reasonable time: kept as written
-    if not any(isinstance(i, Computation) and i.nest.mdh is not None for i in _flatten(items)):
+    if not any(isinstance(i, PrivateLoop) or (isinstance(i, Computation) and i.nest.mdh is not None)
+               for i in _flatten(items)):
         return None
     return items
 
@@ -330,7 +364,7 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
         if isinstance(private, PrivateLoop):
             return replace(whole, schedule=(private,))
         refusal = private or ""
-    schedule = schedule_nest(parsed, cand, whole, analyse_band)
+    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes)
     if schedule is not None:
         return replace(whole, schedule=schedule, privatization=refusal)
     return replace(whole, privatization=refusal) if refusal else whole

@@ -205,6 +205,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     if not calls and not rendered.private_loops:
         if rendered.small:
             return None, _kept(nest, "too-little-work", "too little work")
+        if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
+            return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
+                               "inner loops or private temporaries), which only the OpenMP target does in parallel")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     resident: tuple[tuple[SourceLoc, str], ...] = ()
@@ -216,6 +219,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
-                          parts=tuple(parts), regions=rendered.regions if teams else (), resident=resident)
+                          parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops else (),
+                          resident=resident, private_loops=rendered.private)
     return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
             outcome)

@@ -39,11 +39,13 @@ def _block(text: str, depth: int) -> list[str]:
             for ln in text.rstrip("\n").splitlines()]
 
 
-def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, lines: list[str]) -> None:
+def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, lines: list[str],
+            parallel: frozenset[int] = frozenset()) -> None:
+    """``items`` as C; the ``PrivateLoop``s of ``parallel`` (by ``id``) as OpenMP parallel loops."""
     for it in items:
         if isinstance(it, HostLoop):
             lines.append(_INDENT * depth + it.header + " {")
-            _render(it.body, calls, depth + 1, lines)
+            _render(it.body, calls, depth + 1, lines, parallel)
             lines.append(_INDENT * depth + "}")
         elif isinstance(it, HostStatement):
             lines.extend(_block(it.text, depth))
@@ -51,7 +53,7 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
             call = calls.get(id(it))
             lines.extend(_block(call if call is not None else it.nest.reference_c, depth))
         elif isinstance(it, PrivateLoop):
-            lines.extend(_block(it.original, depth))
+            lines.extend(_block(_private_loop(it) if id(it) in parallel else it.original, depth))
 
 
 # {{{ one OpenMP parallel region around a host loop
@@ -82,6 +84,8 @@ class RenderedSchedule:
     regions: tuple[tuple[SourceLoc, str], ...]
     private_loops: int = 0  # how many ``PrivateLoop``s run in parallel
     small: int = 0  # how many were kept as written for too little work
+    #: every ``PrivateLoop`` by location: ``""`` when it runs in parallel, else why not (a code)
+    private: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
@@ -97,28 +101,38 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     by one thread per iteration into a shared flag. Afterwards the host loops' headers run once
     more, empty, to leave their iterators at their exit values.
 
-    With ``openmp``, a ``PrivateLoop`` runs in parallel unless it is known to run fewer than
-    ``min_work`` operations (two per statement instance)."""
+    With ``openmp``, a ``PrivateLoop`` (at any depth) runs in parallel unless it is known to run
+    fewer than ``min_work`` operations (two per statement instance): in a region, as an orphaned
+    worksharing loop (``_shared_private_loop``), elsewhere as a parallel loop of its own."""
     lines = ["{"]
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
-    private = small = 0
+    loops = _private_loops(items) if openmp else []
+    parallel = frozenset(id(p) for p in loops if p.work is None or 2 * p.work >= min_work)
+    status = tuple((p.loc, "" if id(p) in parallel else "too-little-work" if openmp else "sequential-body")
+                   for p in _private_loops(items))
     for it in items:
         if isinstance(it, HostLoop):
-            why = _region_refusal(it, calls, teams)
+            why = _region_refusal(it, calls, teams, parallel)
             notes.append((it.loc, why))
             if not why:
-                lines.extend(_region(it, calls, teams, len(notes), definitions))
+                lines.extend(_region(it, calls, teams, len(notes), definitions, parallel))
                 continue
-        if isinstance(it, PrivateLoop) and openmp:
-            if it.work is None or 2 * it.work >= min_work:
-                lines.extend(_block(_private_loop(it), 1))
-                private += 1
-                continue
-            small += 1
-        _render((it,), calls, 1, lines)
+        _render((it,), calls, 1, lines, parallel)
     lines.append("}")
-    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), private, small)
+    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel),
+                            len(loops) - len(parallel), private=status)
+
+
+def _private_loops(items: tuple[ScheduleItem, ...]) -> list[PrivateLoop]:
+    """Every ``PrivateLoop`` of ``items``, host loops' bodies included."""
+    out: list[PrivateLoop] = []
+    for it in items:
+        if isinstance(it, PrivateLoop):
+            out.append(it)
+        elif isinstance(it, HostLoop):
+            out += _private_loops(it.body)
+    return out
 
 
 def _host_loops(loop: HostLoop) -> list[HostLoop]:
@@ -140,9 +154,11 @@ def _statements(loop: HostLoop) -> list[HostStatement]:
 
 
 def _texts(loop: HostLoop) -> list[str]:
-    """Every piece of C the loop runs as written: headers, statements, computations' own text."""
+    """Every piece of C the loop runs as written: headers, statements, computations' own text,
+    parallel loops' bodies."""
     return ([h.header for h in _host_loops(loop)] + [s.text for s in _statements(loop)]
-            + [c.nest.reference_c for c in schedule_computations(loop.body)])
+            + [c.nest.reference_c for c in schedule_computations(loop.body)]
+            + [p.original for p in _private_loops(loop.body)])
 
 
 def _assigned(texts: list[str]) -> set[str]:
@@ -153,15 +169,18 @@ def _assigned(texts: list[str]) -> set[str]:
     return out
 
 
-def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode]) -> str:
-    """Why ``loop`` cannot run as one parallel region (``""`` when it can)."""
+def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode],
+                    parallel: frozenset[int] = frozenset()) -> str:
+    """Why ``loop`` cannot run as one parallel region (``""`` when it can); ``parallel``: the
+    ``PrivateLoop``s (by ``id``) that run in parallel, each then an orphaned worksharing loop."""
     comps = schedule_computations(loop.body)
+    privates = [p for p in _private_loops(loop.body) if id(p) in parallel]
     called = [c for c in comps if id(c) in calls]
     for c in called:
         if id(c) not in teams:
             return (f"the computation at line {c.nest.loc.line} starts a thread team of its own "
                     "(per-thread partial results of a shared reduction loop)")
-    if not any(teams[id(c)].kind == "shared" for c in called):
+    if not any(teams[id(c)].kind == "shared" for c in called) and not privates:
         return "no computation inside it runs in parallel"
     for s in _statements(loop):
         if s.declares:
@@ -171,10 +190,11 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     loops = _host_loops(loop)
     iterators = {h.iterator for h in loops}
     comp_iterators = {lp.iterator for c in comps for lp in c.nest.loops}
+    comp_iterators |= {v for p in privates for v in (*p.iterators, *p.private)}
     both = sorted(iterators & comp_iterators)
     if both:
         return f"'{both[0]}' is the iterator of a host loop and of a computation inside it"
-    written = _assigned([s.text for s in _statements(loop)]) | comp_iterators
+    written = _assigned([s.text for s in _statements(loop)] + [p.original for p in privates]) | comp_iterators
     for h in loops:
         names = set(_NAME.findall(h.header)) - iterators
         if h.iterator in written or names & written or "&" in h.header:
@@ -200,7 +220,7 @@ def _strip_numbers(text: str) -> str:
 
 
 def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], number: int,
-            definitions: list[str]) -> list[str]:
+            definitions: list[str], parallel: frozenset[int] = frozenset()) -> list[str]:
     texts = _texts(loop)
     loops = _host_loops(loop)
     comps = schedule_computations(loop.body)
@@ -218,19 +238,30 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
             if team.check:
                 flag = f"mdp_region{number}_ok{len(flags)}"
                 flags[id(c)] = (flag, _invariant(team.check, texts, written, calls_anything))
+    blocks = {cid: _check_block(teams[cid].check, flag) for cid, (flag, _) in flags.items()}
+    privates = [p for p in _private_loops(loop.body) if id(p) in parallel]
+    copies: list[str] = []  # the parallel loops' per-thread copies: shared in the region
+    for p in privates:
+        copies += [c.decl for c in p.copies if c.decl not in copies]
+        if p.checks or p.preconditions:
+            flag = f"mdp_region{number}_ok{len(flags)}"
+            flags[id(p)] = (flag, _invariant(_private_check(p), texts, written, calls_anything))
+            blocks[id(p)] = _private_check_block(p, flag)
+    words = _REGION_WORDS + (_LOOP_WORDS if privates else ())
     out = [_INDENT + "{"]
-    push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in _REGION_WORDS]
-    pop = [f'#pragma pop_macro("{w}")' for w in reversed(_REGION_WORDS)]
+    push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
+    pop = [f'#pragma pop_macro("{w}")' for w in reversed(words)]
     if flags:
         out.append(_INDENT * 2 + "int " + ", ".join(f for f, _ in flags.values()) + ";")
-    for cid, (flag, once) in flags.items():
+    out.extend(_block("\n".join(copies), 2))
+    for cid, (_, once) in flags.items():
         if once:
-            out.extend(_block(_check_block(teams[cid].check, flag), 2))
+            out.extend(_block(blocks[cid], 2))
     private = sorted({h.iterator for h in loops if not h.declares})
     out.extend("\n".join(push).splitlines())
     out.append("#pragma omp parallel" + (f" private({', '.join(private)})" if private else ""))
     out.append(_INDENT * 2 + "{")
-    _render_region(loop, calls, teams, flags, 3, out)
+    _render_region(loop, calls, teams, flags, 3, out, parallel)
     out.append(_INDENT * 2 + "}")
     out.extend(pop)
     if private:  # the iterators' exit values: the headers once more, with nothing inside
@@ -255,7 +286,8 @@ def _single(text: str, depth: int) -> list[str]:
 
 
 def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode],
-                   flags: dict[int, tuple[str, bool]], depth: int, lines: list[str]) -> None:
+                   flags: dict[int, tuple[str, bool]], depth: int, lines: list[str],
+                   parallel: frozenset[int] = frozenset()) -> None:
     lines.append(_INDENT * depth + loop.header + " {")
     pending: list[str] = []  # consecutive statements for one thread: one ``single``, one barrier
 
@@ -267,9 +299,22 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
     for it in loop.body:
         if isinstance(it, HostLoop):
             flush()
-            _render_region(it, calls, teams, flags, depth + 1, lines)
+            _render_region(it, calls, teams, flags, depth + 1, lines, parallel)
         elif isinstance(it, HostStatement):
             pending.append(it.text.rstrip("\n"))
+        elif isinstance(it, PrivateLoop) and id(it) in parallel:
+            flush()
+            if id(it) not in flags:
+                lines.extend(_block(_shared_private_loop(it), depth + 1))
+                continue
+            flag, once = flags[id(it)]
+            if not once:
+                lines.extend(_single(_private_check_block(it, flag), depth + 1))
+            lines.append(_INDENT * (depth + 1) + f"if ({flag}) {{")
+            lines.extend(_block(_shared_private_loop(it), depth + 2))
+            lines.append(_INDENT * (depth + 1) + "} else {")
+            lines.extend(_single(it.original, depth + 2))
+            lines.append(_INDENT * (depth + 1) + "}")
         elif isinstance(it, PrivateLoop):
             pending.append(it.original.rstrip("\n"))
         else:
@@ -308,13 +353,14 @@ def _skeleton(loop: HostLoop, depth: int) -> list[str]:
 # {{{ a nest whose outer loops are parallel once its temporaries are private
 
 
-def _private_loop(loop: PrivateLoop) -> str:
-    """``loop`` for OpenMP: each temporary's copy filled from the user's object, the band a
-    worksharing loop whose threads each have their own copy (``firstprivate``: the filled
-    values; ``lastprivate``: the sequentially last iteration's copy comes back), the copy written
-    back, the band's iterators set to their exit values; the original nest when a run-time check
-    fails."""
-    clauses = ["omp parallel for"]
+#: Words of a parallel loop's pragma besides the region's (set aside around it).
+_LOOP_WORDS = ("for", "collapse", "schedule", "static", "firstprivate", "lastprivate")
+
+
+def _loop_clauses(loop: PrivateLoop) -> list[str]:
+    """The worksharing clauses of ``loop``: its band collapsed, static schedule, inner iterators
+    private, the temporaries' copies first- and lastprivate."""
+    clauses = []
     if len(loop.iterators) > 1:
         clauses.append(f"collapse({len(loop.iterators)})")
     clauses.append("schedule(static)")
@@ -323,6 +369,44 @@ def _private_loop(loop: PrivateLoop) -> str:
     if loop.copies:
         names = ", ".join(c.private for c in loop.copies)
         clauses += [f"firstprivate({names})", f"lastprivate({names})"]
+    return clauses
+
+
+def _shared_private_loop(loop: PrivateLoop) -> str:
+    """``loop`` inside a parallel region: every thread meets it, its band is an orphaned ``omp
+    for`` (the implicit barrier ends it); the copies (declared before the region, so shared) are
+    filled by one thread before it, and one thread writes them back and sets the band's exit
+    values after it."""
+    out: list[str] = []
+    if loop.copies:
+        out += _single("\n".join(c.copy_in for c in loop.copies), 0)
+    out += ["#pragma omp for " + " ".join(_loop_clauses(loop)), loop.text.rstrip()]
+    after = [c.copy_out for c in loop.copies] + ([loop.exits] if loop.exits else [])
+    if after:
+        out += _single("\n".join(after), 0)
+    return "\n".join(out)
+
+
+def _private_check(loop: PrivateLoop) -> str:
+    """A statement setting ``int mdp_private_ok`` to ``loop``'s run-time checks and preconditions."""
+    from pycparser import c_ast
+    marker = "mdp_private_ok_marker"
+    emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+    guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
+    return guarded.replace(marker + ";", "mdp_private_ok = 1;").replace(ORIGINAL_NEST, "mdp_private_ok = 0;")
+
+
+def _private_check_block(loop: PrivateLoop, flag: str) -> str:
+    return f"{{\n  int mdp_private_ok;\n{_indent(_private_check(loop))}\n  {flag} = mdp_private_ok;\n}}"
+
+
+def _private_loop(loop: PrivateLoop) -> str:
+    """``loop`` for OpenMP: each temporary's copy filled from the user's object, the band a
+    worksharing loop whose threads each have their own copy (``firstprivate``: the filled
+    values; ``lastprivate``: the sequentially last iteration's copy comes back), the copy written
+    back, the band's iterators set to their exit values; the original nest when a run-time check
+    fails."""
+    clauses = ["omp parallel for", *_loop_clauses(loop)]
     words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate")
     body = [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
     body += [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]

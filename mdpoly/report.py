@@ -56,7 +56,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     if o.status == "transformed" and n.schedule is not None:
         resident = "".join(f"; {note}" for _, note in o.resident)
         return Diagnostic(Severity.REMARK, "", n.loc,
-                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions)}{resident}")
+                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}{resident}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
@@ -76,12 +76,17 @@ def _part_text(o: NestOutcome) -> str:
 
 
 def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...],
-                  regions: tuple[tuple[SourceLoc, str], ...] = ()) -> str:
+                  regions: tuple[tuple[SourceLoc, str], ...] = (),
+                  private: tuple[tuple[SourceLoc, str], ...] = ()) -> str:
     """One line for a schedule, e.g. ``t:seq{ [i:++ MDH at line 9] [i:++ MDH at line 11] }``;
     ``parts`` are the computations' outcomes in schedule order; a host loop run as one parallel
-    region (``regions``) reads ``t:seq-in-region{ ... }``."""
+    region (``regions``) reads ``t:seq-in-region{ ... }``. A parallel loop around its body as
+    written reads ``[i:++ private-body]`` (``[r:++ q:++ with private sum]`` with copies of
+    temporaries), or ``[kept at line 7: code]`` when ``private`` (by location) gives a reason
+    code under which it runs as written."""
     queue = list(parts)
     in_region = {loc for loc, why in regions if not why}
+    kept = {loc: why for loc, why in private if why}
 
     def walk(its: tuple[ScheduleItem, ...]) -> list[str]:
         out: list[str] = []
@@ -91,20 +96,26 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 out.append(f"{it.iterator}:{seq}{{ {' '.join(walk(it.body))} }}")
             elif isinstance(it, Computation):
                 out.append(_part_text(queue.pop(0)) if queue else "[?]")
+            elif isinstance(it, PrivateLoop) and it.loc in kept:
+                out.append(f"[kept at line {it.loc.line}: {kept[it.loc]}]")
             elif isinstance(it, PrivateLoop):
-                private = ", ".join(c.name for c in it.copies)
-                out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} with private {private}]")
+                names = ", ".join(c.name for c in it.copies)
+                body = f"with private {names}" if names else "private-body"
+                out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} {body}]")
         return out
     return " ".join(walk(items))
 
 
 def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...],
-                  regions: tuple[tuple[SourceLoc, str], ...] = ()) -> list[dict[str, Any]]:
+                  regions: tuple[tuple[SourceLoc, str], ...] = (),
+                  private: tuple[tuple[SourceLoc, str], ...] = ()) -> list[dict[str, Any]]:
     """The ``"schedule"`` of the report: host loops (with why they stay sequential, and for an
     outermost one of an OpenMP nest whether it runs as one parallel region or why not),
-    statements kept as written, and computations with their own outcome."""
+    statements kept as written, computations with their own outcome, and parallel loops around
+    their bodies as written (``"kept"``: the reason code when one runs as written)."""
     queue = list(parts)
     notes = dict(regions)
+    kept = {loc: why for loc, why in private if why}
 
     def walk(its: tuple[ScheduleItem, ...]) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -120,8 +131,11 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
             elif isinstance(it, HostStatement):
                 out.append({"kind": "statement", "line": it.loc.line, "column": it.loc.column})
             elif isinstance(it, PrivateLoop):
-                out.append({"kind": "private-loop", "line": it.loc.line, "column": it.loc.column,
-                            "parallel": list(it.iterators), "private": [c.name for c in it.copies]})
+                entry = {"kind": "private-loop", "line": it.loc.line, "column": it.loc.column,
+                         "parallel": list(it.iterators), "private": [c.name for c in it.copies]}
+                if it.loc in kept:
+                    entry["kept"] = kept[it.loc]
+                out.append(entry)
             else:
                 o = queue.pop(0) if queue else None
                 entry = _nest_dict(o) if o is not None else {}
@@ -151,8 +165,9 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
     nests = []
     for o in outcomes:
         entry = _nest_dict(o)
-        if o.nest.schedule is not None and (o.parts or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)):
-            entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions)
+        if o.nest.schedule is not None and (o.parts or o.private_loops
+                                            or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)):
+            entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions, o.private_loops)
             if o.resident:   # GPU: the data kept on the device over each outermost host loop
                 entry["device_data"] = [{"line": loc.line, "column": loc.column, "note": note}
                                         for loc, note in o.resident]

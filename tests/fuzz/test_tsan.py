@@ -185,7 +185,9 @@ REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "region_cases/host_statements": ({"N": 301}, "_team("),
                 "region_cases/power_int": ({"N": 41}, "_team("),
                 "region_cases/nested": ({"N": 301}, "_team("),
-                "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)")}
+                "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)"),
+                "region_loops_cases/adi": ({"N": 40, "TSTEPS": 2}, "#pragma omp for schedule(static) private(j)"),
+                "region_loops_cases/row_scalar": ({"N": 32, "TSTEPS": 2}, "lastprivate(mdp_priv_s)")}
 
 
 @pytest.mark.parametrize("name", sorted(REGION_CASES))

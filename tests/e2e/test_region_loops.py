@@ -1,0 +1,100 @@
+"""Parallel loops whose bodies are sequential programs (``PrivateLoop`` items of a schedule).
+
+ADI solves one tridiagonal system per row and then per column in every time step: the row and
+column loops carry no dependence, but each body is a Thomas solve (two sequential loops), so no
+MDH band describes it. The scheduler makes such a loop a parallel loop around its body as
+written -- inside the time loop's OpenMP region an orphaned ``omp for`` -- and so it does for a
+plain row-wise Thomas solve and for a row loop whose scalar temporary is private to each thread
+(its last value read after the nest). A row loop that carries a flow dependence is kept. Each
+program must print what the original prints at 1, 2 and 3 threads.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+CASES_DIR = Path(__file__).resolve().parent / "region_loops_cases"
+
+#: case -> (the schedule remark's shape or "" when kept, words the OpenMP output must contain)
+CASES = {
+    "adi": ("t:seq-in-region{ [i:++ private-body] [i:++ private-body] }",
+            ("#pragma omp parallel private(t)", "#pragma omp for schedule(static) private(j)")),
+    "thomas_rows": ("[i:++ private-body]", ("#pragma omp parallel for schedule(static) private(j)",)),
+    "row_scalar": ("t:seq-in-region{ [i:++ with private s] [i:++ j:++ MDH at line 26] }",
+                   ("#pragma omp for schedule(static) private(j) firstprivate(mdp_priv_s) lastprivate(mdp_priv_s)",)),
+    "carried": ("", ()),
+}
+
+
+def _check(src: Path, tmp_path: Path, name: str) -> tuple[str, dict[str, object]]:
+    """Transform ``src``; compare the output at 1, 2 and 3 threads with the original's; return
+    mdpoly's stderr and the report's first nest."""
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    proc = run_mdpoly(src, out_c, {}, extra=["--report", str(report)])
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for threads in (1, 2, 3):
+        assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
+    nest: dict[str, object] = json.loads(report.read_text())["nests"][0]
+    return proc.stderr, nest
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_parallel_loop_program_matches_original(name: str, tmp_path: Path) -> None:
+    src = CASES_DIR / f"{name}.c"
+    stderr, nest = _check(src, tmp_path, name)
+    shape, words = CASES[name]
+    text = (tmp_path / "out.c").read_text()
+    for word in words:
+        assert word in text, word
+    if not shape:   # a real flow dependence: kept as written, with the reason
+        assert nest["status"] == "kept" and nest["code"] == "sequential-dependence"
+        assert "loop 'i' carries a flow dependence" in str(nest["reason"])
+        kernel = text[text.index("static void carried("):text.index("static double c[N]")]
+        assert "#pragma omp" not in kernel and "for (i = 1; i < n; i++)" in kernel
+        assert "[sequential-dependence]" in stderr
+        return
+    assert f"loop nest scheduled: {shape}" in stderr
+    assert nest["status"] == "transformed"
+
+
+def test_adi_schedule_in_report(tmp_path: Path) -> None:
+    """The report's schedule: one host loop run as a region around two parallel loops whose inner
+    iterators are private."""
+    src = CASES_DIR / "adi.c"
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(src, out_c, {}, extra=["--report", str(report)])
+    (host,) = json.loads(report.read_text())["nests"][0]["schedule"]
+    assert host["kind"] == "host-loop" and host["iterator"] == "t" and host["parallel_region"] is True
+    assert [(it["kind"], it["parallel"], it["private"], it["line"]) for it in host["body"]] == [
+        ("private-loop", ["i"], [], 23), ("private-loop", ["i"], [], 35)]
+
+
+def test_aliased_arrays_run_the_original(tmp_path: Path) -> None:
+    """``B`` passed as ``A`` itself: the run-time checks (evaluated once before the region) select
+    the loops as written, inside the region, on one thread."""
+    text = (CASES_DIR / "row_scalar.c").read_text().replace("s = run(TSTEPS, N, A, B);", "s = run(TSTEPS, N, A, A);")
+    assert "run(TSTEPS, N, A, A)" in text
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    _check(src, tmp_path, "row_scalar aliased")
+    out = (tmp_path / "out.c").read_text()
+    assert "mdp_private_ok" in out and "lastprivate(mdp_priv_s)" in out
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda"])
+def test_gpu_targets_keep_the_parallel_loops(target: str, tmp_path: Path) -> None:
+    """A parallel loop around a sequential body runs in parallel only on OpenMP: for a GPU target
+    the ADI nest is kept as written, and the report says why."""
+    src = CASES_DIR / "adi.c"
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    proc = run_mdpoly(src, out_c, {}, extra=["--report", str(report), "--target", target])
+    nest = json.loads(report.read_text())["nests"][0]
+    assert nest["status"] == "kept" and nest["code"] == "sequential-body"
+    assert "adi.c:22:3: note: loop nest kept sequential: its parallel loops run their bodies as written" in proc.stderr
