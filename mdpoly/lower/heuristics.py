@@ -28,9 +28,9 @@ The rules, in order:
    ``cyclic``-ally, so that the unequal tiles of a triangle even out over the threads.
 7. Packed panels (``pack_b``), for matmul-like nests (a concat SIMD dim blocked in registers,
    one reduction dim, an input along the SIMD dim to copy) of at least ``PACK_MIN_WORK`` points:
-   the row dim's tile grows to ``PACK_ROWS`` (a multiple of its register block; at most a
-   ``1 / cores`` share of the rows), so that each copied panel serves many row blocks, and the
-   parallel dims are chosen again.
+   the row dim's tile grows to about ``PACK_ROWS`` (a multiple of its register block, sized so
+   that each thread's share of the rows is a whole number of tiles), so that each copied panel
+   serves many row blocks, and the parallel dims are chosen again.
 """
 
 from __future__ import annotations
@@ -225,9 +225,9 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
 
 
 def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], cores: int) -> TuningParams | None:
-    """Rule 7: ``p`` with packed panels and row tiles of ``PACK_ROWS`` points (fewer where that
-    would leave fewer row tiles than ``cores``), or ``None`` where the nest is not matmul-like or
-    too small."""
+    """Rule 7: ``p`` with packed panels and row tiles of at most about ``PACK_ROWS`` points, sized
+    so that every thread gets a whole number of nearly equal row tiles, or ``None`` where the nest
+    is not matmul-like or too small."""
     v = p.vector_dim
     reds = [d for d, x in enumerate(mdh.dims) if x.combine.is_reduction]
     if v is None or len(reds) != 1 or not p.register_blocked or any(e is None for e in ext):
@@ -238,7 +238,9 @@ def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], cores: int) ->
     for d, r in enumerate(p.register_tile):
         e = ext[d]
         if d != v and r > 1 and e is not None and len(tiles[d]) < 2:
-            rows = min(PACK_ROWS // r, math.ceil(math.ceil(e / max(1, cores)) / r)) * r
+            share = math.ceil(e / max(1, cores))                 # rows per thread
+            per = math.ceil(share / PACK_ROWS)                      # tiles per thread
+            rows = math.ceil(math.ceil(share / per) / r) * r
             tiles[d] = (rows,) if rows < e else ()
     q = replace(p, tiles=tuple(tiles), pack_b=True)
     return None if violations(mdh, replace(q, parallel_dims=())) else q
