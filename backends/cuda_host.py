@@ -35,7 +35,7 @@ Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu
 events (created once) are recorded on the default stream around each call's copies in, its
 launches and its copies out; the nest's sums of ``cuEventElapsedTime`` (kernels: from before the
 first launch to after the last, so a few microseconds of launch latency are included; transfers:
-the two copy intervals) go to stderr at exit, one line per nest::
+the two copy intervals, 0 for a call that copied nothing) go to stderr at exit, one line per nest::
 
     mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
 
@@ -169,7 +169,7 @@ class CudaHostWriter(HostWriter):
     def finish(self) -> None:
         self.w("if (mdp_cu_profile) {")
         self.w("    mdp_cu_profile_record(4);")
-        self.w(f'    mdp_cu_profile_add("{self.name}");')
+        self.w(f'    mdp_cu_profile_add("{self.name}", !({self.all_resident()}));')
         self.w("}")
 
 

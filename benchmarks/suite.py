@@ -299,10 +299,23 @@ def schedule_summary(report: dict[str, Any]) -> str:
             elif it.get("kind") == "private-loop":
                 body = f"private {','.join(it['private'])}" if it["private"] else "private-body"
                 words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} {body}]")
+            elif it.get("kind") == "wavefront":
+                skew = "" if it["skew"] == it["loops"] else f" skew {','.join(it['skew'])}"
+                words.append(f"[wavefront {','.join(it['loops'])}{skew}]")
             else:
                 words.append(part(it))
         return " ".join(words)
     return "; ".join(walk(n["schedule"]) if n.get("schedule") else part(n) for n in report["nests"])
+
+
+def _wavefronts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if it.get("kind") == "wavefront":
+            out.append(it)
+        elif it.get("kind") == "host-loop":
+            out += _wavefronts(it["body"])
+    return out
 
 
 def _private_loops(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -334,6 +347,9 @@ def classify(kernel: Kernel, report: dict[str, Any]) -> dict[str, Any]:
     # loops: every computation in it is parallel (it has no MDH to match signatures against)
     private = any(n["status"] == "transformed" and _private_loops(n["schedule"])
                   for n in report["nests"] if n.get("schedule"))
+    # likewise a nest whose band runs as a tiled wavefront (the band as written, tiles in parallel)
+    private = private or any(n["status"] == "transformed" and _wavefronts(n["schedule"])
+                             for n in report["nests"] if n.get("schedule"))
     matched, reduction_only = [], not private
     for out, needles in kernel.signatures:
         if private:

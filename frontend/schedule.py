@@ -55,6 +55,7 @@ from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import (
     Computation,
+from mdpoly.frontend.wavefront import wavefront_band
     HostLoop,
     HostStatement,
     NestAnalysis,
@@ -62,6 +63,7 @@ from mdpoly.ir.nest import (
     ScheduleItem,
 )
 
+    Wavefront,
 AnalyseBand = Callable[[Candidate], NestAnalysis]
 
 #: How many bands (and distribution models) one nest's schedule may analyse: each runs isl's
@@ -122,6 +124,7 @@ class _Scheduler:
         self.spent = 0  # band analyses so far (each runs isl's dataflow)
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
+        self.wave_refusals: list[str] = []  # why bands were not tiled wavefronts, innermost first
         return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
                          host_decls=host_decls)
 
@@ -165,7 +168,26 @@ class _Scheduler:
                 return tuple(out)
         if parallel is not None:
             return (parallel,)
-        return self.host_loop(node, host_decls, whole)
+        items = self.host_loop(node, host_decls, whole)
+        # nothing inside is parallel, or only wavefronts are: the band from here as one wavefront
+        # (a time loop joins the band: tiles over time as well, far fewer barriers)
+        if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
+                and (isinstance(items[0], HostStatement) or _only_wavefronts(items[0]))):
+            wave = self.wavefront(cand)
+            return (wave,) if wave is not None else items
+        return items
+
+    def wavefront(self, cand: Candidate) -> Wavefront | None:
+        """The band from ``cand.node`` down as a tiled wavefront (``mdpoly.frontend.wavefront``
+        checks it with isl), or ``None`` (and why, in ``wave_refusals``)."""
+        self.spent += 1
+        if self.spent > MAX_BAND_ANALYSES:
+            raise _OverBudget
+        result = wavefront_band(self.parsed, cand)
+        if isinstance(result, str):
+            self.wave_refusals.append(result)
+            return None
+        return result
 
     def parallel_loop(self, cand: Candidate) -> PrivateLoop | None:
         """The loop ``cand.node`` as a parallel loop around its body as written (sequential inner
@@ -195,7 +217,7 @@ class _Scheduler:
                     inner_decls.append(item)
                 elif isinstance(item, c_ast.DeclList):
                     inner_decls.extend(item.decls)
-        if not any(isinstance(b, Computation | HostLoop | PrivateLoop) for b in body):
+        if not any(isinstance(b, Computation | HostLoop | PrivateLoop | Wavefront) for b in body):
             return (HostStatement(statement_text(node), whole.loc),)
         reason = whole.kept.message if whole.kept is not None else "its body is not one band"
         return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body),
@@ -300,6 +322,11 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
             continue
         end = starts[k + 1] if k + 1 < len(items) else (1 << 60, 0)
         mine = [x for x in keys if starts[k] <= x < end]
+def _only_wavefronts(item: ScheduleItem) -> bool:
+    """Whether ``item`` is a host loop around wavefronts only."""
+    return isinstance(item, HostLoop) and all(isinstance(b, Wavefront) for b in item.body)
+
+
         wanted = [x for x in mine if x in keep]
         if not wanted:
             pragmas = []
@@ -331,22 +358,28 @@ def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
     if any(not d.combine.is_reduction for d in item.nest.mdh.dims):
         return item
     why = Diagnostic(Severity.NOTE, "reduction-in-host-loop", item.nest.loc,
+    scheduler = _Scheduler(parsed, cand, analyse_band, sizes)
                      "only its reduction loops are parallel and it runs once per iteration of the sequential "
                      "loops around it: starting threads and combining partial results would cost more than it saves")
     return Computation(replace(item.nest, mdh=None, kept=why), item.distributed)
 
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
-                  analyse_band: AnalyseBand, sizes: dict[str, int] | None = None) -> tuple[ScheduleItem, ...] | None:
+                  analyse_band: AnalyseBand, sizes: dict[str, int] | None = None,
+                  wave_refusals: list[str] | None = None) -> tuple[ScheduleItem, ...] | None:
     """The schedule of a kept nest (see the module docstring), or ``None`` when no band of it is a
-    computation or a parallel loop."""
+    computation, a parallel loop or a wavefront (``wave_refusals`` gets why bands were not
+    wavefronts, innermost first)."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
     try:
-        items = _Scheduler(parsed, cand, analyse_band, sizes).plan(cand.node, (), whole)
+        items = scheduler.plan(cand.node, (), whole)
     except _OverBudget:
         return None  # too many statements and loops to schedule in reasonable time: kept as written
-    if not any(isinstance(i, PrivateLoop) or (isinstance(i, Computation) and i.nest.mdh is not None)
+    finally:
+        if wave_refusals is not None:
+            wave_refusals.extend(scheduler.wave_refusals)
+    if not any(isinstance(i, PrivateLoop | Wavefront) or (isinstance(i, Computation) and i.nest.mdh is not None)
                for i in _flatten(items)):
         return None
     return items
@@ -364,10 +397,12 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
         if isinstance(private, PrivateLoop):
             return replace(whole, schedule=(private,))
         refusal = private or ""
-    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes)
+    waves: list[str] = []
+    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves)
     if schedule is not None:
         return replace(whole, schedule=schedule, privatization=refusal)
-    return replace(whole, privatization=refusal) if refusal else whole
+    # the outermost band tried says most about why the nest has no wavefront
+    return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "")
 
 
 def _flatten(items: tuple[ScheduleItem, ...]) -> list[ScheduleItem]:

@@ -46,8 +46,8 @@ from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
 from mdpoly.ir.scop import Scop
 
-#: Tile edge per band depth (points of the skewed band); tuned later.
-DEFAULT_TILES = {2: 64, 3: 16}
+#: Tile edges per band depth (points of each skewed dimension, outermost first); tuned later.
+DEFAULT_TILES: dict[int, tuple[int, ...]] = {2: (64, 64), 3: (16, 16, 16)}
 #: The deepest band tiled (deeper perfect nests tile their outer loops, the rest is the body).
 MAX_DEPTH = 3
 #: The largest skew factor tried.
@@ -68,10 +68,11 @@ class _Refused(Exception):
     """No wavefront for this band; the message says why."""
 
 
-def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, int] | None = None) -> Wavefront | str:
+def wavefront_band(parsed: ParsedFile, cand: Candidate,
+                   tiles: dict[int, tuple[int, ...]] | None = None) -> Wavefront | str:
     """The band from ``cand.node`` down as a tiled wavefront, or why it cannot be (a sentence).
 
-    ``tiles``: the tile edge per band depth (``DEFAULT_TILES`` where not given)."""
+    ``tiles``: the tile edges per band depth (``DEFAULT_TILES`` where not given)."""
     band = _band(cand.node)
     if len(band) < 2:
         return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
@@ -146,7 +147,8 @@ def _to_band(m: isl.Map, depth: int) -> isl.Map:
     return m.set_tuple_name(isl.dim_type.in_, "B").set_tuple_name(isl.dim_type.out, "B")
 
 
-def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast.For], size: int) -> Wavefront:
+def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast.For],
+               sizes: tuple[int, ...]) -> Wavefront:
     depth = len(band)
     names = [_iterator(b) for b in band]
     for st in scop.statements:
@@ -180,7 +182,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     assert domain is not None
     ts = [f"T{r}" for r in range(depth)]
     skewed = [" + ".join([xs[r], *(f"{c} * {xs[m]}" for m, c in enumerate(skew[r]) if c)]) for r in range(depth)]
-    tile_cons = [f"{size} * {t} <= {y} <= {size} * {t} + {size - 1}" for t, y in zip(ts, skewed, strict=True)]
+    tile_cons = [f"{s} * {t} <= {y} <= {s} * {t} + {s - 1}" for s, t, y in zip(sizes, ts, skewed, strict=True)]
     sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(ts)}, {', '.join(ys)}] : "
                     f"{' and '.join(f'{y} = {x}' for x, y in zip(xs, ys, strict=True))} and {' and '.join(tile_cons)}"
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
@@ -192,7 +194,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     except UnsupportedInput as err:
         raise _Refused(err.message) from err
     gen = SourceGenerator()
-    return Wavefront(tuple(names), tuple(_skew_text(names, skew)), (size,) * depth, loc_of(cand.node),
+    return Wavefront(tuple(names), tuple(_skew_text(names, skew)), sizes, loc_of(cand.node),
                      waves, str(gen._generate_stmt(cand.node, add_indent=False)), private, exits, checks,
                      scop.preconditions, tuple(scop.params))
 

@@ -27,6 +27,7 @@ from mdpoly.ir.nest import (
     NestAnalysis,
     NestOutcome,
     schedule_computations,
+    schedule_wavefronts,
 )
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
@@ -202,12 +203,15 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             preambles.append(code.preamble)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
                                        min_work=0 if options.all_nests or nest.requested else MIN_WORK)
-    if not calls and not rendered.private_loops:
+    if not calls and not rendered.private_loops and not rendered.wavefronts:
         if rendered.small:
             return None, _kept(nest, "too-little-work", "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
                                "inner loops or private temporaries), which only the OpenMP target does in parallel")
+        if schedule_wavefronts(nest.schedule):   # GPU: a launch per wavefront of a few tiles would not pay
+            return None, _kept(nest, "wavefront-openmp-only", "its tiled wavefront runs in parallel on the OpenMP "
+                               "target only (on a GPU each wavefront would be a launch of a few tiles)")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     resident: tuple[tuple[SourceLoc, str], ...] = ()
@@ -219,7 +223,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
-                          parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops else (),
+                          parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
                           resident=resident, private_loops=rendered.private)
     return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
             outcome)

@@ -20,8 +20,10 @@ from mdpoly.ir.nest import (
     HostStatement,
     PrivateLoop,
     ScheduleItem,
+    Wavefront,
     schedule_computations,
 )
+from mdpoly.wavefront_code import wavefront_in_region, wavefront_parallel
 
 _INDENT = "  "
 
@@ -54,6 +56,8 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
             lines.extend(_block(call if call is not None else it.nest.reference_c, depth))
         elif isinstance(it, PrivateLoop):
             lines.extend(_block(_private_loop(it) if id(it) in parallel else it.original, depth))
+        elif isinstance(it, Wavefront):
+            lines.extend(_block(wavefront_parallel(it) if id(it) in parallel else it.original, depth))
 
 
 # {{{ one OpenMP parallel region around a host loop
@@ -88,6 +92,7 @@ class RenderedSchedule:
     private: tuple[tuple[SourceLoc, str], ...] = ()
 
 
+    wavefronts: int = 0  # how many ``Wavefront``s run in parallel (OpenMP: all of them)
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
                             teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
@@ -119,9 +124,22 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
                 lines.extend(_region(it, calls, teams, len(notes), definitions, parallel))
                 continue
         _render((it,), calls, 1, lines, parallel)
+    waves = frozenset(id(w) for w in _wavefronts(items)) if openmp else frozenset()
+    parallel |= waves  # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does
     lines.append("}")
-    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel),
-                            len(loops) - len(parallel), private=status)
+    return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel - waves),
+                            len(loops) - len(parallel - waves), private=status, wavefronts=len(waves))
+
+
+def _wavefronts(items: tuple[ScheduleItem, ...]) -> list[Wavefront]:
+    """Every ``Wavefront`` of ``items``, host loops' bodies included."""
+    out: list[Wavefront] = []
+    for it in items:
+        if isinstance(it, Wavefront):
+            out.append(it)
+        elif isinstance(it, HostLoop):
+            out += _wavefronts(it.body)
+    return out
 
 
 def _private_loops(items: tuple[ScheduleItem, ...]) -> list[PrivateLoop]:
@@ -158,7 +176,7 @@ def _texts(loop: HostLoop) -> list[str]:
     parallel loops' bodies."""
     return ([h.header for h in _host_loops(loop)] + [s.text for s in _statements(loop)]
             + [c.nest.reference_c for c in schedule_computations(loop.body)]
-            + [p.original for p in _private_loops(loop.body)])
+            + [p.original for p in _private_loops(loop.body)] + [w.original for w in _wavefronts(loop.body)])
 
 
 def _assigned(texts: list[str]) -> set[str]:
@@ -180,7 +198,7 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
         if id(c) not in teams:
             return (f"the computation at line {c.nest.loc.line} starts a thread team of its own "
                     "(per-thread partial results of a shared reduction loop)")
-    if not any(teams[id(c)].kind == "shared" for c in called) and not privates:
+    if not any(teams[id(c)].kind == "shared" for c in called) and not privates and not waves:
         return "no computation inside it runs in parallel"
     for s in _statements(loop):
         if s.declares:
@@ -188,13 +206,15 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
         if s.text.lstrip().startswith("#") or _JUMP.search(s.text):
             return f"the statement at line {s.loc.line} is a pragma or a jump"
     loops = _host_loops(loop)
+    waves = [w for w in _wavefronts(loop.body) if id(w) in parallel]
     iterators = {h.iterator for h in loops}
     comp_iterators = {lp.iterator for c in comps for lp in c.nest.loops}
     comp_iterators |= {v for p in privates for v in (*p.iterators, *p.private)}
     both = sorted(iterators & comp_iterators)
     if both:
         return f"'{both[0]}' is the iterator of a host loop and of a computation inside it"
-    written = _assigned([s.text for s in _statements(loop)] + [p.original for p in privates]) | comp_iterators
+    written = _assigned([s.text for s in _statements(loop)] + [p.original for p in privates]
+                        + [w.original for w in waves]) | comp_iterators
     for h in loops:
         names = set(_NAME.findall(h.header)) - iterators
         if h.iterator in written or names & written or "&" in h.header:
@@ -204,6 +224,7 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     return ""
 
 
+    comp_iterators |= {v for w in waves for v in (*w.iterators, *w.private)}
 def _invariant(check: str, texts: list[str], written: set[str], calls_anything: bool) -> bool:
     """Whether the run-time check ``check`` reads nothing the host loop may change."""
     if calls_anything or "->" in check or "." in _strip_numbers(check):
@@ -342,6 +363,12 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
 
 
 def _skeleton(loop: HostLoop, depth: int) -> list[str]:
+        elif isinstance(it, Wavefront):
+            if id(it) not in parallel:
+                pending.append(it.original.rstrip("\n"))
+                continue
+            flush()
+            lines.extend(_block(wavefront_in_region(it), depth + 1))
     inner = [ln for it in loop.body if isinstance(it, HostLoop) for ln in _skeleton(it, depth + 1)]
     if not inner:
         return [_INDENT * depth + loop.header + " {", _INDENT * depth + "}"]

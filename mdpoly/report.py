@@ -28,7 +28,9 @@ from mdpoly.ir.nest import (
     NestOutcome,
     PrivateLoop,
     ScheduleItem,
+    Wavefront,
     schedule_computations,
+    schedule_wavefronts,
 )
 from mdpoly.options import Options
 
@@ -102,6 +104,8 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 names = ", ".join(c.name for c in it.copies)
                 body = f"with private {names}" if names else "private-body"
                 out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} {body}]")
+            elif isinstance(it, Wavefront):
+                out.append(f"[{it.describe()}]")
         return out
     return " ".join(walk(items))
 
@@ -136,6 +140,9 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 if it.loc in kept:
                     entry["kept"] = kept[it.loc]
                 out.append(entry)
+            elif isinstance(it, Wavefront):
+                out.append({"kind": "wavefront", "line": it.loc.line, "column": it.loc.column,
+                            "loops": list(it.iterators), "skew": list(it.skew), "tiles": list(it.tiles)})
             else:
                 o = queue.pop(0) if queue else None
                 entry = _nest_dict(o) if o is not None else {}
@@ -154,6 +161,9 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
                                  f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
+        if o.status == "kept" and o.nest.wavefront:
+            sink.emit(Diagnostic(Severity.NOTE, "no-wavefront", o.nest.loc,
+                                 f"its loops cannot run as a tiled wavefront: {o.nest.wavefront}"))
 
 
 #: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``.
@@ -165,8 +175,8 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
     nests = []
     for o in outcomes:
         entry = _nest_dict(o)
-        if o.nest.schedule is not None and (o.parts or o.private_loops
-                                            or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)):
+        if o.nest.schedule is not None and (o.parts or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)
+                                             or o.private_loops or schedule_wavefronts(o.nest.schedule)):
             entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions, o.private_loops)
             if o.resident:   # GPU: the data kept on the device over each outermost host loop
                 entry["device_data"] = [{"line": loc.line, "column": loc.column, "note": note}
@@ -199,4 +209,6 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["devices"] = o.devices
     if n.privatization:
         out["privatization"] = n.privatization
+    if n.wavefront:
+        out["wavefront"] = n.wavefront
     return out

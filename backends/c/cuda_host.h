@@ -115,8 +115,9 @@ static void mdp_cu_profile_record(int which)
     mdp_cu_check(cuEventRecord(mdp_cu_ev[which], NULL), "cuEventRecord");
 }
 
-/* Adds one call of 'nest' once its last event (after the copies out) has completed. */
-static void mdp_cu_profile_add(const char *nest)
+/* Adds one call of 'nest' once its last event (after the copies out) has completed; 'copied': whether
+   the call copied anything (else its transfer time is 0, not the empty intervals between the events). */
+static void mdp_cu_profile_add(const char *nest, int copied)
 {
     int slot;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
@@ -130,7 +131,7 @@ static void mdp_cu_profile_add(const char *nest)
     }
     mdp_cu_prof[slot].calls++;
     mdp_cu_last.kernel_ms = mdp_cu_elapsed(1, 2);
-    mdp_cu_last.transfer_ms = mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4);
+    mdp_cu_last.transfer_ms = copied ? mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4) : 0.0;
     mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
     mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
     mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;

@@ -61,6 +61,29 @@ int main(void) {
 }
 """
 
+# a source term on the boundary after each sweep: the time loop stays a host loop (one parallel
+# region), the sweep a 2-D wavefront in it
+SEIDEL_SOURCE = PRELUDE + """#define N 141
+void kernel_seidel_source(int tsteps, int n, double A[N][N]) {
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < tsteps; t++) {
+    for (i = 1; i <= n - 2; i++)
+      for (j = 1; j <= n - 2; j++)
+        A[i][j] = 0.2 * (A[i - 1][j] + A[i][j - 1] + A[i][j] + A[i][j + 1] + A[i + 1][j]);
+    A[0][t + 1] += 1.0;
+  }
+#pragma endscop
+}
+int main(void) {
+  static double A[N][N];
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * (j + 3)) % 29 + 1.0;
+  kernel_seidel_source(7, N, A);
+  dump("A", &A[0][0], (long)N * N);
+  return 0;
+}
+"""
+
 # the classic 9-point Gauss--Seidel: A[i-1][j+1] gives the distance (1, -1)
 SEIDEL_9 = PRELUDE + """#define N 133
 #define M 171
@@ -192,9 +215,12 @@ int main(void) {
 
 #: case -> (program, -D defines, the schedule remark's text)
 CASES = {
-    "seidel_5": (SEIDEL_5, {}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
-    "seidel_5_one_tile": (SEIDEL_5, {"N": 23}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
-    "seidel_9": (SEIDEL_9, {}, "t:seq-in-region{ [wavefront i,j skew j+i tiles 64x64] }"),
+    # the time loop joins the band (Pluto's hyperplanes t, t+i, t+j): tiles over time too
+    "seidel_5": (SEIDEL_5, {}, "[wavefront t,i,j skew i+t,j+t tiles 16x16x16]"),
+    "seidel_5_one_tile": (SEIDEL_5, {"N": 13}, "[wavefront t,i,j skew i+t,j+t tiles 16x16x16]"),
+    "seidel_5_source": (SEIDEL_SOURCE, {}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
+    # the distance (1, -1) of A[i - 1][j + 1]: t, t+i, 2t+i+j
+    "seidel_9": (SEIDEL_9, {}, "[wavefront t,i,j skew i+t,j+2*t+i tiles 16x16x16]"),
     "lcs": (LCS, {}, "[wavefront i,j tiles 64x64]"),
     "edit_distance": (EDIT, {}, "[wavefront i,j tiles 64x64]"),
     "smooth_1d": (SMOOTH_1D, {}, "[wavefront t,i skew i+t tiles 64x64]"),
@@ -218,7 +244,7 @@ def test_wavefront_matches_original(name: str, tmp_path: Path) -> None:
     assert f"loop nest scheduled: {shape}" in proc.stderr
     nest = next(n for n in json.loads(report.read_text())["nests"] if "schedule" in n)
     waves = [e for e in _entries(nest["schedule"]) if e["kind"] == "wavefront"]
-    assert len(waves) == 1 and waves[0]["tiles"] == [64, 64]
+    assert len(waves) == 1 and f"tiles {'x'.join(str(t) for t in waves[0]['tiles'])}]" in shape
     assert "#pragma omp for schedule(static)" in out_c.read_text()
     parallel = build_c(out_c, tmp_path / "par", defines, openmp=True)
     for threads in (1, 2, 3):
@@ -291,19 +317,20 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
 
 
 def test_race_free_under_tsan(tmp_path: Path) -> None:
-    """ThreadSanitizer finds no race in the 9-point Seidel's wavefronts (inside the time loop's
-    region) nor in the LCS's (a parallel region of their own)."""
+    """ThreadSanitizer finds no race in the wavefronts inside a time loop's parallel region, nor
+    in the time-tiled 9-point Seidel's (a parallel region of their own)."""
     if str(REPO / "tests") not in sys.path:
         sys.path.insert(0, str(REPO / "tests"))
     from fuzz.test_tsan import _tsan_unavailable, assert_race_free, tsan_build
     why = _tsan_unavailable()
     if why is not None:
         pytest.skip(why)
-    for name, text in (("seidel9", SEIDEL_9), ("lcs", LCS)):
+    for name, text in (("source", SEIDEL_SOURCE), ("seidel9", SEIDEL_9)):
         src = tmp_path / f"{name}.c"
-        src.write_text(text.replace("#define N 133", "#define N 40").replace("#define N 301", "#define N 90"))
+        src.write_text(text.replace("#define N 141", "#define N 90").replace("#define N 133", "#define N 40"))
         out_c = tmp_path / f"{name}_out.c"
         run_mdpoly(src, out_c, {}, extra=["-q"])
+        assert "#pragma omp for schedule(static)" in out_c.read_text()
         exe = tmp_path / name
         tsan_build(out_c, exe)
         assert_race_free(exe)
