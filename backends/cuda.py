@@ -3,7 +3,8 @@
 The kernels come from the same work-group lowering as OpenCL (``mdpoly.lower.gpu``) and the same
 C-style writer (``mdpoly.backends.opencl.KernelWriter``); only spellings differ: a work-group is a block,
 a work-item a thread, ``__local`` is ``__shared__``, the barrier ``__syncthreads()``, kernels are
-``extern "C" __global__`` (unmangled names for ``cuModuleGetFunction``). Reductions across the
+``extern "C" __global__`` (unmangled names for ``cuModuleGetFunction``); a plan's ``min_groups``
+becomes ``__launch_bounds__(work-group size, min_groups)`` on the main kernel. Reductions across the
 threads of a block use the shared-memory tree; across blocks, per-block partials and the
 ``<name>_combine`` kernel (deterministic, no atomics).
 
@@ -37,7 +38,7 @@ from mdpoly.ir.target import TargetCaps
 #: is a planning guess (an H100 has 132 SMs); a device query replaces it when tuning.
 CUDA_CAPS = TargetCaps(name="cuda", parallel_layers=2, simd=False, cores=132, max_work_group_size=1024,
                        max_work_item_sizes=(1024, 1024, 64), local_mem_bytes=48 * 1024, compute_units=132,
-                       preferred_wg_multiple=32, is_gpu=True)
+                       preferred_wg_multiple=32, is_gpu=True, launch_bounds=True)
 
 _THREAD_AXES = ("x", "y", "z")
 
@@ -59,6 +60,11 @@ class CudaKernelWriter(KernelWriter):
         if align <= 1:
             return f"{self.local_qual} {elem_type} {name}[{n}];"
         return f"{self.local_qual} __align__({align}) {elem_type} {name}[{n}];"
+
+    def main_head(self) -> str:
+        if not self.k.min_groups:
+            return self.kernel_head
+        return f"{self.kernel_head} __launch_bounds__({self.k.wg_size()}, {self.k.min_groups})"
 
     def local_id(self, g: int) -> str:
         return f"({self.ix})threadIdx.{_THREAD_AXES[g]}"

@@ -153,6 +153,10 @@ class KernelWriter:
         """A global address as an unsigned integer (for its alignment test)."""
         return f"(ulong)({ptr})"
 
+    def main_head(self) -> str:
+        """The main kernel's head (OpenCL C has no spelling for ``KernelPlan.min_groups``)."""
+        return self.kernel_head
+
     def local_id(self, g: int) -> str:
         return f"({self.ix})get_local_id({g})"
 
@@ -652,7 +656,7 @@ class KernelWriter:
 
     def main_kernel(self, w: _Lines) -> None:
         k = self.k
-        w.open(f"{self.kernel_head} {k.name}({', '.join(self.params())})")
+        w.open(f"{self.main_head()} {k.name}({', '.join(self.params())})")
         self.decode_ids(w)
         outs = list(enumerate(k.outputs))
         if not k.reductions:

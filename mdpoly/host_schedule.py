@@ -90,9 +90,9 @@ class RenderedSchedule:
     small: int = 0  # how many were kept as written for too little work
     #: every ``PrivateLoop`` by location: ``""`` when it runs in parallel, else why not (a code)
     private: tuple[tuple[SourceLoc, str], ...] = ()
-
-
     wavefronts: int = 0  # how many ``Wavefront``s run in parallel (OpenMP: all of them)
+
+
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
                             teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
@@ -116,6 +116,8 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     parallel = frozenset(id(p) for p in loops if p.work is None or 2 * p.work >= min_work)
     status = tuple((p.loc, "" if id(p) in parallel else "too-little-work" if openmp else "sequential-body")
                    for p in _private_loops(items))
+    waves = frozenset(id(w) for w in _wavefronts(items)) if openmp else frozenset()
+    parallel |= waves  # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does
     for it in items:
         if isinstance(it, HostLoop):
             why = _region_refusal(it, calls, teams, parallel)
@@ -124,8 +126,6 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
                 lines.extend(_region(it, calls, teams, len(notes), definitions, parallel))
                 continue
         _render((it,), calls, 1, lines, parallel)
-    waves = frozenset(id(w) for w in _wavefronts(items)) if openmp else frozenset()
-    parallel |= waves  # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does
     lines.append("}")
     return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel - waves),
                             len(loops) - len(parallel - waves), private=status, wavefronts=len(waves))
@@ -193,6 +193,7 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     ``PrivateLoop``s (by ``id``) that run in parallel, each then an orphaned worksharing loop."""
     comps = schedule_computations(loop.body)
     privates = [p for p in _private_loops(loop.body) if id(p) in parallel]
+    waves = [w for w in _wavefronts(loop.body) if id(w) in parallel]
     called = [c for c in comps if id(c) in calls]
     for c in called:
         if id(c) not in teams:
@@ -206,10 +207,10 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
         if s.text.lstrip().startswith("#") or _JUMP.search(s.text):
             return f"the statement at line {s.loc.line} is a pragma or a jump"
     loops = _host_loops(loop)
-    waves = [w for w in _wavefronts(loop.body) if id(w) in parallel]
     iterators = {h.iterator for h in loops}
     comp_iterators = {lp.iterator for c in comps for lp in c.nest.loops}
     comp_iterators |= {v for p in privates for v in (*p.iterators, *p.private)}
+    comp_iterators |= {v for w in waves for v in (*w.iterators, *w.private)}
     both = sorted(iterators & comp_iterators)
     if both:
         return f"'{both[0]}' is the iterator of a host loop and of a computation inside it"
@@ -224,7 +225,6 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     return ""
 
 
-    comp_iterators |= {v for w in waves for v in (*w.iterators, *w.private)}
 def _invariant(check: str, texts: list[str], written: set[str], calls_anything: bool) -> bool:
     """Whether the run-time check ``check`` reads nothing the host loop may change."""
     if calls_anything or "->" in check or "." in _strip_numbers(check):
@@ -338,6 +338,12 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
             lines.append(_INDENT * (depth + 1) + "}")
         elif isinstance(it, PrivateLoop):
             pending.append(it.original.rstrip("\n"))
+        elif isinstance(it, Wavefront):
+            if id(it) not in parallel:
+                pending.append(it.original.rstrip("\n"))
+                continue
+            flush()
+            lines.extend(_block(wavefront_in_region(it), depth + 1))
         else:
             call, team = calls.get(id(it)), teams.get(id(it))
             if call is None or team is None or team.kind != "shared":
@@ -363,12 +369,6 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
 
 
 def _skeleton(loop: HostLoop, depth: int) -> list[str]:
-        elif isinstance(it, Wavefront):
-            if id(it) not in parallel:
-                pending.append(it.original.rstrip("\n"))
-                continue
-            flush()
-            lines.extend(_block(wavefront_in_region(it), depth + 1))
     inner = [ln for it in loop.body if isinstance(it, HostLoop) for ln in _skeleton(it, depth + 1)]
     if not inner:
         return [_INDENT * depth + loop.header + " {", _INDENT * depth + "}"]

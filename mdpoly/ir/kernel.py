@@ -204,6 +204,9 @@ class KernelPlan:
     #: naming concat dims only, all true where an output is stored. Empty for a box.
     domain: tuple[str, ...] = ()
     store_domain: tuple[str, ...] = ()
+    #: > 0: the compiler keeps the main kernel's registers within what this many resident work-groups
+    #: per compute unit leave (GpuParams.min_blocks; CUDA ``__launch_bounds__``); 0: no bound
+    min_groups: int = 0
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None

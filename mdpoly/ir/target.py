@@ -15,7 +15,8 @@ class TargetCaps:
     Work-group targets (OpenCL, CUDA; ``parallel_layers == 2``) also read: ``max_work_group_size``
     (work-items per group), ``max_work_item_sizes`` (per NDRange dimension), ``local_mem_bytes``
     (``__local`` memory per group), ``compute_units``, ``preferred_wg_multiple`` (warp/SIMD
-    width), ``is_gpu``. Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
+    width), ``is_gpu``, ``launch_bounds`` (kernels can ask the compiler to keep registers for a
+    number of resident work-groups per compute unit: CUDA's ``__launch_bounds__``). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
     replaces them (``mdpoly.lower.gpu_params.caps_from_device``).
     """
 
@@ -33,3 +34,4 @@ class TargetCaps:
     compute_units: int = 8
     preferred_wg_multiple: int = 32
     is_gpu: bool = False
+    launch_bounds: bool = False

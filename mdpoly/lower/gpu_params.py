@@ -36,6 +36,11 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   position) is ``pad`` elements longer (``pad`` vectors where a copy is read as vectors), so that
   work-items reading one column at once hit different banks.
 
+* ``min_blocks`` -- 0, or the work-groups per compute unit the compiler keeps registers for
+  (CUDA ``__launch_bounds__(wg size, min_blocks)``; targets whose caps have ``launch_bounds``):
+  an 8 x 8 register tile takes ~180 registers per work-item unbounded, one 256-item group per
+  multiprocessor; 2 caps it at 128.
+
 * ``gvec`` -- vector width (1, 2 or 4) of the cooperative ``__global`` -> ``__local`` copies: each
   work-item loads ``gvec`` neighbouring elements of a cached input's box row (its innermost index
   position, contiguous in ``__global`` memory) as one ``float4``/``float2``, for every cached input
@@ -67,6 +72,10 @@ MIN_GROUPS = 64
 SYMBOLIC_EXTENT = 4096
 #: Registers a work-item may hold for the next reduction tile's ``__local`` copies (``prefetch``).
 MAX_PREFETCH_REGS = 32
+#: Most resident work-groups ``min_blocks`` may ask for, and work-items a compute unit holds (2048 on
+#: NVIDIA GPUs from compute capability 7.5 on, 1536 or 1024 on some: launch bounds beyond are refused).
+MAX_MIN_BLOCKS = 4
+MAX_RESIDENT_ITEMS = 2048
 #: Largest bank-conflict padding of a ``__local`` row (``pad``).
 MAX_PAD = 8
 #: Private tiles of at least this many accumulators hold ~180 registers per work-item on a GPU, so one
@@ -89,6 +98,7 @@ class GpuParams:
     prefetch: int = 0                # 1: the next reduction tile's __local copies are loaded into registers early
     pad: int = 0                     # elements (vectors) added to each row of a __local copy
     gvec: int = 1                    # vector width of the __global -> __local copies (1, 2, 4)
+    min_blocks: int = 0              # CUDA __launch_bounds__ minimum resident work-groups; 0: none
 
     @property
     def tiled(self) -> bool:
@@ -114,6 +124,8 @@ class GpuParams:
             text += f" PAD={self.pad}"
         if self.gvec > 1:
             text += f" GVEC={self.gvec}"
+        if self.min_blocks:
+            text += f" MINB={self.min_blocks}"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -180,6 +192,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("gvec", "(global loads)", "vector width of the __global -> __local copies of the cached inputs "
                  "whose box row is a multiple of it (4-byte elements; the others load elements); 1, 2 or 4; "
                  "run-time alignment and bounds checks fall back to element loads"),
+    ParamSpec("min_blocks", "(occupancy)", "0, or 1..MAX_MIN_BLOCKS resident work-groups per compute unit the "
+                 "compiler keeps registers for (CUDA __launch_bounds__); work-group size * min_blocks <= "
+                 "MAX_RESIDENT_ITEMS"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -387,6 +402,13 @@ def _gvec_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return _gvec_legal(m, p)
 
 
+def _launch_bounds_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    if p.min_blocks == 0:
+        return True
+    return (c.launch_bounds and 1 <= p.min_blocks <= MAX_MIN_BLOCKS
+            and p.wg_size() * p.min_blocks <= MAX_RESIDENT_ITEMS)
+
+
 def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
 
@@ -415,6 +437,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "checked by tile-local-mem)", _pad_ok),
     Constraint("gvec", "gvec: 1, 2 or 4; > 1 only with a cached input of a 4-byte vector type (the inputs whose "
                   "box row is a multiple of it load vectors: gvec_applies)", _gvec_ok),
+    Constraint("launch-bounds", "min_blocks: 0, or 1..MAX_MIN_BLOCKS on a target with launch bounds, wg size * "
+                  "min_blocks <= MAX_RESIDENT_ITEMS", _launch_bounds_ok),
     Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
                   "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
 )

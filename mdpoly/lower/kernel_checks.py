@@ -18,7 +18,8 @@ lowering (or in a tuning candidate's parameters that slipped past the constraint
   (``KInput.gvec``), the box row is a multiple of the width, the element type has a vector type
   and a vector store (``vstore``) lands on an aligned, contiguous run of the ``__local`` copy.
 * ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
-  combine scratch plus the cached inputs' copies) within the target's ``TargetCaps``.
+  combine scratch plus the cached inputs' copies) within the target's ``TargetCaps``; launch
+  bounds (``min_groups``) only where the target has them, within a compute unit's work-items.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import islpy as isl
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.kernel import KDim, KernelPlan
 from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.gpu_params import MAX_RESIDENT_ITEMS
 
 #: Bytes of the kernels' element types (the device spellings ``mdpoly.lower.gpu`` writes); an
 #: unknown spelling counts 8 bytes, so that the memory check never undercounts.
@@ -158,6 +160,9 @@ def check_fits_caps(plan: KernelPlan, caps: TargetCaps) -> None:
         n = math.prod(plan.dims[d].num_wi for d in axis)
         if n > caps.max_work_item_sizes[k]:
             raise _bug(plan, f"{n} work-items along grid axis {k}, the target allows {caps.max_work_item_sizes[k]}")
+    if plan.min_groups and (not caps.launch_bounds or plan.min_groups * plan.wg_size() > MAX_RESIDENT_ITEMS):
+        raise _bug(plan, f"launch bounds for {plan.min_groups} resident groups of {plan.wg_size()} items "
+                         f"({'' if caps.launch_bounds else 'the target has none; '}at most {MAX_RESIDENT_ITEMS} items)")
     used = local_memory_bytes(plan)
     if used > caps.local_mem_bytes:
         raise _bug(plan, f"{used} bytes of local memory per group, the target has {caps.local_mem_bytes}")

@@ -20,6 +20,8 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
   serves (concat and reduction dims, one reduction operator);
 * ``MEM_<k>``: input ``k`` copied to ``__local`` memory (1) or read from ``__global`` (0), only
   for inputs ``cacheable`` allows and only with a tiled kernel.
+* ``MINB`` (targets with ``launch_bounds``: CUDA): 0 or 2 resident work-groups the compiler keeps
+  registers for (``GpuParams.min_blocks``);
 * ``PF``, ``PAD``, ``GVEC``: the prefetch of the next tile, the padding of the copies' rows and
   the vector width of their ``__global`` loads (1 or 4 here, 2 too in ``gpu_neighbours``;
   ``gvec_applies``), with a cached input.
@@ -65,6 +67,7 @@ from mdpoly.lower.gpu_params import (
     GPU_CONSTRAINTS,
     MAX_PREFETCH_REGS,
     MAX_PRIVATE_ELEMS,
+    MAX_RESIDENT_ITEMS,
     GpuParams,
     cacheable,
     caps_from_device,
@@ -155,7 +158,7 @@ class GpuSpace:
         p = GpuParams(num_wi=tuple(int(cfg[f"WI_{d}"]) for d in range(n)),
                       pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
                       num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
-                      ocl_groups=self.ocl[int(cfg["OCL"])])
+                      ocl_groups=self.ocl[int(cfg["OCL"])], min_blocks=int(cfg.get("MINB", 0)))
         kt = tuple(int(cfg.get(f"KT_{d}", 0)) for d in range(n))
         if not any(kt):
             return p
@@ -251,6 +254,9 @@ def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace
     kt_values = tuple(kt_candidates(ext[d], default.kt[d] if default.kt else 0) if tiles and red[d] else ()
                       for d in range(n))
     specs += _tile_specs(mdh, caps, kt_values, cached, top_wi, max_scratch(caps, red, top_wi, scratch))
+    if caps.launch_bounds and max_wg * 2 <= MAX_RESIDENT_ITEMS:
+        specs.append(ParamSpec("MINB", (0, 2), lambda c: True,
+                               doc="launch bounds: registers kept for 2 resident work-groups per compute unit (0: none)"))
     return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl, kt_values=kt_values, cached_inputs=cached)
 
 
@@ -356,7 +362,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
-    switched, the prefetch or the padding switched, the copies' vector width set to 1, 2 or 4, and the switch between the tiled kernel (every KT at its smallest, no copies) and
+    switched, the prefetch or the padding switched, the copies' vector width set to 1, 2 or 4, the launch bounds
+    switched (CUDA), and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
     n = len(mdh.dims)
@@ -408,6 +415,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
         else:
             kt = tuple(vals[0] if vals else 0 for vals in space.kt_values)
             add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))
+    if caps.launch_bounds:
+        add(replace(p, min_blocks=0 if p.min_blocks else 2))
     return out
 
 # }}}
