@@ -53,17 +53,17 @@ from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.frontend.wavefront import wavefront_band
 from mdpoly.ir.nest import (
     Computation,
-from mdpoly.frontend.wavefront import wavefront_band
     HostLoop,
     HostStatement,
     NestAnalysis,
     PrivateLoop,
     ScheduleItem,
+    Wavefront,
 )
 
-    Wavefront,
 AnalyseBand = Callable[[Candidate], NestAnalysis]
 
 #: How many bands (and distribution models) one nest's schedule may analyse: each runs isl's
@@ -122,9 +122,9 @@ class _Scheduler:
         self.analyse_band = analyse_band
         self.sizes = sizes
         self.spent = 0  # band analyses so far (each runs isl's dataflow)
+        self.wave_refusals: list[str] = []  # why bands were not tiled wavefronts, innermost first
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
-        self.wave_refusals: list[str] = []  # why bands were not tiled wavefronts, innermost first
         return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
                          host_decls=host_decls)
 
@@ -198,7 +198,6 @@ class _Scheduler:
             raise _OverBudget
         result = privatize_nest(self.parsed, cand, self.sizes, plain=True)
         return result if isinstance(result, PrivateLoop) else None
-
 
     def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
                   whole: NestAnalysis) -> tuple[ScheduleItem, ...]:
@@ -322,11 +321,6 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
             continue
         end = starts[k + 1] if k + 1 < len(items) else (1 << 60, 0)
         mine = [x for x in keys if starts[k] <= x < end]
-def _only_wavefronts(item: ScheduleItem) -> bool:
-    """Whether ``item`` is a host loop around wavefronts only."""
-    return isinstance(item, HostLoop) and all(isinstance(b, Wavefront) for b in item.body)
-
-
         wanted = [x for x in mine if x in keep]
         if not wanted:
             pragmas = []
@@ -349,6 +343,11 @@ def _only_wavefronts(item: ScheduleItem) -> bool:
     return out
 
 
+def _only_wavefronts(item: ScheduleItem) -> bool:
+    """Whether ``item`` is a host loop around wavefronts only."""
+    return isinstance(item, HostLoop) and all(isinstance(b, Wavefront) for b in item.body)
+
+
 def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
     """A computation that runs once per iteration of a host loop and is parallel only along
     reduction loops is kept as written: each call would start a thread team and combine
@@ -358,7 +357,6 @@ def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
     if any(not d.combine.is_reduction for d in item.nest.mdh.dims):
         return item
     why = Diagnostic(Severity.NOTE, "reduction-in-host-loop", item.nest.loc,
-    scheduler = _Scheduler(parsed, cand, analyse_band, sizes)
                      "only its reduction loops are parallel and it runs once per iteration of the sequential "
                      "loops around it: starting threads and combining partial results would cost more than it saves")
     return Computation(replace(item.nest, mdh=None, kept=why), item.distributed)
@@ -372,6 +370,7 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     wavefronts, innermost first)."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
+    scheduler = _Scheduler(parsed, cand, analyse_band, sizes)
     try:
         items = scheduler.plan(cand.node, (), whole)
     except _OverBudget:
