@@ -18,7 +18,8 @@ checks, with isl, for every array or scalar ``X`` on which the band carries a de
    ``MAX_PRIVATE_ELEMENTS``), and it is not declared again inside the nest.
 
 Every other dependence must not be carried by the band. The band's iterations are then
-independent; inner loops' iterators become private (an iterator read after the nest refuses).
+independent; inner loops' iterators become private; one read after the nest is lastprivate when
+every band iteration assigns it (a loop directly in the band's body), else the nest is refused.
 Run-time alias checks and the model's preconditions select the original nest when they fail.
 The result is a ``PrivateLoop`` (rendered by ``mdpoly.host_schedule`` for OpenMP); a refusal is a
 sentence saying which temporary and why.
@@ -153,9 +154,13 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     private = sorted(set(_inner_iterators(cand.node, band))
                      | {str(b.init.lvalue.name) for b in band[collapse:]
                         if isinstance(b.init, c_ast.Assignment) and isinstance(b.init.lvalue, c_ast.ID)})
+    # an inner iterator read after the nest gets the sequentially last iteration's value
+    # (``lastprivate``) when every iteration assigns it: the header of a loop directly in the body
     live = live_after(cand.func.body, cand.node, set(private))
-    if live:
-        raise _Refused(f"the iterator '{sorted(live)[0]}' of an inner loop is read after the nest")
+    if live - _assigned_each_iteration(band[collapse - 1]):
+        raise _Refused(f"the iterator '{sorted(live - _assigned_each_iteration(band[collapse - 1]))[0]}' "
+                       "of an inner loop is read after the nest")
+    private = [v for v in private if v not in live]
     try:
         checks = alias_checks(scop)
     except UnsupportedInput as err:
@@ -165,7 +170,8 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     exits = _skeleton(band[:collapse]) if live_after(cand.func.body, cand.node, set(names[:collapse])) else ""
     gen = SourceGenerator()
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
-                       tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params))
+                       tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params),
+                       lastprivate=tuple(sorted(live)))
 
 
 def _text(gen: SourceGenerator, node: c_ast.Node) -> str:
@@ -313,6 +319,16 @@ def _inner_iterators(node: c_ast.For, band: list[c_ast.For]) -> list[str]:
     v = _Names()
     v.visit(band[-1].stmt)
     return sorted({n for n, declared in v.iterators if not declared})
+
+
+def _assigned_each_iteration(loop: c_ast.For) -> set[str]:
+    """Iterators that every iteration of ``loop`` assigns: those of ``for`` loops directly in its
+    body whose header assigns them (``for (j = 0; ...)`` runs its first clause even for no trip)."""
+    body = loop.stmt
+    items = list(body.block_items or []) if isinstance(body, c_ast.Compound) else [body]
+    return {str(it.init.lvalue.name) for it in items
+            if isinstance(it, c_ast.For) and isinstance(it.init, c_ast.Assignment) and it.init.op == "="
+            and isinstance(it.init.lvalue, c_ast.ID)}
 
 
 def _declared_inside(node: c_ast.For, name: str) -> bool:

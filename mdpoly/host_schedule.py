@@ -209,7 +209,7 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     loops = _host_loops(loop)
     iterators = {h.iterator for h in loops}
     comp_iterators = {lp.iterator for c in comps for lp in c.nest.loops}
-    comp_iterators |= {v for p in privates for v in (*p.iterators, *p.private)}
+    comp_iterators |= {v for p in privates for v in (*p.iterators, *p.private, *p.lastprivate)}
     comp_iterators |= {v for w in waves for v in (*w.iterators, *w.private)}
     both = sorted(iterators & comp_iterators)
     if both:
@@ -386,7 +386,8 @@ _LOOP_WORDS = ("for", "collapse", "schedule", "static", "firstprivate", "lastpri
 
 def _loop_clauses(loop: PrivateLoop) -> list[str]:
     """The worksharing clauses of ``loop``: its band collapsed, static schedule, inner iterators
-    private, the temporaries' copies first- and lastprivate."""
+    private (lastprivate where the program reads them afterwards), the temporaries' copies first-
+    and lastprivate."""
     clauses = []
     if len(loop.iterators) > 1:
         clauses.append(f"collapse({len(loop.iterators)})")
@@ -394,8 +395,9 @@ def _loop_clauses(loop: PrivateLoop) -> list[str]:
     if loop.private:
         clauses.append(f"private({', '.join(loop.private)})")
     if loop.copies:
-        names = ", ".join(c.private for c in loop.copies)
-        clauses += [f"firstprivate({names})", f"lastprivate({names})"]
+        clauses.append(f"firstprivate({', '.join(c.private for c in loop.copies)})")
+    if loop.copies or loop.lastprivate:
+        clauses.append(f"lastprivate({', '.join([*(c.private for c in loop.copies), *loop.lastprivate])})")
     return clauses
 
 

@@ -129,7 +129,9 @@ class PrivateLoop:
     ``checks`` or ``preconditions`` fail); ``private``: iterators of inner loops declared outside
     the nest; ``exits``: the band's headers around nothing, which leave its iterators at their
     exit values (``""`` when each header declares its own); ``params``: the size parameters;
-    ``work``: how many statement instances it runs, where the sizes are known.
+    ``work``: how many statement instances it runs, where the sizes are known; ``lastprivate``:
+    iterators of inner loops read after the nest (each iteration assigns them: they leave the
+    sequentially last iteration's values).
     """
 
     iterators: tuple[str, ...]
@@ -143,6 +145,7 @@ class PrivateLoop:
     preconditions: tuple[Precondition, ...]
     params: tuple[str, ...]
     work: int | None = None
+    lastprivate: tuple[str, ...] = ()
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.

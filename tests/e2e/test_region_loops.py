@@ -98,3 +98,18 @@ def test_gpu_targets_keep_the_parallel_loops(target: str, tmp_path: Path) -> Non
     nest = json.loads(report.read_text())["nests"][0]
     assert nest["status"] == "kept" and nest["code"] == "sequential-body"
     assert "adi.c:22:3: note: loop nest kept sequential: its parallel loops run their bodies as written" in proc.stderr
+
+
+def test_iterators_read_after_the_nest(tmp_path: Path) -> None:
+    """ADI printing its iterators after the time loop: the inner iterator ``j`` leaves the last
+    row's value (``lastprivate``: every row assigns it), ``i`` its exit value (the band's header
+    once more, on one thread), ``t`` the region's exit value."""
+    text = (CASES_DIR / "adi.c").read_text().replace(
+        "#pragma endscop\n", '#pragma endscop\n  printf("t=%d i=%d j=%d\\n", t, i, j);\n')
+    assert "t=%d" in text
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    stderr, _ = _check(src, tmp_path, "adi with its iterators read")
+    assert "t:seq-in-region{ [i:++ private-body] [i:++ private-body] }" in stderr
+    out = (tmp_path / "out.c").read_text()
+    assert "#pragma omp for schedule(static) lastprivate(j)" in out
