@@ -15,7 +15,8 @@ while [ $# -ge 2 ]; do
 done
 NCU=$(command -v ncu || ls /usr/local/cuda*/bin/ncu 2>/dev/null | tail -1)
 for w in ${GK_PROFILE:-sgemm sgemm_4096}; do
-  exe="$main/build/$w.cuda"; [ -x "$exe" ] || continue
+  exe="$main/build/$w.cuda"; case $w in */*) exe="$(dirname "$w")/build/$(basename "$w").cuda"; w=$(basename "$w");; esac
+  [ -x "$exe" ] || continue
   timeout 90 "$NCU" -k regex:mdpoly_kernel_[0-9]+$ --launch-skip 1 --launch-count 1 --section SpeedOfLight --section Occupancy \
     --section LaunchStats --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --section WarpStateStats \
     --section SchedulerStats "$exe" > "$OUT/ncu_$w.txt" 2>&1
