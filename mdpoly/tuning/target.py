@@ -110,7 +110,8 @@ class OpenMPTarget:
     """
 
     name = "openmp"
-    space_version = 1
+    #: 2: packed panels (``PACK``) joined the space; results tuned without them are not reused
+    space_version = 2
     calibrate_from_default = False
 
     def __init__(self, backend: Backend, runner: Any, strict_fp: bool = False,
