@@ -58,6 +58,11 @@ class TeamCode:
     has no parallel loop: one thread calls the ordinary function. ``call`` is the call statement,
     ``exit_values`` assigns the live iterators (one thread runs it), ``check`` sets ``int``
     ``mdp_alias_ok`` to the run-time checks (``""``: there are none).
+
+    A split reduction (``mdpoly.ir.plan.TeamForm``) is ``"shared"`` too: ``call`` leaves each
+    thread's partials in the shared arrays that ``partials`` declares (C text, placed before the
+    region, which then has at most ``max_threads`` threads) and ends with a barrier; ``finish``,
+    run by one thread afterwards, combines them and stores the outputs.
     """
 
     kind: str
@@ -65,6 +70,9 @@ class TeamCode:
     call: str
     exit_values: str
     check: str
+    finish: str = ""
+    partials: str = ""
+    max_threads: int = 0
 
 
 class Backend(ABC, Generic[PlanT]):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from pycparser import c_ast, c_generator, c_parser
 
@@ -29,6 +29,7 @@ from mdpoly.ir.plan import (
     Assign,
     Assume,
     AsType,
+    Barrier,
     Block,
     BlockEnd,
     Const,
@@ -41,6 +42,7 @@ from mdpoly.ir.plan import (
     Plan,
     Ref,
     Stmt,
+    TeamThreads,
     ThreadCount,
     ThreadNum,
     Value,
@@ -63,6 +65,16 @@ class Dialect(Protocol):
     def region_pragmas(self, region: ParallelRegion) -> list[str]: ...
 
     def thread_id(self) -> c_ast.Node: ...
+
+
+@runtime_checkable
+class TeamSpellings(Protocol):
+    """Spellings of a dialect whose functions may be called by every thread of an enclosing team
+    (``TeamThreads``, ``Barrier``); the others refuse those statements."""
+
+    def team_size(self) -> c_ast.Node: ...
+
+    def barrier_pragmas(self) -> list[str]: ...
 
 
 # {{{ types and declarations
@@ -262,7 +274,24 @@ class CEmitter:
             tid = _decl(s.thread_var, _type_decl(s.thread_var, "int"), self.dialect.thread_id())
             return [c_ast.Pragma(p) for p in self.dialect.region_pragmas(s)] + [
                 c_ast.Compound([tid, *self.stmts(s.body)])]
+        if isinstance(s, TeamThreads | Barrier):
+            return self.team_stmt(s)
         raise TypeError(f"unknown statement {s!r}")
+
+    def team_stmt(self, s: TeamThreads | Barrier) -> list[c_ast.Node]:
+        dialect = self.dialect
+        if not isinstance(dialect, TeamSpellings):
+            raise TypeError(f"{s!r} outside a function run by a thread team")
+        if isinstance(s, Barrier):
+            return [c_ast.Pragma(p) for p in dialect.barrier_pragmas()]
+        out = [_decl(s.nthreads_var, _type_decl(s.nthreads_var, "int"), dialect.team_size())]
+        if s.thread_var:
+            out.append(_decl(s.thread_var, _type_decl(s.thread_var, "int"), dialect.thread_id()))
+        return out
+
+    def declarations(self, decls: tuple[Declare, ...]) -> str:
+        """``decls`` as C declaration statements, one a line."""
+        return "".join(str(self.gen.visit(n)) + ";\n" for d in decls for n in self.stmt(d))
 
     def heap_declare(self, s: Declare) -> list[c_ast.Node]:
         """``T (*name)[s1]... = aligned_alloc(64, s0 * sizeof *name)`` (the size rounded up to

@@ -8,7 +8,8 @@ from pycparser import c_ast
 
 from mdpoly.backends.base import Backend, GeneratedCode, TeamCode
 from mdpoly.backends.c_emit import CEmitter
-from mdpoly.ir.plan import Assume, Block, Declare, Guard, Loop, ParallelRegion, Plan, Stmt, ThreadCount
+from mdpoly.ir.mdh import Buffer
+from mdpoly.ir.plan import Assume, Block, Declare, Guard, Loop, ParallelRegion, Plan, Stmt, TeamForm, ThreadCount
 from mdpoly.ir.target import TargetCaps
 
 OPENMP_CAPS = TargetCaps(name="openmp", parallel_layers=1, simd=True, cores=2, vector_bytes=32,
@@ -52,6 +53,12 @@ class _TeamDialect(_OpenMPDialect):
     """Spellings of a function called by every thread of an enclosing region: its parallel loops
     are orphaned worksharing loops (``omp for``, which end with a barrier)."""
 
+    def team_size(self) -> c_ast.Node:
+        return c_ast.FuncCall(c_ast.ID("omp_get_num_threads"), None)
+
+    def barrier_pragmas(self) -> list[str]:
+        return ["omp barrier"]
+
     def loop_pragmas(self, loop: Loop) -> list[str]:
         if loop.schedule == "parallel":
             clauses = ["omp for"]
@@ -76,6 +83,8 @@ def team_kind(plan: Plan) -> str | None:
     """How every thread of an enclosing region runs ``plan`` (see ``TeamCode.kind``): ``None``
     when it starts a thread team of its own (per-thread partials of a shared reduction loop) or
     has work outside its parallel loops that every thread would repeat."""
+    if plan.team is not None:
+        return "shared"  # a split reduction's team form
     stmts = _walk(plan.body)
     if any(isinstance(s, ParallelRegion | ThreadCount) for s in stmts):
         return None
@@ -118,12 +127,34 @@ class OpenMPBackend(Backend[Plan]):
         kind = team_kind(plan)
         if kind is None:
             return None
+        if plan.team is not None:
+            return self.render_team_form(plan, plan.team)
         name = plan.name if kind == "single" else f"{plan.name}_team"
         definition = ""
         if kind == "shared":
             definition = shielded(CEmitter(_TeamDialect()).function(replace(plan, name=name)))
         call, exits, check = CEmitter(_OpenMPDialect()).team_call(plan, name)
         return TeamCode(kind, definition, call, exits, check)
+
+    def render_team_form(self, plan: Plan, team: TeamForm) -> TeamCode:
+        """A split reduction inside a region: ``<name>_team`` (every thread: its share into its
+        slot of the partials, a barrier) and ``<name>_finish`` (one thread: the partials combined
+        in thread order); the partials are arrays of the region named after the plan."""
+        def pointers(names: list[str]) -> tuple[Buffer, ...]:
+            return tuple(Buffer(n, d.elem_type, ("",), "pointer", written=True) for n, d in zip(names, team.partials))
+
+        own = [d.name for d in team.partials]
+        shared = [f"mdp_{plan.name}_{d.name.removeprefix('mdp_')}" for d in team.partials]
+        name, finish = f"{plan.name}_team", f"{plan.name}_finish"
+        functions = [replace(plan, name=name, params=plan.params + pointers(own), body=team.body, team=None),
+                     replace(plan, name=finish, params=plan.params + pointers(own), body=team.finish, team=None)]
+        definition = shielded("".join(CEmitter(_TeamDialect()).function(f) for f in functions))
+        at_call = replace(plan, params=plan.params + pointers(shared))
+        emitter = CEmitter(_OpenMPDialect())
+        call, exits, check = emitter.team_call(at_call, name)
+        finish_call = emitter.team_call(at_call, finish)[0]
+        decls = emitter.declarations(tuple(replace(d, name=n) for d, n in zip(team.partials, shared)))
+        return TeamCode("shared", definition, call, exits, check, finish_call, decls, team.max_threads)
 
 
 #: Every word of the generated OpenMP pragmas that a user's macro could replace (OpenMP pragmas
@@ -146,5 +177,6 @@ def preamble(headers: tuple[str, ...]) -> str:
     runtime calls fall back to one thread so the file still builds and runs sequentially."""
     lines = [f"#include <{h}>" for h in headers if h != "omp.h"]
     lines += ["#if defined(_OPENMP)", "#include <omp.h>",
-              "#else", "#define omp_get_max_threads() 1", "#define omp_get_thread_num() 0", "#endif"]
+              "#else", "#define omp_get_max_threads() 1", "#define omp_get_thread_num() 0",
+              "#define omp_get_num_threads() 1", "#endif"]
     return "\n".join(lines) + "\n"

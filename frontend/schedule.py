@@ -17,7 +17,9 @@ loop of a matrix product that first scales ``C[i][*]``). When the nest as a whol
    host code (it is sequential, or its body is not one band); each ``for`` item of its body is
    scheduled in turn, with the loop's iterator as a size parameter of the bands inside. Items
    run in their original order, so analysing each band on its own is exact: every dependence
-   outside a band is kept by the unchanged order of the host code.
+   outside a band is kept by the unchanged order of the host code. Whether a computation there
+   that is parallel only along its reductions pays is the target's question
+   (``mdpoly.profitability.reductions_in_host_loops``).
 
 Before either, ``scheduled`` tries ``mdpoly.frontend.privatize``: outer loops that carry
 dependences only on temporaries (doitgen's ``sum[p]``) become parallel with a copy of each
@@ -47,7 +49,7 @@ from dataclasses import replace
 import islpy as isl
 from pycparser import c_ast
 
-from mdpoly.diagnostics import Diagnostic, Severity, UnsupportedInput
+from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
@@ -208,7 +210,7 @@ class _Scheduler:
         body: list[ScheduleItem] = []
         for item in _body_items(node):
             if isinstance(item, c_ast.For):
-                body.extend(_inside_host_loop(b) for b in self.plan(item, tuple(inner_decls), None))
+                body.extend(self.plan(item, tuple(inner_decls), None))
             else:
                 body.append(HostStatement(statement_text(item), loc_of(item, whole.loc),
                                           isinstance(item, c_ast.Decl | c_ast.DeclList)))
@@ -346,20 +348,6 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
 def _only_wavefronts(item: ScheduleItem) -> bool:
     """Whether ``item`` is a host loop around wavefronts only."""
     return isinstance(item, HostLoop) and all(isinstance(b, Wavefront) for b in item.body)
-
-
-def _inside_host_loop(item: ScheduleItem) -> ScheduleItem:
-    """A computation that runs once per iteration of a host loop and is parallel only along
-    reduction loops is kept as written: each call would start a thread team and combine
-    partial results for a short reduction (a dot product per row of a triangular solve)."""
-    if not isinstance(item, Computation) or item.nest.mdh is None:
-        return item
-    if any(not d.combine.is_reduction for d in item.nest.mdh.dims):
-        return item
-    why = Diagnostic(Severity.NOTE, "reduction-in-host-loop", item.nest.loc,
-                     "only its reduction loops are parallel and it runs once per iteration of the sequential "
-                     "loops around it: starting threads and combining partial results would cost more than it saves")
-    return Computation(replace(item.nest, mdh=None, kept=why), item.distributed)
 
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,

@@ -35,7 +35,7 @@ from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options
-from mdpoly.profitability import MIN_WORK, too_little_work
+from mdpoly.profitability import MIN_WORK, reduction_in_host_loop, reductions_in_host_loops, too_little_work
 from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
@@ -172,6 +172,11 @@ def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: Rank
     return (plan, code), params, caps, tuning
 
 
+def _kept_reduction(nest: NestAnalysis, why: str) -> NestOutcome:
+    d = reduction_in_host_loop(nest, why)
+    return _kept(replace(nest, kept=d), d.code, d.message)
+
+
 def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
                         used_names: set[str]) -> tuple[Replacement | None, NestOutcome]:
     """A scheduled nest: every computation generated on its own, the host loops kept around them.
@@ -187,10 +192,22 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     parts: list[NestOutcome] = []
     definitions: list[str] = []
     preambles: list[str] = []
+    # reductions parallel only along their reduction loops: only with the team of a region around them
+    region_only = reductions_in_host_loops(nest.schedule)
+    no_region = ("" if target.name == "openmp" and not options.mpi and options.devices is None
+                 else f"and the {target.name} target has no parallel region around it")
+    index: dict[int, int] = {}  # id(computation) -> its outcome's position in ``parts``
     for comp in schedule_computations(nest.schedule):
+        index[id(comp)] = len(parts)
+        if id(comp) in region_only and no_region:
+            parts.append(_kept_reduction(comp.nest, no_region))
+            continue
         code, outcome = _transform_nest(comp.nest, target, options, sink, used_names)
         parts.append(outcome)
         if code is None:
+            continue
+        if id(comp) in region_only and (code.team is None or code.team.kind != "shared"):
+            parts[-1] = _kept_reduction(comp.nest, "and its reduction is not shared by the threads of a region")
             continue
         calls[id(comp)] = code.call.replace(ORIGINAL_NEST, comp.nest.reference_c.rstrip())
         definitions.append(code.definition)
@@ -202,7 +219,11 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
-                                       min_work=0 if options.all_nests or nest.requested else MIN_WORK)
+                                       min_work=0 if options.all_nests or nest.requested else MIN_WORK,
+                                       region_only=region_only)
+    for cid in rendered.outside:
+        parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
+        del calls[cid]
     if not calls and not rendered.private_loops and not rendered.wavefronts:
         if rendered.small:
             return None, _kept(nest, "too-little-work", "too little work")

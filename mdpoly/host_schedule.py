@@ -63,7 +63,7 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
 # {{{ one OpenMP parallel region around a host loop
 
 #: Words of the region's pragmas that a user's macro could replace (set aside around it).
-_REGION_WORDS = ("omp", "parallel", "private", "single")
+_REGION_WORDS = ("omp", "parallel", "private", "single", "num_threads")
 _NAME = re.compile(r"[A-Za-z_]\w*")
 #: ``name =``, ``name +=`` ..., ``name++``/``name--`` (not ``==``, ``<=``, ``>=``, ``!=``, a member)
 _ASSIGNED = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*(?:=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)")
@@ -88,13 +88,16 @@ class RenderedSchedule:
     regions: tuple[tuple[SourceLoc, str], ...]
     private_loops: int = 0  # how many ``PrivateLoop``s run in parallel
     small: int = 0  # how many were kept as written for too little work
+    #: the ``region_only`` computations (by ``id``) that run as written: their loop is no region
+    outside: frozenset[int] = frozenset()
     #: every ``PrivateLoop`` by location: ``""`` when it runs in parallel, else why not (a code)
     private: tuple[tuple[SourceLoc, str], ...] = ()
     wavefronts: int = 0  # how many ``Wavefront``s run in parallel (OpenMP: all of them)
 
 
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
-                            teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0) -> RenderedSchedule:
+                            teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0,
+                            region_only: frozenset[int] = frozenset()) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
     region (``teams``: the transformed computations' ``TeamCode``, by ``id``).
 
@@ -108,10 +111,15 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
 
     With ``openmp``, a ``PrivateLoop`` (at any depth) runs in parallel unless it is known to run
     fewer than ``min_work`` operations (two per statement instance): in a region, as an orphaned
-    worksharing loop (``_shared_private_loop``), elsewhere as a parallel loop of its own."""
+    worksharing loop (``_shared_private_loop``), elsewhere as a parallel loop of its own.
+
+    The computations of ``region_only`` (reductions whose only parallel loops are their
+    reduction loops) run in parallel only inside a region: where their host loop is none, they
+    run as written (``RenderedSchedule.outside``)."""
     lines = ["{"]
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
+    outside: set[int] = set()
     loops = _private_loops(items) if openmp else []
     parallel = frozenset(id(p) for p in loops if p.work is None or 2 * p.work >= min_work)
     status = tuple((p.loc, "" if id(p) in parallel else "too-little-work" if openmp else "sequential-body")
@@ -125,10 +133,16 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
             if not why:
                 lines.extend(_region(it, calls, teams, len(notes), definitions, parallel))
                 continue
+            alone = {id(c) for c in schedule_computations(it.body) if id(c) in region_only and id(c) in calls}
+            if alone:
+                outside |= alone
+                _render((it,), {k: v for k, v in calls.items() if k not in alone}, 1, lines, parallel)
+                continue
         _render((it,), calls, 1, lines, parallel)
     lines.append("}")
     return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel - waves),
-                            len(loops) - len(parallel - waves), private=status, wavefronts=len(waves))
+                            len(loops) - len(parallel - waves), outside=frozenset(outside),
+                            private=status, wavefronts=len(waves))
 
 
 def _wavefronts(items: tuple[ScheduleItem, ...]) -> list[Wavefront]:
@@ -251,11 +265,17 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
     # what a check reads without naming it: such loops check in every iteration
     calls_anything = calls_anything or any(re.search(r"(?<!&)&(?!&)|\*|->", st.text) for st in _statements(loop))
     flags: dict[int, tuple[str, bool]] = {}  # id(computation) -> (shared flag, checked once before)
+    partials: list[str] = []  # split reductions' shared partials, declared before the region
+    max_threads = 0  # the most threads those partials have room for (0: no limit)
     for c in comps:
         team = teams.get(id(c))
         if id(c) in calls and team is not None and team.kind == "shared":
             if team.definition and team.definition not in definitions:
                 definitions.append(team.definition)
+            if team.partials and team.partials not in partials:
+                partials.append(team.partials)
+            if team.max_threads:
+                max_threads = min(max_threads or team.max_threads, team.max_threads)
             if team.check:
                 flag = f"mdp_region{number}_ok{len(flags)}"
                 flags[id(c)] = (flag, _invariant(team.check, texts, written, calls_anything))
@@ -275,12 +295,18 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
     if flags:
         out.append(_INDENT * 2 + "int " + ", ".join(f for f, _ in flags.values()) + ";")
     out.extend(_block("\n".join(copies), 2))
+    out.extend(_block("".join(partials), 2))
+    threads = f"mdp_region{number}_nt"
+    if max_threads:
+        out.append(_INDENT * 2 + f"int {threads} = omp_get_max_threads();")
+        out.append(_INDENT * 2 + f"if ({threads} > {max_threads}) {threads} = {max_threads};")
     for cid, (_, once) in flags.items():
         if once:
             out.extend(_block(blocks[cid], 2))
     private = sorted({h.iterator for h in loops if not h.declares})
     out.extend("\n".join(push).splitlines())
-    out.append("#pragma omp parallel" + (f" private({', '.join(private)})" if private else ""))
+    out.append("#pragma omp parallel" + (f" num_threads({threads})" if max_threads else "")
+               + (f" private({', '.join(private)})" if private else ""))
     out.append(_INDENT * 2 + "{")
     _render_region(loop, calls, teams, flags, 3, out, parallel)
     out.append(_INDENT * 2 + "}")
@@ -349,21 +375,26 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
             if call is None or team is None or team.kind != "shared":
                 pending.append((call if call is not None else it.nest.reference_c).rstrip("\n"))
                 continue
-            flush()
-            run = [team.call]
-            if team.exit_values:
-                run += _single(team.exit_values, 0)
+            # one thread runs what comes after the team's part (a split reduction's combine, the
+            # exit values; else the computation as written) with the statements after it, and
+            # the run-time checks with the statements before it: one barrier each
+            after = "\n".join(t.rstrip("\n") for t in (team.finish, team.exit_values) if t)
             if id(it) not in flags:
-                lines.extend(_block("\n".join(run), depth + 1))
+                flush()
+                lines.extend(_block(team.call, depth + 1))
+                if after:
+                    pending.append(after)
                 continue
             flag, once = flags[id(it)]
             if not once:
-                lines.extend(_single(_check_block(team.check, flag), depth + 1))
+                pending.append(_check_block(team.check, flag))
+            flush()
             lines.append(_INDENT * (depth + 1) + f"if ({flag}) {{")
-            lines.extend(_block("\n".join(run), depth + 2))
-            lines.append(_INDENT * (depth + 1) + "} else {")
-            lines.extend(_single(it.nest.reference_c, depth + 2))
+            lines.extend(_block(team.call, depth + 2))
             lines.append(_INDENT * (depth + 1) + "}")
+            orelse = "{\n" + _indent(it.nest.reference_c.rstrip("\n")) + "\n}"
+            pending.append(f"if ({flag}) {{\n{_indent(after)}\n}} else {orelse}" if after else
+                           f"if (!{flag}) {orelse}")
     flush()
     lines.append(_INDENT * depth + "}")
 

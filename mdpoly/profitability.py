@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from mdpoly.diagnostics import Diagnostic, Severity
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr
-from mdpoly.ir.nest import NestAnalysis
+from mdpoly.ir.nest import Computation, HostLoop, NestAnalysis, ScheduleItem, schedule_computations
 from mdpoly.options import Options
 
 #: Below this many operations a parallel region (a few microseconds to start) does not pay off.
@@ -75,3 +75,30 @@ def too_little_work(nest: NestAnalysis, options: Options) -> Diagnostic | None:
     if est.ops is None or est.ops >= MIN_WORK:
         return None
     return Diagnostic(Severity.REMARK, "too-little-work", nest.loc, "too little work")
+
+
+def reductions_in_host_loops(items: tuple[ScheduleItem, ...]) -> frozenset[int]:
+    """The computations (by ``id``) inside host loops that are parallel only along reduction
+    loops: each call would start a thread team and combine partial results for one (often short)
+    reduction, a dot product per row of a triangular solve. They pay only where the threads of
+    one parallel region around the host loop already run (OpenMP, ``TeamCode``), combining
+    partials at a barrier; elsewhere they are kept as written (``reduction_in_host_loop``)."""
+    out: set[int] = set()
+    for it in items:
+        if isinstance(it, HostLoop):
+            out |= {id(c) for c in schedule_computations(it.body) if _reduction_only(c)}
+    return frozenset(out)
+
+
+def _reduction_only(c: Computation) -> bool:
+    mdh = c.nest.mdh
+    return mdh is not None and all(d.combine.is_reduction for d in mdh.dims)
+
+
+def reduction_in_host_loop(nest: NestAnalysis, why: str) -> Diagnostic:
+    """Why a computation of ``reductions_in_host_loops`` is kept as written (``why``: what its
+    target or host loop lacks)."""
+    return Diagnostic(Severity.NOTE, "reduction-in-host-loop", nest.loc,
+                      "only its reduction loops are parallel and it runs once per iteration of the sequential "
+                      f"loops around it, {why}: starting threads and combining partial results would cost more "
+                      "than it saves")

@@ -42,7 +42,15 @@ from mdpoly.host_schedule import (
     _texts,
     render_schedule,
 )
-from mdpoly.ir.nest import Computation, HostLoop, HostStatement, PrivateLoop, ScheduleItem, schedule_computations
+from mdpoly.ir.nest import (
+    Computation,
+    HostLoop,
+    HostStatement,
+    PrivateLoop,
+    ScheduleItem,
+    Wavefront,
+    schedule_computations,
+)
 from mdpoly.ir.residency import DataRegion, DeviceData, HostSync, ResidentArray
 
 
@@ -192,7 +200,7 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     # what runs on the host inside the loop: every name it mentions stays on the host
     host_texts = [h.header for h in _host_loops(loop)]
     host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids]
-    host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop)]
+    host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop | Wavefront)]
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
     # statements: an array they use only by its elements is copied back before them (and in
     # again after them when they write it); any other name they mention stays on the host

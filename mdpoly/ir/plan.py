@@ -220,7 +220,23 @@ class Assume:
     upper: tuple[Affine, ...]
 
 
-Stmt = Declare | Assign | Loop | Block | ThreadCount | ParallelRegion | Assume | Guard
+@dataclass(frozen=True, slots=True)
+class TeamThreads:
+    """Inside a function that every thread of an enclosing team calls (``Plan.team``): declare
+    ``int nthreads_var`` = the team's size and, unless ``thread_var`` is empty, ``int thread_var``
+    = the calling thread's number in it."""
+
+    nthreads_var: str
+    thread_var: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Barrier:
+    """Every thread of the enclosing team waits here until all have arrived; their writes before
+    it are visible to every thread after it."""
+
+
+Stmt = Declare | Assign | Loop | Block | ThreadCount | ParallelRegion | Assume | Guard | TeamThreads | Barrier
 
 # }}}
 
@@ -244,6 +260,26 @@ class Iterator:
 
 
 @dataclass(frozen=True, slots=True)
+class TeamForm:
+    """A split reduction (``Plan.body`` starts its own team) as run inside an enclosing parallel
+    region whose threads all call it, so that a sequential host loop around it needs no team
+    per iteration.
+
+    ``body``: run by every thread -- its share of the reduction into its own slot of the shared
+    partials, then a ``Barrier``; ``finish``: run by one thread afterwards -- the partials
+    combined in thread order with the outputs' start values, the outputs stored. ``partials``:
+    the shared per-thread arrays (one slot of ``shape[0] / max_threads`` elements per thread),
+    which the region declares before it starts (a team of at most ``max_threads`` threads) and
+    both functions take as pointer parameters of these names, after ``Plan.params``.
+    """
+
+    body: tuple[Stmt, ...]
+    finish: tuple[Stmt, ...]
+    partials: tuple[Declare, ...]
+    max_threads: int
+
+
+@dataclass(frozen=True, slots=True)
 class Plan:
     """A lowered nest ready to render as one function ``name(params...)``.
 
@@ -263,6 +299,8 @@ class Plan:
     needs_float: bool = False
     #: the user's iterators, outermost first (their types; exit values of live ones)
     iterators: tuple[Iterator, ...] = ()
+    #: the plan as run by the threads of an enclosing region (split reductions; see ``TeamForm``)
+    team: TeamForm | None = None
 
 
 def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:

@@ -202,7 +202,9 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
             and red_work >= SPLIT_MIN_WORK):
         split = max(reds, key=lambda d: e if (e := ext[d]) is not None else math.inf)
         e = ext[split]
-        chunk = max(256, math.ceil(e / (PAR_SLACK * caps.cores))) if e is not None else 4096
+        # an unknown extent (often a host loop's iterator: a triangle's row) gets small chunks, shared
+        # out contiguously by the static schedule: one chunk of a short row would leave a thread idle
+        chunk = max(256, math.ceil(e / (PAR_SLACK * caps.cores))) if e is not None else 256
         tiles[split] = (chunk,) if e is None else (min(chunk, e),)
         for d in concat:
             tiles[d] = ()

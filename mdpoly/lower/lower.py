@@ -33,6 +33,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+from collections.abc import Callable
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
@@ -42,6 +43,7 @@ from mdpoly.ir.plan import (
     Assign,
     Assume,
     AsType,
+    Barrier,
     Block,
     BlockEnd,
     Const,
@@ -54,6 +56,8 @@ from mdpoly.ir.plan import (
     Plan,
     Ref,
     Stmt,
+    TeamForm,
+    TeamThreads,
     ThreadCount,
     ThreadNum,
     Value,
@@ -63,6 +67,12 @@ from mdpoly.lower.neutral import neutral
 from mdpoly.lower.params import TuningParams, pack_elems, packed_inputs, reduction_box, violations
 
 PREFIX = "mdp_"
+
+#: A split reduction's team form (``TeamForm``): the enclosing region has at most this many
+#: threads, and one thread's partials at most ``MAX_TEAM_SLOT`` elements, so that the shared
+#: partials (declared before the region, on the stack) stay small.
+MAX_TEAM = 256
+MAX_TEAM_SLOT = 16
 
 
 # {{{ affine helpers
@@ -633,8 +643,11 @@ class _Lowerer:
                           distribution=self.p.distribution),)
         return self.pack_buffers(stmts)
 
-    def lower_split(self) -> tuple[Stmt, ...]:
-        """One reduction dim shared by a thread team; per-thread partials combined in order."""
+    def lower_split(self) -> tuple[tuple[Stmt, ...], TeamForm | None]:
+        """One reduction dim shared by a thread team; per-thread partials combined in order. Also
+        the same as run by the threads of an enclosing region (``TeamForm``), when one thread's
+        partials are at most ``MAX_TEAM_SLOT`` elements: a thread's share into its slot of
+        shared partials, a barrier, then one thread combining them in thread order."""
         assert self.op is not None and self.p.split_dim is not None
         outs = range(len(self.m.outputs))
         nt, tid = f"{PREFIX}nthreads", f"{PREFIX}tid"
@@ -642,8 +655,17 @@ class _Lowerer:
         types = [self.m.outputs[o].elem_type for o in outs]
         t_var = f"{PREFIX}t"
 
+        flat = False  # the team form's partials: one flat slot of ``team_slot`` elements per thread
+        team_slot = math.prod(self.res_extent(d) for d in self.concat)
+
         def part_ref(o: int, who: str) -> Ref:
-            return Ref(parts[o], (_var(who), *(self.res_index(d) for d in self.concat)))
+            if not flat:
+                return Ref(parts[o], (_var(who), *(self.res_index(d) for d in self.concat)))
+            index, stride = Affine.of({who: team_slot}), team_slot
+            for d in self.concat:
+                stride //= self.res_extent(d)
+                index = _add(index, self.res_index(d), stride)
+            return Ref(parts[o], (index,))
 
         inner = self.wrap_tiles(
             self.concat_tile_order() + self.reduction_tile_order(True), self.compute())
@@ -658,7 +680,34 @@ class _Lowerer:
         ))
         init_parts = Loop(t_var, _const(0), (_var(nt),), 1,
                           self.full_concat_nest(tuple(Assign(part_ref(o, t_var), self.neutral(o)) for o in outs)))
+        body = (Block((
+            ThreadCount(nt, self.p.num_threads),
+            *(Declare(parts[o], types[o], (_var(nt), *self.res_shape())) for o in outs),
+            init_parts, region, *self.combine_partials(nt, t_var, part_ref))),)
+        if team_slot > MAX_TEAM_SLOT:
+            return body, None
+        flat = True
+        team_body = (
+            TeamThreads(nt, tid),
+            Block((
+                *(Declare(f"{PREFIX}res{o}", types[o], self.res_shape()) for o in outs),
+                *self.full_concat_nest(tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)),
+                shared,
+                *self.full_concat_nest(tuple(Assign(part_ref(o, tid), self.res_ref(o)) for o in outs)))),
+            Barrier(),
+        )
+        partials = tuple(Declare(parts[o], types[o], (_const(MAX_TEAM * team_slot),)) for o in outs)
+        finish = (TeamThreads(nt), *self.combine_partials(nt, t_var, part_ref))
+        return body, TeamForm(team_body, finish, partials, MAX_TEAM)
+
+    def combine_partials(self, nt: str, t_var: str, part_ref: Callable[[int, str], Ref]) -> tuple[Stmt, ...]:
+        """The per-thread partials ``part_ref(o, t)`` for ``t < nt`` combined in thread order with
+        each output's start value, and the outputs stored (at the concat points of the domain)."""
+        assert self.op is not None
+        outs = range(len(self.m.outputs))
+        types = [self.m.outputs[o].elem_type for o in outs]
         total = [f"{PREFIX}r{o}" for o in outs]
+        combine: tuple[Stmt, ...]
         if self.op.is_arg:  # merge the partials by value and index, then against the start value
             start = [f"{PREFIX}s{o}" for o in outs]
             tot, st = (Var(total[0]), Var(total[1])), (Var(start[0]), Var(start[1]))
@@ -681,10 +730,7 @@ class _Lowerer:
                      tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
                 *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
             )))
-        return (Block((
-            ThreadCount(nt, self.p.num_threads),
-            *(Declare(parts[o], types[o], (_var(nt), *self.res_shape())) for o in outs),
-            init_parts, region, *combine)),)
+        return combine
 
     # }}}
 
@@ -694,11 +740,11 @@ class _Lowerer:
                 raise UnsupportedInput("an accumulating output needs a reduction dimension to give its operator",
                                        self.m.loc, code="no-reduction-operator")
         check_exit_values(self.m)
-        body = self.lower_split() if self.split else self.lower_direct()
+        body, team = self.lower_split() if self.split else (self.lower_direct(), None)
         return Plan(
             name=self.m.name, loc=self.m.loc, params=function_params(self.m), body=body, mdh=self.m,
             tuning=self.p, needs_math="math.h" in self.headers, needs_limits="limits.h" in self.headers,
-            iterators=plan_iterators(self.m),
+            iterators=plan_iterators(self.m), team=team,
         )
 
 

@@ -213,6 +213,32 @@ int main(void) {
 }
 """
 
+# a parallel computation and a wavefront under one time loop: on a GPU target the computation runs
+# on the device and the wavefront on the host, so the arrays it names must not stay on the device
+MIXED = PRELUDE + """#define N 70
+void kernel_mixed(int tsteps, int n, double A[N][N], double B[N][N]) {
+  int t, i, j;
+#pragma scop
+  for (t = 0; t < tsteps; t++) {
+    for (i = 0; i < n; i++)
+      for (j = 0; j < n; j++)
+        B[i][j] = A[i][j] * 0.5 + t;
+    for (i = 1; i < n - 1; i++)
+      for (j = 1; j < n - 1; j++)
+        A[i][j] = 0.25 * (A[i - 1][j] + A[i][j - 1] + B[i][j] + A[i + 1][j]);
+  }
+#pragma endscop
+}
+int main(void) {
+  static double A[N][N], B[N][N];
+  for (int i = 0; i < N; i++) for (int j = 0; j < N; j++) A[i][j] = (i * 3 + j) % 8;
+  kernel_mixed(5, N, A, B);
+  dump("A", &A[0][0], (long)N * N);
+  dump("B", &B[0][0], (long)N * N);
+  return 0;
+}
+"""
+
 #: case -> (program, -D defines, the schedule remark's text)
 CASES = {
     # the time loop joins the band (Pluto's hyperplanes t, t+i, t+j): tiles over time too
@@ -221,6 +247,7 @@ CASES = {
     "seidel_5_source": (SEIDEL_SOURCE, {}, "t:seq-in-region{ [wavefront i,j tiles 64x64] }"),
     # the distance (1, -1) of A[i - 1][j + 1]: t, t+i, 2t+i+j
     "seidel_9": (SEIDEL_9, {}, "[wavefront t,i,j skew i+t,j+2*t+i tiles 16x16x16]"),
+    "mixed": (MIXED, {}, "t:seq-in-region{ [i:++ j:++ MDH at line 21] [wavefront i,j tiles 64x64] }"),
     "lcs": (LCS, {}, "[wavefront i,j tiles 64x64]"),
     "edit_distance": (EDIT, {}, "[wavefront i,j tiles 64x64]"),
     "smooth_1d": (SMOOTH_1D, {}, "[wavefront t,i skew i+t tiles 64x64]"),
@@ -286,7 +313,7 @@ def test_refused_with_reason(name: str, tmp_path: Path) -> None:
     assert words in proc.stderr and "[no-wavefront]" in proc.stderr
     nest = next(n for n in json.loads(report.read_text())["nests"] if "wavefront" in n)
     assert nest["status"] == "kept" and words in nest["wavefront"]
-    assert "long mdp_w" not in out_c.read_text()
+    assert "long mdp_w =" not in out_c.read_text()
     assert run_program(build_c(out_c, tmp_path / "par", {}, openmp=True), threads=2) == reference
 
 
@@ -298,7 +325,7 @@ def test_aliased_arrays_run_the_original(tmp_path: Path) -> None:
     reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
     out_c = tmp_path / "out.c"
     run_mdpoly(src, out_c, {}, extra=["-q"])
-    assert "long mdp_w" in out_c.read_text()
+    assert "long mdp_w =" in out_c.read_text()
     parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
     for threads in (1, 3):
         assert run_program(parallel, threads=threads) == reference
@@ -313,7 +340,28 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
     assert "[wavefront-openmp-only]" in proc.stderr
-    assert "long mdp_w" not in out_c.read_text()
+    assert "long mdp_w =" not in out_c.read_text()
+
+
+def test_opencl_runs_the_wavefront_on_the_host(tmp_path: Path) -> None:
+    """OpenCL: the computation on the device, the wavefront as written on the host in between,
+    the program's output that of the original."""
+    from test_opencl_examples import opencl_unavailable
+    why = opencl_unavailable(str(tmp_path))
+    if why is not None:
+        pytest.skip(why)
+    src = tmp_path / "in.c"
+    src.write_text(MIXED)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "opencl", "--all-nests",
+           "--no-tune"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert "long mdp_w =" not in out_c.read_text()
+    exe = tmp_path / "gpu"
+    run_step(["cc", "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference
 
 
 def test_race_free_under_tsan(tmp_path: Path) -> None:

@@ -1,5 +1,5 @@
 /* Host loops inside host loops: t (declared in its header) around a sequential k loop around two
-   bands, and a row sum that stays as written (parallel only along its reduction) in the t loop. */
+   bands, and a row sum in the t loop (parallel only along its reduction: shared by the region's threads). */
 #include <stdio.h>
 #ifndef N
 #define N 5001
