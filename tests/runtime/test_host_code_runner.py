@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import shutil
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from mdpoly.runtime.base import ArgSpec, BuildRequest, RunFailed, RunTimedOut
+from mdpoly.runtime.base import ArgSpec, BuildRequest, LaunchRefused, RunFailed, RunTimedOut
 from mdpoly.runtime.host_code import TIMING_ENTRY, HostCodeRunner
 
 pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
@@ -100,3 +101,66 @@ def test_large_inputs_are_written_once_per_array(tmp_path):
     other = big.copy()
     runner.run(runner.build(req), {"x": other}, repeats=1, warmup=0)
     assert len(list(tmp_path.glob("input-*.npy"))) == 2
+
+
+#: A stand-in whose hold export marks the buffers held: held calls "copy" nothing (transfer 0 in
+#: its profile) and record the call count at which hold came.
+HOLDING = r"""
+#include <stdio.h>
+#include <stdlib.h>
+static struct { double kernel_ms, transfer_ms, call_ms; } last;
+static long calls, held_at = -1, holds;
+void mdpoly_entry(void **args)
+{
+    float *x = (float *)args[0];
+    x[0] += 1.0f;
+    ++calls;
+    last.kernel_ms = (double)held_at;
+    last.transfer_ms = held_at >= 0 ? 0.0 : 1.0;
+    last.call_ms = (double)holds;
+}
+void mdpoly_hold(void **args)
+{
+    (void)args;
+    held_at = calls;
+    ++holds;
+}
+void mdpoly_timing(double *out)
+{
+    out[0] = last.kernel_ms;
+    out[1] = last.transfer_ms;
+    out[2] = last.call_ms;
+}
+"""
+
+
+def test_the_worker_holds_the_inputs_once_after_the_checked_first_call(tmp_path):
+    """With ``BuildRequest.hold`` the worker calls the export once, after the first call (whose
+    outputs are checked) and before the warm-up and timed calls; without it, never."""
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    x = np.zeros(4, np.float32)
+    req = BuildRequest(HOLDING, "mdpoly_entry", ARGS, language="opencl", hold="mdpoly_hold")
+    m = runner.run(runner.build(req), {"x": x}, repeats=3, warmup=2)
+    assert m.times == pytest.approx((0.001,) * 3)            # held after call 1, in ms
+    assert m.call_times == pytest.approx((0.001,) * 3)       # one hold
+    assert m.transfer_times == (0.0, 0.0, 0.0) and len(m.host_times) == 3
+    assert m.outputs["x"][0] == 1.0
+    plain = runner.run(runner.build(replace(req, hold="")), {"x": x}, repeats=2, warmup=0)
+    assert plain.transfer_times == pytest.approx((0.001, 0.001)) and plain.call_times == (0.0, 0.0)
+
+
+@pytest.mark.parametrize("status, said, kind", [(3, "mdpoly: launch refused: kernel 'k': too wide", "launch"),
+                                               (3, "something else", "crash"), (1, "mdpoly: launch refused: x",
+                                                                                "crash")])
+def test_a_refused_launch_is_its_own_kind(tmp_path, status, said, kind):
+    """Host code that refuses a launch says so on stderr and exits with status 3: ``LaunchRefused``
+    (kind ``launch``) with the reason; any other exit stays a crash."""
+    runner = HostCodeRunner("toy", work_dir=str(tmp_path))
+    body = f'fprintf(stderr, "{said}\\n"); exit({status});'
+    src = "#include <stdio.h>\n#include <stdlib.h>\n" + DOUBLE.replace("@HANG@", body)
+    with pytest.raises(RunFailed) as info:
+        runner.run(runner.build(BuildRequest(src, "mdpoly_entry", ARGS)), {"x": np.zeros(4, np.float32)}, repeats=1)
+    assert info.value.kind == kind
+    assert isinstance(info.value, LaunchRefused) == (kind == "launch")
+    if kind == "launch":
+        assert str(info.value) == "kernel 'k': too wide"
