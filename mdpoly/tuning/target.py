@@ -14,8 +14,10 @@ know nothing about OpenMP or OpenCL: a target plugs in
   ``calibrate_from_default`` (GPU kernels are timed by repetitions sized on the default's time,
   not on the sequential reference's).
 
-The reference outputs always come from the original nest compiled for the host CPU (the
-evaluator's reference runner, an ``OpenMPRunner``). ``OpenMPTarget`` here keeps the OpenMP
+The reference outputs come from the original nest compiled for the host CPU (the evaluator's
+reference runner, an ``OpenMPRunner``); a device target may instead take its default
+configuration's outputs when the original is too slow, cross-checked against it
+(``mdpoly.tuning.evaluate``). ``OpenMPTarget`` here keeps the OpenMP
 tuning exactly as it was; the work-group targets are in ``mdpoly.tuning.gpu``.
 """
 
