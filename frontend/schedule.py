@@ -31,8 +31,10 @@ carries no dependence once its temporaries are private -- ADI's row loop around 
 whose body holds two sequential loops -- becomes a ``PrivateLoop``: the loop in parallel, its
 body as written (``privatize_nest(plain=True)`` checks it with isl). It is preferred to a host
 loop and to a distribution with pieces that are no computations; a distribution into
-computations only is preferred to it (those are tuned). A distribution whose pieces all stay
-host loops is not used: it would only repeat the loop around the same inner items.
+computations only is preferred to it (those are tuned), and so is a host loop whose inner loops
+all are computations when the loop has a constant number of iterations below
+``FEW_ITERATIONS`` (too few to share among threads). A distribution whose pieces all stay host
+loops is not used: it would only repeat the loop around the same inner items.
 
 A schedule without a single computation or parallel loop is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
@@ -43,6 +45,7 @@ order, so no strongly-connected-component search is needed: the original order i
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -168,9 +171,13 @@ class _Scheduler:
                     else:
                         out.extend(self.host_loop(piece, host_decls, na))
                 return tuple(out)
-        if parallel is not None:
+        if parallel is not None and not _few_iterations(whole):
             return (parallel,)
         items = self.host_loop(node, host_decls, whole)
+        if parallel is not None:
+            # too few iterations to share among threads: host loops around computations
+            # (tuned, their own loops parallel) are preferred where every inner loop is one
+            return items if _runs_in_parallel(items) else (parallel,)
         # nothing inside is parallel, or only wavefronts are: the band from here as one wavefront
         # (a time loop joins the band: tiles over time as well, far fewer barriers)
         if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
@@ -390,6 +397,28 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
         return replace(whole, schedule=schedule, privatization=refusal)
     # the outermost band tried says most about why the nest has no wavefront
     return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "")
+
+
+_LOOP_WORD = re.compile(r"\b(?:for|while|do)\b")
+
+#: A loop of a constant number of iterations below this is too short to share among threads as a
+#: parallel loop around its body when host loops around computations are the alternative.
+FEW_ITERATIONS = 16
+
+
+def _few_iterations(whole: NestAnalysis) -> bool:
+    extent = whole.loops[0].extent.strip() if whole.loops else ""
+    return extent.isdigit() and int(extent) < FEW_ITERATIONS
+
+
+def _runs_in_parallel(items: tuple[ScheduleItem, ...]) -> bool:
+    """Whether every loop of ``items`` (host loops aside) is a computation or a parallel loop:
+    nothing but plain statements runs sequentially."""
+    return all(isinstance(it, PrivateLoop)
+               or (isinstance(it, Computation) and it.nest.mdh is not None)
+               or (isinstance(it, HostLoop) and _runs_in_parallel(it.body))
+               or (isinstance(it, HostStatement) and not _LOOP_WORD.search(it.text))
+               for it in items)
 
 
 def _flatten(items: tuple[ScheduleItem, ...]) -> list[ScheduleItem]:

@@ -6,7 +6,8 @@ MDH band describes it. The scheduler makes such a loop a parallel loop around it
 written -- inside the time loop's OpenMP region an orphaned ``omp for`` -- and so it does for a
 plain row-wise Thomas solve and for a row loop whose scalar temporary is private to each thread
 (its last value read after the nest). A row loop that carries a flow dependence is kept. Each
-program must print what the original prints at 1, 2 and 3 threads.
+program must print what the original prints at 1, 2 and 3 threads. A loop of three iterations
+whose inner loops are computations stays a host loop around them.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ CASES = {
     "row_scalar": ("t:seq-in-region{ [i:++ with private s] [i:++ j:++ MDH at line 26] }",
                    ("#pragma omp for schedule(static) private(j) firstprivate(mdp_priv_s) lastprivate(mdp_priv_s)",)),
     "carried": ("", ()),
+    "channels": ("c:seq{ [i:++ j:++ MDH at line 17] [i:++ j:++ MDH at line 20] }", ()),
 }
 
 
