@@ -310,6 +310,8 @@ def test_refused_with_reason(name: str, tmp_path: Path) -> None:
     reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
     out_c, report = tmp_path / "out.c", tmp_path / "report.json"
     proc = run_mdpoly(src, out_c, {}, extra=["--report", str(report)])
+    line = next(k for k, ln in enumerate(text.splitlines(), 1) if ln.startswith("  for (i = 1;"))
+    assert f"{src}:{line}:3: note: its loops cannot run as a tiled wavefront: " in proc.stderr
     assert words in proc.stderr and "[no-wavefront]" in proc.stderr
     nest = next(n for n in json.loads(report.read_text())["nests"] if "wavefront" in n)
     assert nest["status"] == "kept" and words in nest["wavefront"]
@@ -339,7 +341,8 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
            "--no-tune"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "[wavefront-openmp-only]" in proc.stderr
+    line = next(k for k, ln in enumerate(SEIDEL_5.splitlines(), 1) if ln.startswith("  for (t = 0;"))
+    assert f"{src}:{line}:3: " in proc.stderr and "[wavefront-openmp-only]" in proc.stderr
     assert "long mdp_w =" not in out_c.read_text()
 
 
