@@ -192,7 +192,7 @@ class _Scheduler:
         self.spent += 1
         if self.spent > MAX_BAND_ANALYSES:
             raise _OverBudget
-        result = wavefront_band(self.parsed, cand)
+        result = wavefront_band(self.parsed, cand, sizes=self.sizes)
         if isinstance(result, str):
             self.wave_refusals.append(result)
             return None

@@ -33,6 +33,7 @@ puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_ast
@@ -40,6 +41,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
 from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -68,11 +70,12 @@ class _Refused(Exception):
     """No wavefront for this band; the message says why."""
 
 
-def wavefront_band(parsed: ParsedFile, cand: Candidate,
-                   tiles: dict[int, tuple[int, ...]] | None = None) -> Wavefront | str:
+def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[int, ...]] | None = None,
+                   sizes: dict[str, int] | None = None) -> Wavefront | str:
     """The band from ``cand.node`` down as a tiled wavefront, or why it cannot be (a sentence).
 
-    ``tiles``: the tile edges per band depth (``DEFAULT_TILES`` where not given)."""
+    ``tiles``: the tile edges per band depth (``DEFAULT_TILES`` where not given); ``sizes``:
+    known values of size parameters (``--size``), besides those of the call sites."""
     band = _band(cand.node)
     if len(band) < 2:
         return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
@@ -84,16 +87,34 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate,
         return err.message
     except isl.Error as err:
         return f"isl failed on the band: {err}"
-    sizes = {**DEFAULT_TILES, **(tiles or {})}
+    edges = {**DEFAULT_TILES, **(tiles or {})}
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
         try:
-            return _wavefront(cand, scop, deps, band[:depth], sizes[depth])
+            wave = _wavefront(cand, scop, deps, band[:depth], edges[depth])
+            known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
+            return replace(wave, work=_instances(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (isl.Error, UnsupportedInput) as err:
             refusal = refusal or f"isl failed on the band: {err}"
     return refusal
+
+
+def _instances(scop: Scop, known: dict[str, int]) -> int | None:
+    """How many statement instances the band runs (``None`` when a size is unknown)."""
+    if any(p not in known for p in scop.params):
+        return None
+    total = 0
+    for st in scop.statements:
+        dom = isl.Set(scop.domain_str(st))
+        for q, name in enumerate(scop.params):
+            dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
+        count = dom.count_val()
+        if not count.is_int():
+            return None
+        total += count.to_python()
+    return total
 
 
 def _iterator(node: c_ast.For) -> str:

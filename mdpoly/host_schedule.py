@@ -124,8 +124,10 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     parallel = frozenset(id(p) for p in loops if p.work is None or 2 * p.work >= min_work)
     status = tuple((p.loc, "" if id(p) in parallel else "too-little-work" if openmp else "sequential-body")
                    for p in _private_loops(items))
-    waves = frozenset(id(w) for w in _wavefronts(items)) if openmp else frozenset()
-    parallel |= waves  # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does
+    # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does, unless it is too small
+    waves = frozenset(id(w) for w in _wavefronts(items) if w.work is None or 2 * w.work >= min_work) \
+        if openmp else frozenset()
+    parallel |= waves
     for it in items:
         if isinstance(it, HostLoop):
             why = _region_refusal(it, calls, teams, parallel)
@@ -141,7 +143,8 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
         _render((it,), calls, 1, lines, parallel)
     lines.append("}")
     return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel - waves),
-                            len(loops) - len(parallel - waves), outside=frozenset(outside),
+                            len(loops) - len(parallel - waves) + (len(_wavefronts(items)) - len(waves) if openmp else 0),
+                            outside=frozenset(outside),
                             private=status, wavefronts=len(waves))
 
 

@@ -178,6 +178,8 @@ class Wavefront:
     checks: tuple[AliasCheck, ...]
     preconditions: tuple[Precondition, ...]
     params: tuple[str, ...]
+    #: how many statement instances it runs, where the sizes are known
+    work: int | None = None
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64``."""

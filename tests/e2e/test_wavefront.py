@@ -346,6 +346,23 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
     assert "long mdp_w =" not in out_c.read_text()
 
 
+@pytest.mark.parametrize(("n", "parallel"), [(20, False), (150, True)])
+def test_too_little_work_stays_as_written(n: int, parallel: bool, tmp_path: Path) -> None:
+    """Without ``--all-nests``, a wavefront known (from the call site) to run fewer than
+    ``MIN_WORK`` operations is kept as written: 5 sweeps of 18 x 18 points are, of 148 x 148 not."""
+    src = tmp_path / "in.c"
+    src.write_text(SEIDEL_5)
+    out_c = tmp_path / "out.c"
+    cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "openmp", "--no-tune",
+           "-D", f"N={n}"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert ("long mdp_w =" in out_c.read_text()) == parallel
+    line = next(k for k, ln in enumerate(SEIDEL_5.splitlines(), 1) if ln.startswith("  for (t = 0;"))
+    said = next(ln for ln in proc.stderr.splitlines() if ln.startswith(f"{src}:{line}:3: "))
+    assert ("[too-little-work]" in said) != parallel and ("wavefront t,i,j" in said) == parallel
+
+
 def test_opencl_runs_the_wavefront_on_the_host(tmp_path: Path) -> None:
     """OpenCL: the computation on the device, the wavefront as written on the host in between,
     the program's output that of the original."""
