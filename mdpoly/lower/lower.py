@@ -468,7 +468,14 @@ class _Lowerer:
             stmts: tuple[Stmt, ...] = self.micro_kernel(blocked)
         finally:
             self.pack_base = {}
-        for d in reversed(blocked):
+        nest = list(blocked)
+        if any(d != p.vector_dim for d in self.packed.values()) and p.vector_dim in nest:
+            # packed row panels: BLIS's order, the SIMD dim's blocks outside, so that one sliver of
+            # the SIMD-dim panel stays in L1 while the row panels stream (the micro-kernel's
+            # accumulators keep their order: gcc allocates registers by it)
+            nest.remove(p.vector_dim)
+            nest.insert(0, p.vector_dim)
+        for d in reversed(nest):
             stmts = (Loop(self.rvar(d), rng[d][0], (_var(ends[d]),), p.register_tile[d], stmts,
                           dim=d, layer=REGISTER_LAYER),)
         rest: tuple[Stmt, ...] = ()

@@ -66,7 +66,9 @@ class TuningParams:
     per block of the SIMD dim ``v``, reduction points in ``loop_order`` inside it -- and the
     micro-kernel reads the copy with unit stride. ``pack_a``: the same for the inputs that read
     one other register-blocked dim ``d`` and not ``v`` (``A[i][k]``): slivers of
-    ``register_tile[d]`` points, so the micro-kernel's broadcasts read consecutive elements.
+    ``register_tile[d]`` points, so the micro-kernel's broadcasts read consecutive elements; the
+    register blocks then run in BLIS's order, the SIMD dim's blocks outermost (one sliver of
+    the SIMD-dim panel stays in L1 while the row panels stream).
     """
 
     tiles: tuple[tuple[int, ...], ...]
