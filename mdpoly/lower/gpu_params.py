@@ -78,9 +78,10 @@ MAX_MIN_BLOCKS = 4
 MAX_RESIDENT_ITEMS = 2048
 #: Largest bank-conflict padding of a ``__local`` row (``pad``).
 MAX_PAD = 8
-#: Private tiles of at least this many accumulators hold ~180 registers per work-item on a GPU, so one
-#: work-group of 256 items is resident per multiprocessor (H200, sgemm 8 x 8: 183 registers): the
-#: default splits the reduction so that the work-groups fill whole waves (``_wave_split``).
+#: Private tiles of at least this many accumulators hold 130-180 registers per work-item on a GPU, so
+#: one work-group of 256 items is resident per multiprocessor (H200, sgemm 8 x 8: 129-183 registers)
+#: unless launch bounds cap them at 128 (``min_blocks`` 2): the default asks for those and splits the
+#: reduction so that the work-groups fill whole waves (``_wave_split``).
 WAVE_TILE_ELEMS = 64
 
 
@@ -502,10 +503,12 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
     the global reads the work-group's items would make without the copy (items sharing a value,
     overlapping stencil windows); tiles shrink until the copies fit. When the concat tiles give
     at most ``max(compute_units, MIN_GROUPS)`` work-groups, the longest reduction's tiles are spread
-    over several work-groups (partials + combine kernel) up to twice that (four times on a GPU:
-    skinny, memory-bound MatMuls gain from more loads in flight), each keeping at least two tiles;
-    on a GPU, register tiles of ``WAVE_TILE_ELEMS`` or more points are split so that the
-    work-groups fill whole waves of the multiprocessors (``_wave_split``).
+    over several work-groups (partials + combine kernel) up to twice that, each keeping at least
+    two tiles (on a GPU: eight times, and four tiles of a reduction of 64 or more tiles -- skinny,
+    memory-bound MatMuls gain from more loads in flight); on a GPU, register tiles of
+    ``WAVE_TILE_ELEMS`` or more points get launch bounds for two resident work-groups where the
+    target has them (``min_blocks``) and are split so that the work-groups fill whole waves of the
+    multiprocessors (``_wave_split``).
     """
     dims = mdh.dims
     n = len(dims)
@@ -598,12 +601,20 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
     concat_groups = math.prod(math.ceil(ext[d] / params.tile(mdh, d)) for d in concat)
     tiles = math.ceil(ext[r] / params.kt[r])
     if caps.is_gpu and params.private_elems(mdh) >= WAVE_TILE_ELEMS:
-        wg = _wave_split(concat_groups, tiles, caps.compute_units)
+        # launch bounds keep such a tile within 128 registers: two resident work-groups per multiprocessor
+        # (H200, sgemm 4096^3: 3.38 ms with, 3.69 ms without; 1024^3 split 4 ways: 0.070 ms, 0.073 ms)
+        resident = 2 if caps.launch_bounds and 2 * params.wg_size() <= MAX_RESIDENT_ITEMS else 1
+        params = replace(params, min_blocks=resident if resident > 1 else 0)
+        wg = _wave_split(concat_groups, tiles, resident * caps.compute_units)
         params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
     else:
-        want = (4 if caps.is_gpu else 2) * max(caps.compute_units, MIN_GROUPS)
+        # skinny, memory-bound MatMuls on a GPU: many loads in flight (8x the multiprocessors' work-groups),
+        # each group walking at least 4 tiles of a long reduction (H200: 1x4096x25088 264 groups 0.105 ms,
+        # 132 0.109, 66 0.169; 16x4096x25088 34 0.281 ms, 17 0.314; 16x1000x2048 33 0.012 ms, 64 0.014)
+        want = (8 if caps.is_gpu else 2) * max(caps.compute_units, MIN_GROUPS)
+        most = tiles // 4 if caps.is_gpu and tiles >= 64 else tiles // 2
         if 2 * concat_groups <= want and tiles >= 4:
-            wg = max(1, min(math.ceil(want / concat_groups), tiles // 2))
+            wg = max(1, min(math.ceil(want / concat_groups), most))
             params = replace(params, num_wg=tuple(wg if d == r else v for d, v in enumerate(params.num_wg)))
     params = replace(params, gvec=_default_gvec(mdh, params))
     if caps.is_gpu:   # PoCL: registers live across barriers become per-item arrays, compiled slowly

@@ -76,3 +76,19 @@ def test_bounded_kernel_compiles_for_sm90(tmp_path: Path) -> None:
     mdh, p = _bounded()
     plan = lower_gpu(mdh, p, CUDA_CAPS)
     compile_for_sm90(cuda_source(plan), plan.name, tmp_path)
+
+
+def test_defaults_bound_big_tiles_and_split_skinny_reductions() -> None:
+    # 8 x 8 tiles on 64 concat groups: two resident groups per SM, the reduction split 4 ways (one
+    # wave of 256 of 2 x 132 slots); without launch bounds (OpenCL on the same GPU) 2 ways, one group each
+    p = default_gpu_params(ex.matmul(1024, 1024, 1024, update="assign", init="0.0f"), CUDA_CAPS)
+    assert (p.pt, p.min_blocks, p.num_wg) == ((8, 8, 1), 2, (0, 0, 4))
+    gpu = replace(CUDA_CAPS, name="opencl", launch_bounds=False)
+    q = default_gpu_params(ex.matmul(1024, 1024, 1024, update="assign", init="0.0f"), gpu)
+    assert (q.min_blocks, q.num_wg) == (0, (0, 0, 2))
+    # skinny MatMuls (fewer concat work-groups than SMs): split-K with partials and the combine kernel
+    for m, n, k in ((1, 4096, 25088), (16, 1000, 2048), (16, 4096, 25088)):
+        mdh = ex.matmul(m, n, k, update="assign", init="0.0f")
+        s = default_gpu_params(mdh, CUDA_CAPS)
+        assert s.num_wg[2] >= 32 and lower_gpu(mdh, s, CUDA_CAPS).partials
+        assert s.num_wg[2] <= -(-k // s.kt[2]) // 2            # every group walks two tiles or more

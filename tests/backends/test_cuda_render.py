@@ -63,7 +63,8 @@ def test_kernels_differ_from_opencl_only_in_spellings(name: str) -> None:
     plan = plan_of(name)
     cu, cl = kernel_source(plan), opencl_source(plan)
     assert "__kernel" not in cu and "get_" not in cu and "__global " not in cu and "__local" not in cu
-    assert f'extern "C" __global__ void {plan.name}(' in cu
+    bounds = f"__launch_bounds__({plan.wg_size()}, {plan.min_groups}) " if plan.min_groups else ""
+    assert f'extern "C" __global__ void {bounds}{plan.name}(' in cu
     assert "atomic" not in cu
     # same decisions: the same tuned constants and the same number of statements
     defines = lambda s: [ln for ln in s.splitlines() if ln.startswith("#define MDP_")]  # noqa: E731
