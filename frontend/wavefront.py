@@ -176,9 +176,8 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
         if list(scop.iterators(st)[:depth]) != names:
             raise _Refused(f"a statement of the band is not inside loop '{names[-1]}'")
     loops = [scop.loops[scop.statements[0].loops[r]] for r in range(depth)]
+    steps = [lp.step for lp in loops]  # a downward loop runs its points in the order of -iterator
     for lp in loops:
-        if lp.step != 1:
-            raise _Refused(f"loop '{lp.iterator}' counts downwards")
         if lp.c_type not in _SIGNED:
             raise _Refused(f"the iterator '{lp.iterator}' has type '{lp.c_type}', not a signed integer")
     prefix = _prefix(scop)
@@ -194,7 +193,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     if band_deps is None or band_deps.intersect(differ).is_empty():
         raise _Refused(f"no dependence joins two iterations of the loops {_list(names)}")
     band_deps = band_deps.intersect(differ).coalesce()
-    skew = _skew(_distances(band_deps, names), names)
+    skew = _skew([tuple(s * d for s, d in zip(steps, v, strict=True)) for v in _distances(band_deps, names)], names)
     domain: isl.Set | None = None
     for st in scop.statements:
         d = isl.Set(scop.domain_str(st))
@@ -202,20 +201,22 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
         domain = d if domain is None else domain.union(d)
     assert domain is not None
     ts = [f"T{r}" for r in range(depth)]
-    skewed = [" + ".join([xs[r], *(f"{c} * {xs[m]}" for m, c in enumerate(skew[r]) if c)]) for r in range(depth)]
+    skewed = [" + ".join([ys[r], *(f"{c} * {ys[m]}" for m, c in enumerate(skew[r]) if c)]) for r in range(depth)]
     tile_cons = [f"{s} * {t} <= {y} <= {s} * {t} + {s - 1}" for s, t, y in zip(sizes, ts, skewed, strict=True)]
     sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(ts)}, {', '.join(ys)}] : "
-                    f"{' and '.join(f'{y} = {x}' for x, y in zip(xs, ys, strict=True))} and {' and '.join(tile_cons)}"
+                    f"{' and '.join(f'{y} = {s} * {x}' for x, y, s in zip(xs, ys, steps, strict=True))} and "
+                    f"{' and '.join(tile_cons)}"
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
     _check(band_deps, sched, depth, prefix, names)
-    waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], band, cand)
+    waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], steps, band)
     private, exits = _iterators(cand, band, names)
     try:
         checks = alias_checks(scop)
     except UnsupportedInput as err:
         raise _Refused(err.message) from err
     gen = SourceGenerator()
-    return Wavefront(tuple(names), tuple(_skew_text(names, skew)), sizes, loc_of(cand.node),
+    coords = [n if st == 1 else f"-{n}" for n, st in zip(names, steps, strict=True)]
+    return Wavefront(tuple(names), tuple(_skew_text(coords, skew)), sizes, loc_of(cand.node),
                      waves, str(gen._generate_stmt(cand.node, add_indent=False)), private, exits, checks,
                      scop.preconditions, tuple(scop.params))
 
@@ -262,7 +263,7 @@ def _skew_text(names: list[str], skew: list[tuple[int, ...]]) -> list[str]:
     out = []
     for r, row in enumerate(skew):
         terms = [names[r]] + [names[m] if c == 1 else f"{c}*{names[m]}" for m, c in enumerate(row) if c]
-        out.append("+".join(terms))
+        out.append("+".join(terms).replace("+-", "-"))
     return out
 
 
@@ -288,8 +289,9 @@ class _CPrinter:
     loops assign the user's iterators (declared with their type where the original header
     declares them); every point runs ``body``; ``WAVEFRONT_TILES`` precedes each tile loop."""
 
-    def __init__(self, names: list[str], types: list[str], declared: list[bool], body: str) -> None:
+    def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str) -> None:
         self.names = names
+        self.steps = steps
         self.types = dict(zip(names, types, strict=True))
         self.declared = dict(zip(names, declared, strict=True))
         self.body = body.rstrip("\n")
@@ -353,10 +355,15 @@ class _CPrinter:
         if not in_tile:
             raise _Refused("isl's code generator placed points outside every tile loop")
         args = [self.expr(expr.op_get_arg(q)) for q in range(1, expr.op_get_n_arg())]
-        if args != self.names:
+        if any(a != n for a, n, s in zip(args, self.names, self.steps, strict=True) if s == 1):
             raise _Refused("isl's code generator named a point by other than the band's iterators")
         pad = "  " * depth
-        self.lines.extend(pad + ln if ln.strip() and not ln.startswith("#") else ln for ln in self.body.splitlines())
+        # a downward loop's points are counted upwards by ``mdp_p<r>``: its iterator is ``-mdp_p<r>``
+        sets = [f"{self.types[n] + ' ' if self.declared[n] else ''}{n} = {a};"
+                for a, n, s in zip(args, self.names, self.steps, strict=True) if s != 1]
+        body = self.body if not sets else "{\n" + "\n".join(["  " + x for x in sets] + [
+            "  " + ln if ln.strip() and not ln.startswith("#") else ln for ln in self.body.splitlines()]) + "\n}"
+        self.lines.extend(pad + ln if ln.strip() and not ln.startswith("#") else ln for ln in body.splitlines())
 
     def expr(self, e: isl.AstExpr) -> str:
         kind = e.get_type()
@@ -394,18 +401,19 @@ class _CPrinter:
         raise _Refused("isl's code generator made an expression the wavefront printer does not know")
 
 
-def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], band: list[c_ast.For],
-              cand: Candidate) -> str:
+def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], steps: list[int],
+              band: list[c_ast.For]) -> str:
     ctx = sched.get_ctx()
     depth = len(names)
     ids = isl.IdList.alloc(ctx, 2 * depth + 1)
-    for nm in [_WAVE, *(f"{_TILE}{r}" for r in range(depth)), *names]:
+    points = [n if s == 1 else f"mdp_p{r}" for r, (n, s) in enumerate(zip(names, steps, strict=True))]
+    for nm in [_WAVE, *(f"{_TILE}{r}" for r in range(depth)), *points]:
         ids = ids.add(isl.Id(nm, context=ctx))
     build = isl.AstBuild.from_context(isl.Set(f"{prefix}{{ : }}")).set_iterators(ids)
     ast = build.node_from_schedule_map(isl.UnionMap.from_map(sched))
     body = str(SourceGenerator()._generate_stmt(band[-1].stmt, add_indent=False))
     declared = [isinstance(b.init, c_ast.DeclList) for b in band]
-    printer = _CPrinter(names, types, declared, body)
+    printer = _CPrinter(names, types, declared, steps, body)
     printer.node(ast, 0, False)
     if WAVEFRONT_TILES not in printer.lines:
         raise _Refused("isl's code generator made no tile loop")

@@ -182,8 +182,10 @@ class Wavefront:
     work: int | None = None
 
     def describe(self) -> str:
-        """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64``."""
-        skew = "" if tuple(self.skew) == self.iterators else f" skew {','.join(self.skew[1:])}"
+        """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are
+        not their loop's iterator; ``-i`` for a loop that counts downwards)."""
+        changed = [s for s, it in zip(self.skew, self.iterators, strict=True) if s != it]
+        skew = f" skew {','.join(changed)}" if changed else ""
         return f"wavefront {','.join(self.iterators)}{skew} tiles {'x'.join(str(t) for t in self.tiles)}"
 
 

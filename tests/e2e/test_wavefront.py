@@ -157,6 +157,33 @@ int main(int argc, char **argv) {
 }
 """
 
+# the LCS of suffixes, filled from the bottom right (both loops count downwards), and a table whose
+# rows are filled upwards and columns left to right (integer data: exact)
+SUFFIX_LCS = PRELUDE + """#define N 203
+#define M 150
+void kernel_suffix(int n, int m, int x[N], int y[M], int S[N + 1][M + 1], int D[N][M]) {
+  int i, j;
+#pragma scop
+  for (i = n - 1; i >= 0; i--)
+    for (j = m - 1; j >= 0; j--)
+      S[i][j] = x[i] == y[j] ? S[i + 1][j + 1] + 1 : (S[i + 1][j] >= S[i][j + 1] ? S[i + 1][j] : S[i][j + 1]);
+  for (i = n - 2; i >= 0; i--)
+    for (j = 1; j < m; j++)
+      D[i][j] = (D[i + 1][j - 1] + 3 * D[i][j - 1] + D[i + 1][j] + x[i]) % 1000;
+#pragma endscop
+}
+int main(void) {
+  static int x[N], y[M], S[N + 1][M + 1], D[N][M];
+  for (int i = 0; i < N; i++) x[i] = (i * 7 + 3) % 4;
+  for (int j = 0; j < M; j++) y[j] = (j * 5 + 1) % 4;
+  for (int i = 0; i < N; i++) for (int j = 0; j < M; j++) D[i][j] = (i + 2 * j) % 9;
+  kernel_suffix(N, M, x, y, S, D);
+  idump("S", &S[0][0], (long)(N + 1) * (M + 1));
+  idump("D", &D[0][0], (long)N * M);
+  return 0;
+}
+"""
+
 # a 1-D in-place smoother: no wavefront along i alone, but the time loop joins the band
 SMOOTH_1D = PRELUDE + """#define N 1000
 void kernel_smooth(int tsteps, int n, double A[N]) {
@@ -250,6 +277,7 @@ CASES = {
     "mixed": (MIXED, {}, "t:seq-in-region{ [i:++ j:++ MDH at line 21] [wavefront i,j tiles 64x64] }"),
     "lcs": (LCS, {}, "[wavefront i,j tiles 64x64]"),
     "edit_distance": (EDIT, {}, "[wavefront i,j tiles 64x64]"),
+    "suffix_lcs": (SUFFIX_LCS, {}, "[wavefront i,j skew -i,-j tiles 64x64]"),
     "smooth_1d": (SMOOTH_1D, {}, "[wavefront t,i skew i+t tiles 64x64]"),
 }
 
