@@ -306,7 +306,10 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
     for cid, (_, once) in flags.items():
         if once:
             out.extend(_block(blocks[cid], 2))
-    private = sorted({h.iterator for h in loops if not h.declares})
+    # a computation's checks that must run in every iteration run in every thread, into its own
+    # copy of the flag (all threads compute the same value): no ``single``, no barrier
+    each = {flag for c in comps if id(c) in flags for flag, once in (flags[id(c)],) if not once}
+    private = sorted({h.iterator for h in loops if not h.declares} | each)
     out.extend("\n".join(push).splitlines())
     out.append("#pragma omp parallel" + (f" num_threads({threads})" if max_threads else "")
                + (f" private({', '.join(private)})" if private else ""))
@@ -379,8 +382,7 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
                 pending.append((call if call is not None else it.nest.reference_c).rstrip("\n"))
                 continue
             # one thread runs what comes after the team's part (a split reduction's combine, the
-            # exit values; else the computation as written) with the statements after it, and
-            # the run-time checks with the statements before it: one barrier each
+            # exit values; else the computation as written) with the statements after it: one barrier
             after = "\n".join(t.rstrip("\n") for t in (team.finish, team.exit_values) if t)
             if id(it) not in flags:
                 flush()
@@ -389,9 +391,9 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
                     pending.append(after)
                 continue
             flag, once = flags[id(it)]
+            flush()  # the checks read what the statements before wrote
             if not once:
-                pending.append(_check_block(team.check, flag))
-            flush()
+                lines.extend(_block(_check_block(team.check, flag), depth + 1))
             lines.append(_INDENT * (depth + 1) + f"if ({flag}) {{")
             lines.extend(_block(team.call, depth + 2))
             lines.append(_INDENT * (depth + 1) + "}")

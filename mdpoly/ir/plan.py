@@ -270,13 +270,17 @@ class TeamForm:
     combined in thread order with the outputs' start values, the outputs stored. ``partials``:
     the shared per-thread arrays (one slot of ``shape[0] / max_threads`` elements per thread),
     which the region declares before it starts (a team of at most ``max_threads`` threads) and
-    both functions take as pointer parameters of these names, after ``Plan.params``.
+    both functions take as pointer parameters of these names, after ``Plan.params``. The team
+    form pays only from ``min_size`` points of ``size`` (the shared loop's extent) on: below, the
+    computation runs as written, by one thread (a run-time check with the others).
     """
 
     body: tuple[Stmt, ...]
     finish: tuple[Stmt, ...]
     partials: tuple[Declare, ...]
     max_threads: int
+    size: Affine
+    min_size: int
 
 
 @dataclass(frozen=True, slots=True)

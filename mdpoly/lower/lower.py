@@ -73,6 +73,9 @@ PREFIX = "mdp_"
 #: partials (declared before the region, on the stack) stay small.
 MAX_TEAM = 256
 MAX_TEAM_SLOT = 16
+#: Below this many points of its reduction, a call of a team form runs as written on one thread:
+#: sharing it costs a barrier more than the original order does (a few microseconds on two cores).
+MIN_TEAM_POINTS = 1024
 
 
 # {{{ affine helpers
@@ -705,7 +708,11 @@ class _Lowerer:
         )
         partials = tuple(Declare(parts[o], types[o], (_const(MAX_TEAM * team_slot),)) for o in outs)
         finish = (TeamThreads(nt), *self.combine_partials(nt, t_var, part_ref))
-        return body, TeamForm(team_body, finish, partials, MAX_TEAM)
+        split = self.p.split_dim
+        assert split is not None
+        others = math.prod(max(e, 1) for d in self.reds if d != split and (e := self.dims[d].static_extent) is not None)
+        return body, TeamForm(team_body, finish, partials, MAX_TEAM, self.dims[split].extent,
+                              -(-MIN_TEAM_POINTS // others))
 
     def combine_partials(self, nt: str, t_var: str, part_ref: Callable[[int, str], Ref]) -> tuple[Stmt, ...]:
         """The per-thread partials ``part_ref(o, t)`` for ``t < nt`` combined in thread order with
