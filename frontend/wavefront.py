@@ -7,7 +7,8 @@ constant distance vectors, though, and Pluto's recipe applies (tiling hyperplane
 a small search rather than Pluto's ILP):
 
 1. **Distances.** The band is the loops perfectly nested from the candidate's ``for`` down (at
-   most ``MAX_DEPTH``; the body of the innermost runs as written at every point). The direct
+   most ``MAX_DEPTH``; the body of the innermost runs as written at every point; a loop that
+   counts downwards has the coordinate ``-iterator``, so coordinates grow in time). The direct
    dependences between the body's statement instances (isl dataflow: flow from the last
    writer, anti to the next writer, output to the next writer; every other ordering of two
    accesses follows from these) are projected onto band points; pairs within one point are kept
@@ -208,7 +209,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
                     f"{' and '.join(tile_cons)}"
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
     _check(band_deps, sched, depth, prefix, names)
-    waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], steps, band)
+    waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], steps, band, scop.params)
     private, exits = _iterators(cand, band, names)
     try:
         checks = alias_checks(scop)
@@ -289,8 +290,10 @@ class _CPrinter:
     loops assign the user's iterators (declared with their type where the original header
     declares them); every point runs ``body``; ``WAVEFRONT_TILES`` precedes each tile loop."""
 
-    def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str) -> None:
+    def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str,
+                 params: set[str]) -> None:
         self.names = names
+        self.params = params
         self.steps = steps
         self.types = dict(zip(names, types, strict=True))
         self.declared = dict(zip(names, declared, strict=True))
@@ -368,7 +371,9 @@ class _CPrinter:
     def expr(self, e: isl.AstExpr) -> str:
         kind = e.get_type()
         if kind == isl.ast_expr_type.id:
-            return str(e.id_get_id().get_name())
+            name = str(e.id_get_id().get_name())
+            # sizes may be unsigned or narrower: isl's arithmetic is over the integers
+            return f"((long){name})" if name in self.params else name
         if kind == isl.ast_expr_type.int:
             v = e.int_get_val().to_python()
             return f"({v})" if v < 0 else f"{v}L" if abs(v) > (1 << 31) - 1 else str(v)
@@ -402,7 +407,7 @@ class _CPrinter:
 
 
 def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], steps: list[int],
-              band: list[c_ast.For]) -> str:
+              band: list[c_ast.For], params: tuple[str, ...]) -> str:
     ctx = sched.get_ctx()
     depth = len(names)
     ids = isl.IdList.alloc(ctx, 2 * depth + 1)
@@ -413,7 +418,7 @@ def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], s
     ast = build.node_from_schedule_map(isl.UnionMap.from_map(sched))
     body = str(SourceGenerator()._generate_stmt(band[-1].stmt, add_indent=False))
     declared = [isinstance(b.init, c_ast.DeclList) for b in band]
-    printer = _CPrinter(names, types, declared, steps, body)
+    printer = _CPrinter(names, types, declared, steps, body, set(params))
     printer.node(ast, 0, False)
     if WAVEFRONT_TILES not in printer.lines:
         raise _Refused("isl's code generator made no tile loop")

@@ -374,6 +374,25 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
     assert "long mdp_w =" not in out_c.read_text()
 
 
+def test_unsigned_sizes(tmp_path: Path) -> None:
+    """Sizes of unsigned types (``unsigned``, ``size_t``): the generated bounds compute over the
+    integers (an empty table, one row, one column, whole and partial tiles)."""
+    text = EDIT.replace("int kernel_edit(int n, int m,", "int kernel_edit(unsigned n, size_t m,").replace(
+        "int n = argc", "unsigned n = argc").replace(", m = argc > 2", "; size_t m = argc > 2")
+    assert "size_t m = argc" in text
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    out_c = tmp_path / "out.c"
+    run_mdpoly(src, out_c, {}, extra=["-q"])
+    assert "long mdp_w =" in out_c.read_text()
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for sizes in (("0", "7"), ("1", "0"), ("2", "1"), ("130", "64")):
+        reference = run_step([str(orig), *sizes]).stdout
+        got = run_step([str(parallel), *sizes], env={**os.environ, "OMP_NUM_THREADS": "2"}).stdout
+        assert got == reference, f"sizes {sizes} ({out_c})"
+
+
 @pytest.mark.parametrize(("n", "parallel"), [(20, False), (150, True)])
 def test_too_little_work_stays_as_written(n: int, parallel: bool, tmp_path: Path) -> None:
     """Without ``--all-nests``, a wavefront known (from the call site) to run fewer than
