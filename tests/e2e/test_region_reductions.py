@@ -1,7 +1,7 @@
 """Reductions inside sequential host loops, run by the threads of the host loop's OpenMP region.
 
 A computation parallel only along its reduction loops (a row's dot product in a triangular
-solve, Levinson-Durbin's ``sum``, a maximum per time step) runs once per iteration of a
+solve, Levinson-Durbin's ``sum``, a maximum or its position per time step) runs once per iteration of a
 sequential loop. Inside one parallel region around that loop each thread reduces its static
 share into its own slot of shared partials; after a barrier one thread combines the partials in
 thread order with the output's old value. The kernels in ``region_reduction_cases/`` are
@@ -43,6 +43,8 @@ CASES: dict[str, tuple[str, bool, dict[str, int]]] = {
                {"N": 1100}),
     "max_in_time_loop": ("[t:++ MDH at line 9] t:seq-in-region{ [i:max MDH at line 11] [i:++ MDH at line 13] }",
                          False, {"N": 2001}),
+    "argmax_in_time_loop": ("[t:++ MDH at line 10] t:seq-in-region{ [i:argmax MDH at line 13] [i:++ MDH at line 18] }",
+                            False, {"N": 2001}),
     "dot_feeds_statement": ("i:seq-in-region{ [j:+ MDH at line 16] }", False, {"N": 40, "M": 1500}),
 }
 
