@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from e2e_harness import build_c, mdpoly_available, run_mdpoly, run_program
@@ -34,7 +35,7 @@ CASES = {
 }
 
 
-def _check(src: Path, tmp_path: Path, name: str) -> tuple[str, dict[str, object]]:
+def _check(src: Path, tmp_path: Path, name: str) -> tuple[str, dict[str, Any]]:
     """Transform ``src``; compare the output at 1, 2 and 3 threads with the original's; return
     mdpoly's stderr and the report's first nest."""
     reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
@@ -43,7 +44,7 @@ def _check(src: Path, tmp_path: Path, name: str) -> tuple[str, dict[str, object]
     parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
     for threads in (1, 2, 3):
         assert run_program(parallel, threads=threads) == reference, f"{name} at {threads} threads ({out_c})"
-    nest: dict[str, object] = json.loads(report.read_text())["nests"][0]
+    nest: dict[str, Any] = json.loads(report.read_text())["nests"][0]
     return proc.stderr, nest
 
 
@@ -57,7 +58,7 @@ def test_parallel_loop_program_matches_original(name: str, tmp_path: Path) -> No
         assert word in text, word
     if not shape:   # a real flow dependence: kept as written, with the reason
         assert nest["status"] == "kept" and nest["code"] == "sequential-dependence"
-        assert "loop 'i' carries a flow dependence" in str(nest["reason"])
+        assert "loop 'i' carries a flow dependence" in nest["reason"]
         kernel = text[text.index("static void carried("):text.index("static double c[N]")]
         assert "#pragma omp" not in kernel and "for (i = 1; i < n; i++)" in kernel
         assert "[sequential-dependence]" in stderr
@@ -115,3 +116,20 @@ def test_iterators_read_after_the_nest(tmp_path: Path) -> None:
     assert "t:seq-in-region{ [i:++ private-body] [i:++ private-body] }" in stderr
     out = (tmp_path / "out.c").read_text()
     assert "#pragma omp for schedule(static) lastprivate(j)" in out
+
+
+def test_host_loop_without_region_forks_per_step(tmp_path: Path) -> None:
+    """A declaration in the time loop's body keeps it from being one region: each parallel loop
+    inside it then starts its own team (``omp parallel for``) in every step."""
+    text = (CASES_DIR / "adi.c").read_text().replace(
+        "  for (t = 0; t < tsteps; t++) {\n    for (i = 1; i < n - 1; i++) {\n      v[0][i] = 1.0;",
+        "  for (t = 0; t < tsteps; t++) {\n    double edge = 1.0 + t;\n    for (i = 1; i < n - 1; i++) {\n"
+        "      v[0][i] = edge;", 1)
+    assert "double edge" in text
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    stderr, nest = _check(src, tmp_path, "adi with a declaration in its time loop")
+    assert "t:seq{ [i:++ private-body] [i:++ private-body] }" in stderr
+    (host,) = nest["schedule"]
+    assert host["no_region_reason"] == "the declaration at line 23 would be private to each thread"
+    assert (tmp_path / "out.c").read_text().count("#pragma omp parallel for schedule(static) private(j)") == 2
