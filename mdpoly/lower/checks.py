@@ -14,11 +14,16 @@ parameters. Each property is one function:
 * ``check_buffers_touched_in_domain`` -- in a non-rectangular nest, every other statement that
   reads or writes a buffer of the user's (start values, stores) runs only at concat points that
   satisfy the constraints naming concat iterators alone.
+* ``check_team_form`` -- a split reduction's form for an enclosing region (``Plan.team``): every
+  thread writes only its own locals and its own slot of the shared partials, its shared loops walk
+  reduction dims, a barrier ends its part, its scalar phase covers the domain, and the combining
+  part (one thread) shares no loop.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 
 import islpy as isl
 
@@ -28,6 +33,7 @@ from mdpoly.ir.plan import (
     REGISTER_LAYER,
     Apply,
     Assign,
+    Barrier,
     Block,
     BlockEnd,
     Declare,
@@ -38,6 +44,7 @@ from mdpoly.ir.plan import (
     Plan,
     Ref,
     Stmt,
+    TeamThreads,
     Value,
     Var,
     walk,
@@ -326,3 +333,33 @@ def check_plan(plan: Plan) -> None:
     check_combine_operator_matches_reduction(plan)
     check_tiles_cover_domain(plan)
     check_buffers_touched_in_domain(plan)
+    check_team_form(plan)
+
+
+def check_team_form(plan: Plan) -> None:
+    """See the module docstring; nothing to check without ``Plan.team``."""
+    team = plan.team
+    if team is None:
+        return
+    body = team.body
+    if not body or not isinstance(body[0], TeamThreads) or not body[0].thread_var or not isinstance(body[-1], Barrier):
+        raise _bug(plan, "a team form starts with the team's size and thread number and ends with a barrier")
+    tid = body[0].thread_var
+    slots = {d.name: (d.shape[0].constant // team.max_threads if d.shape and d.shape[0].is_constant else 0)
+             for d in team.partials}
+    private = _declared(body)
+    for t in _targets(body):
+        if _name(t) in private:
+            continue
+        if not (isinstance(t, Ref) and t.name in slots and len(t.index) == 1 and slots[t.name] > 0
+                and t.index[0].coeff(tid) == slots[t.name]):
+            raise _bug(plan, f"a team form's thread writes shared '{_name(t)}' outside its own slot")
+    dims = plan.mdh.dims
+    for s in walk(body):
+        if isinstance(s, Loop) and s.schedule == "parallel":
+            raise _bug(plan, "a team form starts no parallel loop of its own")
+        if isinstance(s, Loop) and s.schedule == "thread_for" and (s.dim < 0 or not dims[s.dim].combine.is_reduction):
+            raise _bug(plan, f"a team form's shared loop '{s.var}' must walk a reduction dimension")
+    if any(isinstance(s, Loop) and s.schedule in ("parallel", "thread_for") for s in walk(team.finish)):
+        raise _bug(plan, "a team form's combining part shares a loop")
+    check_tiles_cover_domain(replace(plan, body=body, team=None))
