@@ -204,7 +204,9 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     ts = [f"T{r}" for r in range(depth)]
     skewed = [" + ".join([ys[r], *(f"{c} * {ys[m]}" for m, c in enumerate(skew[r]) if c)]) for r in range(depth)]
     tile_cons = [f"{s} * {t} <= {y} <= {s} * {t} + {s - 1}" for s, t, y in zip(sizes, ts, skewed, strict=True)]
-    sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(ts)}, {', '.join(ys)}] : "
+    # the loop over the tiles of one wavefront that is shared out comes first (``_parallel_dim``)
+    order = _tile_order(depth)
+    sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(ts[r] for r in order)}, {', '.join(ys)}] : "
                     f"{' and '.join(f'{y} = {s} * {x}' for x, y, s in zip(xs, ys, steps, strict=True))} and "
                     f"{' and '.join(tile_cons)}"
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
@@ -220,6 +222,14 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     return Wavefront(tuple(names), tuple(_skew_text(coords, skew)), sizes, loc_of(cand.node),
                      waves, str(gen._generate_stmt(cand.node, add_indent=False)), private, exits, checks,
                      scop.preconditions, tuple(scop.params))
+
+
+def _tile_order(depth: int) -> list[int]:
+    """The tile dimensions in the order of their loops: first the one whose tiles of a wavefront
+    are shared among the threads. In a 3-D band the first loop is usually time, with a few tiles
+    only (60 steps: 4 tiles of 16), so the second is shared; the others run inside each share."""
+    first = 1 if depth >= 3 else 0
+    return [first, *(r for r in range(depth) if r != first)]
 
 
 def _list(names: list[str]) -> str:
@@ -326,7 +336,7 @@ class _CPrinter:
     def loop(self, node: isl.AstNode, depth: int, in_tile: bool) -> None:
         pad = "  " * depth
         it = node.for_get_iterator().get_id().get_name()
-        tile = it == f"{_TILE}0"
+        tile = it == f"{_TILE}{_tile_order(len(self.names))[0]}"
         decl = "long " if it.startswith("mdp_") else (f"{self.types[it]} " if self.declared.get(it) else "")
         init = self.expr(node.for_get_init())
         if node.for_is_degenerate() and not tile:
@@ -412,7 +422,7 @@ def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], s
     depth = len(names)
     ids = isl.IdList.alloc(ctx, 2 * depth + 1)
     points = [n if s == 1 else f"mdp_p{r}" for r, (n, s) in enumerate(zip(names, steps, strict=True))]
-    for nm in [_WAVE, *(f"{_TILE}{r}" for r in range(depth)), *points]:
+    for nm in [_WAVE, *(f"{_TILE}{r}" for r in _tile_order(depth)), *points]:
         ids = ids.add(isl.Id(nm, context=ctx))
     build = isl.AstBuild.from_context(isl.Set(f"{prefix}{{ : }}")).set_iterators(ids)
     ast = build.node_from_schedule_map(isl.UnionMap.from_map(sched))
