@@ -215,8 +215,11 @@ class _Scheduler:
         if isinstance(node.init, c_ast.DeclList):
             inner_decls.extend(node.init.decls)
         body: list[ScheduleItem] = []
-        for item in _body_items(node):
-            if isinstance(item, c_ast.For):
+        items = _body_items(node)
+        for k, item in enumerate(items):
+            # a loop under the user's pragma (``omp parallel for``, ``GCC unroll``) stays as written:
+            # the pragma needs the loop directly after it
+            if isinstance(item, c_ast.For) and not (k and isinstance(items[k - 1], c_ast.Pragma)):
                 body.extend(self.plan(item, tuple(inner_decls), None))
             else:
                 body.append(HostStatement(statement_text(item), loc_of(item, whole.loc),

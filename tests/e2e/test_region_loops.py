@@ -133,3 +133,18 @@ def test_host_loop_without_region_forks_per_step(tmp_path: Path) -> None:
     (host,) = nest["schedule"]
     assert host["no_region_reason"] == "the declaration at line 23 would be private to each thread"
     assert (tmp_path / "out.c").read_text().count("#pragma omp parallel for schedule(static) private(j)") == 2
+
+
+def test_loop_under_a_user_pragma_stays_as_written(tmp_path: Path) -> None:
+    """The user's ``#pragma omp parallel for`` before the row loop needs that loop right after it:
+    the loop stays as written, the column loop becomes a parallel loop of its own."""
+    text = (CASES_DIR / "adi.c").read_text().replace(
+        "  for (t = 0; t < tsteps; t++) {\n    for (i = 1;",
+        "  for (t = 0; t < tsteps; t++) {\n#pragma omp parallel for private(j)\n    for (i = 1;", 1)
+    assert "#pragma omp parallel for private(j)\n    for (i = 1;" in text
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    stderr, _ = _check(src, tmp_path, "adi with a user pragma")
+    assert "t:seq{ [i:++ private-body] }" in stderr
+    out = (tmp_path / "out.c").read_text()
+    assert "#pragma omp parallel for private(j)\n    for (i = 1;" in out
