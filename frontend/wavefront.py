@@ -298,7 +298,9 @@ def _check(band_deps: isl.Map, sched: isl.Map, depth: int, prefix: str, names: l
 class _CPrinter:
     """isl's AST for the wavefront schedule as C: ``mdp_*`` loops declared ``long``; the band's
     loops assign the user's iterators (declared with their type where the original header
-    declares them); every point runs ``body``; ``WAVEFRONT_TILES`` precedes each tile loop."""
+    declares them; a downward loop's iterator is set from its upward ``mdp_p<r>``); sizes are
+    read as ``long``; every point runs ``body``; ``WAVEFRONT_TILES`` precedes each loop over the
+    tiles of one wavefront (the first tile dimension of ``_tile_order``)."""
 
     def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str,
                  params: set[str]) -> None:
