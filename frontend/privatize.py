@@ -36,6 +36,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.blocked import blocked
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import compute_dependences
@@ -80,7 +81,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
             result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain)
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-                return replace(result, work=_instances(scop, known))
+                return replace(blocked(result, cand.node), work=_instances(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):

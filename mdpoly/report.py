@@ -103,6 +103,7 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
             elif isinstance(it, PrivateLoop):
                 names = ", ".join(c.name for c in it.copies)
                 body = f"with private {names}" if names else "private-body"
+                body += f" in blocks of {it.blocked}" if it.blocked else ""
                 out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} {body}]")
             elif isinstance(it, Wavefront):
                 out.append(f"[{it.describe()}]")
@@ -137,6 +138,8 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
             elif isinstance(it, PrivateLoop):
                 entry = {"kind": "private-loop", "line": it.loc.line, "column": it.loc.column,
                          "parallel": list(it.iterators), "private": [c.name for c in it.copies]}
+                if it.blocked:
+                    entry["blocked"] = it.blocked
                 if it.loc in kept:
                     entry["kept"] = kept[it.loc]
                 out.append(entry)

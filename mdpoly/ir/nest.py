@@ -131,7 +131,8 @@ class PrivateLoop:
     exit values (``""`` when each header declares its own); ``params``: the size parameters;
     ``work``: how many statement instances it runs, where the sizes are known; ``lastprivate``:
     iterators of inner loops read after the nest (each iteration assigns them: they leave the
-    sequentially last iteration's values).
+    sequentially last iteration's values); ``blocked``: when not 0, ``text`` takes the loop's
+    iterations in blocks of this many, interleaved inside its inner loops (``mdpoly.frontend.blocked``).
     """
 
     iterators: tuple[str, ...]
@@ -146,6 +147,7 @@ class PrivateLoop:
     params: tuple[str, ...]
     work: int | None = None
     lastprivate: tuple[str, ...] = ()
+    blocked: int = 0
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.

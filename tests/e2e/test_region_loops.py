@@ -7,7 +7,9 @@ written -- inside the time loop's OpenMP region an orphaned ``omp for`` -- and s
 plain row-wise Thomas solve and for a row loop whose scalar temporary is private to each thread
 (its last value read after the nest). A row loop that carries a flow dependence is kept. Each
 program must print what the original prints at 1, 2 and 3 threads. A loop of three iterations
-whose inner loops are computations stays a host loop around them.
+whose inner loops are computations stays a host loop around them. ADI's column sweep (the
+parallel loop is the arrays' contiguous dimension) takes its columns in blocks inside the row
+recurrences.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ CASES = {
                    ("#pragma omp for schedule(static) private(j) firstprivate(mdp_priv_s) lastprivate(mdp_priv_s)",)),
     "carried": ("", ()),
     "channels": ("c:seq{ [i:++ j:++ MDH at line 17] [i:++ j:++ MDH at line 20] }", ()),
+    "adi_columns": ("t:seq-in-region{ [i:++ private-body] [j:++ private-body in blocks of 32] }",
+                    ("#pragma omp for schedule(static) private(i, j)\n          for (long mdp_blk = 1;",)),
 }
 
 

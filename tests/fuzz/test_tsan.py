@@ -187,7 +187,8 @@ REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "region_cases/nested": ({"N": 301}, "_team("),
                 "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)"),
                 "region_loops_cases/adi": ({"N": 40, "TSTEPS": 2}, "#pragma omp for schedule(static) private(j)"),
-                "region_loops_cases/row_scalar": ({"N": 32, "TSTEPS": 2}, "lastprivate(mdp_priv_s)")}
+                "region_loops_cases/row_scalar": ({"N": 32, "TSTEPS": 2}, "lastprivate(mdp_priv_s)"),
+                "region_loops_cases/adi_columns": ({"N": 45, "TSTEPS": 2}, "mdp_blk")}
 
 
 @pytest.mark.parametrize("name", sorted(REGION_CASES))
