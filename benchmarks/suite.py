@@ -298,6 +298,7 @@ def schedule_summary(report: dict[str, Any]) -> str:
                 words.append(f"[kept: {it['kept']}]")
             elif it.get("kind") == "private-loop":
                 body = f"private {','.join(it['private'])}" if it["private"] else "private-body"
+                body += f" blocks {it['blocked']}" if it.get("blocked") else ""
                 words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} {body}]")
             elif it.get("kind") == "wavefront":
                 skew = "" if it["skew"] == it["loops"] else f" skew {','.join(it['skew'])}"
