@@ -63,7 +63,9 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     ``sizes``: known values of size parameters (``--size``), besides those of the call sites.
     With ``plain``, a band that carries no dependence at all is a ``PrivateLoop`` too (without
     copies): a parallel loop whose body, sequential inner loops included, runs as written in each
-    iteration (the scheduler's fallback for a loop that is no MDH computation)."""
+    iteration (the scheduler's fallback for a loop that is no MDH computation). A loop whose
+    iterations run along the arrays' contiguous dimension is then blocked inside its inner loops
+    (``mdpoly.frontend.blocked``)."""
     try:
         scop = extract_scop(parsed, cand, privatize=False)
         band = _band(cand.node)
