@@ -254,6 +254,9 @@ class _Scheduler:
         stmts = list(scop.statements)  # textual order
         if len(stmts) < 2:
             return None
+        known = {v.name for v in scop.variables}
+        if any(a.buffer not in known for st in stmts for a in (st.write, *st.reads)):
+            return None  # an object without a variable (an iterator read outside its loop): unseen dependences
         index = {st.name: k for k, st in enumerate(stmts)}
         # a backward dependence (from a later statement to an earlier one) joins every statement
         # between them: groups are intervals of the text, so the original order is always legal

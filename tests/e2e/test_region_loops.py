@@ -34,6 +34,7 @@ CASES = {
                    ("#pragma omp for schedule(static) private(j) firstprivate(mdp_priv_s) lastprivate(mdp_priv_s)",)),
     "carried": ("", ()),
     "channels": ("c:seq{ [i:++ j:++ MDH at line 17] [i:++ j:++ MDH at line 20] }", ()),
+    "iterator_read": ("j:seq-in-region{ [i:++ MDH at line 19] }", ()),
     "adi_columns": ("t:seq-in-region{ [i:++ private-body] [j:++ private-body in blocks of 32] }",
                     ("#pragma omp for schedule(static) private(i, j)\n          for (long mdp_blk = 1;",)),
 }
