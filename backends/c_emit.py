@@ -284,7 +284,7 @@ class CEmitter:
             raise TypeError(f"{s!r} outside a function run by a thread team")
         if isinstance(s, Barrier):
             return [c_ast.Pragma(p) for p in dialect.barrier_pragmas()]
-        out = [_decl(s.nthreads_var, _type_decl(s.nthreads_var, "int"), dialect.team_size())]
+        out = [_decl(s.nthreads_var, _type_decl(s.nthreads_var, "int"), dialect.team_size())] if s.nthreads_var else []
         if s.thread_var:
             out.append(_decl(s.thread_var, _type_decl(s.thread_var, "int"), dialect.thread_id()))
         return out
@@ -424,11 +424,11 @@ class CEmitter:
                 c_ast.UnaryOp("p++", row), c_ast.Assignment("=", ok, test)))
         return _all(simple), loops
 
-    def team_call(self, plan: Plan, name: str, at_least: tuple[Affine, int] | None = None) -> tuple[str, str, str]:
+    def team_call(self, plan: Plan, name: str) -> tuple[str, str, str]:
         """A call of ``name`` (``plan``'s function as run by every thread of an enclosing parallel
         region) in three pieces: the call, the exit values of the live iterators (``""`` when
         none), and a statement setting ``int`` ``mdp_alias_ok`` to the run-time checks and
-        preconditions (``""`` when there are none); ``at_least = (size, n)`` adds ``size >= n``."""
+        preconditions (``""`` when there are none)."""
         self.wide = self.wide | size_params(plan.params)
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
@@ -439,13 +439,9 @@ class CEmitter:
             exits = self.exit_values(plan.iterators)
             exit_text = str(self.gen.visit(c_ast.Compound(exits))).rstrip() if exits else ""
             checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
-            big = None if at_least is None or at_least[1] <= 0 else \
-                c_ast.BinaryOp(">=", self.affine(at_least[0]), c_ast.Constant("int", str(at_least[1])))
-            if not checks and not pre and big is None:
+            if not checks and not pre:
                 return call, exit_text, ""
-            cond, rows = self._checks(checks, pre) if checks or pre else (big, [])
-            if big is not None and (checks or pre):
-                cond = c_ast.BinaryOp("&&", cond, big)
+            cond, rows = self._checks(checks, pre)
             ok = c_ast.ID(f"{_GUARD}ok")
             check = str(self.gen.visit(c_ast.Compound([c_ast.Assignment("=", ok, cond), *rows]))).rstrip()
             return call, exit_text, check

@@ -151,8 +151,7 @@ class OpenMPBackend(Backend[Plan]):
         definition = shielded("".join(CEmitter(_TeamDialect()).function(f) for f in functions))
         at_call = replace(plan, params=plan.params + pointers(shared))
         emitter = CEmitter(_OpenMPDialect())
-        size = team.size if not (team.size.is_constant and team.size.constant >= team.min_size) else None
-        call, exits, check = emitter.team_call(at_call, name, (size, team.min_size) if size is not None else None)
+        call, exits, check = emitter.team_call(at_call, name)
         finish_call = emitter.team_call(at_call, finish)[0]
         decls = emitter.declarations(tuple(replace(d, name=n) for d, n in zip(team.partials, shared)))
         return TeamCode("shared", definition, call, exits, check, finish_call, decls, team.max_threads)

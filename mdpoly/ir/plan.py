@@ -223,8 +223,8 @@ class Assume:
 @dataclass(frozen=True, slots=True)
 class TeamThreads:
     """Inside a function that every thread of an enclosing team calls (``Plan.team``): declare
-    ``int nthreads_var`` = the team's size and, unless ``thread_var`` is empty, ``int thread_var``
-    = the calling thread's number in it."""
+    ``int nthreads_var`` = the team's size and ``int thread_var`` = the calling thread's number
+    in it (each unless empty)."""
 
     nthreads_var: str
     thread_var: str = ""
@@ -270,17 +270,15 @@ class TeamForm:
     combined in thread order with the outputs' start values, the outputs stored. ``partials``:
     the shared per-thread arrays (one slot of ``shape[0] / max_threads`` elements per thread),
     which the region declares before it starts (a team of at most ``max_threads`` threads) and
-    both functions take as pointer parameters of these names, after ``Plan.params``. The team
-    form pays only from ``min_size`` points of ``size`` (the shared loop's extent) on: below, the
-    computation runs as written, by one thread (a run-time check with the others).
+    both functions take as pointer parameters of these names, after ``Plan.params``. Where a call
+    may have too few points to share, both test it (a ``Guard``, the same in every thread): then
+    ``body`` does nothing and ``finish`` reduces all points itself.
     """
 
     body: tuple[Stmt, ...]
     finish: tuple[Stmt, ...]
     partials: tuple[Declare, ...]
     max_threads: int
-    size: Affine
-    min_size: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -342,8 +342,11 @@ def check_team_form(plan: Plan) -> None:
     if team is None:
         return
     body = team.body
-    if not body or not isinstance(body[0], TeamThreads) or not body[0].thread_var or not isinstance(body[-1], Barrier):
-        raise _bug(plan, "a team form starts with the team's size and thread number and ends with a barrier")
+    if len(body) < 2 or not isinstance(body[0], TeamThreads) or not body[0].thread_var:
+        raise _bug(plan, "a team form starts with the team's size and thread number")
+    share = body[1].body if len(body) == 2 and isinstance(body[1], Guard) and not body[1].orelse else body[1:]
+    if not share or not isinstance(share[-1], Barrier):
+        raise _bug(plan, "a team form's shared part ends with a barrier")
     tid = body[0].thread_var
     slots = {d.name: (d.shape[0].constant // team.max_threads if d.shape and d.shape[0].is_constant else 0)
              for d in team.partials}
@@ -362,4 +365,7 @@ def check_team_form(plan: Plan) -> None:
             raise _bug(plan, f"a team form's shared loop '{s.var}' must walk a reduction dimension")
     if any(isinstance(s, Loop) and s.schedule in ("parallel", "thread_for") for s in walk(team.finish)):
         raise _bug(plan, "a team form's combining part shares a loop")
-    check_tiles_cover_domain(replace(plan, body=body, team=None))
+    check_tiles_cover_domain(replace(plan, body=share, team=None))
+    alone = [s.orelse for s in team.finish if isinstance(s, Guard) and s.orelse]
+    for part in alone:  # the points too few to share, reduced by one thread
+        check_tiles_cover_domain(replace(plan, body=part, team=None))

@@ -34,6 +34,7 @@ import itertools
 import math
 import re
 from collections.abc import Callable
+from dataclasses import replace
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
@@ -73,8 +74,8 @@ PREFIX = "mdp_"
 #: partials (declared before the region, on the stack) stay small.
 MAX_TEAM = 256
 MAX_TEAM_SLOT = 16
-#: Below this many points of its reduction, a call of a team form runs as written on one thread:
-#: sharing it costs a barrier more than the original order does (a few microseconds on two cores).
+#: Below this many points of its reduction, a call of a team form is reduced by one thread alone
+#: (in its combining part): sharing it costs a barrier more (a few microseconds on two cores).
 MIN_TEAM_POINTS = 1024
 
 
@@ -693,12 +694,15 @@ class _Lowerer:
         body = (Block((
             ThreadCount(nt, self.p.num_threads),
             *(Declare(parts[o], types[o], (_var(nt), *self.res_shape())) for o in outs),
-            init_parts, region, *self.combine_partials(nt, t_var, part_ref))),)
+            init_parts, region, *self.combine_partials(_var(nt), t_var, part_ref))),)
         if team_slot > MAX_TEAM_SLOT:
             return body, None
         flat = True
-        team_body = (
-            TeamThreads(nt, tid),
+        split = self.p.split_dim
+        others = math.prod(max(e, 1) for d in self.reds if d != split and (e := self.dims[d].static_extent) is not None)
+        size, least = self.dims[split].extent, -(-MIN_TEAM_POINTS // others)
+        big: tuple[Affine, ...] = () if size.is_constant and size.constant >= least else (_add(size, _const(-least)),)
+        share: tuple[Stmt, ...] = (
             Block((
                 *(Declare(f"{PREFIX}res{o}", types[o], self.res_shape()) for o in outs),
                 *self.full_concat_nest(tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)),
@@ -706,17 +710,21 @@ class _Lowerer:
                 *self.full_concat_nest(tuple(Assign(part_ref(o, tid), self.res_ref(o)) for o in outs)))),
             Barrier(),
         )
+        combine = self.combine_partials(_var(nt), t_var, part_ref)
+        # too few points to share: one thread reduces them all in the combining part
+        alone = (Block((
+            *(Declare(f"{PREFIX}res{o}", types[o], self.res_shape()) for o in outs),
+            *self.full_concat_nest(tuple(Assign(self.res_ref(o), self.neutral(o)) for o in outs)),
+            replace(shared, schedule="seq"),
+            *self.combine_partials(_const(1), t_var, lambda o, who: self.res_ref(o)))),)
+        team_body = (TeamThreads("", tid), Guard(big, share)) if big else (TeamThreads("", tid), *share)
+        finish = (TeamThreads(nt), Guard(big, combine, alone)) if big else (TeamThreads(nt), *combine)
         partials = tuple(Declare(parts[o], types[o], (_const(MAX_TEAM * team_slot),)) for o in outs)
-        finish = (TeamThreads(nt), *self.combine_partials(nt, t_var, part_ref))
-        split = self.p.split_dim
-        assert split is not None
-        others = math.prod(max(e, 1) for d in self.reds if d != split and (e := self.dims[d].static_extent) is not None)
-        return body, TeamForm(team_body, finish, partials, MAX_TEAM, self.dims[split].extent,
-                              -(-MIN_TEAM_POINTS // others))
+        return body, TeamForm(team_body, finish, partials, MAX_TEAM)
 
-    def combine_partials(self, nt: str, t_var: str, part_ref: Callable[[int, str], Ref]) -> tuple[Stmt, ...]:
-        """The per-thread partials ``part_ref(o, t)`` for ``t < nt`` combined in thread order with
-        each output's start value, and the outputs stored (at the concat points of the domain)."""
+    def combine_partials(self, count: Affine, t_var: str, part_ref: Callable[[int, str], Ref]) -> tuple[Stmt, ...]:
+        """The per-thread partials ``part_ref(o, t)`` for ``t < count`` combined in thread order
+        with each output's start value, and the outputs stored (at the concat points of the domain)."""
         assert self.op is not None
         outs = range(len(self.m.outputs))
         types = [self.m.outputs[o].elem_type for o in outs]
@@ -727,7 +735,7 @@ class _Lowerer:
             tot, st = (Var(total[0]), Var(total[1])), (Var(start[0]), Var(start[1]))
             combine = self.full_concat_nest(self.store_guard((
                 *(Declare(total[o], types[o], init=self.neutral(o)) for o in outs),
-                Loop(t_var, _const(0), (_var(nt),), 1,
+                Loop(t_var, _const(0), (count,), 1,
                      self.arg_merge(f"{PREFIX}k", tot, (part_ref(0, t_var), part_ref(1, t_var)))),
                 *(Declare(start[o], types[o], init=self.start_value(o)) for o in outs),
                 *self.arg_final(f"{PREFIX}kf", st, tot)[:1],
@@ -740,7 +748,7 @@ class _Lowerer:
         else:
             combine = self.full_concat_nest(self.store_guard((
                 *(Declare(total[o], types[o], init=self.start_value(o)) for o in outs),
-                Loop(t_var, _const(0), (_var(nt),), 1,
+                Loop(t_var, _const(0), (count,), 1,
                      tuple(Assign(Var(total[o]), Apply(self.op, Var(total[o]), part_ref(o, t_var))) for o in outs)),
                 *(Assign(self.access_ref(self.m.outputs[o].access), self.stored(o, Var(total[o]))) for o in outs),
             )))

@@ -12,7 +12,7 @@ from mdh_examples import colmax, dot
 from mdpoly.backends.openmp import OpenMPBackend
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.mdh import Affine
-from mdpoly.ir.plan import Assign, Barrier, Block, Plan, Ref, TeamThreads, walk
+from mdpoly.ir.plan import Assign, Barrier, Block, Guard, Loop, Plan, Ref, TeamThreads, walk
 from mdpoly.lower import check_plan, default_params, lower, violations
 from mdpoly.lower.lower import MAX_TEAM, MIN_TEAM_POINTS
 
@@ -30,9 +30,26 @@ def test_split_reduction_has_a_team_form() -> None:
     assert team is not None
     assert isinstance(team.body[0], TeamThreads) and isinstance(team.body[-1], Barrier)
     assert [d.shape for d in team.partials] == [(Affine.of({}, MAX_TEAM),)]
-    assert team.min_size == MIN_TEAM_POINTS and team.size == plan.mdh.dims[0].extent
     assert not any(isinstance(s, TeamThreads) and s.thread_var for s in team.finish)
+    assert not any(isinstance(s, Guard) for s in team.body)  # 2^20 points: always shared
     check_plan(plan)
+
+
+def test_calls_with_few_points_are_reduced_by_one_thread() -> None:
+    """A symbolic extent: the shared part runs from ``MIN_TEAM_POINTS`` points on; below, the
+    combining part (one thread) reduces every point itself."""
+    plan = _split_plan()
+    mdh = replace(plan.mdh, dims=(replace(plan.mdh.dims[0], extent=Affine.of({"n": 1})),))
+    params = default_params(mdh, OpenMPBackend().caps)
+    team = lower(mdh, params).team
+    assert team is not None
+    guard = team.body[1]
+    assert isinstance(guard, Guard) and guard.conds == (Affine.of({"n": 1}, -MIN_TEAM_POINTS),)
+    assert isinstance(guard.body[-1], Barrier) and not guard.orelse
+    alone = team.finish[1]
+    assert isinstance(alone, Guard) and alone.conds == guard.conds and alone.orelse
+    assert any(isinstance(s, Loop) and s.dim == 0 and s.schedule == "seq" for s in walk(alone.orelse))
+    check_plan(lower(mdh, params))
 
 
 def test_team_code_combines_in_thread_order() -> None:
