@@ -195,7 +195,7 @@ def test_default_packs_large_matmuls_only() -> None:
 def test_symbolic_sizes_packed(tmp_path: Path, sizes: tuple[int, int, int]) -> None:
     """Sizes passed at run time: the panels' slices come from the (static) tile sizes, and tiles
     larger than the run-time extents leave parts of the slices unused."""
-    n, m, l = sizes
+    n, m, depth = sizes
     ref = ("for (long i = 0; i < n; i++) for (long j = 0; j < m; j++) { C[i][j] = 0.0;"
            " for (long k = 0; k < l; k++) C[i][j] += A[i][k] * B[k][j]; }")
     params = TuningParams(tiles=((16,), (16,), (32,)), parallel_dims=(0, 1), loop_order=(0, 2, 1), vector_dim=1,
@@ -205,5 +205,5 @@ def test_symbolic_sizes_packed(tmp_path: Path, sizes: tuple[int, int, int]) -> N
     assert "pack" in violations(mdh, replace(params, tiles=((16,), (16,), ())))   # reduction tile not static
     plan = lower(mdh, params)
     check_plan(plan)
-    run_differential(tmp_path, plan, BACKEND.render(plan), ref, {"A": (n, l), "B": (l, m), "C": (n, m)},
-                     scalars={"n": str(n), "m": str(m), "l": str(l)})
+    run_differential(tmp_path, plan, BACKEND.render(plan), ref, {"A": (n, depth), "B": (depth, m), "C": (n, m)},
+                     scalars={"n": str(n), "m": str(m), "l": str(depth)})
