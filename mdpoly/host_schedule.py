@@ -396,10 +396,14 @@ def _render_region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamC
                 lines.extend(_block(_check_block(team.check, flag), depth + 1))
             lines.append(_INDENT * (depth + 1) + f"if ({flag}) {{")
             lines.extend(_block(team.call, depth + 2))
+            if not after:  # every thread takes the same branch: a single only where a check failed
+                lines.append(_INDENT * (depth + 1) + "} else {")
+                lines.extend(_single(it.nest.reference_c, depth + 2))
+                lines.append(_INDENT * (depth + 1) + "}")
+                continue
             lines.append(_INDENT * (depth + 1) + "}")
             orelse = "{\n" + _indent(it.nest.reference_c.rstrip("\n")) + "\n}"
-            pending.append(f"if ({flag}) {{\n{_indent(after)}\n}} else {orelse}" if after else
-                           f"if (!{flag}) {orelse}")
+            pending.append(f"if ({flag}) {{\n{_indent(after)}\n}} else {orelse}")
     flush()
     lines.append(_INDENT * depth + "}")
 
