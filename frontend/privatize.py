@@ -76,8 +76,8 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
         return None
     # an object the model has no variable for (an inner loop's iterator read outside its loop:
     # its value flows between iterations unseen by the dependences) is not this module's case
-    known = {v.name for v in scop.variables}
-    if any(a.buffer not in known for st in scop.statements for a in (st.write, *st.reads)):
+    modelled = {v.name for v in scop.variables}
+    if any(a.buffer not in modelled for st in scop.statements for a in (st.write, *st.reads)):
         return None
     loops = _band_loops(scop, len(band))
     if not loops:
