@@ -16,6 +16,12 @@ Shape of the result (mdh-formalism.md §4.4, §7.3, fused phases):
 
 Concat-only nests write their outputs directly from the point loops.
 
+Packed panels (``TuningParams.pack_b``/``pack_a``): the nest runs inside a block that allocates
+one heap slot per thread for each packed input (``Declare.heap``); each parallel tile takes its
+thread's slot (``ThreadNum``), and every register-blocked tile copies, per reduction tile, the
+packed inputs' values over its full blocks into the slot in the micro-kernel's order before the
+micro-kernel, which then reads the copy; the remainder nests read the user's arrays.
+
 Non-rectangular domains (``MdhExpr.domain``, the MDH over the bounding box): the scalar phase
 visits only the domain's points -- each constraint ``e >= 0`` clips the point loop of its
 innermost dim (in ``loop_order``) when that dim's coefficient is +-1 (``j >= i`` starts the ``j``
