@@ -82,7 +82,7 @@ MAX_TEAM = 256
 MAX_TEAM_SLOT = 16
 #: Below this many points of its reduction, a call of a team form is reduced by one thread alone
 #: (in its combining part): sharing it costs a barrier more (a few microseconds on two cores).
-MIN_TEAM_POINTS = 1024
+MIN_TEAM_POINTS = 2048
 
 
 # {{{ affine helpers

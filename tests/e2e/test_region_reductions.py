@@ -38,14 +38,14 @@ CASES_DIR = Path(__file__).resolve().parent / "region_reduction_cases"
 #: case -> (the schedule remark's shape, whether its outputs are floats, the sizes of the TSan run:
 #: some calls above the threshold from which the threads share the reduction, some below)
 CASES: dict[str, tuple[str, bool, dict[str, int]]] = {
-    "trisolv_int": ("[i:++ MDH at line 10] i:seq-in-region{ [j:+ MDH at line 12] }", False, {"N": 1100}),
+    "trisolv_int": ("[i:++ MDH at line 10] i:seq-in-region{ [j:+ MDH at line 12] }", False, {"N": 2200}),
     "durbin": ("k:seq-in-region{ [i:+ MDH at line 18] [i:++ MDH at line 21] [i:++ MDH at line 23] }", True,
-               {"N": 1100}),
+               {"N": 2200}),
     "max_in_time_loop": ("[t:++ MDH at line 9] t:seq-in-region{ [i:max MDH at line 11] [i:++ MDH at line 13] }",
-                         False, {"N": 2001}),
+                         False, {"N": 3001}),
     "argmax_in_time_loop": ("[t:++ MDH at line 10] t:seq-in-region{ [i:argmax MDH at line 13] [i:++ MDH at line 18] }",
-                            False, {"N": 2001}),
-    "dot_feeds_statement": ("i:seq-in-region{ [j:+ MDH at line 16] }", False, {"N": 40, "M": 1500}),
+                            False, {"N": 3001}),
+    "dot_feeds_statement": ("i:seq-in-region{ [j:+ MDH at line 16] }", False, {"N": 40, "M": 2500}),
 }
 
 _NUMBER = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|[-+]?(?:inf|nan)")
