@@ -302,6 +302,7 @@ def schedule_summary(report: dict[str, Any]) -> str:
                 words.append(f"[{' '.join(v + ':++' for v in it['parallel'])} {body}]")
             elif it.get("kind") == "wavefront":
                 skew = "" if it["skew"] == it["loops"] else f" skew {','.join(it['skew'])}"
+                skew = f" hyperplane {it['hyperplane']}" if it.get("hyperplane") else skew
                 words.append(f"[wavefront {','.join(it['loops'])}{skew}]")
             else:
                 words.append(part(it))

@@ -96,6 +96,17 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     return refusal
 
 
+def iteration_local(scop: Scop, names: list[str], x: str) -> str:
+    """``""`` when every read of ``x`` in an iteration of the loops ``names`` (the scop's outermost)
+    takes its value from a write of ``x`` in the same iteration (a copy per thread removes every
+    dependence on it), else why not (a sentence)."""
+    try:
+        _Isl(scop, len(names)).no_value_flows_in(x, names)
+    except _Refused as why:
+        return str(why)
+    return ""
+
+
 def _instances(scop: Scop, known: dict[str, int]) -> int | None:
     """How many statement instances the nest runs (``None`` when a size is unknown)."""
     if any(p not in known for p in scop.params):

@@ -58,7 +58,8 @@ from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
-from mdpoly.frontend.wavefront import wavefront_band
+from mdpoly.frontend.wavefront import hyperplane_band, wavefront_band
+from mdpoly.ir.mdh import Combine
 from mdpoly.ir.nest import (
     Computation,
     HostLoop,
@@ -184,17 +185,27 @@ class _Scheduler:
                 and (isinstance(items[0], HostStatement) or _only_wavefronts(items[0]))):
             wave = self.wavefront(cand)
             return (wave,) if wave is not None else items
+        # two sequential loops around reductions at most (Nussinov's i, j around the k maximum):
+        # the band from here along a hyperplane, its points in parallel
+        if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
+                and _sequential_pair(items[0])):
+            wave = self.wavefront(cand, tiled=False)
+            return (wave,) if wave is not None else items
         return items
 
-    def wavefront(self, cand: Candidate) -> Wavefront | None:
-        """The band from ``cand.node`` down as a tiled wavefront (``mdpoly.frontend.wavefront``
-        checks it with isl), or ``None`` (and why, in ``wave_refusals``)."""
+    def wavefront(self, cand: Candidate, tiled: bool = True) -> Wavefront | None:
+        """The band from ``cand.node`` down as a tiled wavefront, else (or only, without ``tiled``)
+        as a wavefront along a hyperplane (``mdpoly.frontend.wavefront`` checks both with isl), or
+        ``None`` (and why, in ``wave_refusals``)."""
         self.spent += 1
         if self.spent > MAX_BAND_ANALYSES:
             raise _OverBudget
-        result = wavefront_band(self.parsed, cand, sizes=self.sizes)
+        result = wavefront_band(self.parsed, cand, sizes=self.sizes) if tiled else ""
         if isinstance(result, str):
-            self.wave_refusals.append(result)
+            plane = hyperplane_band(self.parsed, cand, sizes=self.sizes)
+            if isinstance(plane, Wavefront):
+                return plane
+            self.wave_refusals.append(f"{result}; nor along a hyperplane: {plane}" if result else plane)
             return None
         return result
 
@@ -356,6 +367,16 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
             return None
         pragmas = []
     return out
+
+
+def _sequential_pair(item: ScheduleItem) -> bool:
+    """Whether ``item`` is a host loop directly around one other, with no parallel loop inside
+    (computations parallel along their reductions only)."""
+    if not (isinstance(item, HostLoop) and len(item.body) == 1 and isinstance(item.body[0], HostLoop)):
+        return False
+    return not any(isinstance(it, PrivateLoop | Wavefront)
+                   or (isinstance(it, Computation) and any(lp.combine == Combine.CONCAT for lp in it.nest.loops))
+                   for it in _flatten(item.body))
 
 
 def _only_wavefronts(item: ScheduleItem) -> bool:

@@ -45,6 +45,7 @@ from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.privatize import iteration_local
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
 from mdpoly.ir.scop import Scop
@@ -143,17 +144,19 @@ def _prefix(scop: Scop) -> str:
     return f"[{', '.join(scop.params)}] -> " if scop.params else ""
 
 
-def _dependences(scop: Scop) -> isl.UnionMap:
+def _dependences(scop: Scop, skip: frozenset[str] = frozenset()) -> isl.UnionMap:
     """The direct dependences between statement instances: flow (from the last writer), anti
-    and output (to the next writer)."""
+    and output (to the next writer); none on the objects ``skip`` (temporaries made private)."""
     prefix = _prefix(scop)
     empty = isl.UnionMap(f"{prefix}{{ }}")
     reads, writes, sched = empty, empty, empty
     for st in scop.statements:
         dom = isl.Set(scop.domain_str(st))
         for acc in st.reads:
-            reads = reads.union(isl.Map(scop.access_str(st, acc)).intersect_domain(dom).to_union_map())
-        writes = writes.union(isl.Map(scop.access_str(st, st.write)).intersect_domain(dom).to_union_map())
+            if acc.buffer not in skip:
+                reads = reads.union(isl.Map(scop.access_str(st, acc)).intersect_domain(dom).to_union_map())
+        if st.write.buffer not in skip:
+            writes = writes.union(isl.Map(scop.access_str(st, st.write)).intersect_domain(dom).to_union_map())
         sched = sched.union(isl.Map(scop.schedule_str(st)).intersect_domain(dom).to_union_map())
 
     def flow(sink: isl.UnionMap, must: isl.UnionMap, may: isl.UnionMap) -> isl.UnionMap:
@@ -303,8 +306,12 @@ class _CPrinter:
     tiles of one wavefront (the first tile dimension of ``_tile_order``)."""
 
     def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str,
-                 params: set[str]) -> None:
+                 params: set[str], tile_loop: str = "", assign: bool = False) -> None:
         self.names = names
+        #: the loop over the parts of one wavefront that is shared out; ``assign``: every point
+        #: assigns each iterator from isl's expression (a hyperplane's loops are not the band's)
+        self.tile_loop = tile_loop or f"{_TILE}{_tile_order(len(names))[0]}"
+        self.assign = assign
         self.params = params
         self.steps = steps
         self.types = dict(zip(names, types, strict=True))
@@ -338,7 +345,7 @@ class _CPrinter:
     def loop(self, node: isl.AstNode, depth: int, in_tile: bool) -> None:
         pad = "  " * depth
         it = node.for_get_iterator().get_id().get_name()
-        tile = it == f"{_TILE}{_tile_order(len(self.names))[0]}"
+        tile = it == self.tile_loop
         decl = "long " if it.startswith("mdp_") else (f"{self.types[it]} " if self.declared.get(it) else "")
         init = self.expr(node.for_get_init())
         if node.for_is_degenerate() and not tile:
@@ -370,12 +377,12 @@ class _CPrinter:
         if not in_tile:
             raise _Refused("isl's code generator placed points outside every tile loop")
         args = [self.expr(expr.op_get_arg(q)) for q in range(1, expr.op_get_n_arg())]
-        if any(a != n for a, n, s in zip(args, self.names, self.steps, strict=True) if s == 1):
+        if not self.assign and any(a != n for a, n, s in zip(args, self.names, self.steps, strict=True) if s == 1):
             raise _Refused("isl's code generator named a point by other than the band's iterators")
         pad = "  " * depth
         # a downward loop's points are counted upwards by ``mdp_p<r>``: its iterator is ``-mdp_p<r>``
         sets = [f"{self.types[n] + ' ' if self.declared[n] else ''}{n} = {a};"
-                for a, n, s in zip(args, self.names, self.steps, strict=True) if s != 1]
+                for a, n, s in zip(args, self.names, self.steps, strict=True) if s != 1 or self.assign]
         body = self.body if not sets else "{\n" + "\n".join(["  " + x for x in sets] + [
             "  " + ln if ln.strip() and not ln.startswith("#") else ln for ln in self.body.splitlines()]) + "\n}"
         self.lines.extend(pad + ln if ln.strip() and not ln.startswith("#") else ln for ln in body.splitlines())
@@ -470,3 +477,173 @@ def _iterators(cand: Candidate, band: list[c_ast.For], names: list[str]) -> tupl
         parts = [gen.visit(p) if p is not None else "" for p in (b.init, b.cond, b.next)]
         heads.append(f"for ({parts[0]}; {parts[1]}; {parts[2]})")
     return private, " ".join(f"{h} {{" for h in heads) + " " + "}" * len(heads)
+
+
+# {{{ wavefronts along a hyperplane (non-uniform dependences)
+
+#: The largest absolute coefficient of a hyperplane tried.
+MAX_COEFFICIENT = 2
+
+
+def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None) -> Wavefront | str:
+    """The band from ``cand.node`` down run along a hyperplane, or why it cannot be (a sentence).
+
+    For bands whose dependence distances are not constant (Nussinov's ``T[i][k] + T[k+1][j]``
+    for every ``k`` between ``i`` and ``j``), but all go forward along one affine function
+    ``h = c . x`` of the band's iterators (small integer ``c``, fewest non-zeros first):
+    ``h(sink) - h(source) >= 1`` for every dependence between two band points, proved by isl
+    over the exact (non-uniform) relations. Scalars the body assigns before it reads them in
+    every point are temporaries: each thread has its own copy, and their dependences are
+    dropped (``mdpoly.frontend.privatize.iteration_local`` checks it). The new schedule maps a
+    point to ``(h, the other iterators)`` with one iterator with coefficient +-1 left out (each
+    point computes it from ``h``): the values of ``h`` in order, the points of one value in
+    parallel (the loop over the outermost remaining iterator is shared), each point's body as
+    written. isl proves every dependence goes to a larger ``h`` and generates the loops."""
+    band = _band(cand.node)
+    if len(band) < 2:
+        return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
+                "has none directly inside it")
+    try:
+        scop = extract_scop(parsed, cand, privatize=False)
+    except UnsupportedInput as err:
+        return err.message
+    except isl.Error as err:
+        return f"isl failed on the band: {err}"
+    refusal = ""
+    for depth in range(min(len(band), MAX_DEPTH), 1, -1):
+        try:
+            wave = _hyperplane(parsed, cand, scop, band[:depth])
+            known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
+            return replace(wave, work=_instances(scop, known))
+        except _Refused as why:
+            refusal = refusal or str(why)
+        except (isl.Error, UnsupportedInput) as err:
+            refusal = refusal or f"isl failed on the band: {err}"
+    return refusal
+
+
+def _temporaries(cand: Candidate, scop: Scop, names: list[str]) -> tuple[list[str], list[str]]:
+    """The scalars the band writes whose every read takes the value written in the same point
+    (refused otherwise), and those of them declared outside the nest (each thread's copy)."""
+    written = {st.write.buffer for st in scop.statements}
+    temps: list[str] = []
+    for v in scop.variables:
+        if v.shape or v.kind not in ("scalar", "local") or v.name not in written:
+            continue
+        why = iteration_local(scop, names, v.name)
+        if why:
+            raise _Refused(why)
+        temps.append(v.name)
+    outside = [v.name for v in scop.variables if v.name in temps and v.kind == "scalar"]
+    live = live_after(cand.func.body, cand.node, set(outside))
+    if live:
+        raise _Refused(f"the temporary '{sorted(live)[0]}' is read after the loops {_list(names)}")
+    return temps, outside
+
+
+def _affine_text(coeffs: tuple[int, ...], names: list[str]) -> str:
+    """``c . x`` as C, positive terms first (``j-i``, ``2*i+j``)."""
+    terms = sorted(((c, n) for c, n in zip(coeffs, names, strict=True) if c), key=lambda t: t[0] < 0)
+    out = ""
+    for c, n in terms:
+        word = n if abs(c) == 1 else f"{abs(c)}*{n}"
+        out += (word if not out and c > 0 else f"-{word}" if c < 0 else f"+{word}")
+    return out
+
+
+def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> Wavefront:
+    depth = len(band)
+    names = [_iterator(b) for b in band]
+    for st in scop.statements:
+        if list(scop.iterators(st)[:depth]) != names:
+            raise _Refused(f"a statement of the band is not inside loop '{names[-1]}'")
+    modelled = {v.name for v in scop.variables}
+    if any(a.buffer not in modelled for st in scop.statements for a in (st.write, *st.reads)):
+        raise _Refused("the band reads an object the model has no variable for")
+    loops = [scop.loops[scop.statements[0].loops[r]] for r in range(depth)]
+    for lp in loops:
+        if lp.c_type not in _SIGNED:
+            raise _Refused(f"the iterator '{lp.iterator}' has type '{lp.c_type}', not a signed integer")
+    temps, outside = _temporaries(cand, scop, names)
+    deps = _dependences(scop, frozenset(temps))
+    prefix = _prefix(scop)
+    xs = [f"x{r}" for r in range(depth)]
+    ys = [f"y{r}" for r in range(depth)]
+    band_deps: isl.Map | None = None
+    ml = deps.get_map_list()
+    for q in range(ml.n_map()):
+        m = _to_band(ml.get_at(q), depth)
+        band_deps = m if band_deps is None else band_deps.union(m)
+    differ = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : "
+                     f"{' or '.join(f'{x} != {y}' for x, y in zip(xs, ys, strict=True))} }}")
+    if band_deps is None or band_deps.intersect(differ).is_empty():
+        raise _Refused(f"no dependence joins two iterations of the loops {_list(names)} once its temporaries "
+                       "are private")
+    band_deps = band_deps.intersect(differ).coalesce()
+    coeffs = _search(band_deps, prefix, xs, ys, names)
+    # the innermost iterator of coefficient +-1 is computed from h; the others stay loops
+    gone = max(r for r in range(depth) if abs(coeffs[r]) == 1)
+    rest = [r for r in range(depth) if r != gone]
+    h = " + ".join(f"{c} * {x}" for c, x in zip(coeffs, xs, strict=True) if c)
+    domain: isl.Set | None = None
+    for st in scop.statements:
+        d = isl.Set(scop.domain_str(st))
+        d = d.project_out(isl.dim_type.set, depth, d.dim(isl.dim_type.set) - depth).set_tuple_name("B")
+        domain = d if domain is None else domain.union(d)
+    assert domain is not None
+    sched = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> [w, {', '.join(xs[r] for r in rest)}] : w = {h} }}"
+                    ).intersect_domain(domain.coalesce())
+    if not sched.is_injective():
+        raise _Refused(f"the hyperplane of the loops {_list(names)} does not name each point once")
+    timed = band_deps.apply_domain(sched).apply_range(sched)
+    later = isl.Map(f"{prefix}{{ [w, {', '.join(f'a{r}' for r in rest)}] -> [w_, {', '.join(f'b{r}' for r in rest)}] "
+                    ": w < w_ }")
+    if not timed.is_subset(later):
+        raise _Refused(f"isl could not prove the hyperplane wavefront of the loops {_list(names)} keeps every "
+                       "dependence")
+    waves = _generate_hyperplane(sched, prefix, names, [lp.c_type for lp in loops], band, scop.params, len(rest))
+    private, exits = _iterators(cand, band, names)
+    try:
+        checks = alias_checks(scop)
+    except UnsupportedInput as err:
+        raise _Refused(err.message) from err
+    gen = SourceGenerator()
+    return Wavefront(tuple(names), tuple(names), (), loc_of(cand.node), waves,
+                     str(gen._generate_stmt(cand.node, add_indent=False)), tuple(sorted({*private, *outside})),
+                     exits, checks, scop.preconditions, tuple(scop.params), hyperplane=_affine_text(coeffs, names))
+
+
+def _search(band_deps: isl.Map, prefix: str, xs: list[str], ys: list[str], names: list[str]) -> tuple[int, ...]:
+    """The first ``c`` (fewest non-zeros, then smallest) with ``c . (sink - source) >= 1`` on every
+    dependence and some coefficient +-1."""
+    span = range(-MAX_COEFFICIENT, MAX_COEFFICIENT + 1)
+    combos = sorted((c for c in itertools.product(span, repeat=len(xs)) if any(abs(v) == 1 for v in c)),
+                    key=lambda c: (sum(1 for v in c if v), sum(abs(v) for v in c), [-v for v in c[::-1]]))
+    for c in combos:
+        grow = " + ".join(f"{v} * ({y} - {x})" for v, x, y in zip(c, xs, ys, strict=True) if v)
+        ok = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : {grow} >= 1 }}")
+        if band_deps.is_subset(ok):
+            return c
+    raise _Refused(f"no hyperplane of the loops {_list(names)} with coefficients up to {MAX_COEFFICIENT} orders "
+                   "every dependence")
+
+
+def _generate_hyperplane(sched: isl.Map, prefix: str, names: list[str], types: list[str], band: list[c_ast.For],
+                         params: tuple[str, ...], rest: int) -> str:
+    ctx = sched.get_ctx()
+    ids = isl.IdList.alloc(ctx, rest + 1)
+    for nm in [_WAVE, *(f"{_TILE}{r}" for r in range(rest))]:
+        ids = ids.add(isl.Id(nm, context=ctx))
+    build = isl.AstBuild.from_context(isl.Set(f"{prefix}{{ : }}")).set_iterators(ids)
+    ast = build.node_from_schedule_map(isl.UnionMap.from_map(sched))
+    body = str(SourceGenerator()._generate_stmt(band[-1].stmt, add_indent=False))
+    declared = [isinstance(b.init, c_ast.DeclList) for b in band]
+    printer = _CPrinter(names, types, declared, [1] * len(names), body, set(params), tile_loop=f"{_TILE}0",
+                        assign=True)
+    printer.node(ast, 0, False)
+    if WAVEFRONT_TILES not in printer.lines:
+        raise _Refused("isl's code generator made no loop over the points of a wavefront")
+    return "\n".join(printer.lines)
+
+
+# }}}

@@ -146,6 +146,8 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
             elif isinstance(it, Wavefront):
                 out.append({"kind": "wavefront", "line": it.loc.line, "column": it.loc.column,
                             "loops": list(it.iterators), "skew": list(it.skew), "tiles": list(it.tiles)})
+                if it.hyperplane:
+                    out[-1]["hyperplane"] = it.hyperplane
             else:
                 o = queue.pop(0) if queue else None
                 entry = _nest_dict(o) if o is not None else {}

@@ -182,10 +182,17 @@ class Wavefront:
     params: tuple[str, ...]
     #: how many statement instances it runs, where the sizes are known
     work: int | None = None
+    #: not tiled: the wavefronts are the values of this affine function of the iterators (e.g.
+    #: ``j-i``, every dependence goes to a larger value), their points in parallel, each point's
+    #: body as written (``mdpoly.frontend.wavefront.hyperplane_band``; ``skew`` and ``tiles`` unused)
+    hyperplane: str = ""
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are
-        not their loop's iterator; ``-i`` for a loop that counts downwards)."""
+        not their loop's iterator; ``-i`` for a loop that counts downwards), or ``wavefront i,j
+        hyperplane j-i``."""
+        if self.hyperplane:
+            return f"wavefront {','.join(self.iterators)} hyperplane {self.hyperplane}"
         changed = [s for s, it in zip(self.skew, self.iterators, strict=True) if s != it]
         skew = f" skew {','.join(changed)}" if changed else ""
         return f"wavefront {','.join(self.iterators)}{skew} tiles {'x'.join(str(t) for t in self.tiles)}"
