@@ -36,6 +36,11 @@ all are computations when the loop has a constant number of iterations below
 ``FEW_ITERATIONS`` (too few to share among threads). A distribution whose pieces all stay host
 loops is not used: it would only repeat the loop around the same inner items.
 
+**Wavefronts.** A band that stays sequential as a whole with nothing parallel inside (or only
+wavefronts) is tried as a tiled wavefront, then along a hyperplane
+(``mdpoly.frontend.wavefront``); two sequential loops directly nested around reductions at
+most (Nussinov's ``i``, ``j`` around the maximum over ``k``) are tried along a hyperplane only.
+
 A schedule without a single computation or parallel loop is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
 ``analyse_band`` is the front end's per-nest analysis. Distribution and fusion are decided

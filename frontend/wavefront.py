@@ -29,6 +29,10 @@ isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over
 ``_CPrinter`` prints them as C with the tile loop marked by ``WAVEFRONT_TILES`` (the renderer
 puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
 ``mdpoly.wavefront_code`` for OpenMP); a refusal is a sentence.
+
+``hyperplane_band`` is the variant for non-uniform dependences (Nussinov): no tiles, a search
+for one affine function of the iterators that every dependence increases; its points are shared
+the same way (see its docstring).
 """
 
 from __future__ import annotations
@@ -452,8 +456,10 @@ class _Inner(c_ast.NodeVisitor):
 
     def __init__(self) -> None:
         self.names: set[str] = set()
+        self.loops = 0
 
     def visit_For(self, node: c_ast.For) -> None:
+        self.loops += 1
         if isinstance(node.init, c_ast.Assignment) and isinstance(node.init.lvalue, c_ast.ID):
             self.names.add(str(node.init.lvalue.name))
         self.generic_visit(node)
@@ -554,6 +560,13 @@ def _affine_text(coeffs: tuple[int, ...], names: list[str]) -> str:
 def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> Wavefront:
     depth = len(band)
     names = [_iterator(b) for b in band]
+    inner = _Inner()
+    inner.visit(band[-1].stmt)
+    if not inner.loops:
+        # a few operations per point: a barrier per hyperplane and accesses across rows cost more
+        # than sharing the points gains (Floyd--Warshall's i, j); tiles would be needed
+        raise _Refused(f"a point of the loops {_list(names)} runs no loop, too little work to share the points "
+                       "of each hyperplane")
     for st in scop.statements:
         if list(scop.iterators(st)[:depth]) != names:
             raise _Refused(f"a statement of the band is not inside loop '{names[-1]}'")

@@ -12,8 +12,9 @@ Kernels from their textbook definitions, integer data (exact at any number of th
   p[i-1] p[k] p[j]``, in the row-wise form (``i`` downwards) and in the textbook's form by chain
   length (``for len, for i, j = i + len, for k``: there the loop over ``i`` is parallel already).
 
-Refused: a scalar whose value flows from one point to the next, and dependences no hyperplane
-with small coefficients orders (the reason is reported).
+Refused: a scalar whose value flows into the band, dependences no hyperplane with small
+coefficients orders, and Floyd--Warshall, whose points run no loop (too little work per point for
+a barrier per hyperplane); the reason is reported.
 """
 
 from __future__ import annotations
@@ -233,8 +234,30 @@ def test_chain_by_length_matches_original(tmp_path: Path) -> None:
             assert _run(parallel, size, threads) == reference, f"n={size} at {threads} threads ({out_c})"
 
 
+# Floyd--Warshall: i + j orders the dependences of one k step, but a point is one minimum only
+FLOYD = PRELUDE + """#define CAP 100
+void kernel_floyd(int n, long P[CAP][CAP]) {
+  int k, i, j;
+#pragma scop
+  for (k = 0; k < n; k++)
+    for (i = 0; i < n; i++)
+      for (j = 0; j < n; j++)
+        P[i][j] = P[i][j] < P[i][k] + P[k][j] ? P[i][j] : P[i][k] + P[k][j];
+#pragma endscop
+}
+int main(int argc, char **argv) {
+  static long P[CAP][CAP];
+  int n = argc > 1 ? atoi(argv[1]) : 90;
+  for (int i = 0; i < CAP; i++) for (int j = 0; j < CAP; j++) P[i][j] = i == j ? 0 : (i * 7 + j * 3) % 23 + 1;
+  kernel_floyd(n, P);
+  ldump("P", &P[0][0], (long)CAP * CAP);
+  return 0;
+}
+"""
+
 #: case -> (program, the words of the refusal)
 REFUSED = {
+    "floyd": (FLOYD, "a point of the loops 'k', 'i', 'j' runs no loop, too little work to share the points"),
     "carried": (CARRIED, "nor along a hyperplane: 'total' is read before the nest writes it"),
     "mirrored": (MIRRORED, "no hyperplane of the loops 'i', 'j' with coefficients up to 2 orders every dependence"),
 }
@@ -248,7 +271,7 @@ def test_refused_with_reason(name: str, tmp_path: Path) -> None:
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     out_c, report = tmp_path / "out.c", tmp_path / "report.json"
     proc = _mdpoly(src, out_c, report)
-    line = next(k for k, ln in enumerate(text.splitlines(), 1) if ln.startswith("  for (i = "))
+    line = next(k for k, ln in enumerate(text.splitlines(), 1) if ln.startswith("  for ("))
     assert f"{src}:{line}:3: note: its loops cannot run as a tiled wavefront: " in proc.stderr, proc.stderr
     assert words in proc.stderr and "[no-wavefront]" in proc.stderr
     nest = next(n for n in json.loads(report.read_text())["nests"] if "wavefront" in n)
