@@ -175,7 +175,7 @@ int main(int argc, char **argv) {
 CASES = {
     "nussinov": (NUSSINOV, "[wavefront i,j hyperplane j-i]", ("0", "1", "2", "3", "64", "300")),
     "chain_rows": (CHAIN_ROWS, "[wavefront i,j hyperplane j-i]", ("1", "2", "5", "200")),
-    "repeated": (REPEATED, "[wavefront i,j hyperplane j-i]", ("2", "90")),
+    "repeated": (REPEATED, "r:seq-in-region{ [wavefront i,j hyperplane j-i] }", ("2", "90")),
 }
 
 
