@@ -10,7 +10,8 @@ Kernels from their textbook definitions, integer data (exact at any number of th
   of one are independent.
 * The optimal matrix-chain order (Cormen et al., 15.2): ``M[i][j] = min_k M[i][k] + M[k+1][j] +
   p[i-1] p[k] p[j]``, in the row-wise form (``i`` downwards) and in the textbook's form by chain
-  length (``for len, for i, j = i + len, for k``: there the loop over ``i`` is parallel already).
+  length (``for len, for i, for k`` over ``M[i][i+len]``: there the loop over ``i`` is parallel already).
+* Three loops with dependences along each, one over a range (``h = j + l``).
 
 Refused: a scalar whose value flows into the band, dependences no hyperplane with small
 coefficients orders, and Floyd--Warshall, whose points run no loop (too little work per point for
@@ -171,10 +172,39 @@ int main(int argc, char **argv) {
 }
 """
 
+# three loops, dependences along each (the previous i plane read over a range of l): l's loop
+# computed from h = j + l, the points of one h shared along i
+THREE = PRELUDE + """#define CAP 40
+void kernel_three(int n, long X[CAP][CAP][CAP]) {
+  int i, j, l, k;
+  long acc;
+#pragma scop
+  for (i = 1; i < n; i++)
+    for (j = 1; j < n; j++)
+      for (l = 1; l < n; l++) {
+        acc = X[i][j][l - 1] + X[i][j - 1][l];
+        for (k = 0; k < l; k++)
+          acc = (acc * 3 + X[i - 1][j][k]) % 10007;
+        X[i][j][l] = acc;
+      }
+#pragma endscop
+}
+int main(int argc, char **argv) {
+  static long X[CAP][CAP][CAP];
+  int n = argc > 1 ? atoi(argv[1]) : 37;
+  for (int a = 0; a < CAP; a++) for (int b = 0; b < CAP; b++) for (int c = 0; c < CAP; c++)
+    X[a][b][c] = (a * 3 + b * 5 + c) % 11;
+  kernel_three(n, X);
+  ldump("X", &X[0][0][0], (long)CAP * CAP * CAP);
+  return 0;
+}
+"""
+
 #: case -> (program, the schedule's words, the sizes to run at)
 CASES = {
     "nussinov": (NUSSINOV, "[wavefront i,j hyperplane j-i]", ("0", "1", "2", "3", "64", "300")),
     "chain_rows": (CHAIN_ROWS, "[wavefront i,j hyperplane j-i]", ("1", "2", "5", "200")),
+    "three": (THREE, "[wavefront i,j,l hyperplane j+l]", ("1", "2", "40")),
     "repeated": (REPEATED, "r:seq-in-region{ [wavefront i,j hyperplane j-i] }", ("2", "90")),
 }
 
@@ -201,7 +231,7 @@ def test_hyperplane_matches_original(name: str, tmp_path: Path) -> None:
     assert words in proc.stderr, proc.stderr
     nest = next(n for n in json.loads(report.read_text())["nests"] if "schedule" in n)
     waves = [e for e in _entries(nest["schedule"]) if e["kind"] == "wavefront"]
-    assert len(waves) == 1 and waves[0]["hyperplane"] == "j-i"
+    assert len(waves) == 1 and f"hyperplane {waves[0]['hyperplane']}]" in words
     assert "#pragma omp for schedule(static)" in out_c.read_text()
     parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
     for size in sizes:
