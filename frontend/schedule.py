@@ -210,7 +210,8 @@ class _Scheduler:
             plane = hyperplane_band(self.parsed, cand, sizes=self.sizes)
             if isinstance(plane, Wavefront):
                 return plane
-            self.wave_refusals.append(f"{result}; nor along a hyperplane: {plane}" if result else plane)
+            self.wave_refusals.append(f"{result}; nor along a hyperplane: {plane}" if result and plane != result
+                                      else plane)
             return None
         return result
 
