@@ -39,7 +39,7 @@ loops is not used: it would only repeat the loop around the same inner items.
 **Wavefronts.** A band that stays sequential as a whole with nothing parallel inside (or only
 wavefronts) is tried as a tiled wavefront, then along a hyperplane
 (``mdpoly.frontend.wavefront``); two sequential loops directly nested around reductions at
-most (Nussinov's ``i``, ``j`` around the maximum over ``k``) are tried along a hyperplane only.
+most (Nussinov's ``i``, ``j`` around the maximum over ``k``) are tried the same way.
 
 A schedule without a single computation or parallel loop is dropped (the nest is kept as written). The bands
 are new ``For`` nodes over parts of the function's AST (``Candidate.scope``/``host_decls``);
@@ -194,7 +194,7 @@ class _Scheduler:
         # the band from here along a hyperplane, its points in parallel
         if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
                 and _sequential_pair(items[0])):
-            wave = self.wavefront(cand, tiled=False)
+            wave = self.wavefront(cand)
             return (wave,) if wave is not None else items
         return items
 

@@ -12,11 +12,16 @@ a small search rather than Pluto's ILP):
    dependences between the body's statement instances (isl dataflow: flow from the last
    writer, anti to the next writer, output to the next writer; every other ordering of two
    accesses follows from these) are projected onto band points; pairs within one point are kept
-   by the body's own order. Their distance vectors, over all values of the parameters (the
-   sizes, and the iterators of host loops around the band), must form a finite set.
+   by the body's own order. Scalars the body assigns before it reads them in every point (and
+   that are not read after the band) are temporaries: each thread has its own copy, and their
+   dependences are left out. The distance vectors, over all values of the parameters (the
+   sizes, and the iterators of host loops around the band), form a finite set, or -- where each
+   point runs an inner loop (Nussinov's split ``k``), enough work per point -- any set isl can
+   bound below after a skew.
 2. **Skew.** A unimodular lower-triangular skew ``y_r = x_r + sum c_rm x_m`` (``m < r``,
    ``0 <= c_rm <= MAX_SKEW``, smallest sum first) that makes every component of every distance
-   non-negative: the skewed band is fully permutable, so rectangular tiles are legal.
+   non-negative (checked on each distance, or by isl on the set of distances): the skewed band
+   is fully permutable, so rectangular tiles are legal.
 3. **Tiles and wavefronts.** Tile ``T_r = floor(y_r / S_r)``; wavefront ``w = sum T_r``. The new
    schedule maps a point to ``(w, T, x)``: wavefronts in order, the tiles of one wavefront in
    parallel, a tile's points in the original lexicographic order (each point's body as
@@ -30,9 +35,9 @@ isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over
 puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
 ``mdpoly.wavefront_code`` for OpenMP); a refusal is a sentence.
 
-``hyperplane_band`` is the variant for non-uniform dependences (Nussinov): no tiles, a search
-for one affine function of the iterators that every dependence increases; its points are shared
-the same way (see its docstring).
+``hyperplane_band`` is the fallback for non-uniform dependences that no skew makes non-negative:
+no tiles, a search for one affine function of the iterators that every dependence increases;
+its points are shared the same way (see its docstring).
 """
 
 from __future__ import annotations
@@ -188,6 +193,10 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     for lp in loops:
         if lp.c_type not in _SIGNED:
             raise _Refused(f"the iterator '{lp.iterator}' has type '{lp.c_type}', not a signed integer")
+    # scalars assigned before they are read in every point: a copy per thread, no dependences
+    temps, outside = _private_scalars(cand, scop, names)
+    if temps:
+        deps = _dependences(scop, frozenset(temps))
     prefix = _prefix(scop)
     xs = [f"x{r}" for r in range(depth)]
     ys = [f"y{r}" for r in range(depth)]
@@ -201,7 +210,14 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     if band_deps is None or band_deps.intersect(differ).is_empty():
         raise _Refused(f"no dependence joins two iterations of the loops {_list(names)}")
     band_deps = band_deps.intersect(differ).coalesce()
-    skew = _skew([tuple(s * d for s, d in zip(steps, v, strict=True)) for v in _distances(band_deps, names)], names)
+    try:
+        dist = _distances(band_deps, names)
+    except _Refused as why:
+        if not _runs_loop(band):
+            raise
+        skew = _skew_exact(band_deps, steps, names, prefix, str(why))
+    else:
+        skew = _skew([tuple(s * d for s, d in zip(steps, v, strict=True)) for v in dist], names)
     domain: isl.Set | None = None
     for st in scop.statements:
         d = isl.Set(scop.domain_str(st))
@@ -227,8 +243,51 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     gen = SourceGenerator()
     coords = [n if st == 1 else f"-{n}" for n, st in zip(names, steps, strict=True)]
     return Wavefront(tuple(names), tuple(_skew_text(coords, skew)), sizes, loc_of(cand.node),
-                     waves, str(gen._generate_stmt(cand.node, add_indent=False)), private, exits, checks,
-                     scop.preconditions, tuple(scop.params))
+                     waves, str(gen._generate_stmt(cand.node, add_indent=False)),
+                     tuple(sorted({*private, *outside})), exits, checks, scop.preconditions, tuple(scop.params))
+
+
+def _runs_loop(band: list[c_ast.For]) -> bool:
+    """Whether the band's body runs a loop at each point. Dependences that are not constant come
+    from such loops (Nussinov's split ``k``); where a point is a few operations (Floyd--Warshall's
+    one minimum), a barrier per wavefront under a sequential loop costs more than sharing gains."""
+    inner = _Inner()
+    inner.visit(band[-1].stmt)
+    return inner.loops > 0
+
+
+def _private_scalars(cand: Candidate, scop: Scop, names: list[str]) -> tuple[list[str], list[str]]:
+    """The scalars the band writes whose every read takes the value written in the same point and
+    that are not read after it (their dependences vanish with a copy per thread), and those of
+    them declared outside the nest (each thread's copy); other scalars keep their dependences."""
+    written = {st.write.buffer for st in scop.statements}
+    temps = [v.name for v in scop.variables
+             if not v.shape and v.kind in ("scalar", "local") and v.name in written
+             and not iteration_local(scop, names, v.name)]
+    outside = {v.name for v in scop.variables if v.name in temps and v.kind == "scalar"}
+    live = live_after(cand.func.body, cand.node, outside)
+    return [t for t in temps if t not in live], sorted(outside - live)
+
+
+def _skew_exact(band_deps: isl.Map, steps: list[int], names: list[str], prefix: str, why: str) -> list[tuple[int, ...]]:
+    """The smallest lower-triangular skew making every component of every distance non-negative,
+    checked by isl over the distances as a set (not constant: Nussinov's ``T[i][k]`` for every
+    ``k`` between ``i`` and ``j``)."""
+    depth = len(names)
+    deltas = band_deps.deltas()
+    ds = [f"d{r}" for r in range(depth)]
+    slots = [(r, m) for r in range(1, depth) for m in range(r)]
+    combos = sorted(itertools.product(range(MAX_SKEW + 1), repeat=len(slots)), key=lambda c: (sum(c), c))
+    for combo in combos:
+        rows = [[0] * r for r in range(depth)]
+        for (r, m), c in zip(slots, combo, strict=True):
+            rows[r][m] = c
+        cons = " and ".join(" + ".join([f"{steps[r]} * {ds[r]}", *(f"{c * steps[m]} * {ds[m]}"
+                                                                  for m, c in enumerate(rows[r]) if c)]) + " >= 0"
+                            for r in range(depth))
+        if deltas.is_subset(isl.Set(f"{prefix}{{ B[{', '.join(ds)}] : {cons} }}")):
+            return [tuple(row) for row in rows]
+    raise _Refused(f"{why}, and no skew of them by factors up to {MAX_SKEW} makes every distance non-negative")
 
 
 def _tile_order(depth: int) -> list[int]:
@@ -494,8 +553,8 @@ MAX_COEFFICIENT = 2
 def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None) -> Wavefront | str:
     """The band from ``cand.node`` down run along a hyperplane, or why it cannot be (a sentence).
 
-    For bands whose dependence distances are not constant (Nussinov's ``T[i][k] + T[k+1][j]``
-    for every ``k`` between ``i`` and ``j``), but all go forward along one affine function
+    For bands whose dependence distances are not constant and that no skew makes fully
+    permutable (so no tiles: ``wavefront_band`` refuses), but that all go forward along one affine function
     ``h = c . x`` of the band's iterators (small integer ``c``, fewest non-zeros first):
     ``h(sink) - h(source) >= 1`` for every dependence between two band points, proved by isl
     over the exact (non-uniform) relations. Scalars the body assigns before it reads them in
@@ -560,9 +619,7 @@ def _affine_text(coeffs: tuple[int, ...], names: list[str]) -> str:
 def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> Wavefront:
     depth = len(band)
     names = [_iterator(b) for b in band]
-    inner = _Inner()
-    inner.visit(band[-1].stmt)
-    if not inner.loops:
+    if not _runs_loop(band):
         # a few operations per point: a barrier per hyperplane and accesses across rows cost more
         # than sharing the points gains (Floyd--Warshall's i, j); tiles would be needed
         raise _Refused(f"a point of the loops {_list(names)} runs no loop, too little work to share the points "
