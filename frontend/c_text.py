@@ -22,3 +22,13 @@ class SourceGenerator(GnuCGenerator):
             return c_generator.CGenerator._generate_type(self, n, modifiers, emit_declname,
                                                          emit_base_type=False)
         return str(super()._generate_type(n, modifiers, emit_declname))
+
+
+def loop_iterator(node: c_ast.For) -> str:
+    """The name a ``for`` header initialises (``int i = 0`` or ``i = 0``), ``"?"`` for anything else."""
+    init = node.init
+    if isinstance(init, c_ast.DeclList) and init.decls:
+        return str(init.decls[0].name)
+    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
+        return str(init.lvalue.name)
+    return "?"

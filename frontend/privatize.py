@@ -88,7 +88,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
             result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain)
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-                return replace(blocked(result, cand.node), work=_instances(scop, known))
+                return replace(blocked(result, cand.node), work=instance_count(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):
@@ -107,8 +107,8 @@ def iteration_local(scop: Scop, names: list[str], x: str) -> str:
     return ""
 
 
-def _instances(scop: Scop, known: dict[str, int]) -> int | None:
-    """How many statement instances the nest runs (``None`` when a size is unknown)."""
+def instance_count(scop: Scop, known: dict[str, int]) -> int | None:
+    """How many statement instances the nest (or band) runs (``None`` when a size is unknown)."""
     if any(p not in known for p in scop.params):
         return None
     total = 0

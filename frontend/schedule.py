@@ -58,7 +58,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import privatize_nest
@@ -102,15 +102,6 @@ def for_header(node: c_ast.For) -> str:
     gen = SourceGenerator()
     parts = [gen.visit(p) if p is not None else "" for p in (node.init, node.cond, node.next)]
     return f"for ({parts[0]}; {parts[1]}; {parts[2]})"
-
-
-def loop_iterator(node: c_ast.For) -> str:
-    init = node.init
-    if isinstance(init, c_ast.DeclList) and init.decls:
-        return str(init.decls[0].name)
-    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
-        return str(init.lvalue.name)
-    return "?"
 
 
 def _body_items(node: c_ast.For) -> list[c_ast.Node]:

@@ -50,11 +50,11 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks
-from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
-from mdpoly.frontend.privatize import iteration_local
+from mdpoly.frontend.privatize import instance_count, iteration_local
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
 from mdpoly.ir.scop import Scop
@@ -89,7 +89,7 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[i
     known values of size parameters (``--size``), besides those of the call sites."""
     band = _band(cand.node)
     if len(band) < 2:
-        return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
+        return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
                 "has none directly inside it")
     try:
         scop = extract_scop(parsed, cand, privatize=False)
@@ -104,37 +104,12 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[i
         try:
             wave = _wavefront(cand, scop, deps, band[:depth], edges[depth])
             known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-            return replace(wave, work=_instances(scop, known))
+            return replace(wave, work=instance_count(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (isl.Error, UnsupportedInput) as err:
             refusal = refusal or f"isl failed on the band: {err}"
     return refusal
-
-
-def _instances(scop: Scop, known: dict[str, int]) -> int | None:
-    """How many statement instances the band runs (``None`` when a size is unknown)."""
-    if any(p not in known for p in scop.params):
-        return None
-    total = 0
-    for st in scop.statements:
-        dom = isl.Set(scop.domain_str(st))
-        for q, name in enumerate(scop.params):
-            dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
-        count = dom.count_val()
-        if not count.is_int():
-            return None
-        total += count.to_python()
-    return total
-
-
-def _iterator(node: c_ast.For) -> str:
-    init = node.init
-    if isinstance(init, c_ast.DeclList) and init.decls:
-        return str(init.decls[0].name)
-    if isinstance(init, c_ast.Assignment) and isinstance(init.lvalue, c_ast.ID):
-        return str(init.lvalue.name)
-    return "?"
 
 
 def _band(node: c_ast.For) -> list[c_ast.For]:
@@ -181,10 +156,27 @@ def _to_band(m: isl.Map, depth: int) -> isl.Map:
     return m.set_tuple_name(isl.dim_type.in_, "B").set_tuple_name(isl.dim_type.out, "B")
 
 
+def _band_dependences(deps: isl.UnionMap, prefix: str, xs: list[str], ys: list[str], names: list[str],
+                      after: str) -> isl.Map:
+    """``deps`` as a relation between iterations ``B[xs] -> B[ys]`` of the band's loops, without
+    the pairs inside one iteration; refused when none is left (``after`` ends that reason)."""
+    depth = len(xs)
+    band_deps: isl.Map | None = None
+    ml = deps.get_map_list()
+    for q in range(ml.n_map()):
+        m = _to_band(ml.get_at(q), depth)
+        band_deps = m if band_deps is None else band_deps.union(m)
+    differ = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : "
+                     f"{' or '.join(f'{x} != {y}' for x, y in zip(xs, ys, strict=True))} }}")
+    if band_deps is None or band_deps.intersect(differ).is_empty():
+        raise _Refused(f"no dependence joins two iterations of the loops {_list(names)}{after}")
+    return band_deps.intersect(differ).coalesce()
+
+
 def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast.For],
                sizes: tuple[int, ...]) -> Wavefront:
     depth = len(band)
-    names = [_iterator(b) for b in band]
+    names = [loop_iterator(b) for b in band]
     for st in scop.statements:
         if list(scop.iterators(st)[:depth]) != names:
             raise _Refused(f"a statement of the band is not inside loop '{names[-1]}'")
@@ -200,16 +192,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     prefix = _prefix(scop)
     xs = [f"x{r}" for r in range(depth)]
     ys = [f"y{r}" for r in range(depth)]
-    band_deps: isl.Map | None = None
-    ml = deps.get_map_list()
-    for q in range(ml.n_map()):
-        m = _to_band(ml.get_at(q), depth)
-        band_deps = m if band_deps is None else band_deps.union(m)
-    differ = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : "
-                     f"{' or '.join(f'{x} != {y}' for x, y in zip(xs, ys, strict=True))} }}")
-    if band_deps is None or band_deps.intersect(differ).is_empty():
-        raise _Refused(f"no dependence joins two iterations of the loops {_list(names)}")
-    band_deps = band_deps.intersect(differ).coalesce()
+    band_deps = _band_dependences(deps, prefix, xs, ys, names, "")
     try:
         dist = _distances(band_deps, names)
     except _Refused as why:
@@ -566,7 +549,7 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
     written. isl proves every dependence goes to a larger ``h`` and generates the loops."""
     band = _band(cand.node)
     if len(band) < 2:
-        return (f"a wavefront needs two or more perfectly nested loops, and loop '{_iterator(band[0])}' "
+        return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
                 "has none directly inside it")
     try:
         scop = extract_scop(parsed, cand, privatize=False)
@@ -579,7 +562,7 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
         try:
             wave = _hyperplane(parsed, cand, scop, band[:depth])
             known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-            return replace(wave, work=_instances(scop, known))
+            return replace(wave, work=instance_count(scop, known))
         except _Refused as why:
             refusal = refusal or str(why)
         except (isl.Error, UnsupportedInput) as err:
@@ -618,7 +601,7 @@ def _affine_text(coeffs: tuple[int, ...], names: list[str]) -> str:
 
 def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> Wavefront:
     depth = len(band)
-    names = [_iterator(b) for b in band]
+    names = [loop_iterator(b) for b in band]
     if not _runs_loop(band):
         # a few operations per point: a barrier per hyperplane and accesses across rows cost more
         # than sharing the points gains (Floyd--Warshall's i, j); tiles would be needed
@@ -639,17 +622,7 @@ def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_as
     prefix = _prefix(scop)
     xs = [f"x{r}" for r in range(depth)]
     ys = [f"y{r}" for r in range(depth)]
-    band_deps: isl.Map | None = None
-    ml = deps.get_map_list()
-    for q in range(ml.n_map()):
-        m = _to_band(ml.get_at(q), depth)
-        band_deps = m if band_deps is None else band_deps.union(m)
-    differ = isl.Map(f"{prefix}{{ B[{', '.join(xs)}] -> B[{', '.join(ys)}] : "
-                     f"{' or '.join(f'{x} != {y}' for x, y in zip(xs, ys, strict=True))} }}")
-    if band_deps is None or band_deps.intersect(differ).is_empty():
-        raise _Refused(f"no dependence joins two iterations of the loops {_list(names)} once its temporaries "
-                       "are private")
-    band_deps = band_deps.intersect(differ).coalesce()
+    band_deps = _band_dependences(deps, prefix, xs, ys, names, " once its temporaries are private")
     coeffs = _search(band_deps, prefix, xs, ys, names)
     # the innermost iterator of coefficient +-1 is computed from h; the others stay loops
     gone = max(r for r in range(depth) if abs(coeffs[r]) == 1)

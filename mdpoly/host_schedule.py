@@ -22,6 +22,8 @@ from mdpoly.ir.nest import (
     ScheduleItem,
     Wavefront,
     schedule_computations,
+    schedule_items_of,
+    schedule_wavefronts,
 )
 from mdpoly.wavefront_code import wavefront_in_region, wavefront_parallel
 
@@ -120,12 +122,12 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
     outside: set[int] = set()
-    loops = _private_loops(items) if openmp else []
+    loops = schedule_items_of(items, PrivateLoop) if openmp else []
     parallel = frozenset(id(p) for p in loops if p.work is None or 2 * p.work >= min_work)
     status = tuple((p.loc, "" if id(p) in parallel else "too-little-work" if openmp else "sequential-body")
-                   for p in _private_loops(items))
+                   for p in schedule_items_of(items, PrivateLoop))
     # a wavefront runs in parallel wherever it is, as a ``PrivateLoop`` does, unless it is too small
-    waves = frozenset(id(w) for w in _wavefronts(items) if w.work is None or 2 * w.work >= min_work) \
+    waves = frozenset(id(w) for w in schedule_wavefronts(items) if w.work is None or 2 * w.work >= min_work) \
         if openmp else frozenset()
     parallel |= waves
     for it in items:
@@ -143,31 +145,9 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
         _render((it,), calls, 1, lines, parallel)
     lines.append("}")
     return RenderedSchedule("\n".join(lines), tuple(definitions), tuple(notes), len(parallel - waves),
-                            len(loops) - len(parallel - waves) + (len(_wavefronts(items)) - len(waves) if openmp else 0),
+                            len(loops) - len(parallel - waves) + (len(schedule_wavefronts(items)) - len(waves) if openmp else 0),
                             outside=frozenset(outside),
                             private=status, wavefronts=len(waves))
-
-
-def _wavefronts(items: tuple[ScheduleItem, ...]) -> list[Wavefront]:
-    """Every ``Wavefront`` of ``items``, host loops' bodies included."""
-    out: list[Wavefront] = []
-    for it in items:
-        if isinstance(it, Wavefront):
-            out.append(it)
-        elif isinstance(it, HostLoop):
-            out += _wavefronts(it.body)
-    return out
-
-
-def _private_loops(items: tuple[ScheduleItem, ...]) -> list[PrivateLoop]:
-    """Every ``PrivateLoop`` of ``items``, host loops' bodies included."""
-    out: list[PrivateLoop] = []
-    for it in items:
-        if isinstance(it, PrivateLoop):
-            out.append(it)
-        elif isinstance(it, HostLoop):
-            out += _private_loops(it.body)
-    return out
 
 
 def _host_loops(loop: HostLoop) -> list[HostLoop]:
@@ -193,7 +173,7 @@ def _texts(loop: HostLoop) -> list[str]:
     parallel loops' bodies."""
     return ([h.header for h in _host_loops(loop)] + [s.text for s in _statements(loop)]
             + [c.nest.reference_c for c in schedule_computations(loop.body)]
-            + [p.original for p in _private_loops(loop.body)] + [w.original for w in _wavefronts(loop.body)])
+            + [p.original for p in schedule_items_of(loop.body, PrivateLoop)] + [w.original for w in schedule_wavefronts(loop.body)])
 
 
 def _assigned(texts: list[str]) -> set[str]:
@@ -209,8 +189,8 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
     """Why ``loop`` cannot run as one parallel region (``""`` when it can); ``parallel``: the
     ``PrivateLoop``s (by ``id``) that run in parallel, each then an orphaned worksharing loop."""
     comps = schedule_computations(loop.body)
-    privates = [p for p in _private_loops(loop.body) if id(p) in parallel]
-    waves = [w for w in _wavefronts(loop.body) if id(w) in parallel]
+    privates = [p for p in schedule_items_of(loop.body, PrivateLoop) if id(p) in parallel]
+    waves = [w for w in schedule_wavefronts(loop.body) if id(w) in parallel]
     called = [c for c in comps if id(c) in calls]
     for c in called:
         if id(c) not in teams:
@@ -283,7 +263,7 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
                 flag = f"mdp_region{number}_ok{len(flags)}"
                 flags[id(c)] = (flag, _invariant(team.check, texts, written, calls_anything))
     blocks = {cid: _check_block(teams[cid].check, flag) for cid, (flag, _) in flags.items()}
-    privates = [p for p in _private_loops(loop.body) if id(p) in parallel]
+    privates = [p for p in schedule_items_of(loop.body, PrivateLoop) if id(p) in parallel]
     copies: list[str] = []  # the parallel loops' per-thread copies: shared in the region
     for p in privates:
         copies += [c.decl for c in p.copies if c.decl not in copies]

@@ -8,6 +8,7 @@ nest is kept as written.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeVar
 
 from mdpoly.diagnostics import Diagnostic, SourceLoc
 from mdpoly.ir.mdh import AliasCheck, Combine, MdhExpr, Precondition
@@ -201,26 +202,28 @@ class Wavefront:
 ScheduleItem = HostLoop | HostStatement | Computation | PrivateLoop | Wavefront
 
 
-def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:
-    """Every ``Computation`` of a schedule, in execution (textual) order."""
-    out: list[Computation] = []
+_Item = TypeVar("_Item", HostLoop, HostStatement, Computation, PrivateLoop, Wavefront)
+
+
+def schedule_items_of(items: tuple[ScheduleItem, ...], kind: type[_Item]) -> list[_Item]:
+    """Every item of type ``kind`` in a schedule, host loops' bodies included, in textual order."""
+    out: list[_Item] = []
     for it in items:
-        if isinstance(it, Computation):
+        if isinstance(it, kind):
             out.append(it)
         elif isinstance(it, HostLoop):
-            out.extend(schedule_computations(it.body))
+            out.extend(schedule_items_of(it.body, kind))
     return out
+
+
+def schedule_computations(items: tuple[ScheduleItem, ...]) -> list[Computation]:
+    """Every ``Computation`` of a schedule, in execution (textual) order."""
+    return schedule_items_of(items, Computation)
 
 
 def schedule_wavefronts(items: tuple[ScheduleItem, ...]) -> list[Wavefront]:
     """Every ``Wavefront`` of a schedule, in textual order."""
-    out: list[Wavefront] = []
-    for it in items:
-        if isinstance(it, Wavefront):
-            out.append(it)
-        elif isinstance(it, HostLoop):
-            out.extend(schedule_wavefronts(it.body))
-    return out
+    return schedule_items_of(items, Wavefront)
 
 
 @dataclass(frozen=True, slots=True)
