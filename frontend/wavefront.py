@@ -98,6 +98,8 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[i
         return err.message
     except isl.Error as err:
         return f"isl failed on the band: {err}"
+    if derived := _derived_sizes(scop):
+        return derived
     edges = {**DEFAULT_TILES, **(tiles or {})}
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
@@ -557,6 +559,8 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
         return err.message
     except isl.Error as err:
         return f"isl failed on the band: {err}"
+    if derived := _derived_sizes(scop):
+        return derived
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
         try:
@@ -568,6 +572,16 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
         except (isl.Error, UnsupportedInput) as err:
             refusal = refusal or f"isl failed on the band: {err}"
     return refusal
+
+
+def _derived_sizes(scop: Scop) -> str:
+    """Why the band's code cannot name its size parameters (``""`` when it can): a parameter the
+    front end introduced (a product ``mdp_p_j_n``, a strided loop's trip count) exists only as an
+    argument that a computation's call computes, while a wavefront is printed in place."""
+    for v in scop.variables:
+        if v.c_value:
+            return f"its loops use the size '{v.name}' = {v.c_value}, which only a computation's call passes"
+    return ""
 
 
 def _temporaries(cand: Candidate, scop: Scop, names: list[str]) -> tuple[list[str], list[str]]:

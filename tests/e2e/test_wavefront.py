@@ -449,3 +449,41 @@ def test_race_free_under_tsan(tmp_path: Path) -> None:
         exe = tmp_path / name
         tsan_build(out_c, exe)
         assert_race_free(exe)
+
+
+# fuzz seed 930073, reduced: inside the host loop 'j' the band's subscripts hold j * n1, a size the
+# front end derives (mdp_p_j_n1) and only a computation's call passes; the wavefront printed in
+# place named it undeclared, and the output did not compile
+DERIVED_SIZE = """#include <stdio.h>
+static int a1[3][40][40];
+void k0(int n1, int n2, int *a0)
+{
+  for (int j = 0; j < 3; j++)
+    for (int k = 0; k <= n1 - 1; k++)
+      for (int l = 0; l < n2; l++)
+        a0[j * (n1 + 2) + k + 1] = a1[j][2 * l + 2][k + 1] + a0[j * (n1 + 2) + k + 1] % 7;
+}
+int main(void) {
+  static int a0[3 * 40];
+  int i, j, k;
+  long s = 0;
+  for (i = 0; i < 3; i++) for (j = 0; j < 40; j++) for (k = 0; k < 40; k++) a1[i][j][k] = (i * 5 + j * 3 + k) % 11;
+  for (i = 0; i < 3 * 40; i++) a0[i] = i % 9;
+  k0(30, 17, a0);
+  for (i = 0; i < 3 * 40; i++) s = s * 31 + a0[i];
+  printf("%ld\\n", s);
+  return 0;
+}
+"""
+
+
+def test_derived_size_is_refused_and_the_output_builds(tmp_path: Path) -> None:
+    src = tmp_path / "in.c"
+    src.write_text(DERIVED_SIZE)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    proc = run_mdpoly(src, out_c, {})
+    assert "its loops use the size 'mdp_p_j_n1'" in proc.stderr and "[no-wavefront]" in proc.stderr
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for threads in (1, 2, 3):
+        assert run_program(parallel, threads=threads) == reference
