@@ -68,7 +68,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     (``mdpoly.frontend.blocked``)."""
     try:
         scop = extract_scop(parsed, cand, privatize=False)
-        band = _band(cand.node)
+        band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except (UnsupportedInput, isl.Error):
         return None
@@ -123,7 +123,7 @@ def instance_count(scop: Scop, known: dict[str, int]) -> int | None:
     return total
 
 
-def _band(node: c_ast.For) -> list[c_ast.For]:
+def perfect_band(node: c_ast.For) -> list[c_ast.For]:
     """The outermost perfectly nested loops from ``node`` down."""
     out = [node]
     while True:

@@ -43,6 +43,7 @@ its points are shared the same way (see its docstring).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import replace
 
 import islpy as isl
@@ -54,7 +55,7 @@ from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
-from mdpoly.frontend.privatize import instance_count, iteration_local
+from mdpoly.frontend.privatize import instance_count, iteration_local, perfect_band
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
 from mdpoly.ir.scop import Scop
@@ -87,43 +88,15 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[i
 
     ``tiles``: the tile edges per band depth (``DEFAULT_TILES`` where not given); ``sizes``:
     known values of size parameters (``--size``), besides those of the call sites."""
-    band = _band(cand.node)
-    if len(band) < 2:
-        return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
-                "has none directly inside it")
-    try:
-        scop = extract_scop(parsed, cand, privatize=False)
-        deps = _dependences(scop)
-    except UnsupportedInput as err:
-        return err.message
-    except isl.Error as err:
-        return f"isl failed on the band: {err}"
-    if derived := _derived_sizes(scop):
-        return derived
     edges = {**DEFAULT_TILES, **(tiles or {})}
-    refusal = ""
-    for depth in range(min(len(band), MAX_DEPTH), 1, -1):
-        try:
-            wave = _wavefront(cand, scop, deps, band[:depth], edges[depth])
-            known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-            return replace(wave, work=instance_count(scop, known))
-        except _Refused as why:
-            refusal = refusal or str(why)
-        except (isl.Error, UnsupportedInput) as err:
-            refusal = refusal or f"isl failed on the band: {err}"
-    return refusal
+    deps: list[isl.UnionMap] = []  # the band's dependences, computed once for every depth tried
 
+    def build(scop: Scop, band: list[c_ast.For]) -> Wavefront:
+        if not deps:
+            deps.append(_dependences(scop))
+        return _wavefront(cand, scop, deps[0], band, edges[len(band)])
 
-def _band(node: c_ast.For) -> list[c_ast.For]:
-    """The loops perfectly nested from ``node`` down."""
-    out = [node]
-    while True:
-        body = out[-1].stmt
-        if isinstance(body, c_ast.Compound) and body.block_items and len(body.block_items) == 1:
-            body = body.block_items[0]
-        if not isinstance(body, c_ast.For):
-            return out
-        out.append(body)
+    return _over_depths(parsed, cand, sizes, build)
 
 
 def _prefix(scop: Scop) -> str:
@@ -549,7 +522,14 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
     point computes it from ``h``): the values of ``h`` in order, the points of one value in
     parallel (the loop over the outermost remaining iterator is shared), each point's body as
     written. isl proves every dependence goes to a larger ``h`` and generates the loops."""
-    band = _band(cand.node)
+    return _over_depths(parsed, cand, sizes, lambda scop, band: _hyperplane(parsed, cand, scop, band))
+
+
+def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None,
+                 build: Callable[[Scop, list[c_ast.For]], Wavefront]) -> Wavefront | str:
+    """``build`` on the band from ``cand.node`` down, deepest first (at most ``MAX_DEPTH`` loops,
+    at least two), its instance count attached; else the first reason a depth was refused."""
+    band = perfect_band(cand.node)
     if len(band) < 2:
         return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
                 "has none directly inside it")
@@ -564,7 +544,7 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
         try:
-            wave = _hyperplane(parsed, cand, scop, band[:depth])
+            wave = build(scop, band[:depth])
             known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
             return replace(wave, work=instance_count(scop, known))
         except _Refused as why:
