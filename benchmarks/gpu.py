@@ -129,11 +129,19 @@ WORKLOADS = (
 # {{{ prepare (here, with mdpoly)
 
 
-def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str], tune_time: float = 0.0) -> int:
+def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str], tune_time: float = 0.0,
+            deadline: float = 0.0) -> int:
     """Write the sources, mdpoly's outputs, the manifest and the scripts into ``out_dir``; 1 on any failure.
 
     ``tune_time`` > 0: mdpoly tunes each nest for that many seconds (on this machine's device: run
-    ``prepare`` on the GPU machine then) instead of ``--no-tune``."""
+    ``prepare`` on the GPU machine then) instead of ``--no-tune``; what the tuner chose and measured
+    (from mdpoly's ``--report``) goes into the manifest per workload and target. ``deadline`` > 0: the
+    whole prepare should end within that many seconds, so a later workload's tuning time shrinks
+    (never below ``MIN_TUNE_SECONDS``) when the earlier ones took longer than planned."""
+    started = time.monotonic()
+    planned = [w for w in WORKLOADS if not only or w.name in only]
+    left = len(planned) * len(targets)
+    overheads: list[float] = []   # seconds each tuned call took beyond its budget
     repo = HERE.parent
     out_dir.mkdir(parents=True, exist_ok=True)
     (out_dir / "src").mkdir(exist_ok=True)
@@ -150,15 +158,24 @@ def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]
         sizes = w.sizes(quick)
         entry: dict[str, Any] = {"workload": w.name, "kernel": f"src/{w.kernel}", "sizes": sizes,
                                  "vendor": w.vendor, "anchors": w.anchors, "seq": w.seq, "generated": {},
-                                 "prepare_errors": {}, "tuning": f"{tune_time:g} s per nest" if tune_time else "none"}
+                                 "prepare_errors": {}, "tuned": {}}
         for target in targets:
             (out_dir / target).mkdir(exist_ok=True)
             rel = f"{target}/{w.name}.c"
+            report_rel = f"{target}/{w.name}.report.json"
+            seconds = planned_tune_seconds(tune_time, deadline, time.monotonic() - started, left,
+                                           statistics.mean(overheads) if overheads else TUNE_OVERHEAD_SECONDS)
+            left -= 1
+            call_started = time.monotonic()
             # relative paths, run inside out_dir: the #line directives name src/<kernel>.c, nothing of this machine
-            tune = ["--tune-time", f"{tune_time:g}", "--retune"] if tune_time else ["--no-tune"]
+            tune = ["--tune-time", f"{seconds:g}", "--retune"] if seconds else ["--no-tune"]
             cmd = [sys.executable, "-m", "mdpoly", f"src/{w.kernel}", "-o", rel, "--target", target, *tune, "-q",
-                   *(f"-D{k}={v}" for k, v in sizes.items())]
-            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, env=env, timeout=600)
+                   "--report", report_rel, *(f"-D{k}={v}" for k, v in sizes.items())]
+            proc = subprocess.run(cmd, capture_output=True, text=True, cwd=out_dir, env=env, timeout=900)
+            if seconds:
+                overheads.append(max(0.0, time.monotonic() - call_started - seconds))
+                entry["tuned"][target] = tuning_summary(out_dir / report_rel, seconds)
+            (out_dir / report_rel).unlink(missing_ok=True)   # it names this machine's paths (the tuning log)
             text = (out_dir / rel).read_text() if proc.returncode == 0 and (out_dir / rel).is_file() else ""
             if not text or "mdp_" not in text:
                 reason = (proc.stderr.strip() or "mdpoly left the kernel as it was")[-1500:]
@@ -167,7 +184,8 @@ def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]
                 failures += 1
                 continue
             entry["generated"][target] = rel
-            print(f"[{w.name}] {rel}", file=sys.stderr)
+            print(f"[{w.name}] {rel} {describe_tuning(entry['tuned'].get(target))}", file=sys.stderr, flush=True)
+        entry["tuning"] = tuning_cell(entry["tuned"])
         entries.append(entry)
     manifest = {"kind": "mdpoly-gpu-bench", "mode": "quick" if quick else "full",
                 "prepared": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -181,6 +199,60 @@ def prepare(out_dir: Path, quick: bool, targets: tuple[str, ...], only: set[str]
     print(f"prepared {len(entries)} workloads ({'quick' if quick else 'full'} sizes) for {', '.join(targets)} "
           f"in {out_dir} ({size / 1e6:.2f} MB)", file=sys.stderr)
     return 1 if failures else 0
+
+
+#: the least tuning time ``--deadline`` leaves a nest (below it the tuner mostly measures the default)
+MIN_TUNE_SECONDS = 5.0
+#: seconds a tuned mdpoly call takes besides its budget (parsing, the reference, compiling, the final build)
+TUNE_OVERHEAD_SECONDS = 12.0
+
+
+def planned_tune_seconds(tune_time: float, deadline: float, elapsed: float, left: int,
+                         overhead: float = TUNE_OVERHEAD_SECONDS) -> float:
+    """The tuning budget of the next nest: ``tune_time``, less when the rest would not end by ``deadline``
+    (``left`` nests to go, each taking ``overhead`` seconds besides its budget)."""
+    if not tune_time or not deadline or left <= 0:
+        return tune_time
+    share = (deadline - elapsed) / left - overhead
+    return round(max(MIN_TUNE_SECONDS, min(tune_time, share)), 1)
+
+
+def tuning_summary(report: Path, budget: float) -> dict[str, Any]:
+    """What mdpoly's ``--report`` says the tuner did for the (first tuned) nest: budget, configuration, times."""
+    summary: dict[str, Any] = {"budget_s": budget}
+    try:
+        nests = json.loads(report.read_text()).get("nests", [])
+    except (OSError, ValueError) as exc:
+        return {**summary, "status": f"no report: {exc}"}
+    tuned = [n for n in nests if n.get("tuning")]
+    if not tuned:
+        remarks = [r.get("message", "") for n in nests for r in n.get("remarks", []) if "tun" in str(r)]
+        return {**summary, "status": "not tuned", "detail": "; ".join(remarks)[:300]}
+    t = tuned[0]["tuning"]
+    summary.update(status="tuned", params=t.get("params"), tuned_s=t.get("tuned_seconds"),
+                   default_s=t.get("default_seconds"), evaluations=t.get("evaluations"),
+                   tuning_s=t.get("tuning_seconds"), technique=t.get("technique"), from_cache=t.get("from_cache"))
+    return summary
+
+
+def describe_tuning(t: Mapping[str, Any] | None) -> str:
+    """One line: the tuner's default -> tuned time (its own measurement), evaluations and budget."""
+    if not t:
+        return ""
+    if t.get("status") != "tuned":
+        return f"({t.get('status')}, {t.get('budget_s', 0):g} s)"
+    ms = lambda v: f"{v * 1e3:.4g} ms" if isinstance(v, (int, float)) else "?"  # noqa: E731
+    return (f"(tuned {t.get('budget_s', 0):g} s, {t.get('evaluations')} evaluations: default {ms(t.get('default_s'))}"
+            f" -> {ms(t.get('tuned_s'))})")
+
+
+def tuning_cell(tuned: Mapping[str, Mapping[str, Any]]) -> str:
+    """The results table's *tuning budget* cell: per target, the budget and the evaluations."""
+    if not tuned:
+        return "none"
+    return "; ".join(f"{target} {t.get('budget_s', 0):g} s"
+                     + (f" ({t.get('evaluations')} evals)" if t.get("status") == "tuned" else f" ({t.get('status')})")
+                     for target, t in tuned.items())
 
 
 def _git_commit(repo: Path) -> str:
@@ -515,7 +587,8 @@ def run(root: Path, out: Path, targets: tuple[str, ...], reps: int, runs: int, b
                      if v["status"] == "ok" else f"{v['status']}: {v['detail']}")
             print(f"[{name}] {target}: {shown}", file=sys.stderr, flush=True)
         rows.append({"workload": name, "kernel": entry["kernel"], "sizes": entry["sizes"], "seq": seq,
-                     "variants": variants, "anchors": entry["anchors"], "tuning": entry.get("tuning", "none")})
+                     "variants": variants, "anchors": entry["anchors"], "tuning": entry.get("tuning", "none"),
+                     "tuned": entry.get("tuned", {})})
     failed = 0
     for row, entry in zip(rows, entries):
         row["vendor"] = measure_vendor(entry, deadline) if vendor else {"status": "skipped", "detail": "--no-vendor"}
@@ -543,6 +616,49 @@ def run(root: Path, out: Path, targets: tuple[str, ...], reps: int, runs: int, b
 
 # }}}
 
+# {{{ merge (prepared dirs of different targets, e.g. tuned in separate device calls)
+
+
+def merge(into: Path, other: Path) -> int:
+    """Add ``other``'s generated programs (targets ``into`` lacks) to the prepared dir ``into``; 1 on a mismatch.
+
+    Both must be prepared from the same workload definitions (same sizes); per workload, ``other``'s
+    generated files, prepare errors and tuning records of the targets ``into`` has not prepared are
+    copied over, and the manifest notes both commits."""
+    mine = json.loads((into / "manifest.json").read_text())
+    theirs = json.loads((other / "manifest.json").read_text())
+    if mine["mode"] != theirs["mode"]:
+        print(f"cannot merge a {theirs['mode']} preparation into a {mine['mode']} one", file=sys.stderr)
+        return 1
+    by_name = {e["workload"]: e for e in theirs["workloads"]}
+    for entry in mine["workloads"]:
+        extra = by_name.get(entry["workload"])
+        if extra is None:
+            continue
+        if extra["sizes"] != entry["sizes"]:
+            print(f"{entry['workload']}: sizes differ ({extra['sizes']} vs {entry['sizes']})", file=sys.stderr)
+            return 1
+        for target, rel in extra.get("generated", {}).items():
+            if target in entry["generated"] or target in entry.get("prepare_errors", {}):
+                continue
+            (into / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(other / rel, into / rel)
+            entry["generated"][target] = rel
+            if target in extra.get("tuned", {}):
+                entry.setdefault("tuned", {})[target] = extra["tuned"][target]
+        for target, why in extra.get("prepare_errors", {}).items():
+            if target not in entry["generated"]:
+                entry["prepare_errors"].setdefault(target, why)
+        entry["tuning"] = tuning_cell(entry.get("tuned", {}))
+    commits = {mine.get("mdpoly_commit", "unknown"), theirs.get("mdpoly_commit", "unknown")}
+    mine["mdpoly_commit"] = " + ".join(sorted(commits))
+    (into / "manifest.json").write_text(json.dumps(mine, indent=1) + "\n")
+    print(f"merged {other} into {into}", file=sys.stderr)
+    return 0
+
+# }}}
+
+
 # {{{ report (here)
 
 
@@ -568,8 +684,9 @@ def report(json_path: Path, out_dir: Path, suffix: str = "") -> int:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("step", choices=("prepare", "run", "report"))
-    p.add_argument("path", type=Path, help="OUTDIR (prepare, run) or gpu_results.json (report)")
+    p.add_argument("step", choices=("prepare", "run", "report", "merge"))
+    p.add_argument("path", type=Path, help="OUTDIR (prepare, run, merge) or gpu_results.json (report)")
+    p.add_argument("source", type=Path, nargs="?", help="merge: the prepared dir whose targets are added to OUTDIR")
     p.add_argument("--quick", action="store_true", help="prepare: small sizes (a smoke run, e.g. on PoCL)")
     p.add_argument("--targets", default=",".join(TARGETS))
     p.add_argument("--only", default="", help="comma-separated workload names")
@@ -582,6 +699,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-vendor", action="store_true", help="run: skip the cuBLAS / cuDNN references")
     p.add_argument("--tune-time", type=float, default=0.0,
                    help="prepare: tune each nest this many seconds (on this machine's GPU) instead of --no-tune")
+    p.add_argument("--deadline", type=float, default=0.0,
+                   help="prepare with --tune-time: seconds for the whole prepare (later nests tune less)")
     p.add_argument("--suffix", default="", help="report: appended to the file names (gpu_<date>_<suffix>.md)")
     ns = p.parse_args(argv)
     targets = tuple(t for t in ns.targets.split(",") if t)
@@ -591,7 +710,11 @@ def main(argv: list[str] | None = None) -> int:
     if only - {w.name for w in WORKLOADS}:
         p.error(f"unknown workloads: {', '.join(sorted(only - {w.name for w in WORKLOADS}))}")
     if ns.step == "prepare":
-        return prepare(ns.path, ns.quick, targets, only, ns.tune_time)
+        return prepare(ns.path, ns.quick, targets, only, ns.tune_time, ns.deadline)
+    if ns.step == "merge":
+        if ns.source is None:
+            p.error("merge needs the prepared dir to add: gpu.py merge OUTDIR OTHER")
+        return merge(ns.path, ns.source)
     if ns.step == "run":
         out = ns.out or (Path(os.environ["OUT"]) if os.environ.get("OUT") else ns.path)
         return run(ns.path.resolve(), out, targets, max(ns.reps, 1), max(ns.runs, 1), ns.budget, ns.timeout,

@@ -89,7 +89,9 @@ def render_markdown(record: Record) -> str:
                  str(row.get("reference", "seq")), str(row.get("tuning", "none"))]
         lines.append("| " + " | ".join(cells) + " |")
     lines += ["", "Notes:", "",
-              "- mdpoly variants: `mdpoly kernels/<k>.c --target opencl|cuda --no-tune` with the sizes as `-D`, "
+              "- mdpoly variants: `mdpoly kernels/<k>.c --target opencl|cuda` with the sizes as `-D`, untuned "
+              "(`--no-tune`) or tuned on the GPU machine itself (`--tune-time`; *mdpoly tuning budget* and the "
+              "tuning table below say which), "
               "built with `cc -O2`; each program runs one warm-up call and `REPS` timed calls, and is run "
               "several times (medians over runs). Event kernel times per call average every call of a run, "
               "warm-up included; the CUDA program runs once more under `ncu`, whose kernel durations are summed "
@@ -107,6 +109,7 @@ def render_markdown(record: Record) -> str:
               "column are not read).",
               "- Reported anchors come from the issues (#5, #6, #13): H200 vendor kernel times reported elsewhere; "
               "not measured by this run."]
+    lines += _tuning_lines(record)
     failures = [(row["workload"], name, v) for row in record.get("rows", [])
                 for name, v in row.get("variants", {}).items() if v["status"] != "ok"]
     if failures:
@@ -118,6 +121,27 @@ def render_markdown(record: Record) -> str:
         lines += ["", "ncu failures (CUDA kernel time from events instead):", ""]
         lines += [f"- {w}: {e}" for w, e in ncu_errors]
     return "\n".join(lines) + "\n"
+
+
+def _tuning_lines(record: Record) -> list[str]:
+    """The tuner's own view per workload and target: budget, evaluations, default and tuned kernel time
+    as the tuner measured them (its timing, not this run's), and the chosen configuration."""
+    rows = [(row["workload"], target, t) for row in record.get("rows", [])
+            for target, t in (row.get("tuned") or {}).items()]
+    if not rows:
+        return []
+    ms = lambda v: _ms(v * 1e3) if isinstance(v, (int, float)) else "–"  # noqa: E731
+    out = ["", "Tuning (the tuner's measurements on the GPU machine, kernel time of the default and of the chosen "
+           "configuration; *speedup* = default / tuned):", "",
+           "| workload | target | budget s | status | evaluations | default ms | tuned ms | speedup | configuration |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for workload, target, t in rows:
+        d, tu = t.get("default_s"), t.get("tuned_s")
+        speed = f"{d / tu:.2f}" if isinstance(d, (int, float)) and isinstance(tu, (int, float)) and tu else "–"
+        config = str(t.get("params") or t.get("detail") or "").replace("|", "/")
+        out.append(f"| {workload} | {target} | {t.get('budget_s', 0):g} | {t.get('status', '?')} | "
+                   f"{t.get('evaluations', '–')} | {ms(d)} | {ms(tu)} | {speed} | `{config}` |")
+    return out
 
 
 def _anchor(value: float | None) -> str:
