@@ -35,16 +35,22 @@ from mdpoly.ir.target import TargetCaps
 
 #: CUDA limits for every device of compute capability >= 5.0: 1024 threads per block, block
 #: dims (1024, 1024, 64), 48 KiB of static ``__shared__`` memory per block. ``compute_units``
-#: is a planning guess (an H100 has 132 SMs); a device query replaces it when tuning.
+#: is a planning guess (an H100 has 132 SMs); a device query replaces it when tuning. ``async_copy``:
+#: ``cp.async`` where the kernel is compiled for sm_80 or newer (a synchronous copy below; a device
+#: query of compute capability < 8.0 turns it off).
 CUDA_CAPS = TargetCaps(name="cuda", parallel_layers=2, simd=False, cores=132, max_work_group_size=1024,
                        max_work_item_sizes=(1024, 1024, 64), local_mem_bytes=48 * 1024, compute_units=132,
-                       preferred_wg_multiple=32, is_gpu=True, launch_bounds=True)
+                       preferred_wg_multiple=32, is_gpu=True, launch_bounds=True,
+                       async_copy=True)
 
 _THREAD_AXES = ("x", "y", "z")
 
 #: Names the plan and user expressions may use that NVRTC does not predefine: the C file
 #: ``backends/c/cuda_kernel.h``, one line each.
 CUDA_PRELUDE = tuple(c_file("cuda_kernel.h").splitlines())
+#: The asynchronous copies of double-buffered tiles (``cp.async`` on sm_80+, a plain copy below):
+#: ``backends/c/cuda_async.h``, after the prelude in sources whose plan has ``async_copy``.
+CUDA_ASYNC = tuple(c_file("cuda_async.h").splitlines())
 
 
 class CudaKernelWriter(KernelWriter):
@@ -55,6 +61,11 @@ class CudaKernelWriter(KernelWriter):
     local_qual = "__shared__"
     local_ptr_qual = ""
     barrier = "__syncthreads();"
+    async_commit = "mdp_async_commit();"
+    async_wait_prior = "mdp_async_wait_prior();"
+
+    def async_copy(self, dst: str, src: str) -> str:
+        return f"mdp_async_copy({dst}, {src});"
 
     def local_array(self, elem_type: str, name: str, n: int, align: int) -> str:
         if align <= 1:
@@ -91,6 +102,9 @@ class CudaKernelWriter(KernelWriter):
     def prelude(self, w: _Lines) -> None:
         for line in CUDA_PRELUDE:
             w(line)
+        if self.k.async_copy:
+            for line in CUDA_ASYNC:
+                w(line)
 
 
 def kernel_source(plan: KernelPlan) -> str:

@@ -22,6 +22,7 @@ from mdpoly.ir.kernel import KDim, KernelPlan, KInput, KOutput
 from mdpoly.ir.mdh import Combine
 from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
 from mdpoly.ir.target import TargetCaps
+from mdpoly.lower.gpu_params import async_buffer_elems
 
 OPENCL_CAPS = TargetCaps(name="opencl", parallel_layers=2, simd=False, cores=8, max_work_group_size=256,
                          max_work_item_sizes=(256, 256, 256), local_mem_bytes=32 * 1024, compute_units=8,
@@ -30,6 +31,10 @@ OPENCL_CAPS = TargetCaps(name="opencl", parallel_layers=2, simd=False, cores=8, 
 #: C spellings the user's expressions may contain (after glibc's cpp) that OpenCL C lacks: the C
 #: file ``backends/c/opencl_kernel.cl``, one line each.
 COMPAT_MACROS = tuple(c_file("opencl_kernel.cl").splitlines())
+
+#: Element types (device spellings) whose double-buffered copies (``KernelPlan.async_copy``) move as
+#: 4- or 8-byte asynchronous chunks; other types are stored by the work-items themselves.
+ASYNC_ELEM_TYPES = frozenset({"float", "int", "uint", "double", "long", "ulong"})
 
 
 class _NoDialect:
@@ -152,6 +157,16 @@ class KernelWriter:
     def address_bits(self, ptr: str) -> str:
         """A global address as an unsigned integer (for its alignment test)."""
         return f"(ulong)({ptr})"
+
+    #: statements that close a group of asynchronous copies and wait for all groups but the last one
+    #: (``KernelPlan.async_copy``); OpenCL copies synchronously, so both are empty
+    async_commit = ""
+    async_wait_prior = ""
+
+    def async_copy(self, dst: str, src: str) -> str:
+        """Copy the element (or vector) at global address ``src`` to local address ``dst``, both aligned
+        to its size, asynchronously where the target can (completed by ``async_wait_prior`` and a barrier)."""
+        return f"*({dst}) = *({src});"
 
     def main_head(self) -> str:
         """The main kernel's head (OpenCL C has no spelling for ``KernelPlan.min_groups``)."""
@@ -432,8 +447,12 @@ class KernelWriter:
         assert k.tiles is not None
         outs = list(enumerate(k.outputs))
         cached = [(x, t) for x, t in enumerate(k.tiles) if t.cached]
+        asy = k.async_copy and bool(cached)
         for x, t in cached:
             aligned = t.vread > 1 or t.vstore
+            if asy:
+                w(self.local_array(t.elem_type, f"mdp_lb{x}", 2 * self.async_elems(t), 16))
+                continue
             w(self.local_array(t.elem_type, f"mdp_l{x}", t.local_elems or t.box_elems, 16 if aligned else 1))
         for n, o in outs:
             w(f"{o.elem_type} mdp_acc{n}[MDP_PT_TOTAL];")
@@ -452,10 +471,14 @@ class KernelWriter:
             i = d.index
             if pf and d is k.reductions[-1]:
                 self.prefetch_prologue(w, d, cached)
+            if asy and d is k.reductions[-1]:
+                self.async_prologue(w, d, cached)
             w.open(f"for ({self.ix} mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
                    f"mdp_t_{i} += MDP_NUM_WG_{i})")
             w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
-        if pf:
+        if asy:
+            self.async_tile_start(w, cached)
+        elif pf:
             self.prefetch_copies(w, cached, store=True)
             w(self.barrier)
             z = k.reductions[-1].index
@@ -485,7 +508,86 @@ class KernelWriter:
         w.close()
         if cached:
             w(self.barrier)
+        if asy:
+            w("mdp_buf ^= 1;")
         for _ in k.reductions:
+            w.close()
+
+    def async_elems(self, t: KInput) -> int:
+        """Elements of one of cached input ``t``'s two buffers (``KernelPlan.async_copy``)."""
+        return async_buffer_elems(t.local_elems or t.box_elems)
+
+    def async_prologue(self, w: _Lines, d: KDim, cached: list[tuple[int, KInput]]) -> None:
+        """Before the tile loop of the innermost reduction dim ``d`` (``KernelPlan.async_copy``): the
+        copies of this work-group's first tile (when it has one) into buffer 0, as one group."""
+        i = d.index
+        w("int mdp_buf = 0;")
+        w.open(f"if ({self.wg(d)} * MDP_KT_{i} < mdp_ext_{i})")
+        w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * MDP_KT_{i};")
+        for x, t in cached:
+            w(f"{self.local_ptr_qual}{t.elem_type} *mdp_n{x} = mdp_lb{x};")
+        self.async_copies(w, cached)
+        w.close()
+        if self.async_commit:
+            w(self.async_commit)
+
+    def async_tile_start(self, w: _Lines, cached: list[tuple[int, KInput]]) -> None:
+        """At the start of a tile (``KernelPlan.async_copy``): ``mdp_l<x>`` points at the current
+        tile's buffer; the next tile's copies go into the other buffer (read by every work-item in
+        the previous tile, which ended with a barrier) as a new group; then the wait for the
+        current tile's group and the barrier that makes every work-item's copies visible."""
+        k = self.k
+        z = k.reductions[-1].index
+        for x, t in cached:
+            w(f"{self.local_ptr_qual}{t.elem_type} *mdp_l{x} = mdp_lb{x} + mdp_buf * {self.async_elems(t)};")
+        w.open(f"if ((mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z} < mdp_ext_{z})")
+        w(f"const {self.ix} mdp_tb_{z} = mdp_lo_{z} + (mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z};   /* the next tile */")
+        for x, t in cached:
+            w(f"{self.local_ptr_qual}{t.elem_type} *mdp_n{x} = mdp_lb{x} + (mdp_buf ^ 1) * {self.async_elems(t)};")
+        self.async_copies(w, cached)
+        w.close()
+        for stmt in (self.async_commit, self.async_wait_prior):
+            if stmt:
+                w(stmt)
+        w(self.barrier)
+
+    def async_copies(self, w: _Lines, cached: list[tuple[int, KInput]]) -> None:
+        """Each work-item's share of the cached inputs' tile into the buffers ``mdp_n<x>``: chunks
+        in the array by ``async_copy`` (vectors of ``gvec`` where the row is stored contiguously and
+        the global address is aligned, else elements of a type in ``ASYNC_ELEM_TYPES``), 0 outside."""
+        for x, t in cached:
+            if t.gvec > 1 and t.box[-1] % t.gvec:   # vectors that do not tile the row: elements
+                t = replace(t, gvec=1, vstore=False)
+            w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems // t.gvec}; mdp_e += MDP_WG_SIZE)")
+            at, cond, flat = self.copy_index(w, t)
+            src = f"{t.access.buffer} + ({flat})"
+            zero = f"({t.elem_type})0"
+            if t.gvec == 1:
+                if t.elem_type in ASYNC_ELEM_TYPES:
+                    w.open(f"if ({cond})")
+                    w(self.async_copy(f"mdp_n{x} + ({at})", src))
+                    w.close()
+                    w(f"else mdp_n{x}[{at}] = {zero};")
+                else:
+                    w(f"mdp_n{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : {zero};")
+                w.close()
+                continue
+            v = t.gvec
+            if t.vstore:
+                w.open(f"if ({self.box_cond(t, 0, v - 1)} && ({self.address_bits(src)} & {4 * v - 1}) == 0)")
+                w(self.async_copy(f"({self.local_ptr_qual}{t.elem_type}{v} *)(mdp_n{x} + ({at}))",
+                                  f"(const {self.global_qual}{t.elem_type}{v} *)({src})"))
+                w.close()
+                w.open("else")
+            step = t.strides[-1]
+            for u in range(v):
+                lane = f"mdp_n{x} + ({at}){f' + {u * step}' if u else ''}"
+                w.open(f"if ({self.box_cond(t, u, u)})")
+                w(self.async_copy(lane, f"{src}{f' + {u}' if u else ''}"))
+                w.close()
+                w(f"else *({lane}) = {zero};")
+            if t.vstore:
+                w.close()
             w.close()
 
     def copy_index(self, w: _Lines, t: KInput) -> tuple[str, str, str]:

@@ -111,6 +111,7 @@ class CudaDevice:
             "max_compute_units": self._attr("CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT"),
             "is_gpu": True,
             "preferred_wg_multiple": self._attr("CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
+            "async_copy": self.compute_capability[0] >= 8,
         }
 
     def arch(self) -> tuple[str, bool]:

@@ -207,6 +207,11 @@ class KernelPlan:
     #: > 0: the compiler keeps the main kernel's registers within what this many resident work-groups
     #: per compute unit leave (GpuParams.min_blocks; CUDA ``__launch_bounds__``); 0: no bound
     min_groups: int = 0
+    #: Tiled kernel with cached inputs: two ``__local`` buffers per cached input (each of
+    #: ``async_buffer_elems(local_elems)`` elements); the next reduction tile's copies go into the
+    #: other buffer, asynchronously where the target can (CUDA ``cp.async``), while the current one
+    #: is computed (GpuParams.async_copy; excludes ``prefetch``)
+    async_copy: bool = False
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None

@@ -16,7 +16,9 @@ class TargetCaps:
     (work-items per group), ``max_work_item_sizes`` (per NDRange dimension), ``local_mem_bytes``
     (``__local`` memory per group), ``compute_units``, ``preferred_wg_multiple`` (warp/SIMD
     width), ``is_gpu``, ``launch_bounds`` (kernels can ask the compiler to keep registers for a
-    number of resident work-groups per compute unit: CUDA's ``__launch_bounds__``). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
+    number of resident work-groups per compute unit: CUDA's ``__launch_bounds__``), ``async_copy``
+    (``__global`` -> ``__local`` copies may be asynchronous: CUDA's ``cp.async`` from compute capability 8.0
+    on; the kernels compile a synchronous copy for older architectures). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
     replaces them (``mdpoly.lower.gpu_params.caps_from_device``).
     """
 
@@ -35,3 +37,4 @@ class TargetCaps:
     preferred_wg_multiple: int = 32
     is_gpu: bool = False
     launch_bounds: bool = False
+    async_copy: bool = False

@@ -422,7 +422,8 @@ class _GpuLowerer:
             tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
             prefetch=self.p.tiled and any(self.p.cache) and self.p.prefetch == 1,
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
-            store_domain=self.domain_text(store), min_groups=self.p.min_blocks)
+            store_domain=self.domain_text(store), min_groups=self.p.min_blocks,
+            async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1)
         return replace(plan, launch=launch_spec(plan))
 
 

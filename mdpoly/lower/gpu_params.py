@@ -47,6 +47,13 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   whose box row is a multiple of ``gvec`` elements of a 4-byte type (``gvec_applies``); a vector
   that is not wholly inside the array or not aligned at run time is loaded element by element.
 
+* ``async_copy`` -- 1: the cached inputs' ``__local`` copies are double-buffered and filled by
+  asynchronous copies (CUDA ``cp.async``, targets whose caps have ``async_copy``): while the
+  work-group computes on tile ``t``'s buffer, tile ``t + 1``'s copies are in flight into the other
+  one (16-byte chunks where ``gvec`` 4 vectors lie in the array, aligned, else 4- or 8-byte
+  elements; elements outside the array are stored as 0). No registers stage the next tile, so it
+  replaces ``prefetch`` (which must be 0); the copies take twice their ``__local`` memory.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -100,6 +107,7 @@ class GpuParams:
     pad: int = 0                     # elements (vectors) added to each row of a __local copy
     gvec: int = 1                    # vector width of the __global -> __local copies (1, 2, 4)
     min_blocks: int = 0              # CUDA __launch_bounds__ minimum resident work-groups; 0: none
+    async_copy: int = 0              # 1: double-buffered __local copies filled asynchronously (cp.async)
 
     @property
     def tiled(self) -> bool:
@@ -127,6 +135,8 @@ class GpuParams:
             text += f" GVEC={self.gvec}"
         if self.min_blocks:
             text += f" MINB={self.min_blocks}"
+        if self.async_copy:
+            text += " ASYNC=1"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -196,6 +206,10 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("min_blocks", "(occupancy)", "0, or 1..MAX_MIN_BLOCKS resident work-groups per compute unit the "
                  "compiler keeps registers for (CUDA __launch_bounds__); work-group size * min_blocks <= "
                  "MAX_RESIDENT_ITEMS"),
+    ParamSpec("async_copy", "(double-buffered tiles)", "1: two __local buffers per cached input, the next "
+                 "reduction tile's copies asynchronous (CUDA cp.async, sm_80+) while the current one is computed; "
+                 "needs kt, a cached input, prefetch 0 and a target with async copies; doubles the copies' "
+                 "__local memory"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -301,16 +315,24 @@ def prefetch_regs(mdh: MdhExpr, p: GpuParams) -> int:
     return sum(-(-math.prod(input_box(mdh, p, k)) // wg) for k, v in enumerate(p.cache) if v)
 
 
+def async_buffer_elems(elems: int) -> int:
+    """Elements of one of a cached input's two ``__local`` buffers (``async_copy``): its copy's
+    elements rounded up to a multiple of 4, so that the second buffer starts 16-byte aligned."""
+    return -(-elems // 4) * 4
+
+
 def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
     """``__local`` bytes a work-group uses: cached inputs' copies (``local_layout``, padding
-    included) plus the reduction scratch."""
+    included; two of each with ``async_copy``) plus the reduction scratch."""
     total = 0
     if p.reduction_wi(mdh) > 1:
         total += p.wg_size() * elem_bytes(mdh) * len(mdh.outputs)
     if p.kt:
         for k, v in enumerate(p.cache):
             if v:
-                total += local_layout(mdh, p, k)[1] * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
+                elems = local_layout(mdh, p, k)[1]
+                elems = 2 * async_buffer_elems(elems) if p.async_copy else elems
+                total += elems * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
     return total
 
 # }}}
@@ -410,6 +432,12 @@ def _launch_bounds_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
             and p.wg_size() * p.min_blocks <= MAX_RESIDENT_ITEMS)
 
 
+def _async_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    if p.async_copy == 0:
+        return True
+    return p.async_copy == 1 and c.async_copy and p.tiled and any(p.cache) and p.prefetch == 0
+
+
 def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
 
@@ -442,6 +470,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "min_blocks <= MAX_RESIDENT_ITEMS", _launch_bounds_ok),
     Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
                   "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
+    Constraint("async-copy", "async_copy: 0 or 1; 1 only on a target with async copies (CUDA, sm_80+), with kt, a "
+                  "cached input and prefetch 0 (its two buffers per copy are checked by tile-local-mem)", _async_ok),
 )
 
 
@@ -741,6 +771,7 @@ def caps_from_device(base: TargetCaps, info: dict[str, Any]) -> TargetCaps:
         compute_units=int(info.get("max_compute_units", base.compute_units)),
         is_gpu=bool(info.get("is_gpu", base.is_gpu)),
         preferred_wg_multiple=int(info.get("preferred_wg_multiple", base.preferred_wg_multiple)),
+        async_copy=bool(info.get("async_copy", base.async_copy)),
     )
 
 # }}}

@@ -25,6 +25,9 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
 * ``PF``, ``PAD``, ``GVEC``: the prefetch of the next tile, the padding of the copies' rows and
   the vector width of their ``__global`` loads (1 or 4 here, 2 too in ``gpu_neighbours``;
   ``gvec_applies``), with a cached input.
+* ``ASYNC`` (targets with ``async_copy``: CUDA): double-buffered copies filled by ``cp.async``
+  (``GpuParams.async_copy``), with a cached input and ``PF`` 0; their two buffers per copy within
+  the local memory.
 
 ``PT``, ``KT`` and ``MEM`` form one pyATF tree, ``OCL`` and ``WI`` another: the ``__local``
 footprint of the cached inputs depends on the concat tiles ``PT * NUM_WI``, and one tree over all
@@ -164,7 +167,7 @@ class GpuSpace:
             return p
         cache = tuple(int(cfg.get(f"MEM_{k}", 0)) for k in range(len(self.mdh.inputs)))
         return replace(p, kt=kt, cache=cache, prefetch=int(cfg.get("PF", 0)), pad=int(cfg.get("PAD", 0)),
-                       gvec=int(cfg.get("GVEC", 1)))
+                       gvec=int(cfg.get("GVEC", 1)), async_copy=int(cfg.get("ASYNC", 0)))
 
 
 def _holds(names: tuple[str, ...], mdh: MdhExpr, p: GpuParams, caps: TargetCaps) -> bool:
@@ -355,6 +358,20 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
         # box rows that are multiples of 4 or odd, and a third value would triple the cached part of the tree
         specs.append(ParamSpec("GVEC", (1, 4), gvec_ok, (*reads, *mems),
                                doc="vector width of the __global -> __local copies"))
+
+        if caps.async_copy:
+            def async_ok(c: Config) -> bool:
+                if not c["ASYNC"]:
+                    return True
+                p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
+                              num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
+                              kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
+                              cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))), pad=c["PAD"],
+                              prefetch=c["PF"], async_copy=1)
+                return _holds(("async-copy", *names), mdh, p, bound)
+
+            specs.append(ParamSpec("ASYNC", (0, 1), async_ok, (*reads, *mems, "PF", "PAD"),
+                                   doc="double-buffered __local copies filled by asynchronous copies (cp.async)"))
     return specs
 
 
@@ -362,7 +379,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
-    switched, the prefetch or the padding switched, the copies' vector width set to 1, 2 or 4, the launch bounds
+    switched, the prefetch, the padding or the asynchronous copies switched (the prefetch off with them), the
+    copies' vector width set to 1, 2 or 4, the launch bounds
     switched (CUDA), and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
@@ -409,9 +427,10 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
                 add(replace(p, cache=put(cache, k, 1 - cache[k]), prefetch=0))
             add(replace(p, prefetch=1 - p.prefetch))
             add(replace(p, pad=0 if p.pad else 1))
+            add(replace(p, async_copy=1 - p.async_copy, prefetch=0))
             for v in (1, 2, 4):
                 add(replace(p, gvec=v))
-            add(replace(p, kt=(), cache=(), prefetch=0, pad=0, gvec=1))
+            add(replace(p, kt=(), cache=(), prefetch=0, pad=0, gvec=1, async_copy=0))
         else:
             kt = tuple(vals[0] if vals else 0 for vals in space.kt_values)
             add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))

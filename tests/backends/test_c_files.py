@@ -26,7 +26,7 @@ def _cc(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_c_file_is_package_data_with_a_header():
     names = sorted(p.name for p in C_DIR.iterdir())
-    assert names == ["cuda_host.h", "cuda_kernel.h", "multi_device.h", "multi_device_cuda.h", "multi_device_opencl.h",
+    assert names == ["cuda_async.h", "cuda_host.h", "cuda_kernel.h", "multi_device.h", "multi_device_cuda.h", "multi_device_opencl.h",
                      "opencl_host.h", "opencl_kernel.cl"]
     for name in names:
         text = (C_DIR / name).read_text()
@@ -96,6 +96,25 @@ def test_cuda_kernel_prelude_compiles_with_nvrtc():
     from mdpoly.runtime.cuda import compile_cuda
     src = c_file("cuda_kernel.h") + 'extern "C" __global__ void k(uint *x) { x[0] = UINT_MAX; }\n'
     assert compile_cuda(src, ["--gpu-architecture=compute_90"], False).startswith(b"//")
+
+
+@pytest.mark.parametrize("arch", ["compute_90", "compute_75"])
+def test_cuda_async_helpers_compile_with_nvrtc(arch: str):
+    """cp.async for sm_80+, the synchronous fallback below: both compile, and only the first has cp.async."""
+    import importlib.util
+    if importlib.util.find_spec("cuda") is None:
+        pytest.skip("cuda-python is not installed (pip install 'mdpoly[cuda]')")
+    from mdpoly.runtime.cuda import compile_cuda
+    src = c_file("cuda_kernel.h") + c_file("cuda_async.h") + (
+        'extern "C" __global__ void k(const float *x, float *y) {\n'
+        '    __shared__ __align__(16) float s[64];\n'
+        '    mdp_async_copy((float4 *)(s + 4 * (threadIdx.x % 16)), (const float4 *)(x + 4 * (threadIdx.x % 16)));\n'
+        '    mdp_async_copy(s + threadIdx.x % 64, x + threadIdx.x);\n'
+        '    mdp_async_commit();\n    mdp_async_wait_prior();\n    __syncthreads();\n'
+        '    y[threadIdx.x] = s[threadIdx.x % 64];\n}\n')
+    ptx = compile_cuda(src, [f"--gpu-architecture={arch}"], False).decode()
+    assert ("cp.async.cg.shared.global" in ptx) == (arch == "compute_90")
+    assert ("cp.async.wait_group" in ptx) == (arch == "compute_90")
 
 
 def test_fields_are_checked():
