@@ -28,9 +28,10 @@ The rules, in order:
    ``cyclic``-ally, so that the unequal tiles of a triangle even out over the threads.
 7. Packed panels (``pack_b``), for matmul-like nests (a concat SIMD dim blocked in registers,
    one reduction dim, an input along the SIMD dim to copy) of at least ``PACK_MIN_WORK`` points:
-   the row dim's tile grows to about ``PACK_ROWS`` (a multiple of its register block, sized so
-   that each thread's share of the rows is a whole number of tiles), so that each copied panel
-   serves many row blocks, and the parallel dims are chosen again.
+   cache tiles from the cache sizes -- the reduction tile makes one sliver of the copied panel
+   fill L1, the SIMD dim's tile makes the panel fill ``1 / PACK_PANEL_SHARE`` of L2, and the row
+   dim's tile is a thread's share of the rows in as few tiles as the result tile holds, so that
+   each thread copies a panel as few times as possible -- and every tiled concat dim parallel.
 """
 
 from __future__ import annotations
@@ -54,7 +55,8 @@ MIN_VECTOR_EXTENT = 8
 REGISTER_ROWS = 6
 REGISTER_VECTORS = 2
 PACK_MIN_WORK = 1 << 24
-PACK_ROWS = 192
+#: The packed panel (reduction tile x SIMD tile) takes at most this fraction of the L2 cache.
+PACK_PANEL_SHARE = 4
 
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
@@ -216,34 +218,53 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
     params = TuningParams(tiles=tuple(tiles), parallel_dims=tuple(par), loop_order=tuple(order), vector_dim=v,
                           split_dim=split, num_threads=0, register_tile=reg, simd_lanes=lanes, distribution=dist)
     if split is None:
-        packed = _packed(mdh, params, ext, caps.cores)
+        packed = _packed(mdh, params, ext, caps)
         if packed is not None:
-            tiles = list(packed.tiles)
-            par, _ = par_pick()
-            params = replace(packed, parallel_dims=tuple(par))
-            if violations(mdh, params):
-                return replace(params, pack_b=False)
+            # every tiled concat dim in the collapsed loop: the row tiles are per-thread shares
+            par = [d for d in concat if packed.tiles[d] and _count(ext[d], packed.tiles[d]) > 1]
+            packed = replace(packed, parallel_dims=tuple(par))
+            if not violations(mdh, packed):
+                return packed
     return params
 
 
-def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], cores: int) -> TuningParams | None:
-    """Rule 7: ``p`` with packed panels and row tiles of at most about ``PACK_ROWS`` points, sized
-    so that every thread gets a whole number of nearly equal row tiles, or ``None`` where the nest
-    is not matmul-like or too small."""
+def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], caps: TargetCaps) -> TuningParams | None:
+    """Rule 7: ``p`` with packed panels and cache tiles from the cache sizes, or ``None`` where the
+    nest is not matmul-like or too small.
+
+    The reduction tile ``kc`` makes one sliver of the packed panel (``kc`` x the SIMD dim's
+    register block) fill the L1 cache; the SIMD dim's tile ``nc`` makes the panel (``kc`` x ``nc``)
+    take ``1 / PACK_PANEL_SHARE`` of the L2 cache; the row dim's tile is a thread's share of the
+    rows in as few nearly equal tiles as the result tile allows (``caps.max_local_bytes``), so
+    that each thread copies a panel as few times as possible (once, when its share fits)."""
     v = p.vector_dim
     reds = [d for d, x in enumerate(mdh.dims) if x.combine.is_reduction]
     if v is None or len(reds) != 1 or not p.register_blocked or any(e is None for e in ext):
         return None
     if math.prod(e or 1 for e in ext) < PACK_MIN_WORK or v not in packable_inputs(mdh, p).values():
         return None
+    esz = elem_bytes(mdh)
+    full = [e or 1 for e in ext]
     tiles = list(p.tiles)
+    red, lanes = reds[0], p.register_tile[v]
+    kc = min(full[red], max(1, caps.l1_bytes // (lanes * esz)))
+    tiles[red] = (kc,) if kc < full[red] else ()
+    nc = max(lanes, caps.l2_bytes // PACK_PANEL_SHARE // (kc * esz) // lanes * lanes)
+    tiles[v] = (nc,) if nc < full[v] else ()
+    elems = min(MAX_RESULT_ELEMS, caps.max_local_bytes // esz)
     for d, r in enumerate(p.register_tile):
-        e = ext[d]
-        if d != v and r > 1 and e is not None and len(tiles[d]) < 2:
-            share = math.ceil(e / max(1, cores))                 # rows per thread
-            per = math.ceil(share / PACK_ROWS)                      # tiles per thread
-            rows = math.ceil(math.ceil(share / per) / r) * r
-            tiles[d] = (rows,) if rows < e else ()
+        if d == v or r < 2 or len(tiles[d]) > 1 or mdh.dims[d].combine.is_reduction:
+            continue
+        others = math.prod(t[-1] if t else full[c] for c, t in enumerate(tiles)
+                           if c != d and not mdh.dims[c].combine.is_reduction)
+        most = elems // max(1, others)                          # rows the result tile holds
+        if most < r:
+            return None
+        share = math.ceil(full[d] / max(1, caps.cores))         # rows per thread
+        rows = math.ceil(share / math.ceil(share / most))       # in nearly equal tiles
+        whole = math.ceil(rows / r) * r                         # whole register blocks, if they fit
+        rows = whole if whole <= most else rows
+        tiles[d] = (rows,) if rows < full[d] else ()
     q = replace(p, tiles=tuple(tiles), pack_b=True)
     return None if violations(mdh, replace(q, parallel_dims=())) else q
 
