@@ -293,6 +293,19 @@ class KernelWriter:
                 w(f"mdp_l /= MDP_NUM_WI_{d.index};")
                 w(f"{self.wg(d)} = mdp_g % {self.nwg(d)};")
                 w(f"mdp_g /= {self.nwg(d)};")
+        if k.warp_tile:
+            self.warp_remap(w)
+
+    def warp_remap(self, w: _Lines) -> None:
+        """Renumber the work-items of the dims on grid axes 0 and 1 so that each warp of consecutive
+        flat local ids covers a ``wm x wn`` rectangle of them (``KernelPlan.warp_tile``)."""
+        k = self.k
+        wm, wn = k.warp_tile
+        a, b = k.dims[k.grid_axes[0][0]], k.dims[k.grid_axes[1][0]]
+        across = a.num_wi // wn
+        w(f"mdp_l = {self.flat_local_id()};   /* warp tile {wm} x {wn} */")
+        w(f"{self.wi(a)} = (mdp_l / {wm * wn} % {across}) * {wn} + mdp_l % {wn};")
+        w(f"{self.wi(b)} = (mdp_l / {wm * wn} / {across}) * {wm} + mdp_l % {wm * wn} / {wn};")
 
     def linear(self, dims: tuple[KDim, ...], val: str, size: str) -> str:
         expr = "0"

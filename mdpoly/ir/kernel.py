@@ -212,6 +212,13 @@ class KernelPlan:
     #: other buffer, asynchronously where the target can (CUDA ``cp.async``), while the current one
     #: is computed (GpuParams.async_copy; excludes ``prefetch``)
     async_copy: bool = False
+    #: ``()``, or ``(wm, wn)``: work-items are renumbered so that each warp of ``wm * wn`` consecutive
+    #: flat local ids (NDRange dim 0 fastest) covers ``wm`` x ``wn`` work-items of the dims on grid axes 1
+    #: and 0 (one dim each; every other dim has one work-item), the warps row-major over the group:
+    #: flat id ``f``, warp ``f / (wm * wn)``, lane ``f % (wm * wn)``; ``wi`` of axis 0's dim
+    #: ``(warp % (NUM_WI / wn)) * wn + lane % wn``, of axis 1's ``(warp / (NUM_WI / wn)) * wm + lane / wn``
+    #: (GpuParams.warp_tile)
+    warp_tile: tuple[int, ...] = ()
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None

@@ -423,7 +423,7 @@ class _GpuLowerer:
             prefetch=self.p.tiled and any(self.p.cache) and self.p.prefetch == 1,
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
             store_domain=self.domain_text(store), min_groups=self.p.min_blocks,
-            async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1)
+            async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1, warp_tile=self.p.warp_tile)
         return replace(plan, launch=launch_spec(plan))
 
 

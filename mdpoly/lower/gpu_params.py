@@ -54,6 +54,16 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   elements; elements outside the array are stored as 0). No registers stage the next tile, so it
   replaces ``prefetch`` (which must be 0); the copies take twice their ``__local`` memory.
 
+* ``warp_tile`` -- ``()``, or ``(wm, wn)`` with ``wm * wn = WARP_ITEMS``: which work-item computes
+  which points, a layer between the work-group and the work-item. In hardware order a warp (a
+  sub-group of 32 consecutive local ids, NDRange dim 0 fastest) covers 32 consecutive work-items of
+  the dim on NDRange dim 0 (rows of ``NUM_WI`` of it); with a warp tile, the work-items of a
+  work-group are renumbered so that warp ``w`` covers a ``wm x wn`` rectangle of the two dims on
+  NDRange dims 1 and 0 (the warps in row-major order over the group), so that its reads of the
+  ``__local`` copies touch ``wm`` and ``wn`` fragments (fewer bank conflicts, more broadcasts). Needs
+  those two dims alone on NDRange dims 0 and 1, every other dim's ``NUM_WI`` 1, and ``wn``/``wm``
+  dividing their ``NUM_WI`` (``warp_dims``). A pure renumbering: every point is still computed once.
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -83,6 +93,8 @@ MAX_PREFETCH_REGS = 32
 #: NVIDIA GPUs from compute capability 7.5 on, 1536 or 1024 on some: launch bounds beyond are refused).
 MAX_MIN_BLOCKS = 4
 MAX_RESIDENT_ITEMS = 2048
+#: Work-items of a warp (NVIDIA) or of the sub-group a ``warp_tile`` shapes.
+WARP_ITEMS = 32
 #: Largest bank-conflict padding of a ``__local`` row (``pad``).
 MAX_PAD = 8
 #: Private tiles of at least this many accumulators hold 130-180 registers per work-item on a GPU, so
@@ -108,6 +120,7 @@ class GpuParams:
     gvec: int = 1                    # vector width of the __global -> __local copies (1, 2, 4)
     min_blocks: int = 0              # CUDA __launch_bounds__ minimum resident work-groups; 0: none
     async_copy: int = 0              # 1: double-buffered __local copies filled asynchronously (cp.async)
+    warp_tile: tuple[int, ...] = ()  # (wm, wn): a warp's work-items along the dims on NDRange dims 1, 0; (): off
 
     @property
     def tiled(self) -> bool:
@@ -137,6 +150,8 @@ class GpuParams:
             text += f" MINB={self.min_blocks}"
         if self.async_copy:
             text += " ASYNC=1"
+        if self.warp_tile:
+            text += " WARP=" + "x".join(str(v) for v in self.warp_tile)
         return text
 
     def vec_width(self, d: int) -> int:
@@ -210,6 +225,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
                  "reduction tile's copies asynchronous (CUDA cp.async, sm_80+) while the current one is computed; "
                  "needs kt, a cached input, prefetch 0 and a target with async copies; doubles the copies' "
                  "__local memory"),
+    ParamSpec("warp_tile", "(warp tile)", "(): work-items in hardware order; (wm, wn), wm * wn = WARP_ITEMS: each "
+                 "warp of 32 consecutive local ids covers wm x wn work-items of the dims on NDRange dims 1 and 0 "
+                 "(which hold one dim each; every other NUM_WI 1; wm, wn divide their NUM_WI)"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -438,6 +456,26 @@ def _async_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return p.async_copy == 1 and c.async_copy and p.tiled and any(p.cache) and p.prefetch == 0
 
 
+def warp_dims(m: MdhExpr, p: GpuParams) -> tuple[int, int] | None:
+    """The dims ``(a, b)`` on NDRange dims 0 and 1 that ``warp_tile`` ``(wm, wn)`` shapes (``wn``
+    along ``a``), or ``None`` when the parameters allow no warp tile: ``a`` and ``b`` alone on their
+    NDRange dims, every other dim with one work-item, ``wm * wn = WARP_ITEMS``, ``wn`` dividing
+    ``NUM_WI[a]`` and ``wm`` dividing ``NUM_WI[b]``."""
+    if len(p.warp_tile) != 2 or len(p.ocl_groups) < 2 or len(p.ocl_groups[0]) != 1 or len(p.ocl_groups[1]) != 1:
+        return None
+    wm, wn = p.warp_tile
+    a, b = p.ocl_groups[0][0], p.ocl_groups[1][0]
+    if wm < 1 or wn < 1 or wm * wn != WARP_ITEMS or p.num_wi[a] % wn or p.num_wi[b] % wm:
+        return None
+    if any(n != 1 for d, n in enumerate(p.num_wi) if d not in (a, b)):
+        return None
+    return a, b
+
+
+def _warp_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    return not p.warp_tile or warp_dims(m, p) is not None
+
+
 def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     return any(p.cache) and prefetch_regs(m, p) <= MAX_PREFETCH_REGS
 
@@ -472,6 +510,8 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
     Constraint("async-copy", "async_copy: 0 or 1; 1 only on a target with async copies (CUDA, sm_80+), with kt, a "
                   "cached input and prefetch 0 (its two buffers per copy are checked by tile-local-mem)", _async_ok),
+    Constraint("warp-tile", "warp_tile: () or (wm, wn), wm * wn = WARP_ITEMS, over the dims alone on NDRange dims 1 and "
+                  "0 (wm, wn dividing their NUM_WI), every other NUM_WI 1", _warp_ok),
 )
 
 

@@ -17,6 +17,10 @@ lowering (or in a tuning candidate's parameters that slipped past the constraint
 * ``check_copies_cover_boxes`` -- a cached input's copy walks its whole box: with vector loads
   (``KInput.gvec``), the box row is a multiple of the width, the element type has a vector type
   and a vector store (``vstore``) lands on an aligned, contiguous run of the ``__local`` copy.
+* ``check_warp_tile_renumbers`` -- a warp tile (``warp_tile``) renumbers the work-items of the two dims
+  on grid axes 0 and 1 one-to-one (isl: the map from the hardware local ids to the renumbered ones is
+  a bijection of the work-group), so that with ``check_points_covered_once`` every point is still
+  computed, and every output written, exactly once.
 * ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
   combine scratch plus the cached inputs' copies, two of each when double-buffered by
   ``async_copy``) within the target's ``TargetCaps``; launch bounds (``min_groups``) only where the
@@ -142,6 +146,31 @@ def check_copies_cover_boxes(plan: KernelPlan) -> None:
             raise _bug(plan, f"input '{t.param}': vector stores into __local strides {t.strides} are not aligned")
 
 
+def check_warp_tile_renumbers(plan: KernelPlan) -> None:
+    """The warp tile's renumbering (``KernelPlan.warp_tile``) maps the work-group's local ids onto
+    its work-items one-to-one."""
+    if not plan.warp_tile:
+        return
+    if len(plan.warp_tile) != 2 or len(plan.grid_axes) < 2 or any(len(g) != 1 for g in plan.grid_axes[:2]):
+        raise _bug(plan, f"warp tile {plan.warp_tile} needs one dim alone on each of grid axes 0 and 1")
+    wm, wn = plan.warp_tile
+    a, b = plan.dims[plan.grid_axes[0][0]], plan.dims[plan.grid_axes[1][0]]
+    if any(d.num_wi != 1 for d in plan.dims if d.index not in (a.index, b.index)):
+        raise _bug(plan, f"warp tile {plan.warp_tile} with work-items on a third dim")
+    if wm < 1 or wn < 1 or a.num_wi % wn or b.num_wi % wm:
+        raise _bug(plan, f"warp tile {wm} x {wn} does not divide the work-items {b.num_wi} x {a.num_wi}")
+    nx, ny, warp, across = a.num_wi, b.num_wi, wm * wn, a.num_wi // wn
+    # local ids (x, y) -> flat f = x + nx y = warp * v + lane -> (wi_a, wi_b), as the kernel writer spells it
+    remap = isl.Map(f"{{ [x, y] -> [u, t] : 0 <= x < {nx} and 0 <= y < {ny} and exists (v, lane, q, r, s, o : "
+                    f"x + {nx} * y = {warp} * v + lane and 0 <= lane < {warp} and v = {across} * q + r and "
+                    f"0 <= r < {across} and lane = {wn} * s + o and 0 <= o < {wn} and "
+                    f"u = {wn} * r + o and t = {wm} * q + s) }}")
+    items = isl.Set(f"{{ [u, t] : 0 <= u < {nx} and 0 <= t < {ny} }}")
+    if not remap.is_injective() or not remap.range().is_equal(items) or not remap.domain().is_equal(
+            isl.Set(f"{{ [x, y] : 0 <= x < {nx} and 0 <= y < {ny} }}")):
+        raise _bug(plan, f"warp tile {wm} x {wn} over {ny} x {nx} work-items does not renumber them one-to-one")
+
+
 def local_memory_bytes(plan: KernelPlan) -> int:
     """``__local`` bytes one work-group of ``plan`` allocates: the combine scratch (one element per
     work-item and output) and the cached inputs' copies (two buffers each with ``async_copy``)."""
@@ -185,4 +214,5 @@ def check_kernel_plan(plan: KernelPlan, caps: TargetCaps) -> None:
     check_points_covered_once(plan)
     check_reductions_combined(plan)
     check_copies_cover_boxes(plan)
+    check_warp_tile_renumbers(plan)
     check_fits_caps(plan, caps)

@@ -528,22 +528,43 @@ class _Lowerer:
     def pack_panels(self, d: int, start: Affine, end: Affine) -> tuple[Stmt, ...]:
         """Copy the values of each input packed along blocked dim ``d`` over ``d``'s full blocks
         ``[start, end)`` of the tile and the reduction tile into the thread's slot, in the
-        micro-kernel's order: the lane loop of ``register_tile[d]`` points innermost (a SIMD loop
-        for the SIMD dim; unit stride in the copy)."""
+        micro-kernel's order (slivers of ``register_tile[d]`` lanes).
+
+        The copy's loops (the slivers with their lanes, as one group, and the reduction points)
+        run in the order of the input's subscripts (``copy_order``), so that the copy reads the
+        user's array along its rows: ``B[k][j]`` packed along ``j`` walks ``k`` outside the
+        slivers (a row's slivers one after another), ``A[i][k]`` packed along ``i`` walks ``k``
+        innermost. The lane loop is a SIMD loop when it is innermost and ``d`` is the SIMD dim."""
         p = self.p
         lanes = p.register_tile[d]
         q, lane = f"{PREFIX}{self.it(d)}_q", f"{PREFIX}{self.it(d)}_p"
         base = self.pack_offset(d, _var(q), start)
         point = {self.it(d): _var(lane)}
+        inputs = [n for n, x in sorted(self.packed.items()) if x == d]
         copies = tuple(Assign(Ref(self.pack_name(n), (self.slot, _add(base, _add(_var(lane), _var(q), -1)))),
                               _subst_ref(self.access_ref(self.m.inputs[n]), point))
-                       for n, x in sorted(self.packed.items()) if x == d)
-        body: tuple[Stmt, ...] = (Loop(lane, _var(q), (_add(_var(q), _const(lanes)),), 1, copies,
-                                       schedule="simd" if d == p.vector_dim else "seq"),)
-        for r in reversed([r for r in p.loop_order if r in self.reds]):
-            lo, up = self.point_range(r)
-            body = (Loop(self.it(r), lo, up, 1, body),)
-        return (Loop(q, start, (end,), lanes, body),)
+                       for n in inputs)
+        order = self.copy_order(d, [r for r in p.loop_order if r in self.reds], self.m.inputs[inputs[0]])
+        body: tuple[Stmt, ...] = copies
+        for k in range(len(order) - 1, -1, -1):
+            r = order[k]
+            if r != d:
+                lo, up = self.point_range(r)
+                body = (Loop(self.it(r), lo, up, 1, body),)
+                continue
+            simd = d == p.vector_dim and k == len(order) - 1
+            body = (Loop(q, start, (end,), lanes, (Loop(lane, _var(q), (_add(_var(q), _const(lanes)),), 1, body,
+                                                        schedule="simd" if simd else "seq"),)),)
+        return body
+
+    def copy_order(self, d: int, reds: list[int], acc: Access) -> list[int]:
+        """The packing copy's loops, outermost first: ``d`` (its slivers and lanes) and the
+        reduction dims ``reds``, stably sorted by the last subscript of ``acc`` that names each
+        one's iterator (later subscripts vary faster in memory); a dim no subscript names first."""
+        def last(x: int) -> int:
+            it = self.it(x)
+            return max((k for k, e in enumerate(acc.index) if it in e.names()), default=-1)
+        return sorted([d, *reds], key=last)
 
     def pack_buffers(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
         """``body`` with the packed panels' per-thread heap buffers around it (one slot per thread

@@ -25,6 +25,8 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
 * ``PF``, ``PAD``, ``GVEC``: the prefetch of the next tile, the padding of the copies' rows and
   the vector width of their ``__global`` loads (1 or 4 here, 2 too in ``gpu_neighbours``;
   ``gvec_applies``), with a cached input.
+* ``WARP``: the warp tile (``GpuParams.warp_tile``) as its width along NDRange dim 0: 0 (hardware
+  order), 4 or 8 (8 x 4 or 4 x 8 work-items per warp), where ``warp_dims`` allows it;
 * ``ASYNC`` (targets with ``async_copy``: CUDA): double-buffered copies filled by ``cp.async``
   (``GpuParams.async_copy``), with a cached input and ``PF`` 0; their two buffers per copy within
   the local memory.
@@ -71,6 +73,7 @@ from mdpoly.lower.gpu_params import (
     MAX_PREFETCH_REGS,
     MAX_PRIVATE_ELEMS,
     MAX_RESIDENT_ITEMS,
+    WARP_ITEMS,
     GpuParams,
     cacheable,
     caps_from_device,
@@ -79,6 +82,7 @@ from mdpoly.lower.gpu_params import (
     gpu_params_to_dict,
     gpu_violations,
     input_box,
+    warp_dims,
 )
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.kernel_checks import check_kernel_plan
@@ -161,7 +165,8 @@ class GpuSpace:
         p = GpuParams(num_wi=tuple(int(cfg[f"WI_{d}"]) for d in range(n)),
                       pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
                       num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
-                      ocl_groups=self.ocl[int(cfg["OCL"])], min_blocks=int(cfg.get("MINB", 0)))
+                      ocl_groups=self.ocl[int(cfg["OCL"])], min_blocks=int(cfg.get("MINB", 0)),
+                      warp_tile=_warp_shape(int(cfg.get("WARP", 0))))
         kt = tuple(int(cfg.get(f"KT_{d}", 0)) for d in range(n))
         if not any(kt):
             return p
@@ -260,7 +265,27 @@ def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace
     if caps.launch_bounds and max_wg * 2 <= MAX_RESIDENT_ITEMS:
         specs.append(ParamSpec("MINB", (0, 2), lambda c: True,
                                doc="launch bounds: registers kept for 2 resident work-groups per compute unit (0: none)"))
+    if n >= 2:
+        def warp_ok(c: Config) -> bool:
+            if not c["WARP"]:
+                return True
+            groups = ocl[c["OCL"]]
+            p = GpuParams(num_wi=tuple(c[f"WI_{d}"] for d in range(n)), pt=(1,) * n, num_wg=(0,) * n,
+                          ocl_groups=groups, warp_tile=_warp_shape(c["WARP"]))
+            return warp_dims(mdh, p) is not None
+
+        specs.append(ParamSpec("WARP", (0, *WARP_WIDTHS), warp_ok, ("OCL", *(f"WI_{d}" for d in range(n))),
+                               doc="warp tile: work-items of a warp along NDRange dim 0 (0: hardware order)"))
     return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl, kt_values=kt_values, cached_inputs=cached)
+
+
+#: Widths ``wn`` of the warp tiles in the space (``WARP``; the tile is ``WARP_ITEMS / wn`` x ``wn``).
+WARP_WIDTHS = (4, 8)
+
+
+def _warp_shape(wn: int) -> tuple[int, ...]:
+    """``GpuParams.warp_tile`` of the ``WARP`` value ``wn`` (0: none)."""
+    return (WARP_ITEMS // wn, wn) if wn else ()
 
 
 def max_scratch(caps: TargetCaps, red: list[bool], top_wi: list[int], scratch: int) -> int:
@@ -380,7 +405,7 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
     switched, the prefetch, the padding or the asynchronous copies switched (the prefetch off with them), the
-    copies' vector width set to 1, 2 or 4, the launch bounds
+    copies' vector width set to 1, 2 or 4, the warp tile set to none, 8 x 4 or 4 x 8, the launch bounds
     switched (CUDA), and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
     mdh, ext = space.mdh, space.extents
@@ -436,6 +461,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
             add(replace(p, kt=kt, cache=(0,) * len(mdh.inputs)))
     if caps.launch_bounds:
         add(replace(p, min_blocks=0 if p.min_blocks else 2))
+    for wn in (0, *WARP_WIDTHS):
+        add(replace(p, warp_tile=_warp_shape(wn)))
     return out
 
 # }}}

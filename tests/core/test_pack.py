@@ -71,6 +71,34 @@ def test_matmul_packed(tmp_path: Path, params: TuningParams, packed: int, m: int
     _go(tmp_path, mdh, MATMUL_REF.format(m=m, n=n, k=k), {"A": (m, k), "B": (k, n), "C": (m, n)}, params, packed)
 
 
+@pytest.mark.parametrize("ty", ["int", "double", "unsigned"])
+def test_matmul_packed_other_types(tmp_path: Path, ty: str) -> None:
+    """Integer matmuls compare exactly (wrap-around included for unsigned): the copies and the
+    copy order move values, they compute nothing."""
+    m, n, k = 61, 45, 70
+    lanes = 8 if ty != "double" else 4
+    params = TuningParams(tiles=((26,), (32,), (24,)), parallel_dims=(0, 1), loop_order=(0, 2, 1), vector_dim=1,
+                          register_tile=(6, 2 * lanes, 1), simd_lanes=lanes, pack_a=True, pack_b=True)
+    _go(tmp_path, E.matmul(m, n, k, ty), MATMUL_REF.format(m=m, n=n, k=k), {"A": (m, k), "B": (k, n), "C": (m, n)},
+        params, 2)
+
+
+def test_copy_order_reads_rows() -> None:
+    """The packing copies walk the user's arrays along their rows: B[k][j] packed along j has k
+    outside the slivers (lanes innermost, a SIMD loop), A[i][k] packed along i has k innermost."""
+    mdh = E.matmul(64, 64, 64)
+    plan = lower(mdh, replace(MATMUL_BASE, pack_a=True, pack_b=True))
+    text = BACKEND.render(plan).definition
+    b_copy = text.index("= B[k][mdp_j_p]")
+    a_copy = text.index("= A[mdp_i_p][k]")
+    # the loop headers before each copy, innermost last
+    b_loops = [ln.strip() for ln in text[:b_copy].splitlines() if ln.strip().startswith("for (")][-3:]
+    a_loops = [ln.strip() for ln in text[:a_copy].splitlines() if ln.strip().startswith("for (")][-3:]
+    assert [h.split()[2] for h in b_loops] == ["k", "mdp_j_q", "mdp_j_p"], b_loops
+    assert [h.split()[2] for h in a_loops] == ["mdp_i_q", "mdp_i_p", "k"], a_loops
+    assert text[:b_copy].rstrip().splitlines()[-4].strip() == "#pragma omp simd"
+
+
 def matmul_bt(m: int, n: int, k: int) -> MdhExpr:
     """C[i][j] = sum_k A[i][k] * B[j][k] (B transposed): the panel copy turns B's column walk
     into the micro-kernel's unit stride."""
