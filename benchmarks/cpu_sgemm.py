@@ -5,11 +5,14 @@ Run from the repository root::
     python benchmarks/cpu_sgemm.py                          # 1024^3 and 2048^3, 2 threads, 7 runs
     python benchmarks/cpu_sgemm.py --sizes 1024 --runs 9 --tune-time 60
     python benchmarks/cpu_sgemm.py --no-tuned --no-seq      # quick look at the untuned code
+    python benchmarks/cpu_sgemm.py --threads 2,1 --tag final  # also per core: 1 thread pinned to 1 CPU
 
 Every variant runs ``--threads`` threads (``OMP_NUM_THREADS`` for the C programs,
 ``OPENBLAS_NUM_THREADS`` for numpy) and the whole run is pinned to as many CPUs (the first ones
 this process may use; ``--no-pin`` leaves it unpinned), so a many-core host measures the same
-thing as a 2-core one. ``gcc -O3 seq`` is the original program, sequential. The variants run
+thing as a 2-core one. A list (``--threads 2,1``) measures each thread count in turn, with its
+own builds and tuning: one thread on one CPU gives the per-core ratio, which depends less on what
+else runs on a shared machine. ``gcc -O3 seq`` is the original program, sequential. The variants run
 interleaved: ``--runs`` rounds, each timing every variant once in a rotated order; one timing is
 the median of ``--reps`` calls of the kernel (``--seq-rounds`` limits the slow sequential
 original to the first rounds; numpy: ``A @ B`` in a fresh process with the same warm-up). The
@@ -105,7 +108,7 @@ def tuned_params(workdir: Path) -> str:
 
 
 def run_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, object]:
-    workdir = root / f"sgemm_{size}"
+    workdir = root / f"sgemm_{size}_t{args.threads}"
     workdir.mkdir(parents=True, exist_ok=True)
     exes, failed = build_variants(size, args, workdir)
     names = [*exes, "numpy"]
@@ -134,7 +137,7 @@ def run_size(size: int, args: argparse.Namespace, root: Path) -> dict[str, objec
     wrong = {n: f"checksum {c:.6g} vs {ref:.6g}" for n, c in checks.items()
              if ref is not None and not math.isclose(c, ref, rel_tol=CHECKSUM_RTOL,
                                                      abs_tol=max(1e-6, CHECKSUM_RTOL * magnitude))}
-    return {"size": size, "times": times, "failed": failed, "wrong": wrong,
+    return {"size": size, "threads": args.threads, "times": times, "failed": failed, "wrong": wrong,
             "tuned_params": tuned_params(workdir)}
 
 
@@ -145,7 +148,7 @@ def table(result: dict[str, object]) -> list[str]:
     wrong: dict[str, str] = result["wrong"]  # type: ignore[assignment]
     flops = 2.0 * size ** 3
     np_med = statistics.median(times["numpy"]) if times.get("numpy") else None
-    lines = [f"### sgemm {size}x{size}x{size}", "",
+    lines = [f"### sgemm {size}x{size}x{size}, {result.get('threads', '?')} thread(s)", "",
              "| variant | median ms | fastest ms | GFLOP/s (median) | numpy / variant (median) | runs |",
              "| --- | --- | --- | --- | --- | --- |"]
     labels = {"seq": "gcc -O3 seq", "mdpoly": "mdpoly untuned", "mdpoly_tuned": "mdpoly tuned", "numpy": "numpy"}
@@ -168,7 +171,8 @@ def table(result: dict[str, object]) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", default="1024,2048", help="comma-separated M=N=K values")
-    parser.add_argument("--threads", type=int, default=2, help="threads of every variant (and CPUs pinned)")
+    parser.add_argument("--threads", default="2",
+                        help="threads of every variant (and CPUs pinned); a comma-separated list runs each in turn")
     parser.add_argument("--no-pin", action="store_true", help="do not pin the run to --threads CPUs")
     parser.add_argument("--runs", type=int, default=7, help="interleaved rounds (the median over them is reported)")
     parser.add_argument("--reps", type=int, default=5, help="kernel calls per timing (their median)")
@@ -183,13 +187,24 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tag", default="", help="suffix of the result files")
     args = parser.parse_args(argv)
 
-    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(args.threads)
-    cpus = "all" if args.no_pin else pin(args.threads)
+    counts = [int(t) for t in args.threads.split(",") if t]
+    allowed = sorted(os.sched_getaffinity(0))
     args.build_dir.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="cpu-sgemm-", dir=args.build_dir))
+    os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = args.threads
     machine = machine_description()
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    results = [run_size(int(s), args, root) for s in args.sizes.split(",") if s]
+    results = []
+    pinned = []
+    for count in counts:
+        args.threads = count
+        os.environ["OMP_NUM_THREADS"] = os.environ["OPENBLAS_NUM_THREADS"] = str(count)
+        if not args.no_pin:
+            os.sched_setaffinity(0, allowed)
+        pinned.append(f"{count} thread(s): " + ("all" if args.no_pin else pin(count)))
+        results += [run_size(int(s), args, root) for s in args.sizes.split(",") if s]
+    cpus = "; ".join(pinned)
+    args.threads = ",".join(map(str, counts))
     load_after = " ".join(f"{x:.2f}" for x in os.getloadavg())
 
     stem = f"cpu_sgemm_{datetime.date.today().isoformat()}" + (f"_{args.tag}" if args.tag else "")
