@@ -501,7 +501,7 @@ class KernelWriter:
             w.close()
         else:
             for x, t in cached:
-                w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.box_elems // t.gvec}; mdp_e += MDP_WG_SIZE)")
+                w.open(f"for (int mdp_e = mdp_lid; mdp_e < {t.copy_vectors}; mdp_e += MDP_WG_SIZE)")
                 at, cond, flat = self.copy_index(w, t)
                 if t.gvec == 1:
                     w(f"mdp_l{x}[{at}] = ({cond}) ? {t.access.buffer}[{flat}] : ({t.elem_type})0;")
@@ -607,16 +607,30 @@ class KernelWriter:
         """Decode ``mdp_e`` (an element of cached input ``t``'s box; with ``t.gvec`` > 1, a vector
         of ``gvec`` elements along the innermost position) into its box offsets ``mdp_r<j>`` and
         global coordinates ``mdp_g<j>``; return its (first element's) ``__local`` index, the
-        condition that it lies in the array, and its flat global index."""
+        condition that it lies in the array, and its flat global index. With ``aligned_rows`` the
+        row's vector ``mdp_v`` starts ``mdp_sh`` elements before the row's offset ``mdp_v * gvec``
+        (so ``mdp_r<last>`` may be negative), where the aligned address at or before the row's
+        start is."""
         w("int mdp_rem = mdp_e;")
         last = len(t.box) - 1
         for j in reversed(range(len(t.box))):
-            n = t.box[j] // t.gvec if j == last else t.box[j]
+            n = t.row_vectors if j == last else t.box[j]
             val = "mdp_rem" if j == 0 else f"mdp_rem % {n}"
-            w(f"const int mdp_r{j} = {val if j != last or t.gvec == 1 else f'({val}) * {t.gvec}'};")
+            if j == last and t.aligned_rows:
+                w(f"const int mdp_v = {val};")
+            else:
+                w(f"const int mdp_r{j} = {val if j != last or t.gvec == 1 else f'({val}) * {t.gvec}'};")
             if j:
                 w(f"mdp_rem /= {n};")
-            w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
+            if j != last or not t.aligned_rows:
+                w(f"const {self.ix} mdp_g{j} = {t.origin[j]} + mdp_r{j};")
+        if t.aligned_rows:   # the flat index of the row's start, then its distance from an aligned address
+            start = _par(t.origin[0]) if not last else "mdp_g0"
+            for j in range(1, last + 1):
+                start = f"({start}) * {_par(t.shape[j])} + {f'mdp_g{j}' if j != last else _par(t.origin[last])}"
+            sh = f"(int)(({self.address_bits(f'{t.access.buffer} + ({start})')} >> 2) & {t.gvec - 1})"
+            w(f"const int mdp_r{last} = mdp_v * {t.gvec} - {sh};")
+            w(f"const {self.ix} mdp_g{last} = {t.origin[last]} + mdp_r{last};")
         at = " + ".join(f"mdp_r{j}" if st == 1 else f"mdp_r{j} * {st}" for j, st in enumerate(t.strides))
         if not t.strides:
             at = "mdp_e"
@@ -656,13 +670,18 @@ class KernelWriter:
             w(f"{self.local_vector_lvalue(t.elem_type, t.gvec, f'mdp_l{x}', _par(at))} = {src};")
             return
         step = t.strides[-1]
+        last = len(t.box) - 1
         for u, lane in enumerate("xyzw"[:t.gvec]):
-            w(f"mdp_l{x}[{at}{f' + {u * step}' if u else ''}] = {src}.{lane};")
+            store = f"mdp_l{x}[{at}{f' + {u * step}' if u else ''}] = {src}.{lane};"
+            if t.aligned_rows:   # lanes before or after the row are not the box's
+                r = f"mdp_r{last} + {u}" if u else f"mdp_r{last}"
+                store = f"if ({r} >= 0 && {r} < {t.box[last]}) {store}"
+            w(store)
 
     def prefetch_regs(self, t: KInput) -> int:
         """Prefetch registers (vectors of ``t.gvec``) per work-item for cached input ``t``'s next
         tile: its box over the work-group."""
-        return -(-t.box_elems // (t.gvec * self.k.wg_size()))
+        return -(-t.copy_vectors // self.k.wg_size())
 
     def prefetch_prologue(self, w: _Lines, d: KDim, cached: list[tuple[int, KInput]]) -> None:
         """Before the tile loop of the innermost reduction dim ``d``: the prefetch registers, filled
@@ -684,7 +703,7 @@ class KernelWriter:
                 w("#pragma unroll")
             w.open(f"for (int mdp_u = 0; mdp_u < {self.prefetch_regs(t)}; ++mdp_u)")
             w("const int mdp_e = mdp_lid + mdp_u * MDP_WG_SIZE;")
-            w.open(f"if (mdp_e < {t.box_elems // t.gvec})")
+            w.open(f"if (mdp_e < {t.copy_vectors})")
             at, cond, flat = self.copy_index(w, t)
             if store and t.gvec > 1:
                 self.store_local_vector(w, x, t, at, f"mdp_pf{x}[mdp_u]")

@@ -112,11 +112,20 @@ class KInput:
     ``local`` is ``base + mdp_off_<d>`` with ``base`` a multiple of ``vread``: a chunk of the
     private fragment is one aligned vector read from ``__local`` memory.
 
-    ``gvec`` > 1 (cached, ``box[-1]`` a multiple of it): the copy walks the box in vectors of
-    ``gvec`` neighbours along the innermost position (contiguous in ``__global`` memory), each
-    loaded as one vector when it lies wholly inside the array and its address is aligned, else
-    element by element; ``vstore``: the vector is also stored as one (``strides[-1]`` is 1 and
-    the other strides multiples of ``gvec``, so the ``__local`` index is aligned), else per element.
+    ``gvec`` > 1 (cached): the copy walks the box in vectors of ``gvec`` neighbours along the
+    innermost position (contiguous in ``__global`` memory), each loaded as one vector when it lies
+    wholly inside the array and its address is aligned, else element by element. A row (``box[-1]``)
+    that is a multiple of ``gvec`` is cut into vectors from its start; another row (``aligned_rows``)
+    into vectors aligned in ``__global`` memory, from the aligned address at or before its start
+    (``row_vectors`` of them, the first and last partial: their lanes outside the row are loaded
+    where they lie in the array but not stored). ``vstore``: the vector is also stored as one
+    (``strides[-1]`` is 1, the row and the other strides multiples of ``gvec``, so the ``__local``
+    index is aligned), else per element.
+
+    The copy view (``box``, ``origin``, ``lo``, ``hi``, ``shape``, ``strides``) may merge trailing
+    index positions of the access into one row (``mdpoly.lower.gpu_params.copy_box``): positions
+    whose run is contiguous both in the array and in the ``__local`` layout; ``local`` is always
+    over the access's own positions.
     """
 
     param: str
@@ -142,6 +151,23 @@ class KInput:
         for e in self.box:
             n *= e
         return n
+
+    @property
+    def aligned_rows(self) -> bool:
+        """The copy's vectors are aligned in ``__global`` memory, not to the row's start."""
+        return self.gvec > 1 and bool(self.box) and self.box[-1] % self.gvec != 0
+
+    @property
+    def row_vectors(self) -> int:
+        """Vectors (elements where ``gvec`` is 1) the copy reads per row: ``ceil((row + gvec - 1) /
+        gvec)`` with ``aligned_rows`` (however the row starts, it fits in that many)."""
+        row = self.box[-1] if self.box else 1
+        return (row + 2 * self.gvec - 2) // self.gvec if self.aligned_rows else row // self.gvec
+
+    @property
+    def copy_vectors(self) -> int:
+        """Vectors (elements where ``gvec`` is 1) the copy of the whole box reads."""
+        return self.box_elems // (self.box[-1] if self.box else 1) * self.row_vectors
 
 
 StartKind = Literal["none", "old", "init"]

@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import replace
+from typing import Any
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.kernel import (
@@ -49,7 +50,7 @@ from mdpoly.ir.launch import Bound, Count, Derived, KernelLaunch, LaunchArg, Lau
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.gpu_params import GpuParams, gpu_violations, gvec_applies, input_box, local_layout
+from mdpoly.lower.gpu_params import GpuParams, copy_box, gpu_violations, gvec_applies, input_box, local_layout
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
@@ -369,11 +370,14 @@ class _GpuLowerer:
                                   for t, st in zip(local, strides) if t != "0") or "0"
                 vread = self._vread(acc, deps, strides) if vpos is not None and kin.elem_type in VECTOR_TYPES else 1
                 gvec = gvec_applies(m, p, k) if kin.elem_type in VECTOR_TYPES else 1
-                vstore = gvec > 1 and strides[-1] == 1 and all(st % gvec == 0 for st in strides[:-1])
-                kin = KInput(param, kin.access, kin.elem_type, deps, True, box, tuple(origin),
-                             tuple(self._bound(e, False) for e in acc.index),
-                             tuple(self._bound(e, True) for e in acc.index), buf.shape, flat,
-                             strides, local_elems, vread, gvec, vstore)
+                view = _merged_rows(copy_box(m, p, k), (box, tuple(origin),
+                                    tuple(self._bound(e, False) for e in acc.index),
+                                    tuple(self._bound(e, True) for e in acc.index), buf.shape, strides))
+                box, strides = view[0], view[5]
+                vstore = (gvec > 1 and box[-1] % gvec == 0 and strides[-1] == 1
+                          and all(st % gvec == 0 for st in strides[:-1]))
+                kin = KInput(param, kin.access, kin.elem_type, deps, True, box, view[1], view[2], view[3],
+                             view[4], flat, strides, local_elems, vread, gvec, vstore)
             out.append(kin)
         return tuple(out)
 
@@ -425,6 +429,24 @@ class _GpuLowerer:
             store_domain=self.domain_text(store), min_groups=self.p.min_blocks,
             async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1, warp_tile=self.p.warp_tile)
         return replace(plan, launch=launch_spec(plan))
+
+
+def _merged_rows(merged: tuple[int, ...], view: tuple[tuple[Any, ...], ...]) -> tuple[tuple[Any, ...], ...]:
+    """A cached input's copy view (box, origin, lo, hi, shape, strides per index position) with its
+    trailing positions merged into one row as ``copy_box`` (``merged``) does: position ``j`` and
+    the next, whose extent ``S`` the row spans whole, become one position ``g_j * S + g_{j+1}``
+    (its origin and bounds alike; any element between the merged bounds lies in the array)."""
+    box, origin, lo, hi, shape, strides = (list(v) for v in view)
+    while len(box) > len(merged):
+        s = shape[-1]
+        box[-2:] = [box[-2] * box[-1]]
+        origin[-2:] = [f"({origin[-2]}) * {_paren(s)} + ({origin[-1]})"]
+        lo[-2:] = [f"({lo[-2]}) * {_paren(s)} + ({lo[-1]})"]
+        hi[-2:] = [f"({hi[-2]}) * {_paren(s)} + ({hi[-1]})"]
+        shape[-2:] = [f"{_paren(shape[-2])} * {_paren(s)}" if shape[-2] else ""]
+        strides[-2:] = [1]
+    assert tuple(box) == merged
+    return tuple(box), tuple(origin), tuple(lo), tuple(hi), tuple(shape), tuple(strides)
 
 
 def box_max_is_domain_max(mdh: MdhExpr, e: Affine) -> bool:

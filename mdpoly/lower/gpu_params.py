@@ -46,6 +46,10 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   position, contiguous in ``__global`` memory) as one ``float4``/``float2``, for every cached input
   whose box row is a multiple of ``gvec`` elements of a 4-byte type (``gvec_applies``); a vector
   that is not wholly inside the array or not aligned at run time is loaded element by element.
+  The row is the copy's (``copy_box``): trailing index positions whose run is contiguous (the
+  inner one spans its whole array extent) are merged into one, so an NHWC convolution's input
+  loads its width x channel run, not rows of 3 channels; a merged row of another length (at least
+  ``2 * gvec``) is read in vectors aligned in ``__global`` memory, its first and last one partial.
 
 * ``async_copy`` -- 1: the cached inputs' ``__local`` copies are double-buffered and filled by
   asynchronous copies (CUDA ``cp.async``, targets whose caps have ``async_copy``): while the
@@ -72,6 +76,7 @@ intra-group combine in ``__local``.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass, fields, replace
 from typing import Any
 
@@ -80,11 +85,16 @@ from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.heuristics import elem_bytes
 from mdpoly.lower.param_table import Constraint, ParamSpec
 
+#: C text of a constant extent: integer literals, ``+ - *`` and parentheses.
+_CONST_TEXT = re.compile(r"[0-9\s*+()-]+")
 #: Elements of the private result tile (``prod PT_SIZE`` of the concat dims, per output).
 MAX_PRIVATE_ELEMS = 128
 #: Work-groups a tiled kernel wants at least, whatever ``compute_units`` says (the OpenCL
 #: target's portable caps guess 8; a GPU has ~100 multiprocessors, a CPU loses little).
 MIN_GROUPS = 64
+#: Most points of a reduction window (the product of several reduction dims of at most 16 points each)
+#: that the default tiles as a whole (``_tiled_for``).
+MAX_WINDOW = 512
 #: Work-groups a symbolic-size dim is planned for.
 SYMBOLIC_EXTENT = 4096
 #: Registers a work-item may hold for the next reduction tile's ``__local`` copies (``prefetch``).
@@ -315,13 +325,48 @@ def _gvec_type(mdh: MdhExpr, k: int) -> bool:
     return elem in GVEC_TYPES and bool(mdh.inputs[k].index)
 
 
+def _const_int(text: str) -> int | None:
+    """The value of C text made of integer literals, ``+ - *`` and parentheses (a macro-expanded
+    array extent), else ``None``."""
+    if not text or not _CONST_TEXT.fullmatch(text):
+        return None
+    try:
+        value = eval(text, {"__builtins__": {}}, {})
+    except SyntaxError:
+        return None
+    return value if isinstance(value, int) else None
+
+
+def copy_box(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[int, ...]:
+    """Cached input ``k``'s box as its copy walks it: ``input_box`` with trailing index positions
+    merged into one row while the innermost one spans its array's whole (constant) extent and the
+    ``__local`` layout keeps the two positions row-major and unpadded. Such a run of rows is one
+    contiguous run in ``__global`` and in ``__local`` memory (an NHWC convolution's input over
+    the whole channel extent: the width x channel part of a tile is one row), so vector loads apply
+    to it although each channel row is short."""
+    box = list(input_box(mdh, p, k))
+    strides = list(local_layout(mdh, p, k)[0])
+    shape = mdh.buffer(mdh.inputs[k].buffer).shape
+    width = len(box)
+    span = _const_int(shape[-1]) if shape else None   # elements of the positions the row holds
+    while width >= 2 and span is not None and box[-1] == span and strides[-1] == 1 and strides[-2] == box[-1]:
+        box[-2:] = [box[-2] * box[-1]]
+        strides[-2:] = [1]
+        width -= 1
+        extent = _const_int(shape[width - 1])
+        span = span * extent if extent is not None else None
+    return tuple(box)
+
+
 def gvec_applies(mdh: MdhExpr, p: GpuParams, k: int) -> int:
-    """The vector width cached input ``k``'s copy loads with: ``gvec`` when its box row (the
-    innermost index position) is a multiple of it and its element type is a 4-byte vector type,
-    else 1."""
+    """The vector width cached input ``k``'s copy loads with: ``gvec`` when its element type is a
+    4-byte vector type and its copy row (``copy_box``) is a multiple of it (vectors from the row's
+    start) or, without ``async_copy``, at least ``2 * gvec`` long (vectors aligned in ``__global``
+    memory, the row's ends partial), else 1."""
     if p.gvec <= 1 or not p.cached(len(mdh.inputs))[k] or not _gvec_type(mdh, k):
         return 1
-    return p.gvec if input_box(mdh, p, k)[-1] % p.gvec == 0 else 1
+    row = copy_box(mdh, p, k)[-1]
+    return p.gvec if row % p.gvec == 0 or (row >= 2 * p.gvec and not p.async_copy) else 1
 
 
 def prefetch_regs(mdh: MdhExpr, p: GpuParams) -> int:
@@ -571,7 +616,9 @@ def tiled_gpu_params(mdh: MdhExpr, caps: TargetCaps) -> GpuParams | None:
     reduction dim is tiled by 16 points (the others by 1). An input is copied to ``__local``
     memory when it varies along the reduction and its footprint over the tiles is at most half
     the global reads the work-group's items would make without the copy (items sharing a value,
-    overlapping stencil windows); tiles shrink until the copies fit. When the concat tiles give
+    overlapping stencil windows); several reduction dims of at most 16 points each, ``MAX_WINDOW``
+    points together (a first-layer convolution's 7 x 7 x 3 window), are one tile where its copies
+    fit; tiles shrink until the copies fit. When the concat tiles give
     at most ``max(compute_units, MIN_GROUPS)`` work-groups, the longest reduction's tiles are spread
     over several work-groups (partials + combine kernel) up to twice that, each keeping at least
     two tiles (on a GPU: eight times, and four tiles of a reduction of 64 or more tiles -- skinny,
@@ -658,6 +705,13 @@ def _tiled_for(mdh: MdhExpr, caps: TargetCaps, live: list[int], num_wi_in: list[
         cache.append(1 if cacheable(mdh, k) and varies and reuse else 0)
     params = replace(params, cache=tuple(cache))
     params = replace(params, vec=_default_vec(mdh, params))
+    window = [e for e in (dims[d].static_extent for d in reds) if e is not None and e <= 16]
+    if len(reds) > 1 and len(window) == len(reds) and math.prod(window) <= MAX_WINDOW:
+        # several tiny reduction dims (a first-layer convolution's 7 x 7 x 3 window): one tile holds the
+        # whole window where its copies fit, so a work-group has two barriers, not two per (s, c) point
+        whole = replace(params, kt=tuple(ext[d] if d in reds else 0 for d in range(n)))
+        if local_bytes(mdh, whole) <= caps.local_mem_bytes:
+            params = whole
     while local_bytes(mdh, params) > caps.local_mem_bytes:
         shrunk = True
         if params.kt[r] > 1:

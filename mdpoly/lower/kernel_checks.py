@@ -126,23 +126,34 @@ VECTOR_ELEM_TYPES = frozenset({"float", "int", "uint"})
 
 def check_copies_cover_boxes(plan: KernelPlan) -> None:
     """Every cached input's copy covers its box: scalar, or vectors of ``gvec`` (1, 2 or 4) that
-    divide the box row, of a vector element type, stored whole only where the row is contiguous
-    and aligned in ``__local`` memory."""
+    divide the box row (or, at least twice as long, vectors aligned in ``__global`` memory with
+    partial ends, stored per element), of a vector element type, stored whole only where the row is
+    contiguous and aligned in ``__local`` memory; the copy view (merged rows) has one origin,
+    bound pair, extent and stride per position and as many elements as the ``__local`` copy holds."""
     for t in plan.tiles or ():
         if not t.cached:
             if t.gvec != 1 or t.vstore:
                 raise _bug(plan, f"input '{t.param}' is not cached but its copy is vectorized")
             continue
+        if not len(t.box) == len(t.origin) == len(t.lo) == len(t.hi) == len(t.shape) == len(t.strides) or (
+                t.local_elems and t.box_elems > t.local_elems):
+            raise _bug(plan, f"input '{t.param}': copy view box {t.box} strides {t.strides} does not match its "
+                             f"{t.local_elems}-element __local copy")
         if t.gvec not in (1, 2, 4):
             raise _bug(plan, f"input '{t.param}': copy vector width {t.gvec} (1, 2 or 4 allowed)")
         if t.gvec == 1:
             if t.vstore:
                 raise _bug(plan, f"input '{t.param}': vector store without vector loads")
             continue
-        if not t.box or t.box[-1] % t.gvec or t.elem_type not in VECTOR_ELEM_TYPES or not t.strides:
+        if (not t.box or (t.box[-1] % t.gvec and t.box[-1] < 2 * t.gvec) or t.elem_type not in VECTOR_ELEM_TYPES
+                or not t.strides):
             raise _bug(plan, f"input '{t.param}': box {t.box} of {t.elem_type} cannot be copied in vectors of "
-                             f"{t.gvec} (the row must be a multiple of it, the type float, int or uint)")
-        if t.vstore and (t.strides[-1] != 1 or any(st % t.gvec for st in t.strides[:-1])):
+                             f"{t.gvec} (the row must be a multiple of it or at least twice as long, the type "
+                             "float, int or uint)")
+        if t.aligned_rows and (t.vstore or plan.async_copy):
+            raise _bug(plan, f"input '{t.param}': rows of {t.box[-1]} elements copied in vectors aligned in __global "
+                             "memory are stored per element and not by asynchronous copies")
+        if t.vstore and (t.box[-1] % t.gvec or t.strides[-1] != 1 or any(st % t.gvec for st in t.strides[:-1])):
             raise _bug(plan, f"input '{t.param}': vector stores into __local strides {t.strides} are not aligned")
 
 

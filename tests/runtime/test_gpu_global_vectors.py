@@ -122,9 +122,15 @@ def test_plan_check_rejects_a_vector_copy_that_misses_elements() -> None:
     plan = lower_gpu(mdh, p, OPENCL_CAPS)
     assert plan.tiles is not None
     check_kernel_plan(plan, OPENCL_CAPS)
-    bad = replace(plan, tiles=(replace(plan.tiles[0], box=(32, 14)), plan.tiles[1]))
+    bad = replace(plan, tiles=(replace(plan.tiles[0], box=(32, 6)), plan.tiles[1]))
     with pytest.raises(CompilerBug, match="vectors of 4"):
         check_kernel_plan(bad, OPENCL_CAPS)
+    # a row of 14 is copied in vectors aligned in __global memory, never stored as whole vectors
+    unaligned = replace(plan, tiles=(replace(plan.tiles[0], box=(32, 14)), plan.tiles[1]))
+    with pytest.raises(CompilerBug, match="stored per element"):
+        check_kernel_plan(unaligned, OPENCL_CAPS)
+    check_kernel_plan(replace(plan, tiles=(replace(plan.tiles[0], box=(32, 14), vstore=False), plan.tiles[1])),
+                      OPENCL_CAPS)
     strided = replace(plan, tiles=(replace(plan.tiles[0], strides=(1, 32)), plan.tiles[1]))
     with pytest.raises(CompilerBug, match="not aligned"):
         check_kernel_plan(strided, OPENCL_CAPS)
@@ -133,8 +139,8 @@ def test_plan_check_rejects_a_vector_copy_that_misses_elements() -> None:
 def test_default_loads_vectors_where_legal() -> None:
     big = default_gpu_params(ex.matmul(1024, 1024, 1024), CUDA_CAPS)
     assert big.gvec == 4
-    conv = ex.mcc(16, 112, 112, 64, 3, 7, 7)        # 3 channels: no box row is a multiple of 2
-    assert default_gpu_params(conv, CUDA_CAPS).gvec == 1
+    conv = ex.mcc(16, 112, 112, 64, 3, 7, 7)        # rows of 3 channels merged with the width: vectors
+    assert default_gpu_params(conv, CUDA_CAPS).gvec == 4
 
 
 def test_tuning_space_and_neighbours_switch_vector_copies() -> None:

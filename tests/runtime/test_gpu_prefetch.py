@@ -131,9 +131,11 @@ def test_prefetched_kernels_compile_with_nvrtc_for_sm90(name: str, tmp_path: Pat
 
 def test_no_default_prefetch_when_the_innermost_reduction_has_one_tile() -> None:
     one_channel = ex.mcc(1, 508, 508, 1, 1, 5, 5)     # the c loop (innermost reduction) has 1 point
-    three = ex.mcc(16, 112, 112, 64, 3, 7, 7)         # 3 channels: 3 tiles of c per work-group
+    three = ex.mcc(16, 112, 112, 64, 3, 7, 7)         # the 7 x 7 x 3 window is one tile
+    many = ex.mcc(1, 56, 56, 64, 64, 3, 3)            # 64 channels: several tiles of c per work-group
     assert default_gpu_params(one_channel, CUDA_CAPS).prefetch == 0
-    assert default_gpu_params(three, CUDA_CAPS).prefetch == 1
+    assert default_gpu_params(three, CUDA_CAPS).prefetch == 0
+    assert default_gpu_params(many, CUDA_CAPS).prefetch == 1
 
 
 TILE_8_BY_16 = GpuParams((4, 8, 1), (8, 16, 1), (0, 0, 1), ((1,), (0,), (2,)), (0, 0, 4), (1, 1), (4, 4, 1))
