@@ -6,7 +6,8 @@
 workload's kernel and sizes); ``OUTDIR`` gets the same scripts and sources and one CUDA variant
 per ``NAME``: mdpoly's ``--no-tune`` output with the default ``GpuParams`` changed as given. A
 per-dim field is written ``it:v/it:v`` (MDH iterators, e.g. ``num_wg=k:1``, ``pt=i:4/j:8``), a
-scalar field as an integer (``prefetch=0``). Run it there with ``gpu.py run OUTDIR --no-vendor``.
+scalar field as an integer (``prefetch=0``), a per-input one as integers with commas
+(``cache=1,0``), an empty one as ``none`` (``kt=none;cache=none``: the untiled kernel). Run it there with ``gpu.py run OUTDIR --no-vendor``.
 A variant whose parameters break a constraint fails at prepare time (mdpoly reports it).
 """
 
@@ -34,6 +35,12 @@ def _override(text: str) -> Any:
         changes: dict[str, Any] = {}
         for item in filter(None, text.split(";")):
             field, value = item.split("=", 1)
+            if value == "none":
+                changes[field] = ()
+                continue
+            if ":" not in value and "," in value:   # a per-input tuple (cache=1,0) or a pair (warp_tile)
+                changes[field] = tuple(int(v) for v in value.split(","))
+                continue
             if ":" not in value:
                 changes[field] = int(value)
                 continue
