@@ -8,8 +8,9 @@ of them. Tiny reduction windows (several dims of at most 16 points) are one tile
 
 Differential on PoCL against numpy: strided (2) and unstrided convolutions with 3 and 4 channels,
 odd sizes (partial tiles, rows of odd length so that most rows start unaligned), with and without
-the prefetch and with float2 copies; a GEMV-shaped MatMul. The plan check on a merged view; the
-CUDA spelling compiled for sm_90."""
+the prefetch and with float2 copies; GEMV-shaped MatMuls, whose GPU default is one kernel (work-items
+along the reduction combined in ``__local`` memory, no partials). The plan check on a merged view;
+the CUDA spelling compiled for sm_90."""
 
 from __future__ import annotations
 
@@ -111,6 +112,34 @@ def test_merged_rows_with_prefetch_and_float2_match_numpy(gvec: int, prefetch: i
     assert plan.tiles is not None and plan.tiles[0].gvec == gvec and len(plan.tiles[0].box) <= 3   # (w, c) merged
     assert plan.prefetch == bool(prefetch)
     check_strided(mdh, params, seed=7 + gvec)
+
+
+def test_gemv_default_is_one_kernel_on_a_gpu() -> None:
+    mdh = ex.matmul(1, 1000, 2048)
+    p = default_gpu_params(mdh, CUDA_CAPS)
+    assert (p.num_wi, p.num_wg, p.kt, p.cache) == ((1, 4, 64), (0, 0, 1), (0, 0, 2048), (0, 0))
+    plan = lower_gpu(mdh, p, CUDA_CAPS)
+    assert plan.local_combine and not plan.partials                 # no second kernel
+    check_kernel_plan(plan, CUDA_CAPS)
+    # not for: two live concat dims, a short reduction, too many work-groups, the long input strided along j
+    assert default_gpu_params(ex.matmul(16, 1000, 2048), CUDA_CAPS).num_wg[2] > 1
+    assert default_gpu_params(ex.matmul(1, 1000, 512), CUDA_CAPS).num_wi[1] > 4
+    assert default_gpu_params(ex.matmul(1, 4096, 25088), CUDA_CAPS).num_wg[2] > 1
+    mv = ex.matvec(1000, 2048)
+    assert default_gpu_params(mv, CUDA_CAPS).num_wg[1] > 1
+    assert default_gpu_params(mdh, OPENCL_CAPS).num_wg[2] > 1      # portable caps: not a GPU
+
+
+@needs_device
+@pytest.mark.parametrize("n,k", [(203, 1031), (1000, 2048)])
+def test_gemv_one_kernel_matches_numpy(n: int, k: int) -> None:
+    mdh = ex.matmul(1, n, k)
+    params = default_gpu_params(mdh, CUDA_CAPS)         # the GPU's one-kernel plan, run on PoCL
+    assert params.num_wg == (0, 0, 1) and params.num_wi[2] == 64
+    rng = np.random.default_rng(n)
+    a, b, c = (rng.standard_normal(sh).astype(np.float32) for sh in ((1, k), (k, n), (1, n)))
+    out = run_plan(mdh, params, {"A": a, "B": b, "C": c})
+    assert np.allclose(out.outputs["C"].reshape(1, n), c + a @ b, rtol=1e-3, atol=1e-3)
 
 
 @needs_device
