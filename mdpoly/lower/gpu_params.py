@@ -56,7 +56,9 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   work-group computes on tile ``t``'s buffer, tile ``t + 1``'s copies are in flight into the other
   one (16-byte chunks where ``gvec`` 4 vectors lie in the array, aligned, else 4- or 8-byte
   elements; elements outside the array are stored as 0). No registers stage the next tile, so it
-  replaces ``prefetch`` (which must be 0); the copies take twice their ``__local`` memory.
+  replaces ``prefetch`` (which must be 0); the copies take twice their ``__local`` memory. Off by
+  default, searched by the tuner: on an H200 the register prefetch ran faster (sgemm 1024^3 0.068 ms vs
+  0.087 ms, 4096^3 3.26 vs 4.52 ms; benchmarks/results/gpu_2026-11-25_h200_async.md).
 
 * ``warp_tile`` -- ``()``, or ``(wm, wn)`` with ``wm * wn = WARP_ITEMS``: which work-item computes
   which points, a layer between the work-group and the work-item. In hardware order a warp (a
@@ -67,6 +69,7 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   ``__local`` copies touch ``wm`` and ``wn`` fragments (fewer bank conflicts, more broadcasts). Needs
   those two dims alone on NDRange dims 0 and 1, every other dim's ``NUM_WI`` 1, and ``wn``/``wm``
   dividing their ``NUM_WI`` (``warp_dims``). A pure renumbering: every point is still computed once.
+  Off by default, searched by the tuner (H200: 4 x 8 within 1 % of hardware order on sgemm, 8 x 4 slower).
 
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
