@@ -118,6 +118,32 @@ def test_double_buffered_mcc_matches_numpy(gvec: int) -> None:
         runner.TARGET = saved
 
 
+@needs_device
+@pytest.mark.parametrize("gvec,kt", [(4, (1, 3, 3)), (2, (2, 2, 3)), (4, (3, 3, 1)), (4, (3, 3, 3))])
+def test_double_buffered_merged_row_convolution_matches_numpy(gvec: int, kt: tuple[int, ...]) -> None:
+    # a strided 3-channel convolution whose input copy is one merged (width x channel) row per (n, h)
+    from test_gpu_merged_rows import check_strided, strided_mcc
+    mdh = strided_mcc(2, 5, 7, 6, 3, 3, 3, 2, 1)
+    params = GpuParams((1, 1, 4, 8, 1, 1, 1), (1, 1, 2, 1, 1, 1, 1), (0, 0, 0, 0, 1, 1, 1),
+                       ((3,), (2,), (0, 1, 4, 5, 6)), (0, 0, 0, 0, *kt), (1, 1), gvec=gvec, async_copy=1)
+    assert gpu_violations(mdh, params, ASYNC_OPENCL) == []
+    assert lower_gpu(mdh, params, ASYNC_OPENCL).async_copy
+    target = copy.copy(runner.TARGET)
+    target.caps = replace(runner.TARGET.caps, async_copy=True)   # type: ignore[union-attr]
+    saved = runner.TARGET
+    runner.TARGET = target   # run_plan reads it at each call
+    try:
+        check_strided(mdh, params, seed=40 + gvec)
+    finally:
+        runner.TARGET = saved
+
+
+def test_defaults_keep_the_register_prefetch() -> None:
+    # measured on an H200 (benchmarks/results/gpu_2026-11-25_h200_async.md): the register prefetch ran faster
+    p = default_gpu_params(ex.matmul(1024, 1024, 1024, update="assign", init="0.0f"), CUDA_CAPS)
+    assert (p.async_copy, p.prefetch, p.warp_tile) == (0, 1, ())
+
+
 def _sgemm() -> tuple[object, GpuParams]:
     mdh = ex.matmul(1024, 1024, 1024, update="assign", init="0.0f")
     return mdh, replace(default_gpu_params(mdh, CUDA_CAPS), prefetch=0, async_copy=1)
