@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -50,6 +51,9 @@ class OpenMPRunner:
     timing: str | None = None
     #: seconds the worker's start and warm-up calls may take at least (0: one limit for the run)
     warm_seconds: float = 0.0
+    #: seconds one compilation may take: a candidate the compiler labours on (gcc 12 spent over
+    #: 8 minutes on a 2 x 4 block with a SIMD reduction over 8 accumulators) fails to build
+    compile_timeout: float = 60.0
 
     def __init__(self, work_dir: str | None = None, threads: int | None = None) -> None:
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="mdpoly-rt-"))
@@ -83,9 +87,17 @@ class OpenMPRunner:
         src.write_text(request.source)
         cmd = [request.compiler, *self.flags, *request.flags, str(src), "-o", str(lib), *self.libs]
         start = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        # a session of its own: on a timeout the compiler's own children (cc1) end with it
+        with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              start_new_session=True) as proc:
+            try:
+                _, stderr = proc.communicate(timeout=self.compile_timeout)
+            except subprocess.TimeoutExpired as exc:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise BuildFailed(f"compilation ran longer than {self.compile_timeout:g} s", cmd, "") from exc
         if proc.returncode != 0:
-            raise BuildFailed("compilation failed", cmd, proc.stderr[-4000:])
+            raise BuildFailed("compilation failed", cmd, stderr[-4000:])
         return Built(request, str(lib), time.perf_counter() - start)
 
     def run(self, built: Built, inputs: dict[str, np.ndarray], repeats: int = 5,
