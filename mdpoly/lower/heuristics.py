@@ -29,7 +29,8 @@ The rules, in order:
 7. Packed panels (``pack_b``), for matmul-like nests (a concat SIMD dim blocked in registers,
    one reduction dim, an input along the SIMD dim to copy) of at least ``PACK_MIN_WORK`` points:
    cache tiles from the cache sizes -- the reduction tile makes one sliver of the copied panel
-   fill L1, the SIMD dim's tile makes the panel fill ``1 / PACK_PANEL_SHARE`` of L2, and the row
+   take ``1 / PACK_SLIVER_SHARE`` of L1, the SIMD dim's tile makes the panel take
+   ``1 / PACK_PANEL_SHARE`` of L2, and the row
    dim's tile is a thread's share of the rows in as few tiles as the result tile holds, so that
    each thread copies a panel as few times as possible -- and every tiled concat dim parallel.
 """
@@ -55,8 +56,12 @@ MIN_VECTOR_EXTENT = 8
 REGISTER_ROWS = 6
 REGISTER_VECTORS = 2
 PACK_MIN_WORK = 1 << 24
-#: The packed panel (reduction tile x SIMD tile) takes at most this fraction of the L2 cache.
-PACK_PANEL_SHARE = 4
+#: One sliver of the packed panel (reduction tile x the SIMD dim's register block) takes this
+#: fraction of the L1 cache (the rest: the other operand's rows and the accumulators' lines).
+PACK_SLIVER_SHARE = 2
+#: The packed panel (reduction tile x SIMD tile) takes at most this fraction of the L2 cache, which
+#: also holds the result tile (up to ``max_local_bytes``) and the rows of the other operand.
+PACK_PANEL_SHARE = 8
 
 _SIZES = {"char": 1, "signed char": 1, "unsigned char": 1, "short": 2, "unsigned short": 2, "int": 4,
           "unsigned": 4, "unsigned int": 4, "float": 4, "double": 8, "long": 8, "unsigned long": 8,
@@ -233,8 +238,8 @@ def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], caps: TargetCa
     nest is not matmul-like or too small.
 
     The reduction tile ``kc`` makes one sliver of the packed panel (``kc`` x the SIMD dim's
-    register block) fill the L1 cache; the SIMD dim's tile ``nc`` makes the panel (``kc`` x ``nc``)
-    take ``1 / PACK_PANEL_SHARE`` of the L2 cache; the row dim's tile is a thread's share of the
+    register block) take ``1 / PACK_SLIVER_SHARE`` of the L1 cache; the SIMD dim's tile ``nc``
+    makes the panel (``kc`` x ``nc``) take ``1 / PACK_PANEL_SHARE`` of the L2 cache; the row dim's tile is a thread's share of the
     rows in as few nearly equal tiles as the result tile allows (``caps.max_local_bytes``), so
     that each thread copies a panel as few times as possible (once, when its share fits)."""
     v = p.vector_dim
@@ -247,7 +252,7 @@ def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], caps: TargetCa
     full = [e or 1 for e in ext]
     tiles = list(p.tiles)
     red, lanes = reds[0], p.register_tile[v]
-    kc = min(full[red], max(1, caps.l1_bytes // (lanes * esz)))
+    kc = min(full[red], max(1, caps.l1_bytes // PACK_SLIVER_SHARE // (lanes * esz)))
     tiles[red] = (kc,) if kc < full[red] else ()
     nc = max(lanes, caps.l2_bytes // PACK_PANEL_SHARE // (kc * esz) // lanes * lanes)
     tiles[v] = (nc,) if nc < full[v] else ()

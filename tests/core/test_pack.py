@@ -223,7 +223,7 @@ def test_default_packs_large_matmuls_only() -> None:
 @pytest.mark.parametrize("n", [1024, 2048])
 def test_default_cache_tiles_from_cache_sizes(cores: int, l1: int, l2: int, n: int) -> None:
     """The packed default's tiles come from the caches: one sliver of the copied panel (reduction
-    tile x SIMD block) fills L1, the panel fits a quarter of L2, the result tile fits the private
+    tile x SIMD block) takes half of L1, the panel an eighth of L2, the result tile fits the private
     buffer, and each thread's rows are a few nearly equal tiles (one where they fit)."""
     caps = replace(BACKEND.caps, cores=cores, l1_bytes=l1, l2_bytes=l2)
     mdh = E.matmul(n, n, n, "float", "assign", "0.0f")
@@ -231,8 +231,8 @@ def test_default_cache_tiles_from_cache_sizes(cores: int, l1: int, l2: int, n: i
     assert p.pack_b and not violations(mdh, p)
     rows, cols, kc = (t[0] if t else n for t in p.tiles)
     lanes = p.register_tile[1]
-    assert kc == min(n, l1 // (lanes * 4))
-    assert kc * cols * 4 <= l2 // 4 and cols % lanes == 0 and kc * (cols + lanes) * 4 > l2 // 4
+    assert kc == min(n, l1 // 2 // (lanes * 4))
+    assert kc * cols * 4 <= l2 // 8 and cols % lanes == 0 and kc * (cols + lanes) * 4 > l2 // 8
     assert rows * cols * 4 <= caps.max_local_bytes
     share = -(-n // cores)
     tiles_per_thread = -(-share // rows)
