@@ -63,6 +63,7 @@ class CudaKernelWriter(KernelWriter):
     barrier = "__syncthreads();"
     async_commit = "mdp_async_commit();"
     async_wait_prior = "mdp_async_wait_prior();"
+    async_wait_all = "mdp_async_wait_all();"
 
     def async_copy(self, dst: str, src: str) -> str:
         return f"mdp_async_copy({dst}, {src});"

@@ -162,6 +162,7 @@ class KernelWriter:
     #: (``KernelPlan.async_copy``); OpenCL copies synchronously, so both are empty
     async_commit = ""
     async_wait_prior = ""
+    async_wait_all = ""
 
     def async_copy(self, dst: str, src: str) -> str:
         """Copy the element (or vector) at global address ``src`` to local address ``dst``, both aligned
@@ -460,10 +461,14 @@ class KernelWriter:
         assert k.tiles is not None
         outs = list(enumerate(k.outputs))
         cached = [(x, t) for x, t in enumerate(k.tiles) if t.cached]
-        asy = k.async_copy and bool(cached)
+        pf2 = k.prefetch and k.prefetch_buffers == 2 and bool(cached)
+        asy = k.async_copy and bool(cached) and not pf2
+        # with both: the inputs whose copies store whole vectors asynchronously, the others through registers
+        acp = [(x, t) for x, t in cached if pf2 and k.async_copy and t.vstore and t.gvec > 1 and t.box[-1] % t.gvec == 0]
+        rcp = [c for c in cached if c not in acp]
         for x, t in cached:
             aligned = t.vread > 1 or t.vstore
-            if asy:
+            if asy or pf2:
                 w(self.local_array(t.elem_type, f"mdp_lb{x}", 2 * self.async_elems(t), 16))
                 continue
             w(self.local_array(t.elem_type, f"mdp_l{x}", t.local_elems or t.box_elems, 16 if aligned else 1))
@@ -483,14 +488,29 @@ class KernelWriter:
         for d in k.reductions:
             i = d.index
             if pf and d is k.reductions[-1]:
-                self.prefetch_prologue(w, d, cached)
+                self.prefetch_prologue(w, d, rcp)
+            if pf2 and d is k.reductions[-1]:
+                self.prefetch_first_store(w, d, rcp, acp)
             if asy and d is k.reductions[-1]:
                 self.async_prologue(w, d, cached)
             w.open(f"for ({self.ix} mdp_t_{i} = {self.wg(d)}; mdp_t_{i} * MDP_KT_{i} < mdp_ext_{i}; "
                    f"mdp_t_{i} += MDP_NUM_WG_{i})")
             w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + mdp_t_{i} * MDP_KT_{i};")
+        z = k.reductions[-1].index if k.reductions else 0
+        nxt = f"(mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z} < mdp_ext_{z}"
+        nxt_tb = f"const {self.ix} mdp_tb_{z} = mdp_lo_{z} + (mdp_t_{z} + MDP_NUM_WG_{z}) * MDP_KT_{z};   /* the next tile */"
         if asy:
             self.async_tile_start(w, cached)
+        elif pf2:   # this tile's buffer; the next tile's loads into registers, in flight while it is computed
+            for x, t in cached:
+                w(f"{self.local_ptr_qual}{t.elem_type} *mdp_l{x} = mdp_lb{x} + mdp_buf * {self.async_elems(t)};")
+            w.open(f"if ({nxt})")
+            w(nxt_tb)
+            self.prefetch_copies(w, rcp, store=False)
+            for x, t in acp:
+                w(f"{self.local_ptr_qual}{t.elem_type} *mdp_n{x} = mdp_lb{x} + (mdp_buf ^ 1) * {self.async_elems(t)};")
+            self.async_copies(w, acp)
+            w.close()
         elif pf:
             self.prefetch_copies(w, cached, store=True)
             w(self.barrier)
@@ -519,9 +539,20 @@ class KernelWriter:
         w.open("else")
         self.tile_points(w, guarded=True)
         w.close()
+        if pf2:   # the next tile into the other buffer (read by every work-item in the previous tile, before its barrier)
+            w.open(f"if ({nxt})")
+            w(nxt_tb)
+            for x, t in rcp:
+                w(f"{self.local_ptr_qual}{t.elem_type} *mdp_n{x} = mdp_lb{x} + (mdp_buf ^ 1) * {self.async_elems(t)};")
+            self.prefetch_copies(w, rcp, store=True, local="mdp_n")
+            w.close()
+            if acp:
+                for stmt in (self.async_commit, self.async_wait_all):
+                    if stmt:
+                        w(stmt)
         if cached:
             w(self.barrier)
-        if asy:
+        if asy or pf2:
             w("mdp_buf ^= 1;")
         for _ in k.reductions:
             w.close()
@@ -664,15 +695,15 @@ class KernelWriter:
             w(f"{dest}.{lane} = ({self.box_cond(t, u, u)}) ? {t.access.buffer}[{at}] : ({t.elem_type})0;")
         w.close()
 
-    def store_local_vector(self, w: _Lines, x: int, t: KInput, at: str, src: str) -> None:
-        """The vector ``src`` into the ``__local`` copy of input ``x`` from index ``at`` on."""
+    def store_local_vector(self, w: _Lines, x: int, t: KInput, at: str, src: str, local: str = "mdp_l") -> None:
+        """The vector ``src`` into the ``__local`` copy of input ``x`` (``<local><x>``) from index ``at`` on."""
         if t.vstore:
-            w(f"{self.local_vector_lvalue(t.elem_type, t.gvec, f'mdp_l{x}', _par(at))} = {src};")
+            w(f"{self.local_vector_lvalue(t.elem_type, t.gvec, f'{local}{x}', _par(at))} = {src};")
             return
         step = t.strides[-1]
         last = len(t.box) - 1
         for u, lane in enumerate("xyzw"[:t.gvec]):
-            store = f"mdp_l{x}[{at}{f' + {u * step}' if u else ''}] = {src}.{lane};"
+            store = f"{local}{x}[{at}{f' + {u * step}' if u else ''}] = {src}.{lane};"
             if t.aligned_rows:   # lanes before or after the row are not the box's
                 r = f"mdp_r{last} + {u}" if u else f"mdp_r{last}"
                 store = f"if ({r} >= 0 && {r} < {t.box[last]}) {store}"
@@ -694,10 +725,30 @@ class KernelWriter:
         self.prefetch_copies(w, cached, store=False)
         w.close()
 
-    def prefetch_copies(self, w: _Lines, cached: list[tuple[int, KInput]], store: bool) -> None:
+    def prefetch_first_store(self, w: _Lines, d: KDim, cached: list[tuple[int, KInput]],
+                             acp: list[tuple[int, KInput]]) -> None:
+        """After ``prefetch_prologue`` with two buffers (``KernelPlan.prefetch_buffers`` 2): the first
+        tile's registers of ``cached`` stored into buffer 0 (the inputs ``acp`` copied there
+        asynchronously, waited for), and the barrier that makes them visible."""
+        i = d.index
+        w("int mdp_buf = 0;")
+        w.open(f"if ({self.wg(d)} * MDP_KT_{i} < mdp_ext_{i})")
+        w(f"const {self.ix} mdp_tb_{i} = mdp_lo_{i} + {self.wg(d)} * MDP_KT_{i};")
+        for x, t in cached + acp:
+            w(f"{self.local_ptr_qual}{t.elem_type} *mdp_n{x} = mdp_lb{x};")
+        self.prefetch_copies(w, cached, store=True, local="mdp_n")
+        self.async_copies(w, acp)
+        w.close()
+        if acp:
+            for stmt in (self.async_commit, self.async_wait_all):
+                if stmt:
+                    w(stmt)
+        w(self.barrier)
+
+    def prefetch_copies(self, w: _Lines, cached: list[tuple[int, KInput]], store: bool, local: str = "mdp_l") -> None:
         """Each work-item's share of the cached inputs' tile (elements ``mdp_lid + u * MDP_WG_SIZE``):
         loaded from ``__global`` into the prefetch registers, or (``store``) stored from them into
-        the ``__local`` copies."""
+        the ``__local`` copies (``<local><x>``)."""
         for x, t in cached:
             if t.gvec > 1:
                 w("#pragma unroll")
@@ -706,9 +757,9 @@ class KernelWriter:
             w.open(f"if (mdp_e < {t.copy_vectors})")
             at, cond, flat = self.copy_index(w, t)
             if store and t.gvec > 1:
-                self.store_local_vector(w, x, t, at, f"mdp_pf{x}[mdp_u]")
+                self.store_local_vector(w, x, t, at, f"mdp_pf{x}[mdp_u]", local)
             elif store:
-                w(f"mdp_l{x}[{at}] = mdp_pf{x}[mdp_u];")
+                w(f"{local}{x}[{at}] = mdp_pf{x}[mdp_u];")
             elif t.gvec > 1:
                 self.load_global_vector(w, t, f"mdp_pf{x}[mdp_u]", flat)
             else:

@@ -26,3 +26,8 @@ __device__ __forceinline__ void mdp_async_wait_prior(void) {
     asm volatile("cp.async.wait_group 1;\n" ::: "memory");
 #endif
 }
+__device__ __forceinline__ void mdp_async_wait_all(void) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+    asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#endif
+}

@@ -220,6 +220,11 @@ class KernelPlan:
     #: into registers (``ceil(box_elems / wg_size)`` per cached input and work-item) while the
     #: current tile is computed, and stored after its closing barrier (GpuParams.prefetch).
     prefetch: bool = False
+    #: with ``prefetch``: 1, one ``__local`` copy per cached input, the registers stored into it after the
+    #: tile's closing barrier (two barriers per tile); 2, two buffers each (``async_buffer_elems``), the next
+    #: tile's registers stored into the other one after the current tile is computed (one barrier per
+    #: tile; GpuParams.prefetch 2)
+    prefetch_buffers: int = 1
     #: C type of the kernels' index arithmetic (and of the extents passed to them): ``int`` when
     #: every extent, buffer and index of the nest is a constant below 2^31, else ``long``.
     index_type: Literal["int", "long"] = "long"
@@ -236,7 +241,8 @@ class KernelPlan:
     #: Tiled kernel with cached inputs: two ``__local`` buffers per cached input (each of
     #: ``async_buffer_elems(local_elems)`` elements); the next reduction tile's copies go into the
     #: other buffer, asynchronously where the target can (CUDA ``cp.async``), while the current one
-    #: is computed (GpuParams.async_copy; excludes ``prefetch``)
+    #: is computed (GpuParams.async_copy; with ``prefetch`` only at ``prefetch_buffers`` 2: then the inputs
+    #: whose copies store whole vectors go asynchronously, the others through the registers)
     async_copy: bool = False
     #: ``()``, or ``(wm, wn)``: work-items are renumbered so that each warp of ``wm * wn`` consecutive
     #: flat local ids (NDRange dim 0 fastest) covers ``wm`` x ``wn`` work-items of the dims on grid axes 1

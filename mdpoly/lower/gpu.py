@@ -424,7 +424,8 @@ class _GpuLowerer:
             grid_axes=self.p.ocl_groups, buffers=buffers, outputs=outputs, op=self.op,
             local_combine=red_wi > 1, partials=red_wg > 1, needs_fp64=fp64, tuning=self.p,
             tiles=self.tiles() if self.p.tiled else None, index_type=index_type,  # type: ignore[arg-type]
-            prefetch=self.p.tiled and any(self.p.cache) and self.p.prefetch == 1,
+            prefetch=self.p.tiled and any(self.p.cache) and self.p.prefetch in (1, 2),
+            prefetch_buffers=2 if self.p.prefetch == 2 else 1,
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
             store_domain=self.domain_text(store), min_groups=self.p.min_blocks,
             async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1, warp_tile=self.p.warp_tile)

@@ -30,7 +30,10 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   on the current reduction tile's ``__local`` copies, each work-item loads its share of the next
   tile's footprints from ``__global`` into registers (``prefetch_regs`` values), stored into the
   ``__local`` copies after the tile's closing barrier; the global loads' latency overlaps the
-  arithmetic. Needs ``kt`` and a cached input.
+  arithmetic. Needs ``kt`` and a cached input. 2: the same registers, but two ``__local`` buffers
+  per cached input: the next tile's registers are stored into the other buffer right after the
+  current tile is computed, so a tile needs one barrier instead of two (twice the copies'
+  ``__local`` memory).
 
 * ``pad`` -- bank-conflict padding of the ``__local`` copies: each row of a copy (its innermost
   position) is ``pad`` elements longer (``pad`` vectors where a copy is read as vectors), so that
@@ -56,7 +59,9 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   work-group computes on tile ``t``'s buffer, tile ``t + 1``'s copies are in flight into the other
   one (16-byte chunks where ``gvec`` 4 vectors lie in the array, aligned, else 4- or 8-byte
   elements; elements outside the array are stored as 0). No registers stage the next tile, so it
-  replaces ``prefetch`` (which must be 0); the copies take twice their ``__local`` memory. Off by
+  replaces ``prefetch`` (which must be 0, or 2: then only the inputs whose copies store whole
+  vectors -- B of a matmul -- go asynchronously, the others -- the transposed A -- through the
+  two-buffer register prefetch); the copies take twice their ``__local`` memory. Off by
   default, searched by the tuner: on an H200 the register prefetch ran faster (sgemm 1024^3 0.068 ms vs
   0.087 ms, 4096^3 3.26 vs 4.52 ms; benchmarks/results/gpu_2026-11-25_h200_async.md).
 
@@ -158,7 +163,7 @@ class GpuParams:
         if any(v > 1 for v in self.vec):
             text += " VEC=" + ",".join(f"{its[d]}:{v}" for d, v in enumerate(self.vec) if v > 1)
         if self.prefetch:
-            text += " PREFETCH=1"
+            text += f" PREFETCH={self.prefetch}"
         if self.pad:
             text += f" PAD={self.pad}"
         if self.gvec > 1:
@@ -228,8 +233,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("cache", "MEM_INP", "per input access: 1 = the work-group copies its tile footprint into "
                  "__local memory, 0 = read from __global; () = all 0; needs kt"),
     ParamSpec("prefetch", "(double-buffered tiles)", "1: each work-item loads its share of the next reduction "
-                 "tile's __local copies into registers while the current tile is computed; 0: no prefetch; "
-                 "needs kt and a cached input"),
+                 "tile's __local copies into registers while the current tile is computed; 2: the same into "
+                 "the other of two __local buffers (one barrier per tile, twice the copies' __local memory); "
+                 "0: no prefetch; needs kt and a cached input"),
     ParamSpec("pad", "(local layout)", "elements added to each row of a __local copy (vectors where it is read "
                  "as vectors): bank-conflict padding; 0..MAX_PAD"),
     ParamSpec("gvec", "(global loads)", "vector width of the __global -> __local copies of the cached inputs "
@@ -240,7 +246,8 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
                  "MAX_RESIDENT_ITEMS"),
     ParamSpec("async_copy", "(double-buffered tiles)", "1: two __local buffers per cached input, the next "
                  "reduction tile's copies asynchronous (CUDA cp.async, sm_80+) while the current one is computed; "
-                 "needs kt, a cached input, prefetch 0 and a target with async copies; doubles the copies' "
+                 "needs kt, a cached input, prefetch 0 (or 2: only the inputs stored as whole vectors "
+                 "asynchronously, the others through registers) and a target with async copies; doubles the copies' "
                  "__local memory"),
     ParamSpec("warp_tile", "(warp tile)", "(): work-items in hardware order; (wm, wn), wm * wn = WARP_ITEMS: each "
                  "warp of 32 consecutive local ids covers wm x wn work-items of the dims on NDRange dims 1 and 0 "
@@ -393,7 +400,7 @@ def async_buffer_elems(elems: int) -> int:
 
 def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
     """``__local`` bytes a work-group uses: cached inputs' copies (``local_layout``, padding
-    included; two of each with ``async_copy``) plus the reduction scratch."""
+    included; two of each with ``async_copy`` or ``prefetch`` 2) plus the reduction scratch."""
     total = 0
     if p.reduction_wi(mdh) > 1:
         total += p.wg_size() * elem_bytes(mdh) * len(mdh.outputs)
@@ -401,7 +408,7 @@ def local_bytes(mdh: MdhExpr, p: GpuParams) -> int:
         for k, v in enumerate(p.cache):
             if v:
                 elems = local_layout(mdh, p, k)[1]
-                elems = 2 * async_buffer_elems(elems) if p.async_copy else elems
+                elems = 2 * async_buffer_elems(elems) if p.async_copy or p.prefetch == 2 else elems
                 total += elems * type_bytes(mdh.buffer(mdh.inputs[k].buffer).elem_type)
     return total
 
@@ -505,7 +512,7 @@ def _launch_bounds_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
 def _async_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     if p.async_copy == 0:
         return True
-    return p.async_copy == 1 and c.async_copy and p.tiled and any(p.cache) and p.prefetch == 0
+    return p.async_copy == 1 and c.async_copy and p.tiled and any(p.cache) and p.prefetch in (0, 2)
 
 
 def warp_dims(m: MdhExpr, p: GpuParams) -> tuple[int, int] | None:
@@ -533,7 +540,7 @@ def _prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
 
 
 def _prefetch_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
-    return p.prefetch == 0 or (p.prefetch == 1 and _prefetch_fits(m, p))
+    return p.prefetch == 0 or (p.prefetch in (1, 2) and _prefetch_fits(m, p))
 
 
 GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
@@ -558,10 +565,10 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "box row is a multiple of it load vectors: gvec_applies)", _gvec_ok),
     Constraint("launch-bounds", "min_blocks: 0, or 1..MAX_MIN_BLOCKS on a target with launch bounds, wg size * "
                   "min_blocks <= MAX_RESIDENT_ITEMS", _launch_bounds_ok),
-    Constraint("prefetch", "prefetch: 0 or 1; 1 only with a cached input (so with kt), its next-tile registers "
-                  "sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
+    Constraint("prefetch", "prefetch: 0, 1 or 2; 1 and 2 only with a cached input (so with kt), its next-tile "
+                  "registers sum ceil(box / wg size) over the cached inputs <= MAX_PREFETCH_REGS", _prefetch_ok),
     Constraint("async-copy", "async_copy: 0 or 1; 1 only on a target with async copies (CUDA, sm_80+), with kt, a "
-                  "cached input and prefetch 0 (its two buffers per copy are checked by tile-local-mem)", _async_ok),
+                  "cached input and prefetch 0 or 2 (its two buffers per copy are checked by tile-local-mem)", _async_ok),
     Constraint("warp-tile", "warp_tile: () or (wm, wn), wm * wn = WARP_ITEMS, over the dims alone on NDRange dims 1 and "
                   "0 (wm, wn dividing their NUM_WI), every other NUM_WI 1", _warp_ok),
 )

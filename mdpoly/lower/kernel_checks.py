@@ -23,9 +23,9 @@ lowering (or in a tuning candidate's parameters that slipped past the constraint
   computed, and every output written, exactly once.
 * ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
   combine scratch plus the cached inputs' copies, two of each when double-buffered by
-  ``async_copy``) within the target's ``TargetCaps``; launch bounds (``min_groups``) only where the
+  ``async_copy`` or ``prefetch_buffers`` 2) within the target's ``TargetCaps``; launch bounds (``min_groups``) only where the
   target has them, within a compute unit's work-items; asynchronous copies only where the target
-  has them, in a tiled kernel with a cached input and without the register prefetch.
+  has them, in a tiled kernel with a cached input and without the one-buffer register prefetch.
 """
 
 from __future__ import annotations
@@ -184,14 +184,16 @@ def check_warp_tile_renumbers(plan: KernelPlan) -> None:
 
 def local_memory_bytes(plan: KernelPlan) -> int:
     """``__local`` bytes one work-group of ``plan`` allocates: the combine scratch (one element per
-    work-item and output) and the cached inputs' copies (two buffers each with ``async_copy``)."""
+    work-item and output) and the cached inputs' copies (two buffers each with ``async_copy`` or
+    ``prefetch_buffers`` 2)."""
     total = 0
     if plan.local_combine:
         total += sum(plan.wg_size() * DEVICE_TYPE_BYTES.get(o.elem_type, 8) for o in plan.outputs)
     for t in plan.tiles or ():
         if t.cached:
             elems = t.local_elems or t.box_elems
-            elems = 2 * async_buffer_elems(elems) if plan.async_copy else elems
+            two = plan.async_copy or (plan.prefetch and plan.prefetch_buffers == 2)
+            elems = 2 * async_buffer_elems(elems) if two else elems
             total += elems * DEVICE_TYPE_BYTES.get(t.elem_type, 8)
     return total
 
@@ -207,9 +209,10 @@ def check_fits_caps(plan: KernelPlan, caps: TargetCaps) -> None:
     if plan.min_groups and (not caps.launch_bounds or plan.min_groups * plan.wg_size() > MAX_RESIDENT_ITEMS):
         raise _bug(plan, f"launch bounds for {plan.min_groups} resident groups of {plan.wg_size()} items "
                          f"({'' if caps.launch_bounds else 'the target has none; '}at most {MAX_RESIDENT_ITEMS} items)")
-    if plan.async_copy and (not caps.async_copy or plan.prefetch or not any(t.cached for t in plan.tiles or ())):
+    mixed = plan.prefetch and plan.prefetch_buffers == 2   # the register path for the inputs not copied whole
+    if plan.async_copy and (not caps.async_copy or (plan.prefetch and not mixed) or not any(t.cached for t in plan.tiles or ())):
         raise _bug(plan, "asynchronous double-buffered copies need a target with async copies, a cached input "
-                         "of a tiled kernel and no register prefetch")
+                         "of a tiled kernel and no one-buffer register prefetch")
     used = local_memory_bytes(plan)
     if used > caps.local_mem_bytes:
         raise _bug(plan, f"{used} bytes of local memory per group, the target has {caps.local_mem_bytes}")

@@ -22,7 +22,8 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
   for inputs ``cacheable`` allows and only with a tiled kernel.
 * ``MINB`` (targets with ``launch_bounds``: CUDA): 0 or 2 resident work-groups the compiler keeps
   registers for (``GpuParams.min_blocks``);
-* ``PF``, ``PAD``, ``GVEC``: the prefetch of the next tile, the padding of the copies' rows and
+* ``PF``, ``PAD``, ``GVEC``: the prefetch of the next tile (0 or 1 here, 2 -- two buffers -- too in
+  ``gpu_neighbours``), the padding of the copies' rows and
   the vector width of their ``__global`` loads (1 or 4 here, 2 too in ``gpu_neighbours``;
   ``gvec_applies``), with a cached input.
 * ``WARP``: the warp tile (``GpuParams.warp_tile``) as its width along NDRange dim 0: 0 (hardware
@@ -404,7 +405,8 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
     """Valid parameter sets one step from ``p``: a NUM_WI, PT_SIZE or NUM_WG doubled or halved, a
     factor two of the work-group moved between dims, the first two NDRange dims swapped; in a
     tileable nest also a KT one step along ``space.kt_values``, one input's ``__local`` copy
-    switched, the prefetch, the padding or the asynchronous copies switched (the prefetch off with them), the
+    switched, the prefetch (one or two buffers), the padding or the asynchronous copies switched (the prefetch off with
+    them, or kept at two buffers), the
     copies' vector width set to 1, 2 or 4, the warp tile set to none, 8 x 4 or 4 x 8, the launch bounds
     switched (CUDA), and the switch between the tiled kernel (every KT at its smallest, no copies) and
     the untiled one. Checked with the exact constraints (``gpu_violations``), not the space's bound."""
@@ -450,9 +452,12 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
             for k in space.cached_inputs:
                 add(replace(p, cache=put(cache, k, 1 - cache[k])))
                 add(replace(p, cache=put(cache, k, 1 - cache[k]), prefetch=0))
-            add(replace(p, prefetch=1 - p.prefetch))
+            add(replace(p, prefetch=1 - min(p.prefetch, 1)))
+            add(replace(p, prefetch=2 if p.prefetch != 2 else 1))   # two buffers: only in the local search
             add(replace(p, pad=0 if p.pad else 1))
             add(replace(p, async_copy=1 - p.async_copy, prefetch=0))
+            if p.prefetch == 2:   # B's copies asynchronous, A's through the two-buffer registers (or back)
+                add(replace(p, async_copy=1 - p.async_copy))
             for v in (1, 2, 4):
                 add(replace(p, gvec=v))
             add(replace(p, kt=(), cache=(), prefetch=0, pad=0, gvec=1, async_copy=0))

@@ -84,7 +84,7 @@ def test_prefetch_constraints() -> None:
     assert gpu_violations(mdh, ok, OPENCL_CAPS) == []
     assert prefetch_regs(mdh, ok) == 2 + 3   # A: 12 x 5 = 60, B: 5 x 16 = 80 elements over 32 items
     assert "prefetch" in gpu_violations(mdh, replace(ok, cache=(0, 0)), OPENCL_CAPS)   # nothing cached
-    assert "prefetch" in gpu_violations(mdh, replace(ok, prefetch=2), OPENCL_CAPS)
+    assert "prefetch" in gpu_violations(mdh, replace(ok, prefetch=3), OPENCL_CAPS)
     few = GpuParams((1, 1, 1), (3, 2, 1), (0, 0, 1), ((1,), (0,), (2,)), (0, 0, 29), (1, 1), prefetch=1)
     assert prefetch_regs(mdh, few) > MAX_PREFETCH_REGS   # one work-item would hold 3 x 29 + 29 x 2 values
     assert "prefetch" in gpu_violations(mdh, few, OPENCL_CAPS)
