@@ -40,6 +40,7 @@ from mdpoly.ir.plan import (
     Loop,
     ParallelRegion,
     Plan,
+    Prefetch,
     Ref,
     Stmt,
     TeamThreads,
@@ -276,6 +277,9 @@ class CEmitter:
                 c_ast.Compound([tid, *self.stmts(s.body)])]
         if isinstance(s, TeamThreads | Barrier):
             return self.team_stmt(s)
+        if isinstance(s, Prefetch):
+            address = c_ast.UnaryOp("&", self.value(s.ref))
+            return [c_ast.FuncCall(c_ast.ID("__builtin_prefetch"), c_ast.ExprList([address]))]
         raise TypeError(f"unknown statement {s!r}")
 
     def team_stmt(self, s: TeamThreads | Barrier) -> list[c_ast.Node]:

@@ -236,7 +236,16 @@ class Barrier:
     it are visible to every thread after it."""
 
 
-Stmt = Declare | Assign | Loop | Block | ThreadCount | ParallelRegion | Assume | Guard | TeamThreads | Barrier
+@dataclass(frozen=True, slots=True)
+class Prefetch:
+    """A hint to bring the cache line of ``ref`` in ahead of its use (``__builtin_prefetch``); it
+    changes no value. ``ref`` must lie in its array (guard it): forming an address outside is
+    undefined in C even when nothing is read."""
+
+    ref: Ref
+
+
+Stmt = Declare | Assign | Loop | Block | ThreadCount | ParallelRegion | Assume | Guard | TeamThreads | Barrier | Prefetch
 
 # }}}
 

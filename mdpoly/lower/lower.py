@@ -61,6 +61,7 @@ from mdpoly.ir.plan import (
     Loop,
     ParallelRegion,
     Plan,
+    Prefetch,
     Ref,
     Stmt,
     TeamForm,
@@ -71,7 +72,14 @@ from mdpoly.ir.plan import (
     Var,
 )
 from mdpoly.lower.neutral import neutral
-from mdpoly.lower.params import TuningParams, pack_elems, packed_inputs, reduction_box, violations
+from mdpoly.lower.params import (
+    PACK_PREFETCH_AHEAD,
+    TuningParams,
+    pack_elems,
+    packed_inputs,
+    reduction_box,
+    violations,
+)
 
 PREFIX = "mdp_"
 
@@ -553,9 +561,22 @@ class _Lowerer:
                 body = (Loop(self.it(r), lo, up, 1, body),)
                 continue
             simd = d == p.vector_dim and k == len(order) - 1
-            body = (Loop(q, start, (end,), lanes, (Loop(lane, _var(q), (_add(_var(q), _const(lanes)),), 1, body,
-                                                        schedule="simd" if simd else "seq"),)),)
+            lane_loop = Loop(lane, _var(q), (_add(_var(q), _const(lanes)),), 1, body, schedule="simd" if simd else "seq")
+            ahead = self.copy_prefetch(order[k - 1], q, inputs) if simd and k > 0 and p.pack_prefetch else ()
+            body = (Loop(q, start, (end,), lanes, (*ahead, lane_loop)),)
         return body
+
+    def copy_prefetch(self, r: int, q: str, inputs: list[int]) -> tuple[Stmt, ...]:
+        """Inside a row-wise copy (the lanes innermost, reduction dim ``r`` just outside the
+        slivers): a prefetch of each sliver's line ``PACK_PREFETCH_AHEAD`` points of ``r`` ahead
+        (a panel's rows are far apart in memory, more than the hardware prefetchers follow), where
+        that point is still in ``r``'s tile."""
+        it = self.it(r)
+        ahead = _add(_var(it), _const(PACK_PREFETCH_AHEAD))
+        point = {self.it(self.packed[inputs[0]]): _var(q), it: ahead}
+        inside = tuple(_add(u, ahead, -1) for u in self.point_range(r)[1])
+        refs = tuple(Prefetch(_subst_ref(self.access_ref(self.m.inputs[n]), point)) for n in inputs)
+        return (Guard(tuple(_add(c, _const(-1)) for c in inside), refs),)
 
     def copy_order(self, d: int, reds: list[int], acc: Access) -> list[int]:
         """The packing copy's loops, outermost first: ``d`` (its slivers and lanes) and the

@@ -23,7 +23,8 @@ each with a closed-form candidate ``Set`` and a predicate over parameters define
   work (rectangular ones keep ``block``);
 * ``PACK``: packed panels as ``(pack_b, pack_a)`` flags, offered where register blocks are; a
   combination the lowering rejects for the chosen block and tiles (``pack`` constraint) is
-  dropped by ``to_params``, as a rejected ``REG`` is.
+  dropped by ``to_params``, as a rejected ``REG`` is; ``PREFETCH`` (0/1, with ``PACK``): the
+  ``pack_b`` copy prefetches rows ahead (dropped without ``pack_b``).
 
 Under ``SPLIT`` the concat tiles and ``PAR`` are ignored by ``to_params`` (the split lowering
 keeps whole-domain partials); equal ``TuningParams`` then come from different configurations,
@@ -96,7 +97,8 @@ class NestSpace:
         if violations(self.mdh, q):
             return p
         pack_b, pack_a = cfg.get("PACK", (0, 0))
-        packed = replace(q, pack_b=bool(pack_b), pack_a=bool(pack_a))
+        packed = replace(q, pack_b=bool(pack_b), pack_a=bool(pack_a),
+                         pack_prefetch=bool(pack_b) and bool(cfg.get("PREFETCH", 0)))
         return q if violations(self.mdh, packed) else packed
 
 
@@ -274,6 +276,7 @@ def build_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps, strict_fp
                                doc="how the threads share the parallel tiles"))
     if len(_register_shapes(mdh, caps)) > 1:
         specs.append(ParamSpec("PACK", PACK_FLAGS, doc="packed panels (pack_b, pack_a)"))
+        specs.append(ParamSpec("PREFETCH", (0, 1), doc="the pack_b copy prefetches rows ahead"))
     return NestSpace(mdh=mdh, extents=ext, specs=tuple(specs))
 
 
@@ -389,7 +392,9 @@ def neighbours(space: NestSpace, p: TuningParams, caps: TargetCaps) -> list[Tuni
         for dist in DISTRIBUTIONS:
             add(replace(p, distribution=dist))
     for pack_b, pack_a in PACK_FLAGS:
-        add(replace(p, pack_b=bool(pack_b), pack_a=bool(pack_a)))
+        add(replace(p, pack_b=bool(pack_b), pack_a=bool(pack_a), pack_prefetch=p.pack_prefetch and bool(pack_b)))
+    if p.pack_b:
+        add(replace(p, pack_prefetch=not p.pack_prefetch))
     return out
 
 # }}}

@@ -112,8 +112,9 @@ class OpenMPTarget:
     """
 
     name = "openmp"
-    #: 2: packed panels (``PACK``) joined the space; results tuned without them are not reused
-    space_version = 2
+    #: 2: packed panels (``PACK``) joined the space; results tuned without them are not reused;
+    #: 3: ``PREFETCH`` joined it (and the packed default's cache tiles changed)
+    space_version = 3
     calibrate_from_default = False
 
     def __init__(self, backend: Backend, runner: Any, strict_fp: bool = False,

@@ -52,6 +52,7 @@ MATMUL_PARAMS = [
     (replace(MATMUL_BASE, pack_b=True), 1),
     (replace(MATMUL_BASE, pack_a=True), 1),
     (replace(MATMUL_BASE, pack_a=True, pack_b=True), 2),
+    (replace(MATMUL_BASE, pack_b=True, pack_prefetch=True), 1),
     # two tile layers, 2 threads fixed, only i parallel, 4 rows of 3 vectors of 4 lanes
     (TuningParams(tiles=((20, 10), (48, 24), (7,)), parallel_dims=(0,), loop_order=(2, 0, 1), vector_dim=1,
                   register_tile=(4, 12, 1), simd_lanes=4, num_threads=2, pack_a=True, pack_b=True), 2),
@@ -97,6 +98,21 @@ def test_copy_order_reads_rows() -> None:
     assert [h.split()[2] for h in b_loops] == ["k", "mdp_j_q", "mdp_j_p"], b_loops
     assert [h.split()[2] for h in a_loops] == ["mdp_i_q", "mdp_i_p", "k"], a_loops
     assert text[:b_copy].rstrip().splitlines()[-4].strip() == "#pragma omp simd"
+    assert "__builtin_prefetch" not in text
+
+
+def test_copy_prefetch_stays_in_the_tile() -> None:
+    """``pack_prefetch``: the row-wise B copy prefetches each sliver's line 4 rows ahead, guarded
+    so that the address stays in B's reduction tile (an address past the array is undefined);
+    the column-wise A copy prefetches nothing; without ``pack_b`` the option is refused."""
+    mdh = E.matmul(64, 64, 30)
+    p = replace(MATMUL_BASE, pack_a=True, pack_b=True, pack_prefetch=True)
+    text = BACKEND.render(lower(mdh, p)).definition
+    assert text.count("__builtin_prefetch") == 1
+    assert "__builtin_prefetch(&B[k + 4][mdp_j_q]);" in text
+    guard = text[:text.index("__builtin_prefetch")].rstrip().splitlines()[-2].strip()
+    assert guard == "if (mdp_k_t1 - k + 3 >= 0 && (-k) + 25 >= 0)", guard
+    assert "pack" in violations(mdh, replace(MATMUL_BASE, pack_a=True, pack_prefetch=True))
 
 
 def matmul_bt(m: int, n: int, k: int) -> MdhExpr:
