@@ -44,9 +44,9 @@ case $phase in
       echo "ncu $w rc=$? at $((SECONDS-t0)) s"
     done
     if [ -z "${SKIP_CHECKS:-}" ]; then
-      timeout 150 python3 scripts/gpu_check.py all /tmp/gc --targets cuda,opencl --jobs 14 > "$OUT/gpu_check.txt" 2>&1
+      timeout ${CHECK_TIME:-120} python3 scripts/gpu_check.py all /tmp/gc --targets cuda,opencl --jobs 14 > "$OUT/gpu_check.txt" 2>&1
       echo "gpu_check rc=$? at $((SECONDS-t0)) s"; tail -2 "$OUT/gpu_check.txt"; grep -E "FAIL" "$OUT/gpu_check.txt" | head -5
-      timeout 120 python3 -m pytest -q -n 12 -p no:cacheprovider tests/tuning/test_gpu_tune.py tests/e2e/test_cuda_examples.py \
+      timeout ${PYTEST_TIME:-90} python3 -m pytest -q -n 12 -p no:cacheprovider tests/tuning/test_gpu_tune.py tests/e2e/test_cuda_examples.py \
         > "$OUT/pytest_gpu.txt" 2>&1
       echo "pytest gpu rc=$? at $((SECONDS-t0)) s"; tail -4 "$OUT/pytest_gpu.txt"
     fi

@@ -318,8 +318,17 @@ class _Identity:
 
 #: Paired re-measurements of the winner against the default before the winner is accepted ...
 CONFIRM_ROUNDS = 3
-#: ... which must then be at least this much faster (a single lucky measurement is not a win).
+#: ... more of them, up to this many, while either side's times spread by more than ``CONFIRM_NOISE``
+#: (max / min - 1: a busy or noisy machine, where three pairs decide little) ...
+CONFIRM_MAX_ROUNDS = 7
+CONFIRM_NOISE = 0.15
+#: ... after which the winner must be at least this much faster in the median (a single lucky
+#: measurement is not a win) and faster in most of the pairs.
 CONFIRM_MARGIN = 0.97
+
+
+def _spread(times: list[float]) -> float:
+    return max(times) / min(times) - 1.0 if times and min(times) > 0 else 0.0
 
 
 def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winner_seconds: float,
@@ -331,21 +340,25 @@ def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winne
 
     Timings on a loaded machine fluctuate more than many candidates differ, and the search keeps the
     minimum of noisy measurements, which favours lucky ones. Interleaving the two in
-    ``CONFIRM_ROUNDS`` rounds exposes both to the same conditions.
+    ``CONFIRM_ROUNDS`` rounds exposes both to the same conditions; where the times still scatter
+    (``CONFIRM_NOISE``) more rounds follow, up to ``CONFIRM_MAX_ROUNDS``, and the winner must win the
+    median by ``CONFIRM_MARGIN`` and most of the pairs.
     """
     import statistics
 
     d_times: list[float] = []
     w_times: list[float] = []
     try:
-        for _ in range(CONFIRM_ROUNDS):
+        while len(d_times) < CONFIRM_ROUNDS or (
+                len(d_times) < CONFIRM_MAX_ROUNDS and max(_spread(d_times), _spread(w_times)) > CONFIRM_NOISE):
             d_times.append(ev.remeasure(default))
             w_times.append(ev.remeasure(winner))
     except Rejected as exc:
         log.write({"event": "confirm", "status": "failed", "why": exc.why[:500]})
         return winner_seconds, winner, default_seconds
     d_med, w_med = statistics.median(d_times), statistics.median(w_times)
-    keep = w_med <= CONFIRM_MARGIN * d_med
+    pairs_won = sum(w < d for w, d in zip(w_times, d_times))
+    keep = w_med <= CONFIRM_MARGIN * d_med and 2 * pairs_won > len(d_times)
     log.write({"event": "confirm", "default_seconds": d_times, "winner_seconds": w_times,
                "status": "winner kept" if keep else "default kept"})
     return (w_med, winner, d_med) if keep else (d_med, default, d_med)
