@@ -29,13 +29,8 @@ from mdpoly.ir.plan import Plan
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower import check_plan, default_params, lower, violations
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import (
-    GpuParams,
-    default_gpu_params,
-    gpu_params_from_dict,
-    gpu_params_to_dict,
-    gpu_violations,
-)
+from mdpoly.lower.gpu_defaults import default_gpu_params
+from mdpoly.lower.gpu_params import GpuParams, gpu_params_from_dict, gpu_params_to_dict, gpu_violations
 from mdpoly.lower.kernel_checks import check_kernel_plan
 from mdpoly.lower.params import TuningParams, params_from_dict, params_to_dict
 from mdpoly.options import Options

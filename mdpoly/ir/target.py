@@ -19,7 +19,7 @@ class TargetCaps:
     number of resident work-groups per compute unit: CUDA's ``__launch_bounds__``), ``async_copy``
     (``__global`` -> ``__local`` copies may be asynchronous: CUDA's ``cp.async`` from compute capability 8.0
     on; the kernels compile a synchronous copy for older architectures). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
-    replaces them (``mdpoly.lower.gpu_params.caps_from_device``).
+    replaces them (``mdpoly.lower.gpu_caps.caps_from_device``).
     """
 
     name: str

@@ -69,6 +69,8 @@ from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
+from mdpoly.lower.gpu_caps import caps_from_device
+from mdpoly.lower.gpu_defaults import default_gpu_params
 from mdpoly.lower.gpu_params import (
     GPU_CONSTRAINTS,
     MAX_PREFETCH_REGS,
@@ -77,8 +79,6 @@ from mdpoly.lower.gpu_params import (
     WARP_ITEMS,
     GpuParams,
     cacheable,
-    caps_from_device,
-    default_gpu_params,
     gpu_params_from_dict,
     gpu_params_to_dict,
     gpu_violations,

@@ -19,7 +19,7 @@ import pytest
 
 from mdpoly.backends.cuda import CUDA_CAPS, CUDA_PRELUDE, kernel_source
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import default_gpu_params
+from mdpoly.lower.gpu_defaults import default_gpu_params
 
 # What glibc's <math.h> says (bits/inf.h, bits/nan.h, math.h with GCC), which nvcc's
 # cuda_runtime.h has included before the kernel source.

@@ -21,7 +21,8 @@ from mdpoly.backends.cuda_host import HEADER_IDENTIFIERS
 from mdpoly.backends.opencl import kernel_source as opencl_source
 from mdpoly.cuda_toolkit import find_cuda
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations
+from mdpoly.lower.gpu_defaults import default_gpu_params
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from cuda_harness import compile_for_sm90, nvrtc_unavailable, toolkit_unavailable

@@ -117,7 +117,7 @@ def test_preconditions_guard_every_backends_call() -> None:
     from mdpoly.backends.cuda import CudaBackend
     from mdpoly.backends.opencl import OpenCLBackend
     from mdpoly.lower.gpu import lower_gpu
-    from mdpoly.lower.gpu_params import default_gpu_params
+    from mdpoly.lower.gpu_defaults import default_gpu_params
 
     mdh = _with_precondition(E.matmul_symbolic("float"))
     _, code = _omp(mdh)

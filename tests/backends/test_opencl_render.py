@@ -18,15 +18,9 @@ from mdpoly.backends.opencl import OPENCL_CAPS, OpenCLBackend, kernel_source
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
 from mdpoly.ir.mdh import Buffer
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import (
-    GPU_CONSTRAINTS,
-    GpuParams,
-    caps_from_device,
-    default_gpu_params,
-    default_ocl_groups,
-    gpu_violations,
-    untiled_gpu_params,
-)
+from mdpoly.lower.gpu_caps import caps_from_device
+from mdpoly.lower.gpu_defaults import default_gpu_params, default_ocl_groups, untiled_gpu_params
+from mdpoly.lower.gpu_params import GPU_CONSTRAINTS, GpuParams, gpu_violations
 
 GPU_CAPS = replace(OPENCL_CAPS, is_gpu=True, max_work_group_size=1024, max_work_item_sizes=(1024, 1024, 64),
                    local_mem_bytes=48 * 1024, compute_units=132)

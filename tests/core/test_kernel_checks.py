@@ -22,7 +22,8 @@ from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import Affine
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
-from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, untiled_gpu_params
+from mdpoly.lower.gpu_defaults import default_gpu_params, untiled_gpu_params
+from mdpoly.lower.gpu_params import GpuParams
 from mdpoly.lower.kernel_checks import check_kernel_plan, local_memory_bytes
 from mdpoly.options import Options
 

@@ -188,7 +188,7 @@ def test_gpu_plan_of_a_domain() -> None:
     """Work-group lowering: guards over the point indices, no ``__local`` copies, outputs copied in."""
     from mdpoly.backends.opencl import OPENCL_CAPS, kernel_source
     from mdpoly.lower.gpu import lower_gpu
-    from mdpoly.lower.gpu_params import default_gpu_params
+    from mdpoly.lower.gpu_defaults import default_gpu_params
 
     m = syrk(64, 32)
     p = default_gpu_params(m, OPENCL_CAPS)

@@ -38,7 +38,8 @@ from mdpoly.backends.opencl import kernel_source as opencl_source  # noqa: E402
 from mdpoly.diagnostics import CompilerBug  # noqa: E402
 from mdpoly.ir.mdh import Access, Buffer, Combine, MdhExpr, OutputWrite, ScalarFunction  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
-from mdpoly.lower.gpu_params import GpuParams, copy_box, default_gpu_params, gpu_violations  # noqa: E402
+from mdpoly.lower.gpu_defaults import default_gpu_params  # noqa: E402
+from mdpoly.lower.gpu_params import GpuParams, copy_box, gpu_violations  # noqa: E402
 from mdpoly.lower.kernel_checks import check_kernel_plan  # noqa: E402
 
 

@@ -29,10 +29,10 @@ from mdpoly.backends.cuda import kernel_source as cuda_source  # noqa: E402
 from mdpoly.backends.opencl import OPENCL_CAPS  # noqa: E402
 from mdpoly.backends.opencl import kernel_source as opencl_source  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
+from mdpoly.lower.gpu_defaults import default_gpu_params  # noqa: E402
 from mdpoly.lower.gpu_params import (  # noqa: E402
     MAX_PREFETCH_REGS,
     GpuParams,
-    default_gpu_params,
     gpu_params_from_dict,
     gpu_params_to_dict,
     gpu_violations,

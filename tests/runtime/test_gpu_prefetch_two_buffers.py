@@ -30,7 +30,8 @@ from mdpoly.backends.cuda import kernel_source as cuda_source  # noqa: E402
 from mdpoly.backends.opencl import OPENCL_CAPS  # noqa: E402
 from mdpoly.backends.opencl import kernel_source as opencl_source  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
-from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations, local_bytes  # noqa: E402
+from mdpoly.lower.gpu_defaults import default_gpu_params  # noqa: E402
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations, local_bytes  # noqa: E402
 from mdpoly.lower.kernel_checks import local_memory_bytes  # noqa: E402
 from mdpoly.tuning.gpu import gpu_neighbours, gpu_space  # noqa: E402
 

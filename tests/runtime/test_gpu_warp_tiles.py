@@ -31,13 +31,8 @@ from mdpoly.backends.opencl import OPENCL_CAPS  # noqa: E402
 from mdpoly.backends.opencl import kernel_source as opencl_source  # noqa: E402
 from mdpoly.diagnostics import CompilerBug  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
-from mdpoly.lower.gpu_params import (  # noqa: E402
-    GpuParams,
-    default_gpu_params,
-    gpu_params_from_dict,
-    gpu_params_to_dict,
-    gpu_violations,
-)
+from mdpoly.lower.gpu_defaults import default_gpu_params  # noqa: E402
+from mdpoly.lower.gpu_params import GpuParams, gpu_params_from_dict, gpu_params_to_dict, gpu_violations  # noqa: E402
 from mdpoly.lower.kernel_checks import check_kernel_plan  # noqa: E402
 from mdpoly.tuning.gpu import gpu_neighbours, gpu_space  # noqa: E402
 

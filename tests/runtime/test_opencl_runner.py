@@ -25,7 +25,8 @@ import mdh_examples as ex  # noqa: E402
 from mdpoly.backends.gpu_host import c_string  # noqa: E402
 from mdpoly.backends.opencl import OPENCL_CAPS  # noqa: E402
 from mdpoly.lower.gpu import lower_gpu  # noqa: E402
-from mdpoly.lower.gpu_params import GpuParams, caps_from_device, gpu_violations  # noqa: E402
+from mdpoly.lower.gpu_caps import caps_from_device  # noqa: E402
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations  # noqa: E402
 from mdpoly.lower.lower import function_params  # noqa: E402
 from mdpoly.runtime.base import ArgSpec, BuildFailed, BuildRequest, Measurement  # noqa: E402
 from mdpoly.runtime.opencl import NoOpenCLDevice  # noqa: E402

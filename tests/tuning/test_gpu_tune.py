@@ -24,7 +24,9 @@ import pytest
 from mdpoly.backends.gpu_host import c_string
 from mdpoly.backends.opencl import OPENCL_CAPS, OpenCLBackend
 from mdpoly.differential import compare_outputs
-from mdpoly.lower.gpu_params import caps_from_device, default_gpu_params, gpu_violations
+from mdpoly.lower.gpu_caps import caps_from_device
+from mdpoly.lower.gpu_defaults import default_gpu_params
+from mdpoly.lower.gpu_params import gpu_violations
 from mdpoly.tuning.atf import build_search_space
 from mdpoly.tuning.gpu import GpuTarget, cuda_target_on, gpu_neighbours, gpu_space, opencl_target
 from mdpoly.tuning.tune import TuneSettings, tune_nest

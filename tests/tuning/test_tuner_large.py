@@ -24,7 +24,8 @@ import numpy as np
 import pytest
 
 from mdpoly.backends.opencl import OpenCLBackend
-from mdpoly.lower.gpu_params import GpuParams, default_gpu_params, gpu_violations
+from mdpoly.lower.gpu_defaults import default_gpu_params
+from mdpoly.lower.gpu_params import GpuParams, gpu_violations
 from mdpoly.lower.lower import function_params
 from mdpoly.runtime.base import ArgSpec, LaunchRefused
 from mdpoly.targets import CUDA as CUDA_TARGET
