@@ -50,7 +50,15 @@ from mdpoly.ir.launch import Bound, Count, Derived, KernelLaunch, LaunchArg, Lau
 from mdpoly.ir.mdh import Access, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.plan import FExpr, Var
 from mdpoly.ir.target import TargetCaps
-from mdpoly.lower.gpu_params import GpuParams, copy_box, gpu_violations, gvec_applies, input_box, local_layout
+from mdpoly.lower.gpu_params import (
+    GpuParams,
+    const_int,
+    copy_box,
+    gpu_violations,
+    gvec_applies,
+    input_box,
+    local_layout,
+)
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
 
@@ -112,20 +120,6 @@ INT_INDEX_LIMIT = 1 << 30
 
 #: Element types read from ``__local`` memory as vectors (``float4`` etc. in OpenCL C and CUDA).
 VECTOR_TYPES = frozenset({"float", "int", "uint"})
-
-_CONST_EXPR = re.compile(r"[0-9\s*+()-]+")
-
-
-def _static_int(text: str) -> int | None:
-    """The value of C text made only of integer literals and ``+ - * ( )``, else ``None``."""
-    if not _CONST_EXPR.fullmatch(text):
-        return None
-    try:
-        value = eval(text, {"__builtins__": {}}, {})
-    except SyntaxError:
-        return None
-    return value if isinstance(value, int) else None
-
 
 def _max_over_box(e: Affine, mdh: MdhExpr) -> str:
     """The largest value of ``e`` over the nest's rectangular domain, as C text (host scope)."""
@@ -254,7 +248,7 @@ class _GpuLowerer:
         for b in function_params(m):
             if b.kind == "scalar":
                 continue
-            n = _static_int(self._count(b))
+            n = const_int(self._count(b))
             if n is None or n >= INT_INDEX_LIMIT:
                 return "long"
         points = 1

@@ -321,7 +321,7 @@ def _gvec_type(mdh: MdhExpr, k: int) -> bool:
     return elem in GVEC_TYPES and bool(mdh.inputs[k].index)
 
 
-def _const_int(text: str) -> int | None:
+def const_int(text: str) -> int | None:
     """The value of C text made of integer literals, ``+ - *`` and parentheses (a macro-expanded
     array extent), else ``None``."""
     if not text or not _CONST_TEXT.fullmatch(text):
@@ -344,12 +344,12 @@ def copy_box(mdh: MdhExpr, p: GpuParams, k: int) -> tuple[int, ...]:
     strides = list(local_layout(mdh, p, k)[0])
     shape = mdh.buffer(mdh.inputs[k].buffer).shape
     width = len(box)
-    span = _const_int(shape[-1]) if shape else None   # elements of the positions the row holds
+    span = const_int(shape[-1]) if shape else None   # elements of the positions the row holds
     while width >= 2 and span is not None and box[-1] == span and strides[-1] == 1 and strides[-2] == box[-1]:
         box[-2:] = [box[-2] * box[-1]]
         strides[-2:] = [1]
         width -= 1
-        extent = _const_int(shape[width - 1])
+        extent = const_int(shape[width - 1])
         span = span * extent if extent is not None else None
     return tuple(box)
 

@@ -320,6 +320,16 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
     wi = tuple(top_wi[d] if d in concat else 1 for d in range(n))
     reads = tuple(f"PT_{d}" for d in concat) + tuple(f"KT_{d}" for d in reds)
     names = ("tile-shape", "cacheable", "tile-local-mem")
+
+    def tile_point(c: Config, cache: tuple[int, ...] | None = None, *, pad: int = 0, prefetch: int = 0,
+                   gvec: int = 1, async_copy: int = 0) -> GpuParams:
+        """The parameters the tile constraints read, from a (partial) configuration: work-items at
+        their bound, one work-group per reduction, ``cache`` or the configuration's ``MEM`` flags."""
+        return GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
+                         num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
+                         kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
+                         cache=cache if cache is not None else tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))),
+                         pad=pad, prefetch=prefetch, gvec=gvec, async_copy=async_copy)
     for j, k in enumerate(cached):
         earlier = tuple(f"MEM_{x}" for x in cached[:j])
 
@@ -329,10 +339,7 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
             if c[f"KT_{reds[0]}"] == 0:
                 return False
             on = {k} | {int(x[4:]) for x in earlier if c[x]}
-            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
-                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
-                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
-                          cache=tuple(1 if x in on else 0 for x in range(len(mdh.inputs))))
+            p = tile_point(c, tuple(1 if x in on else 0 for x in range(len(mdh.inputs))))
             return _holds(names, mdh, p, bound)
 
         specs.append(ParamSpec(f"MEM_{k}", (0, 1), mem_ok, (*reads, *earlier),
@@ -349,10 +356,7 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
                 return True
             if not any(c[m] for m in mems):
                 return False
-            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
-                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
-                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
-                          cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))))
+            p = tile_point(c)
             regs = sum(-(-math.prod(input_box(mdh, p, k)) // floor) for k in cached if c[f"MEM_{k}"])
             return regs <= MAX_PREFETCH_REGS
 
@@ -362,10 +366,7 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
         def pad_ok(c: Config) -> bool:
             if not c["PAD"]:
                 return True
-            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
-                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
-                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
-                          cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))), pad=c["PAD"])
+            p = tile_point(c, pad=c["PAD"])
             return _holds(("pad", *names), mdh, p, bound)
 
         specs.append(ParamSpec("PAD", (0, 1), pad_ok, (*reads, *mems),
@@ -374,10 +375,7 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
         def gvec_ok(c: Config) -> bool:
             if c["GVEC"] == 1:
                 return True
-            p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
-                          num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
-                          kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
-                          cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))), gvec=c["GVEC"])
+            p = tile_point(c, gvec=c["GVEC"])
             return _holds(("gvec",), mdh, p, bound)
 
         # 2 only in the local search (gpu_neighbours): the space's KT values and power-of-two concat tiles give
@@ -389,11 +387,7 @@ def _tile_specs(mdh: MdhExpr, caps: TargetCaps, kt_values: tuple[tuple[int, ...]
             def async_ok(c: Config) -> bool:
                 if not c["ASYNC"]:
                     return True
-                p = GpuParams(num_wi=wi, pt=tuple(c[f"PT_{d}"] if d in concat else 1 for d in range(n)),
-                              num_wg=tuple(0 if d in concat else 1 for d in range(n)), ocl_groups=(tuple(range(n)),),
-                              kt=tuple(c[f"KT_{d}"] if d in reds else 0 for d in range(n)),
-                              cache=tuple(c.get(f"MEM_{x}", 0) for x in range(len(mdh.inputs))), pad=c["PAD"],
-                              prefetch=c["PF"], async_copy=1)
+                p = tile_point(c, pad=c["PAD"], prefetch=c["PF"], async_copy=1)
                 return _holds(("async-copy", *names), mdh, p, bound)
 
             specs.append(ParamSpec("ASYNC", (0, 1), async_ok, (*reads, *mems, "PF", "PAD"),
