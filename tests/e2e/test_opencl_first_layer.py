@@ -114,3 +114,62 @@ def test_first_layer_conv_matches_original(sizes: dict[str, int], tmp_path: Path
 @needs_opencl
 def test_gemv_matches_original(tmp_path: Path) -> None:
     _differential(GEMV, {"NN": 301, "KK": 1500}, tmp_path)
+
+
+FLAT_CONV = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+/* as people write it: C89 iterators at the top, sizes as parameters, flat NHWC / KRSC pointers
+   (the stride a constant: a stride parameter times an iterator is not affine) */
+void conv(int n_, int p_, int q_, int k_, int c_, int r_, int s_, int ih, int iw,
+          const float *in, const float *w, float *out)
+{
+    int n, p, q, k, r, s, c;
+#pragma scop
+    for (n = 0; n < n_; n++)
+        for (p = 0; p < p_; p++)
+            for (q = 0; q < q_; q++)
+                for (k = 0; k < k_; k++)
+                    for (r = 0; r < r_; r++)
+                        for (s = 0; s < s_; s++)
+                            for (c = 0; c < c_; c++)
+                                out[((n * p_ + p) * q_ + q) * k_ + k] +=
+                                    in[((n * ih + p * STR + r) * iw + q * STR + s) * c_ + c]
+                                    * w[((k * r_ + r) * s_ + s) * c_ + c];
+#pragma endscop
+}
+
+int main(void)
+{
+    int ih = (P - 1) * STR + R + EXTRA, iw = (Q - 1) * STR + S + EXTRA;
+    long i, n_in = (long)N * ih * iw * C, n_w = (long)K * R * S * C, n_out = (long)N * P * Q * K;
+    float *in = malloc(n_in * sizeof *in), *w = malloc(n_w * sizeof *w), *out = calloc(n_out, sizeof *out);
+    unsigned lcg = 5u;
+    for (i = 0; i < n_in; i++) { lcg = lcg * 1103515245u + 12345u; in[i] = (float)((lcg >> 8) & 0xFFFu) / 2048.0f - 1.0f; }
+    for (i = 0; i < n_w; i++) { lcg = lcg * 1103515245u + 12345u; w[i] = (float)((lcg >> 8) & 0xFFFu) / 2048.0f - 1.0f; }
+    conv(N, P, Q, K, C, R, S, ih, iw, in, w, out);
+    for (i = 0; i < n_out; i++)
+        printf("%.9g\n", out[i]);
+    free(in); free(w); free(out);
+    return 0;
+}
+"""
+
+
+@needs_opencl
+def test_flat_pointer_conv_with_independent_size_parameters_is_kept_with_its_reason(tmp_path: Path) -> None:
+    """The input's row length ``iw`` is a parameter of its own, so isl cannot prove ``q * STR + s < iw``
+    and the flat subscript cannot be split into dimensions: the nest stays the original C, the
+    diagnostic says where and why, and the program still computes what the original does."""
+    sizes = CONVS[0]
+    src = tmp_path / "prog.c"
+    src.write_text(FLAT_CONV)
+    reference = run_program(build_c(src, tmp_path / "orig", sizes, openmp=False))
+    out_c = tmp_path / "out.c"
+    proc = run_mdpoly(src, out_c, sizes, extra=["--target", "opencl"])
+    assert "prog.c:20:37: warning: loop nest kept sequential" in proc.stderr
+    assert "[non-affine-subscript]" in proc.stderr
+    assert "__kernel void" not in out_c.read_text()
+    got = run_program(build_opencl(out_c, tmp_path / "cl", sizes))
+    assert compare_outputs(reference, got, rtol=0, atol=0) is None
