@@ -1,0 +1,222 @@
+"""The real-C programs of ``c_examples/real/`` (issue 21): name -> sizes, checksum tolerances,
+hand-written OpenMP variant, and the loop nests mdpoly must account for.
+
+Shared by the differential test (``tests/e2e/test_real_programs.py``), the coverage table
+(``benchmarks/real_c_coverage.py``) and the benchmark (``benchmarks/real_c.py``).
+
+Every program prints ``checksum NAME SUM WEIGHTED ABS`` lines (floating point: the sum, a
+position-weighted sum and the sum of absolute values of one output), ``ichecksum NAME VALUE``
+lines (integers, exact) and ``time_s SECONDS`` (its hot section). A checksum matches when its
+sum and weighted sum are within ``rtol`` of the sum of absolute values (the weighted sum within
+13 times that, its weights being 1..13); reassociated floating-point reductions move the last
+bits, maps must not move at all (their checksums are ``tight``: only the checksum loop's own
+double sum may be reordered).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_DIR = REPO / "c_examples" / "real"
+TIGHT_RTOL = 1e-9
+BENCH_OMP = re.compile(r"^(\s*)//\s*BENCH-OMP:\s*(#pragma\s+omp\b.*)$", re.M)
+USER_OMP = re.compile(r"^\s*#\s*pragma\s+omp\b", re.M)
+
+
+@dataclass(frozen=True)
+class RealProgram:
+    """One program: ``bench_args`` make its hot loops big enough to time (the default, no
+    arguments, runs in well under a second); ``rtol`` bounds float checksums that follow
+    reassociated reductions, ``tight`` names the checksums of maps (``TIGHT_RTOL``), ``loose``
+    overrides single checksums."""
+
+    name: str
+    bench_args: tuple[str, ...]
+    rtol: float = 1e-4
+    tight: frozenset[str] = frozenset()
+    loose: tuple[tuple[str, float], ...] = ()
+
+    @property
+    def path(self) -> Path:
+        return REAL_DIR / f"{self.name}.c"
+
+    def tolerance(self, checksum: str) -> float:
+        if checksum in self.tight:
+            return TIGHT_RTOL
+        return dict(self.loose).get(checksum, self.rtol)
+
+
+PROGRAMS: tuple[RealProgram, ...] = (
+    RealProgram("transformer", ("4", "96")),
+    RealProgram("image_pipeline", ("6",), tight=frozenset({"blur", "sharp"})),
+    RealProgram("heat3d", ("8", "40"), tight=frozenset({"temperature", "energy"})),
+    RealProgram("nbody", ("8", "3")),
+    RealProgram("shallow_water", ("6", "40"), tight=frozenset({"h", "hu", "hv", "energy", "mass"})),
+    RealProgram("q8_matvec", ("4", "32"), loose=(("idot2", 1e-3),)),
+    RealProgram("kmeans", ("16", "5"), tight=frozenset({"centroids", "sse"})),
+    RealProgram("layernorm_softmax", ("32",)),
+    RealProgram("conv2d_nhwc", ("6",)),
+    RealProgram("resize_bilinear", ("8",), tight=frozenset({"up", "down", "mse"})),
+    RealProgram("black_scholes", ("16", "8"),
+                tight=frozenset({"calls", "puts", "deltas", "total", "max_call"})),
+)
+PROGRAMS_BY_NAME = {p.name: p for p in PROGRAMS}
+
+# {{{ outputs
+
+
+@dataclass
+class Output:
+    """One run: float checksums (sum, weighted, |x|), integer checksums, the hot section's time."""
+
+    floats: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    ints: dict[str, int] = field(default_factory=dict)
+    seconds: float | None = None
+
+
+def parse_output(text: str) -> Output:
+    out = Output()
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 5 and parts[0] == "checksum":
+            out.floats[parts[1]] = (float(parts[2]), float(parts[3]), float(parts[4]))
+        elif len(parts) == 3 and parts[0] == "ichecksum":
+            out.ints[parts[1]] = int(parts[2])
+        elif len(parts) == 2 and parts[0] == "time_s":
+            out.seconds = float(parts[1])
+    if not out.floats and not out.ints:
+        raise ValueError(f"no checksum lines in the output: {text[-400:]!r}")
+    return out
+
+
+def compare(got: Output, ref: Output, program: RealProgram, *, int_rtol: float = 0.0) -> str | None:
+    """``None`` when ``got`` matches ``ref``, else what differs first.
+
+    :arg int_rtol: integer checksums may differ by this fraction (0: exact, as the tests want).
+    """
+    if set(got.floats) != set(ref.floats) or set(got.ints) != set(ref.ints):
+        return f"checksums {sorted(got.floats) + sorted(got.ints)} vs {sorted(ref.floats) + sorted(ref.ints)}"
+    for name, want in ref.ints.items():
+        have = got.ints[name]
+        if abs(have - want) > int_rtol * abs(want):
+            return f"{name} {have} vs {want}"
+    for name, (s, w, a) in ref.floats.items():
+        gs, gw, ga = got.floats[name]
+        rtol = program.tolerance(name)
+        scale = max(a, ga, 1e-300)
+        for label, x, y, weight in (("sum", gs, s, 1.0), ("weighted", gw, w, 13.0), ("|x|", ga, a, 1.0)):
+            if math.isnan(x) and math.isnan(y):
+                continue
+            if not abs(x - y) <= rtol * weight * scale:
+                return f"{name} {label} {x:.12g} vs {y:.12g} (|x| sum {scale:.6g}, tolerance {rtol:g})"
+    return None
+
+# }}}
+
+# {{{ the hand-written OpenMP variant
+
+
+def user_openmp(text: str) -> bool:
+    """Whether the source itself has ``#pragma omp`` lines (active in a ``-fopenmp`` build)."""
+    return USER_OMP.search(text) is not None
+
+
+def openmp_source(text: str) -> str | None:
+    """The hand-written OpenMP variant: every ``// BENCH-OMP: #pragma omp ...`` marker turned
+    into its pragma; the source as is when it has its own pragmas; ``None`` when it has neither."""
+    if BENCH_OMP.search(text):
+        return BENCH_OMP.sub(r"\1\2", text)
+    return text if user_openmp(text) else None
+
+# }}}
+
+# {{{ the nests mdpoly must account for
+
+
+@dataclass(frozen=True)
+class Loop:
+    """An outermost ``for`` statement of a function (no ``for`` around it)."""
+
+    function: str
+    line: int
+
+
+def outermost_loops(path: Path) -> list[Loop]:
+    """Every outermost ``for`` of every function defined in ``path`` (after preprocessing, with
+    mdpoly's own parser so that both see the same program)."""
+    from pycparser import c_ast
+
+    from mdpoly.frontend.parse import parse_c
+    from mdpoly.options import Options
+
+    parsed = parse_c(str(path), Options())
+    found: list[Loop] = []
+
+    class Finder(c_ast.NodeVisitor):
+        def __init__(self, function: str) -> None:
+            self.function = function
+
+        def visit_For(self, node: c_ast.For) -> None:
+            if node.coord is not None and Path(str(node.coord.file)).name == path.name:
+                found.append(Loop(self.function, int(node.coord.line)))
+            # loops inside it are not outermost
+
+    for ext in parsed.ast.ext:
+        if isinstance(ext, c_ast.FuncDef) and ext.coord is not None and Path(str(ext.coord.file)).name == path.name:
+            Finder(ext.decl.name).visit(ext.body)
+    return found
+
+
+def _parts(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for it in items:
+        if it.get("kind") == "host-loop":
+            out += _parts(it.get("body", []))
+        elif it.get("kind") in ("computation", "private-loop", "wavefront"):
+            out.append(it)
+    return out
+
+
+@dataclass
+class Coverage:
+    """What mdpoly's ``--report`` says about one program's nests."""
+
+    loops: list[Loop]
+    reported: int = 0
+    transformed: int = 0
+    kept: Counter[str] = field(default_factory=Counter)
+    missing: list[Loop] = field(default_factory=list)
+    parts: int = 0                  # computations of scheduled nests (and plain nests)
+    parts_parallel: int = 0
+
+
+def coverage(report: dict[str, Any], loops: list[Loop]) -> Coverage:
+    """``report`` (``--report`` JSON) against the outermost loops of the source."""
+    cov = Coverage(loops)
+    lines = {int(n["line"]) for n in report["nests"]}
+    cov.missing = [lp for lp in loops if lp.line not in lines]
+    for n in report["nests"]:
+        cov.reported += 1
+        if n["status"] == "transformed":
+            cov.transformed += 1
+        else:
+            cov.kept[str(n.get("code") or "?")] += 1
+        parts = _parts(n["schedule"]) if n.get("schedule") else [n]
+        cov.parts += len(parts)
+        cov.parts_parallel += sum(1 for p in parts
+                                  if p.get("status") == "transformed" or (p.get("kind") in ("private-loop", "wavefront")
+                                                                         and not p.get("kept")))
+    return cov
+
+
+def read_report(path: Path) -> dict[str, Any]:
+    return json.loads(path.read_text())
+
+# }}}
