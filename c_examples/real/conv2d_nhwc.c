@@ -2,7 +2,7 @@
  * buffers, stride 1 with zero padding handled by bounds tests, bias and ReLU fused, then a 2x2
  * max-pool and a global average pool per channel.
  *
- *   ./conv2d_nhwc [scale]      (default 1: 2x32x32x32 -> 32 filters 3x3; benchmark 4)
+ *   ./conv2d_nhwc [scale]      (default 1: 2x32x32x32 -> 32 filters 3x3; benchmark 6)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>

@@ -3,7 +3,7 @@
  * a power source term, pointer swaps between time steps, then a gradient-energy reduction over
  * the same data seen as a 3-D array, with ternary subscripts at the boundary.
  *
- *   ./heat3d [scale] [steps]        (default 1 10: 64x64x8; the benchmark uses 4 20)
+ *   ./heat3d [scale] [steps]        (default 1 10: 64x64x8; the benchmark uses 8 100)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>

@@ -2,7 +2,7 @@
  * normalization (mean, variance, affine), a GELU, a projection to the classes, a numerically
  * stable softmax and the mean cross-entropy loss against integer labels.
  *
- *   ./layernorm_softmax [scale]      (default 1: 256 rows x 256 features, 128 classes; benchmark 16)
+ *   ./layernorm_softmax [scale]      (default 1: 256 rows x 256 features, 128 classes; benchmark 64)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>

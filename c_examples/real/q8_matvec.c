@@ -3,7 +3,7 @@
  * likewise; every group's dot product accumulates in int32, then is scaled by both group scales.
  * A feed-forward block (w1, w3 up, SiLU gate, w2 down) runs for a few tokens.
  *
- *   ./q8_matvec [scale] [tokens]      (default 1 4: dim 512, hidden 1376; the benchmark uses 4 16)
+ *   ./q8_matvec [scale] [tokens]      (default 1 4: dim 512, hidden 1376; the benchmark uses 4 128)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>

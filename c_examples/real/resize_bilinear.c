@@ -2,7 +2,7 @@
  * float image (source coordinates from the pixel centre, clamped, weights per pixel), then a
  * 2x2 box downscale back and the difference with the original (PSNR-style error).
  *
- *   ./resize_bilinear [scale]      (default 1: 320x240x3 -> x1.75; the benchmark uses 6)
+ *   ./resize_bilinear [scale]      (default 1: 320x240x3 -> x1.75; the benchmark uses 12)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>

@@ -2,7 +2,7 @@
  * key/value cache: rmsnorm, matmul over flat row-major weights, rotary embeddings, per-head
  * attention through local pointers into the caches, softmax, SwiGLU feed-forward.
  *
- *   ./transformer [scale] [steps]      (default 1 32; the benchmark uses 4 64)
+ *   ./transformer [scale] [steps]      (default 1 32; the benchmark uses 4 96)
  */
 #define _POSIX_C_SOURCE 199309L
 #include <math.h>
