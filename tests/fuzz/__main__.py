@@ -26,6 +26,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--target", choices=("openmp", "opencl"), default="openmp")
     ap.add_argument("--jobs", type=int, default=2, metavar="J", help="programs checked at once (default 2)")
     ap.add_argument("--kernels", type=int, default=None, help="kernels per program (default 3 to 5)")
+    ap.add_argument("--real-c", type=float, default=0.0, metavar="P",
+                    help="probability that a kernel uses the real-C forms of issue 21 (flat subscripts over "
+                         "run-time sizes, index temporaries, ternary subscripts, structs, local pointers, "
+                         "user OpenMP pragmas; default 0: the classic generator)")
     ap.add_argument("--avoid-known", action="store_true", help="do not generate the forms of known bugs")
     ap.add_argument("--strict", action="store_true", help="count known bugs as failures too")
     ap.add_argument("--no-reduce", action="store_true", help="do not reduce failures")
@@ -36,6 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     ns = ap.parse_args(argv)
     if ns.fuzz < 1 or ns.jobs < 1:
         ap.error("--fuzz and --jobs must be positive")
+    if not 0.0 <= ns.real_c <= 1.0:
+        ap.error("--real-c is a probability (0 to 1)")
     if ns.target == "opencl":
         why = opencl_unavailable()
         if why:
@@ -45,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
     summary, reduced = run_campaign(range(ns.seed, ns.seed + ns.fuzz), ns.target, jobs=ns.jobs,
                                     kernels=ns.kernels, avoid_known=ns.avoid_known,
                                     reduce_limit=0 if ns.no_reduce else ns.reduce_limit,
-                                    failures_dir=ns.failures, verbose=ns.verbose, pool=ThreadPoolExecutor)
+                                    failures_dir=ns.failures, verbose=ns.verbose, pool=ThreadPoolExecutor,
+                                    real_c=ns.real_c)
     print(summary.text())
     for o in summary.failures:
         print(f"  seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "") +

@@ -135,7 +135,14 @@ class Return:
     value: Expr
 
 
-Stmt = Assign | Decl | For | If | OneLine | Return
+@dataclass(frozen=True, slots=True)
+class Pragma:
+    """``#pragma text`` on a line of its own (``omp parallel for``, ``mdh(out[i] : ++)``)."""
+
+    text: str
+
+
+Stmt = Assign | Decl | For | If | OneLine | Return | Pragma
 
 # }}}
 
@@ -202,6 +209,8 @@ class Kernel:
     c89: bool = False
     iter_types: tuple[tuple[str, str], ...] = ()   # (var, ctype) for C89 declarations
     locals_: tuple[Decl, ...] = ()                 # declared at the top (before any nest)
+    setup: tuple[str, ...] = ()                    # C lines main runs before the call (struct fields)
+    dumps: tuple[str, ...] = ()                    # arrays it reaches by name (pointers, structs): kept, dumped
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +220,7 @@ class Program:
     arrays: tuple[Array, ...]
     kernels: tuple[Kernel, ...]
     typedefs: tuple[tuple[str, str], ...] = ()      # (name, ctype)
+    decls: tuple[str, ...] = ()                     # lines after the arrays (struct types and instances)
 
     def size(self, name: str) -> Size:
         return next(s for s in self.sizes if s.name == name)
@@ -310,6 +320,8 @@ class _Printer:
                 out.append(f"{ind}{ctype} {name}" + (f" = {self.expr(init)};" if init is not None else ";"))
             case Return(value):
                 out.append(f"{ind}return {self.expr(value)};")
+            case Pragma(text):
+                out.append(f"{ind}#pragma {text}")
             case If(test, body):
                 out.append(f"{ind}if ({self.expr(test)})")
                 self.block(body, ind, out)
@@ -431,6 +443,7 @@ def render(prog: Program, *, dump_all: bool = False) -> Rendered:
     top = _Printer(prog, None)
     for a in prog.arrays:
         lines.append(f"static {a.ctype} {a.name}" + "".join(f"[{top.dim(d, numeric=True)}]" for d in a.dims) + ";")
+    lines += list(prog.decls)
     spans: dict[str, tuple[int, int]] = {}
     for k in prog.kernels:
         p = _Printer(prog, k)
@@ -466,13 +479,15 @@ def render(prog: Program, *, dump_all: bool = False) -> Rendered:
         size_params, arrays = kernel_interface(prog, k)
         args = size_params + [_array_arg(a) for a in arrays] + list(k.args)
         call = f"{k.name}({', '.join(args)})"
+        lines += [f"    {x}" for x in k.setup]
         if k.ret != "void":
             lines.append(f"    {{ {k.ret} r = {call}; fz_dump(\"{k.name} return\", &r, 1, {type_code(k.ret)}); }}")
         else:
             lines.append(f"    {call};")
         _, bases = used_names(k.body)
         for a in prog.arrays:
-            if a.name in bases or any(a.name in arg.replace(" ", "").split("+") for arg in k.args):
+            if a.name in bases or a.name in k.dumps or \
+                    any(a.name in arg.replace(" ", "").split("+") for arg in k.args):
                 lines.append(f"    fz_dump(\"{k.name} {a.name}\", {a.name}, {_count(prog, a)}, {type_code(a.ctype)});")
     lines.append("    return 0;")
     lines.append("}")

@@ -40,6 +40,7 @@ from .cast import (
     Name,
     OneLine,
     Param,
+    Pragma,
     Program,
     Return,
     Size,
@@ -99,9 +100,14 @@ def _fsuffix(ctype: str) -> str:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random, target: str) -> None:
+    def __init__(self, rng: random.Random, target: str, real_c: float = 0.0) -> None:
         self.rng = rng
         self.target = target
+        self.real_c = real_c
+        self.decls: list[str] = []
+        self.kname = ""
+        self.setup: list[str] = []
+        self.dumps: list[str] = []
         self.sizes: list[Size] = []
         self.arrays: list[Array] = []
         self.kernels: list[Kernel] = []
@@ -644,6 +650,258 @@ class _Gen:
 
     # }}}
 
+    # {{{ real-C forms (issue 21): flat subscripts with run-time sizes, index temporaries,
+    # ternary subscripts, struct members and bounds, local pointers, the user's OpenMP
+
+    def rt_size(self, value: int) -> str:
+        """A size known only at run time (a parameter computed from ``argc``)."""
+        name = f"n{len(self.sizes)}"
+        self.sizes.append(Size(name, value, "param"))
+        return name
+
+    def rt_loops(self, names: list[str], values: list[int]) -> list[Loop]:
+        return [Loop(v, self.rt_size(n), n, 0, -1, 0, 1, self.iter_type(v)) for v, n in zip(names, values)]
+
+    def flat_array(self, ctype: str, count: int, init: str, *, passing: str | None = None) -> str:
+        name = f"a{len(self.arrays)}"
+        self.arrays.append(Array(name, ctype, (Dim(None, pad=count),), init,
+                                 passing or self.pick({"ptr": 0.7, "global": 0.3})))
+        return name
+
+    def user_omp(self, loops: list[Loop]) -> Pragma:
+        """``#pragma omp parallel for`` on the outermost of ``loops`` (inner iterators declared
+        before the nest must be private)."""
+        inner = [lp.var for lp in loops[1:]]
+        return Pragma("omp parallel for" + (f" private({', '.join(inner)})" if self.c89 and inner else ""))
+
+    def coef(self, fp: bool, ctype: str) -> Val:
+        if fp:
+            return Val(Lit(self.rng.choice(("0.5", "0.25", "2.0", "1.5")) + _fsuffix(ctype)), True, 2, 2.0)
+        return Val(Lit(self.rng.choice(("2", "3", "-1", "1"))), False, 0, 3.0)
+
+    def shape_flat_stencil(self) -> list[Stmt]:
+        """``int c = x + y*nx + z*nx*ny; int w = (x == 0) ? c : c - 1; out[c] = ... in[w] ...`` over
+        run-time sizes (or the subscripts inline, or ``in[z][y == 0 ? y : y - 1][x]``)."""
+        dims = self.rng.choice((2, 3, 3))
+        vals = [max(2, v) for v in self.sizes_for(dims, ITERS_CAP)]
+        loops = self.rt_loops(["z", "y", "x"][3 - dims:], vals)
+        u = self.acc_count
+        self.acc_count += 1
+        ctype = self.elem_type(self.rng.random() < 0.65)
+        fp = ctype in FP
+        kind = "frac" if fp else "small"
+        count = _prod(vals)
+        # strides, innermost (x) first
+        strides: list[Expr] = []
+        acc: Expr | None = None
+        for lp in reversed(loops):
+            strides.append(acc if acc is not None else Lit("1"))
+            acc = SizeRef(lp.size) if acc is None else Bin("*", acc, SizeRef(lp.size))
+        strides.reverse()
+        linear: Expr = Name(loops[-1].var)
+        for lp, st in zip(reversed(loops[:-1]), reversed(strides[:-1])):
+            linear = Bin("+", linear, Bin("*", Name(lp.var), st))
+        mode = self.pick({"temps": 0.5, "inline": 0.25, "array": 0.25})
+        self.tags.add("flat3d" if mode != "array" else "ternary-subscript")
+        neighbours = [(n, side) for n in range(dims) for side in (-1, 1)]
+        chosen = self.rng.sample(neighbours, self.rng.randint(1, len(neighbours)))
+        body: list[Stmt] = []
+        terms: list[Val] = []
+        if mode == "array":
+            passing = self.pick({"global": 0.3, "vla": 0.3, "fixed": 0.2, "ptr": 0.2})
+            src = f"a{len(self.arrays)}"
+            self.arrays.append(Array(src, ctype, tuple(Dim(lp.size, 1, 0, 0) for lp in loops), kind, passing))
+            dst = f"a{len(self.arrays)}"
+            self.arrays.append(Array(dst, ctype, tuple(Dim(lp.size, 1, 0, 0) for lp in loops), "zero",
+                                     self.pick({"global": 0.4, "vla": 0.3, "ptr": 0.3})))
+            centre = tuple(Name(lp.var) for lp in loops)
+            terms.append(Val(Index(src, centre), fp, 2 if fp else 0, 2.0 if fp else 8.0))
+            for n, side in chosen:
+                lp = loops[n]
+                v = Name(lp.var)
+                edge: Expr = Lit("0") if side < 0 else _plus(SizeRef(lp.size), -1)
+                sub = Cond(Bin("==", v, edge), v, _plus(v, side))
+                subs = centre[:n] + (sub,) + centre[n + 1:]
+                terms.append(Val(Index(src, subs), fp, 2 if fp else 0, 2.0 if fp else 8.0))
+            target = Index(dst, centre)
+        else:
+            src = self.flat_array(ctype, count, kind)
+            dst = self.flat_array(ctype, count, "zero")
+            c = f"c{u}"
+            if mode == "temps":
+                self.tags.add("index-temp")
+                body.append(Decl("int", c, linear))
+                centre_e: Expr = Name(c)
+            else:
+                centre_e = linear
+            terms.append(Val(Index(src, (centre_e,)), fp, 2 if fp else 0, 2.0 if fp else 8.0))
+            for n, side in chosen:
+                lp = loops[n]
+                v = Name(lp.var)
+                edge = Lit("0") if side < 0 else _plus(SizeRef(lp.size), -1)
+                if mode == "temps":
+                    t = f"{('we', 'ns', 'bt')[dims - 1 - n][side > 0]}_{u}"
+                    step = Bin("-" if side < 0 else "+", Name(c), strides[n])
+                    body.append(Decl("int", t, Cond(Bin("==", v, edge), Name(c), step)))
+                    sub: Expr = Name(t)
+                else:
+                    self.tags.add("ternary-subscript")
+                    moved = Cond(Bin("==", v, edge), v, _plus(v, side))
+                    sub = _sub_var(linear, lp.var, moved)
+                terms.append(Val(Index(src, (sub,)), fp, 2 if fp else 0, 2.0 if fp else 8.0))
+            target = Index(dst, (centre_e,))
+        value: Val | None = None
+        for t in terms:
+            k = self.coef(fp, ctype)
+            term = Val(Bin("*", k.expr, t.expr), fp, t.gran + k.gran, t.mag * k.mag)
+            value = term if value is None else Val(Bin("+", value.expr, term.expr), fp, max(value.gran, term.gran),
+                                                   value.mag + term.mag)
+        assert value is not None
+        if self.rng.random() < 0.3:
+            extra = self.value(ctype, loops, 1)
+            both = Val(Bin("+", value.expr, extra.expr), fp, max(value.gran, extra.gran), value.mag + extra.mag)
+            value = both if _exact(both) else value
+        body.append(Assign(target, "=", value.expr))
+        nest = self.nest(loops, [])
+        nest = self.nest(loops, body) if len(body) == 1 else _with_body(nest, tuple(body))
+        if self.rng.random() < 0.3:
+            self.tags.add("user-omp")
+            return [self.user_omp(loops), nest]
+        return [nest]
+
+    def struct_type(self, fields: list[str]) -> tuple[str, str]:
+        """A new struct type with ``fields`` and a static instance of it: (type, instance)."""
+        u = len(self.decls)
+        tname, inst = f"S{u}", f"g{u}"
+        self.decls += [f"typedef struct {{ {' '.join(f + ';' for f in fields)} }} {tname};", f"static {tname} {inst};"]
+        return tname, inst
+
+    def shape_struct(self) -> list[Stmt]:
+        """Loops bounded by ``p->n`` over arrays reached through struct members (``p->out[i] =``,
+        ``x[i] += p->in[i]``, ``p->out[i*p->m + j]``, row sums), or an array of structs."""
+        self.tags.add("struct")
+        ctype = self.elem_type(self.rng.random() < 0.65)
+        fp = ctype in FP
+        kind = "frac" if fp else "small"
+        u = self.acc_count
+        self.acc_count += 1
+        mode = self.pick({"map": 0.25, "plus": 0.2, "flat2d": 0.2, "rowsum": 0.2, "aos": 0.15})
+        p = f"prm{u}"
+        if mode == "aos":
+            self.tags.add("aos")
+            value = self.sizes_for(1, ITERS_CAP)[0]
+            tname, inst = self.struct_type([f"{ctype} v", f"{ctype} w"])
+            self.decls[-1] = f"static {tname} {inst}[{value}];"
+            loops = self.rt_loops(["i"], [value])
+            q = f"q{u}"
+            scale = "0.25" + _fsuffix(ctype) if fp else "1"
+            self.setup.append(f"for (int {q} = 0; {q} < {value}; {q}++) {{ {inst}[{q}].v = ({q} % 9 - 4) * {scale}; "
+                              f"{inst}[{q}].w = ({q} % 5 - 2) * {scale}; }}")
+            self.extra_params.append(Param(p, f"const {tname} *{p}"))
+            self.extra_args.append(inst)
+            i = Name("i")
+            v, w = Name(f"{p}[i].v"), Name(f"{p}[i].w")
+            out = self.output(ctype, "zero", loops)
+            e: Expr = self.rng.choice([Bin("+", Bin("*", v, w), v), Bin("-", w, v), Bin("*", v, Lit("2"))])
+            return [self.nest(loops, [Assign(out, "=", Bin("+", e, self.value(ctype, loops, 1).expr))])]
+        two = mode in ("flat2d", "rowsum")
+        vals = self.sizes_for(2 if two else 1, ITERS_CAP)
+        count = _prod(vals)
+        in_t = ctype if self.rng.random() < 0.8 else ("int" if fp else ctype)
+        src = self.flat_array(in_t, count + 2, "frac" if in_t in FP else "small", passing="global")
+        dst = self.flat_array(ctype, count + 2, "zero" if mode != "plus" else kind, passing="global")
+        tname, inst = self.struct_type(["int n", "int m", f"{ctype} *out", f"const {in_t} *in"])
+        self.setup += [f"{inst}.n = argc + {vals[0] - 1};", f"{inst}.m = argc + {vals[-1] - 1};",
+                       f"{inst}.out = {dst};", f"{inst}.in = {src};"]
+        self.dumps.append(dst)
+        self.extra_params.append(Param(p, f"const {tname} *{p}"))
+        self.extra_args.append(f"&{inst}")
+        loops = [Loop(v, self.new_size(n), n, 0, -1, 0, 1, self.iter_type(v)) for v, n in zip(["i", "j"], vals)]
+        bounds = [Name(f"{p}->n"), Name(f"{p}->m")]
+        i = Name("i")
+        inp = lambda sub: Index(f"{p}->in", (sub,))   # noqa: E731 -- a one-line helper
+        outp = lambda sub: Index(f"{p}->out", (sub,))  # noqa: E731
+        if mode == "map":
+            body: list[Stmt] = [Assign(outp(i), "=", Bin("+", Bin("*", inp(i), Lit("2")), self.value(ctype, loops, 1).expr))]
+        elif mode == "plus":
+            body = [Assign(outp(i), "+=", inp(i))]
+        elif mode == "flat2d":
+            j = Name("j")
+            body = [Assign(outp(Bin("+", Bin("*", i, Name(f"{p}->m")), j)), "=",
+                           Bin("-", inp(Bin("+", Bin("*", j, Name(f"{p}->n")), i)), self.value(ctype, loops, 1).expr))]
+        else:
+            acc = f"s{u}"
+            inner = For("j", None if self.c89 else loops[1].ctype, Lit("0"), "<", bounds[1], 1,
+                        (Assign(Name(acc), "+=", inp(Bin("+", Bin("*", i, Name(f"{p}->m")), Name("j")))),))
+            outer = For("i", None if self.c89 else loops[0].ctype, Lit("0"), "<", bounds[0], 1,
+                        (Decl(ctype, acc, self.neutral("+", ctype)), inner, Assign(outp(i), "=", Name(acc))))
+            return [outer]
+        stmt: Stmt = body[0]
+        for lp, bound in reversed(list(zip(loops, bounds))):
+            stmt = For(lp.var, None if self.c89 else lp.ctype, Lit("0"), "<", bound, 1, (stmt,))
+        return [stmt]
+
+    def shape_local_ptr(self) -> list[Stmt]:
+        """``const T *row = in + i * m; T *dst = out + i * m;`` in the outer loop, the inner loop
+        through them (a row map, or a row dot product into ``out[i]``)."""
+        self.tags.add("local-ptr")
+        vals = self.sizes_for(2, ITERS_CAP)
+        loops = self.rt_loops(["i", "j"], vals)
+        ctype = self.elem_type(self.rng.random() < 0.65)
+        fp = ctype in FP
+        kind = "frac" if fp else "small"
+        u = self.acc_count
+        self.acc_count += 1
+        src = self.flat_array(ctype, _prod(vals), kind, passing="global")
+        i, j = Name("i"), Name("j")
+        m = SizeRef(loops[1].size)
+        row, dst, acc = f"r{u}", f"d{u}", f"s{u}"
+        vec = self.access(ctype, kind, loops[1:], all_loops=True)
+        if self.rng.random() < 0.5:
+            out = self.flat_array(ctype, _prod(vals), "zero", passing="global")
+            self.dumps.append(out)
+            pre: list[Stmt] = [Decl(f"const {ctype} *", row, Bin("+", Name(src), Bin("*", i, m))),
+                               Decl(f"{ctype} *", dst, Bin("+", Name(out), Bin("*", i, m)))]
+            k = self.coef(fp, ctype)
+            inner_body: list[Stmt] = [Assign(Index(dst, (j,)), "=", Bin("+", Bin("*", k.expr, Index(row, (j,))), vec))]
+            post: list[Stmt] = []
+        else:
+            out_i = self.output(ctype, "zero", loops[:1])
+            pre = [Decl(f"const {ctype} *", row, Bin("+", Name(src), Bin("*", i, m))),
+                   Decl(ctype, acc, self.neutral("+", ctype))]
+            inner_body = [Assign(Name(acc), "+=", Bin("*", Index(row, (j,)), vec))]
+            post = [Assign(out_i, "=", Name(acc))]
+        inner = self.for_stmt(loops[1], tuple(inner_body), loops)
+        outer = self.for_stmt(loops[0], (*pre, inner, *post), loops)
+        if self.rng.random() < 0.3:
+            self.tags.add("user-omp")
+            return [self.user_omp(loops), outer]
+        return [outer]
+
+    def shape_user_omp(self) -> list[Stmt]:
+        """A parallel map under the user's ``#pragma omp parallel for``, with or without a
+        ``#pragma mdh(out[i][j] : ++, ++)`` before or after it."""
+        self.tags.add("user-omp")
+        depth = self.rng.choice((1, 2, 2, 3))
+        loops = self.loops(["i", "j", "k"][:depth], self.sizes_for(depth, ITERS_CAP), simple=True)
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        name = f"a{len(self.arrays)}"
+        offs = [self.rng.choice((0, 0, 1)) for _ in loops]
+        self.arrays.append(Array(name, ctype, tuple(Dim(lp.size, 1, lp.hi_off, 3) for lp in loops), "zero",
+                                 self.pick({"global": 0.5, "fixed": 0.2, "vla": 0.3})))
+        target = Index(name, tuple(_plus(Name(lp.var), o) for lp, o in zip(loops, offs)))
+        nest = self.nest(loops, [Assign(target, "=", self.value(ctype, loops).expr)])
+        omp = self.user_omp(loops)
+        order = self.pick({"omp": 0.4, "omp-mdh": 0.3, "mdh-omp": 0.3})
+        if order == "omp":
+            return [omp, nest]
+        self.tags.add("omp-mdh")
+        subs = "".join(f"[{lp.var}{f' + {o}' if o else ''}]" for lp, o in zip(loops, offs))
+        mdh = Pragma(f"mdh({name}{subs} : {', '.join(['++'] * depth)})")
+        return [omp, mdh, nest] if order == "omp-mdh" else [mdh, omp, nest]
+
+    # }}}
+
     def kernel(self, name: str, *, avoid: frozenset[str]) -> None:
         self.tags = set()
         self.c89 = self.rng.random() < 0.25
@@ -653,6 +911,10 @@ class _Gen:
         self.ret = "void"
         self.extra_params: list[Param] = []
         self.extra_args: list[str] = []
+        self.kname = name
+        self.setup = []
+        self.dumps = []
+        real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_user_omp: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
@@ -662,7 +924,9 @@ class _Gen:
             self.tags.add("c89-gpu")
         body: list[Stmt] = []
         for _ in range(self.rng.choice((1, 1, 1, 2))):
-            fn = self.rng.choices(list(shapes), list(shapes.values()))[0]
+            # the real-C forms draw no random number unless asked for: existing seeds are unchanged
+            pool = real if self.real_c > 0 and self.rng.random() < self.real_c else shapes
+            fn = self.rng.choices(list(pool), list(pool.values()))[0]
             if fn == self.shape_alias and self.extra_params:
                 fn = self.shape_map
             saved = (set(self.tags), len(self.arrays), len(self.sizes), len(self.locals), len(self.typedefs),
@@ -683,22 +947,27 @@ class _Gen:
             body = [_declare_iterators(s, dict(self.iter_types)) for s in body]
         self.kernels.append(Kernel(name, tuple(body), self.ret, tuple(self.extra_params), tuple(self.extra_args),
                                    frozenset(self.tags), self.c89,
-                                   tuple(sorted(self.iter_types.items())) if self.c89 else (), tuple(self.locals)))
+                                   tuple(sorted(self.iter_types.items())) if self.c89 else (), tuple(self.locals),
+                                   tuple(self.setup), tuple(self.dumps)))
 
 def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
-             avoid: frozenset[str] = frozenset()) -> Program:
+             avoid: frozenset[str] = frozenset(), real_c: float = 0.0) -> Program:
     """A random valid C program, the same for the same arguments.
 
     :arg seed: seeds ``random.Random``.
     :arg target: the target it will be translated for (tags such as ``c89-gpu`` depend on it).
     :arg kernels: how many kernel functions (default 3 to 5).
     :arg avoid: feature tags (see :mod:`known`) whose forms are not generated.
+    :arg real_c: the probability that a kernel's shape is one of the real-C forms of issue 21
+        (flat subscripts over run-time sizes with index temporaries or ternaries, struct members
+        and bounds, arrays of structs, local row pointers, the user's ``#pragma omp parallel
+        for`` with or without ``#pragma mdh``); 0 (the default) generates what it always did.
     """
     rng = random.Random(seed)
-    g = _Gen(rng, target)
+    g = _Gen(rng, target, real_c)
     for n in range(kernels if kernels is not None else rng.randint(3, 5)):
         g.kernel(f"k{n}", avoid=avoid)
-    return Program(seed, tuple(g.sizes), tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs))
+    return Program(seed, tuple(g.sizes), tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs), tuple(g.decls))
 
 
 # {{{ helpers
@@ -719,6 +988,24 @@ def _plus(e: Expr, k: int) -> Expr:
 
 def _scale(c: int, e: Expr) -> Expr:
     return e if c == 1 else Bin("*", Lit(str(c)), e)
+
+
+def _sub_var(e: Expr, var: str, by: Expr) -> Expr:
+    """``e`` with the variable ``var`` replaced by ``by``."""
+    match e:
+        case Name(name):
+            return by if name == var else e
+        case Bin(op, left, right):
+            return Bin(op, _sub_var(left, var, by), _sub_var(right, var, by))
+        case _:
+            return e
+
+
+def _with_body(f: For, body: tuple[Stmt, ...]) -> For:
+    """``f`` (a perfect nest) with ``body`` as its innermost loop's body."""
+    if f.body and isinstance(f.body[0], For) and len(f.body) == 1:
+        return For(f.var, f.ctype, f.start, f.cond, f.bound, f.step, (_with_body(f.body[0], body),))
+    return For(f.var, f.ctype, f.start, f.cond, f.bound, f.step, body)
 
 
 def _declare_iterators(s: Stmt, types: dict[str, str]) -> Stmt:

@@ -27,7 +27,8 @@ KNOWN_BUGS: dict[str, tuple[frozenset[str], str]] = {
 }
 
 #: every tag the generator can put on a kernel
-ALL_TAGS = frozenset(KNOWN_BUGS) | {"alias"}
+ALL_TAGS = frozenset(KNOWN_BUGS) | {"alias", "flat3d", "index-temp", "ternary-subscript", "struct", "aos",
+                                    "local-ptr", "user-omp", "omp-mdh"}
 
 
 def known_for(target: str) -> frozenset[str]:

@@ -39,6 +39,7 @@ from .cast import (
     Lit,
     Name,
     OneLine,
+    Pragma,
     Program,
     Return,
     Size,
@@ -128,7 +129,7 @@ def _expr_edits(e: Expr) -> Iterator[Expr]:
 def _body_edits(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
     for n, s in enumerate(body):
         before, after = body[:n], body[n + 1:]
-        if not isinstance(s, (Return, Decl)):
+        if not isinstance(s, (Return, Decl, Pragma)):
             yield before + after
         if isinstance(s, For):
             yield before + tuple(_sub_stmt(b, s.var, s.start) for b in s.body) + after
@@ -159,7 +160,7 @@ def _prune(prog: Program) -> Program:
     for k in prog.kernels:
         s, b = used_names(k.body + k.locals_)
         sizes |= s
-        bases |= b | {a.replace(" ", "").split("+")[0] for a in k.args}
+        bases |= b | {a.replace(" ", "").split("+")[0] for a in k.args} | set(k.dumps)
     arrays = tuple(a for a in prog.arrays if a.name in bases)
     for a in arrays:
         sizes |= {d.size for d in a.dims if d.size}
