@@ -249,8 +249,9 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
                     continue
                 cells += [_ratio(seq, vs[n], t), _ratio(omp, vs[n], t) if omp and omp.status == "ok" else "–"]
                 for base_name, base in (("seq", seq), ("omp", omp)):
-                    if base is not None and base.median(t) and vs[n].median(t):
-                        geo.setdefault((f"{n} / {base_name}", t), []).append(base.median(t) / vs[n].median(t))
+                    a, b = (base.median(t) if base is not None else None), vs[n].median(t)
+                    if a and b:
+                        geo.setdefault((f"{n} / {base_name}", t), []).append(a / b)
             lines.append("| " + " | ".join(cells) + " |")
     if geo:
         lines += ["", "Geometric means over the programs where both variants ran:", ""]
@@ -305,7 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     if ns.busy and (shutil.which("taskset") is None or max(threads) > (os.cpu_count() or 1)):
         ap.error("--busy needs taskset and at most as many threads as CPUs")
     names = ["seq", "omp", "mdpoly", *(["mdpoly_tuned"] if ns.tune_time else [])]
-    date = datetime.datetime.now(datetime.timezone.utc)
+    date = datetime.datetime.now(datetime.UTC)
     meta: dict[str, Any] = {"date": date.isoformat(timespec="seconds"), **machine_description(ns.busy),
                             "threads": threads, "reps": ns.reps, "tune_time_s": ns.tune_time,
                             "sizes": "defaults (--small)" if ns.small else "benchmark sizes (args column)"}

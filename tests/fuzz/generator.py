@@ -714,14 +714,14 @@ class _Gen:
             dst = f"a{len(self.arrays)}"
             self.arrays.append(Array(dst, ctype, tuple(Dim(lp.size, 1, 0, 0) for lp in loops), "zero",
                                      self.pick({"global": 0.4, "vla": 0.3, "ptr": 0.3})))
-            centre = tuple(Name(lp.var) for lp in loops)
+            centre: tuple[Expr, ...] = tuple(Name(lp.var) for lp in loops)
             terms.append(Val(Index(src, centre), fp, 2 if fp else 0, 2.0 if fp else 8.0))
             for n, side in chosen:
                 lp = loops[n]
                 v = Name(lp.var)
                 edge: Expr = Lit("0") if side < 0 else _plus(SizeRef(lp.size), -1)
-                sub = Cond(Bin("==", v, edge), v, _plus(v, side))
-                subs = centre[:n] + (sub,) + centre[n + 1:]
+                clamped: Expr = Cond(Bin("==", v, edge), v, _plus(v, side))
+                subs: tuple[Expr, ...] = (*centre[:n], clamped, *centre[n + 1:])
                 terms.append(Val(Index(src, subs), fp, 2 if fp else 0, 2.0 if fp else 8.0))
             target = Index(dst, centre)
         else:
@@ -740,10 +740,10 @@ class _Gen:
                 v = Name(lp.var)
                 edge = Lit("0") if side < 0 else _plus(SizeRef(lp.size), -1)
                 if mode == "temps":
-                    t = f"{('we', 'ns', 'bt')[dims - 1 - n][side > 0]}_{u}"
+                    temp = f"{('we', 'ns', 'bt')[dims - 1 - n][side > 0]}_{u}"
                     step = Bin("-" if side < 0 else "+", Name(c), strides[n])
-                    body.append(Decl("int", t, Cond(Bin("==", v, edge), Name(c), step)))
-                    sub: Expr = Name(t)
+                    body.append(Decl("int", temp, Cond(Bin("==", v, edge), Name(c), step)))
+                    sub: Expr = Name(temp)
                 else:
                     self.tags.add("ternary-subscript")
                     moved = Cond(Bin("==", v, edge), v, _plus(v, side))
@@ -751,9 +751,9 @@ class _Gen:
                 terms.append(Val(Index(src, (sub,)), fp, 2 if fp else 0, 2.0 if fp else 8.0))
             target = Index(dst, (centre_e,))
         value: Val | None = None
-        for t in terms:
+        for tv in terms:
             k = self.coef(fp, ctype)
-            term = Val(Bin("*", k.expr, t.expr), fp, t.gran + k.gran, t.mag * k.mag)
+            term = Val(Bin("*", k.expr, tv.expr), fp, tv.gran + k.gran, tv.mag * k.mag)
             value = term if value is None else Val(Bin("+", value.expr, term.expr), fp, max(value.gran, term.gran),
                                                    value.mag + term.mag)
         assert value is not None
@@ -895,7 +895,7 @@ class _Gen:
         order = self.pick({"omp": 0.4, "omp-mdh": 0.3, "mdh-omp": 0.3})
         if order == "omp":
             return [omp, nest]
-        self.tags.add("omp-mdh")
+        self.tags.add("omp-before-mdh" if order == "omp-mdh" else "mdh-before-omp")
         subs = "".join(f"[{lp.var}{f' + {o}' if o else ''}]" for lp, o in zip(loops, offs))
         mdh = Pragma(f"mdh({name}{subs} : {', '.join(['++'] * depth)})")
         return [omp, mdh, nest] if order == "omp-mdh" else [mdh, omp, nest]
@@ -930,12 +930,14 @@ class _Gen:
             if fn == self.shape_alias and self.extra_params:
                 fn = self.shape_map
             saved = (set(self.tags), len(self.arrays), len(self.sizes), len(self.locals), len(self.typedefs),
-                     self.ret, len(self.extra_params), len(self.extra_args))
+                     self.ret, len(self.extra_params), len(self.extra_args), len(self.decls), len(self.setup),
+                     len(self.dumps))
             part = fn()
             if (self.tags - saved[0]) & avoid:      # a known bug's form that was asked to be left out
                 self.tags, self.ret = saved[0], saved[5]
                 del self.arrays[saved[1]:], self.sizes[saved[2]:], self.locals[saved[3]:]
                 del self.typedefs[saved[4]:], self.extra_params[saved[6]:], self.extra_args[saved[7]:]
+                del self.decls[saved[8]:], self.setup[saved[9]:], self.dumps[saved[10]:]
                 continue
             returns = [s for s in body + part if isinstance(s, Return)]
             body = [s for s in body + part if not isinstance(s, Return)] + returns

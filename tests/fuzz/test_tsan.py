@@ -21,6 +21,7 @@ import pytest
 
 from .cast import render
 from .generator import generate
+from .known import known_for
 from .runner import REPO, c_compiler, child_env, mdpoly_command
 
 HERE = Path(__file__).resolve().parent
@@ -199,3 +200,28 @@ def test_region_output_is_race_free(name: str, tmp_path: Path) -> None:
     assert word in out.read_text()
     tsan_build(out, tmp_path / "prog", sizes)
     assert_race_free(tmp_path / "prog")
+
+
+def _real_c_seeds_with_user_openmp(count: int) -> list[int]:
+    """The first seeds (from 9600) whose real-C program has the user's own ``#pragma omp``, known
+    bugs' forms left out."""
+    seeds = []
+    for seed in range(9600, 9800):
+        prog = generate(seed, real_c=1.0, avoid=known_for("openmp"))
+        if any("user-omp" in k.tags for k in prog.kernels):
+            seeds.append(seed)
+        if len(seeds) == count:
+            break
+    return seeds
+
+
+@pytest.mark.parametrize("seed", _real_c_seeds_with_user_openmp(3))
+def test_real_c_user_openmp_is_race_free(seed: int, tmp_path: Path) -> None:
+    """The generator's own ``#pragma omp parallel for`` lines are race-free (the original is a
+    valid reference), and so is mdpoly's output next to them."""
+    (tmp_path / "prog.c").write_text(render(generate(seed, real_c=1.0, avoid=known_for("openmp"))).text)
+    tsan_build(tmp_path / "prog.c", tmp_path / "orig")
+    assert_race_free(tmp_path / "orig")
+    _mdpoly(tmp_path / "prog.c", tmp_path / "out.c", {})
+    tsan_build(tmp_path / "out.c", tmp_path / "par")
+    assert_race_free(tmp_path / "par")
