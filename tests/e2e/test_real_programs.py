@@ -79,6 +79,18 @@ def test_openmp_variant_from_markers() -> None:
     assert RC.openmp_source("int x;\n") is None
 
 
+@pytest.mark.parametrize("name", [p.name for p in RC.PROGRAMS])
+def test_program_is_free_of_undefined_behaviour(name: str, tmp_path: Path) -> None:
+    """Each program as written runs cleanly under ASan and UBSan (a valid reference)."""
+    program = RC.PROGRAMS_BY_NAME[name]
+    exe = tmp_path / "san"
+    run_step(["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all", str(program.path),
+              "-o", str(exe), "-lm"])
+    proc = run_step([str(exe)], env=child_env(ASAN_OPTIONS="detect_leaks=1"))
+    assert not proc.stderr.strip(), proc.stderr[-3000:]
+    RC.parse_output(proc.stdout)
+
+
 @pytest.mark.parametrize("mode", list(MODES))
 @pytest.mark.parametrize("name", [p.name for p in RC.PROGRAMS])
 def test_real_program(name: str, mode: str, tmp_path: Path) -> None:
