@@ -70,6 +70,8 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("layernorm_softmax", ("64",)),
     RealProgram("conv2d_nhwc", ("6",)),
     RealProgram("resize_bilinear", ("12",), tight=frozenset({"up", "down", "mse"})),
+    RealProgram("blocked_gemm", ("6",)),
+    RealProgram("lbm_d2q9", ("4", "40")),
     RealProgram("black_scholes", ("16", "8"),
                 tight=frozenset({"calls", "puts", "deltas", "total", "max_call"})),
 )
