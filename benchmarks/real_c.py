@@ -163,7 +163,10 @@ def measure_program(prog: rc.RealProgram, variants: list[Variant], args: tuple[s
                 continue
             if v is seq:
                 ref = got
-            elif ref is not None:
+            elif ref is None:
+                v.run_status[t] = ("failed", "no sequential reference to check against")
+                continue
+            else:
                 diff = rc.compare(got, ref, prog, native=True)
                 if diff is not None:
                     v.run_status[t] = ("WRONG", diff)
