@@ -124,8 +124,9 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
             t0 = time.perf_counter()
             _step(cmd, MDPOLY_TIMEOUT_S, env=_mdpoly_env())
             v.mdpoly_seconds = time.perf_counter() - t0
-            cov = rc.coverage(rc.read_report(rep), rc.outermost_loops(prog.path))
-            v.nests = f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations"
+            cov = rc.coverage(rc.read_report(rep), rc.outermost_loops(prog.path), rc.hot_lines(prog.path.read_text()))
+            v.nests = (f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations, "
+                       f"{cov.hot_transformed}/{cov.hot} hand-parallelized loops")
             v.exe = out / name
             _build(out_c, v.exe, openmp=True)
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:

@@ -12,7 +12,9 @@ the nests in the report (a loop missing there is listed: mdpoly must account for
 "transformed" the nests mdpoly replaced, "parts" the computations of scheduled nests (a time
 loop around several nests counts each computation inside it) and how many of them run in
 parallel. ``--details`` lists every kept nest with its line and reason. Nothing is asserted:
-the frontend's coverage of these forms is work in progress; the exit status is 1 only when
+the frontend's coverage of these forms is work in progress; "hot loops" are the loops the
+programs parallelize by hand (``// BENCH-OMP:`` markers and their own ``#pragma omp`` lines),
+the ones that matter for speed; the exit status is 1 only when
 mdpoly fails or leaves a loop out of its report.
 """
 
@@ -53,8 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     extra = ["--all-nests"] if ns.all_nests else []
     rows: list[dict] = []
     bad = False
-    print("| program | loops | reported | transformed | parts parallel | kept (reason: count) |")
-    print("| --- | --- | --- | --- | --- | --- |")
+    print("| program | loops | reported | transformed | parts parallel | hot loops transformed | kept (reason: count) |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
     with tempfile.TemporaryDirectory(prefix="real-c-cov-") as tmp:
         for prog in rc.PROGRAMS:
             if wanted and prog.name not in wanted:
@@ -62,26 +64,29 @@ def main(argv: list[str] | None = None) -> int:
             report, log = _mdpoly(prog.path, Path(tmp), extra)
             if report is None:
                 bad = True
-                print(f"| {prog.name} | failed: {log} | | | | |", flush=True)
+                print(f"| {prog.name} | failed: {log} | | | | | |", flush=True)
                 rows.append({"program": prog.name, "failed": log})
                 continue
-            cov = rc.coverage(report, rc.outermost_loops(prog.path))
+            cov = rc.coverage(report, rc.outermost_loops(prog.path), rc.hot_lines(prog.path.read_text()))
             bad |= bool(cov.missing)
             kept = ", ".join(f"{k}: {v}" for k, v in cov.kept.most_common()) or "-"
             missing = f" (missing from report: lines {', '.join(str(lp.line) for lp in cov.missing)})" \
                 if cov.missing else ""
             print(f"| {prog.name} | {len(cov.loops)} | {cov.reported}{missing} | {cov.transformed} "
-                  f"| {cov.parts_parallel}/{cov.parts} | {kept} |", flush=True)
+                  f"| {cov.parts_parallel}/{cov.parts} | {cov.hot_transformed}/{cov.hot} | {kept} |", flush=True)
             kept_nests = [{"line": n["line"], "function": _function_at(cov.loops, int(n["line"])),
                            "code": n.get("code"), "reason": n.get("reason")}
                           for n in report["nests"] if n["status"] != "transformed"]
             rows.append({"program": prog.name, "loops": len(cov.loops), "reported": cov.reported,
                          "transformed": cov.transformed, "parts": cov.parts, "parts_parallel": cov.parts_parallel,
+                         "hot": cov.hot, "hot_transformed": cov.hot_transformed,
                          "kept": dict(cov.kept), "missing": [lp.line for lp in cov.missing], "kept_nests": kept_nests})
     if rows:
         ok = [r for r in rows if "failed" not in r]
         print(f"\ntotal: {sum(r['transformed'] for r in ok)} of {sum(r['reported'] for r in ok)} nests transformed, "
               f"{sum(r['parts_parallel'] for r in ok)} of {sum(r['parts'] for r in ok)} computations parallel, "
+              f"{sum(r['hot_transformed'] for r in ok)} of {sum(r['hot'] for r in ok)} hand-parallelized loops "
+              "transformed, "
               f"{len(rows) - len(ok)} programs failed")
     if ns.details:
         for r in rows:

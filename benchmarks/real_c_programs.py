@@ -150,6 +150,20 @@ def openmp_source(text: str) -> str | None:
 # {{{ the nests mdpoly must account for
 
 
+def hot_lines(text: str) -> list[int]:
+    """The lines (1-based) of the loops a programmer parallelized by hand: the ``for`` after each
+    ``// BENCH-OMP:`` marker or ``#pragma omp`` line."""
+    lines = text.splitlines()
+    out = []
+    for n, line in enumerate(lines):
+        if BENCH_OMP.match(line) or USER_OMP.match(line):
+            nxt = next((k for k in range(n + 1, len(lines)) if lines[k].strip()
+                        and not lines[k].lstrip().startswith(("#", "//"))), None)
+            if nxt is not None and lines[nxt].lstrip().startswith("for"):
+                out.append(nxt + 1)
+    return out
+
+
 @dataclass(frozen=True)
 class Loop:
     """An outermost ``for`` statement of a function (no ``for`` around it)."""
@@ -205,11 +219,17 @@ class Coverage:
     missing: list[Loop] = field(default_factory=list)
     parts: int = 0                  # computations of scheduled nests (and plain nests)
     parts_parallel: int = 0
+    hot: int = 0                    # loops parallelized by hand (markers, pragmas) ...
+    hot_transformed: int = 0        # ... that are transformed nests of mdpoly's
 
 
-def coverage(report: dict[str, Any], loops: list[Loop]) -> Coverage:
-    """``report`` (``--report`` JSON) against the outermost loops of the source."""
+def coverage(report: dict[str, Any], loops: list[Loop], hot: list[int] | None = None) -> Coverage:
+    """``report`` (``--report`` JSON) against the outermost loops of the source and its
+    hand-parallelized loops ``hot`` (see :func:`hot_lines`)."""
     cov = Coverage(loops)
+    transformed_lines = {int(n["line"]) for n in report["nests"] if n["status"] == "transformed"}
+    cov.hot = len(hot or [])
+    cov.hot_transformed = sum(1 for line in hot or [] if line in transformed_lines)
     lines = {int(n["line"]) for n in report["nests"]}
     cov.missing = [lp for lp in loops if lp.line not in lines]
     for n in report["nests"]:
