@@ -111,10 +111,18 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 # }}}
 
 
-def _rows_view(b: Buffer) -> c_ast.Node:
-    """``(T (*)[m])A``: the user's flat pointer as the rows the generated function takes."""
-    rows = c_ast.PtrDecl([], c_ast.ArrayDecl(_type_decl(None, b.elem_type), c_ast.ID(b.rows_of), []))
-    return c_ast.Cast(c_ast.Typename(None, [], None, rows), c_ast.ID(b.name))
+def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
+    """``(T (*)[d2][d1])A``: the user's flat pointer as the array the generated function takes
+    (its inner extents ``b.shape[1:]``; a front-end parameter is its C expression ``values``)."""
+    t: c_ast.Node = _type_decl(None, b.elem_type)
+    for dim in reversed(b.shape[1:]):
+        t = c_ast.ArrayDecl(t, c_ast.ID(_valued(dim, values)), [])
+    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), c_ast.ID(b.name))
+
+
+def _valued(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each name in ``values`` replaced by its parenthesized C expression."""
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(), text)
 
 
 def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
@@ -352,7 +360,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
             call += self.exit_values(plan.iterators)
@@ -437,7 +445,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"
             exits = self.exit_values(plan.iterators)
@@ -466,7 +474,7 @@ class CEmitter:
                                                               c_ast.Constant("int", "1")))
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
-            stride = _index_cast(c_ast.ID(r.rows_of))
+            stride = _index_cast(c_ast.ID(f"({_valued(r.rows_of, self.values)})"))
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
         return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
 
