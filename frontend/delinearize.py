@@ -145,6 +145,7 @@ class Delinearizer:
         self.uses: list[Use] = []
         #: run-time quotient extents: name -> (dividend, divisor) as ``long long`` C text
         self.quotients: dict[str, tuple[str, str]] = {}
+        self.shown: dict[str, str] = {}  # run-time quotient name -> its text for the reasons (``kv/hs``)
 
     def has(self, array: str) -> bool:
         return array in self.layouts
@@ -202,6 +203,7 @@ class Delinearizer:
                 name = f"mdp_q_{'_'.join(outer)}_by_{'_'.join(inner)}"
                 dividend, divisor = _c_product(outer), _c_product(inner)
                 self.quotients[name] = (dividend, divisor)
+                self.shown[name] = f"{'*'.join(outer)}/{'*'.join(inner)}"
                 # never divides by zero, whatever order the checks run in
                 quotient(name, f"({divisor} > 0 ? {dividend} / ({divisor}) : 0)")
                 p = Precondition(f"{divisor} > 0 && {dividend} % ({divisor}) == 0",
@@ -228,8 +230,9 @@ class Delinearizer:
             for k in range(1, len(shape)):
                 sub, ext = use.subs[k], shape[k]
                 lo, hi = box_extremes(sub, where)
-                why = (f"the subscripts of '{use.array}' viewed as {use.array}{''.join(f'[{d}]' for d in shape)} stay "
-                       f"within their dimensions ({sub.to_c()} in [0, {ext}))")
+                shown = [self.shown.get(d, d) for d in shape]
+                why = (f"the subscripts of '{use.array}' viewed as {use.array}{''.join(f'[{d}]' for d in shown)} stay "
+                       f"within their dimensions ({sub.to_c()} in [0, {shown[k]}))")
                 for cond in (lo, _minus(Affine.of({ext: 1}, -1), hi)):
                     if cond.is_constant:
                         if cond.constant < 0:

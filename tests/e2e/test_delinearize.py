@@ -1,0 +1,218 @@
+"""Flat subscripts with several run-time sizes, delinearized (``mdpoly.frontend.delinearize``).
+
+One program holds a 3-D stencil ``in[x + y*nx + z*nx*ny]``, a KV-cache dot product per head
+``A[t*kv + h*hs + i]``, a per-layer matvec ``w[(l*dim + i)*dim + j]`` and a flat NHWC convolution
+``in[((n*ih + p*STR + r)*iw + q*STR + s)*c + ch]``. It is built as written and through mdpoly; both
+run (OpenMP at 1-4 threads; OpenCL on PoCL when there is a device) and must print the same text.
+The values are small integers, so every sum is exact whatever order the parallel code adds in.
+
+The versioned nests (``kv / hs`` rows of ``hs``; ``q*STR + s < iw``) are called on both sides of
+their run-time check. An instrumented build -- the generated file with ``fprintf(stderr, ...)``
+before each call of a generated function, which runs only when the check passes -- pins which side
+ran for each call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from e2e_harness import build_c, c_compiler, child_env, mdpoly_available, run_mdpoly, run_program, run_step
+from test_opencl_examples import build_opencl, needs_opencl
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+PROGRAM = r"""#include <stdio.h>
+#include <stdlib.h>
+#define STR 2
+
+void stencil(int nx, int ny, int nz, const float *in, float *out) {
+  for (int z = 1; z < nz - 1; z++)
+    for (int y = 1; y < ny - 1; y++)
+      for (int x = 1; x < nx - 1; x++)
+        out[x + y*nx + z*nx*ny] = 2 * in[x + y*nx + z*nx*ny]
+          + in[x + y*nx + z*nx*ny - 1] + in[x + 1 + y*nx + z*nx*ny]
+          + in[x + y*nx + z*nx*ny - nx] + in[x + (y + 1)*nx + z*nx*ny]
+          + in[x + (y - 1)*nx + z*nx*ny - nx*ny] + in[x + y*nx + z*nx*ny + nx*ny];
+}
+
+void heads(int T, int H, int hs, int kv, const float *q, const float *A, float *att) {
+  for (int t = 0; t < T; t++)
+    for (int h = 0; h < H; h++) {
+      float s = 0;
+      for (int i = 0; i < hs; i++)
+        s += q[h*hs + i] * A[t*kv + h*hs + i];
+      att[h*T + t] = s;
+    }
+}
+
+void layers(int L, int dim, const float *w, const float *x, float *y) {
+  for (int l = 0; l < L; l++)
+    for (int i = 0; i < dim; i++) {
+      float s = 0;
+      for (int j = 0; j < dim; j++)
+        s += w[(l*dim + i)*dim + j] * x[l*dim + j];
+      y[l*dim + i] = s;
+    }
+}
+
+void conv(int n_, int p_, int q_, int k_, int c_, int r_, int s_, int ih, int iw,
+          const float *in, const float *w, float *out) {
+  int n, p, q, k, r, s, c;
+  for (n = 0; n < n_; n++)
+    for (p = 0; p < p_; p++)
+      for (q = 0; q < q_; q++)
+        for (k = 0; k < k_; k++)
+          for (r = 0; r < r_; r++)
+            for (s = 0; s < s_; s++)
+              for (c = 0; c < c_; c++)
+                out[((n*p_ + p)*q_ + q)*k_ + k] +=
+                  in[((n*ih + p*STR + r)*iw + q*STR + s)*c_ + c] * w[((k*r_ + r)*s_ + s)*c_ + c];
+}
+
+static float *filled(long n, int seed) {
+  float *v = malloc(sizeof(float) * (n > 0 ? n : 1));
+  for (long i = 0; i < n; i++) v[i] = (float)((i * 7 + seed) % 9 - 4);
+  return v;
+}
+static void show(const char *name, const float *v, long n) {
+  double s = 0, t = 0;
+  for (long i = 0; i < n; i++) { s += v[i]; t += v[i] * (double)(i % 13 + 1); }
+  printf("%s %.1f %.1f\n", name, s, t);
+}
+
+int main(void) {
+  int nx = 23, ny = 17, nz = 11;
+  float *a = filled((long)nx * ny * nz, 1), *b = calloc((size_t)nx * ny * nz, sizeof(float));
+  stencil(nx, ny, nz, a, b);
+  show("stencil", b, (long)nx * ny * nz);
+
+  int T = 9, H = 4, hs = 8;
+  float *q = filled(H * hs, 2), *A = filled(T * 40 + H * hs, 3), *att = calloc(H * T, sizeof(float));
+  heads(T, H, hs, H * hs, q, A, att);       /* kv = H*hs: the check holds, the parallel code runs */
+  show("heads", att, H * T);
+  heads(T, H, hs, 3 * hs, q, A, att);       /* H*hs > kv: the heads overlap, the original runs */
+  show("heads-overlap", att, H * T);
+  heads(T, H, hs, 36, q, A, att);           /* kv not a multiple of hs: the original runs */
+  show("heads-ragged", att, H * T);
+
+  int L = 3, dim = 13;
+  float *w = filled(L * dim * dim, 4), *x = filled(L * dim, 5), *y = calloc(L * dim, sizeof(float));
+  layers(L, dim, w, x, y);
+  show("layers", y, L * dim);
+
+  int N = 2, P = 4, Q = 5, K = 3, C = 3, R = 3, S = 3;
+  int ih = (P - 1) * STR + R + 1, iw = (Q - 1) * STR + S + 1;
+  float *in = filled((long)N * ih * iw * C + 64, 6), *cw = filled(K * R * S * C, 7);
+  float *out = calloc(N * P * Q * K, sizeof(float));
+  conv(N, P, Q, K, C, R, S, ih, iw, in, cw, out);        /* q*STR + s < iw: parallel */
+  show("conv", out, N * P * Q * K);
+  conv(N, P, Q, K, C, R, S, ih, iw - 3, in, cw, out);    /* windows cross the rows: the original runs */
+  show("conv-narrow", out, N * P * Q * K);
+  return 0;
+}
+"""
+
+# the lines of the nests, and for each the calls on which its run-time check holds (in call order)
+NESTS = {"stencil": 6, "heads": 16, "layers": 26, "conv": 38}
+PARALLEL_CALLS = ["stencil", "heads", "layers", "conv"]
+
+
+def _instrumented(generated: str) -> str:
+    """The generated file announcing on stderr each call of a generated function (``mdpoly_<f>_<line>``)."""
+    return re.sub(r"^(\s*)(mdpoly_([A-Za-z]+)_\d+\()", r'\1fprintf(stderr, "parallel \3\\n"); \2', generated,
+                  flags=re.M)
+
+
+def _generate(tmp_path: Path, target: str) -> tuple[Path, str, dict[str, object]]:
+    src = tmp_path / "prog.c"
+    src.write_text(PROGRAM)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    report = tmp_path / "report.json"
+    run_mdpoly(src, out_c, {}, extra=["-q", "--target", target, "--report", str(report)])
+    return out_c, reference, json.loads(report.read_text())
+
+
+def _nest(report: dict[str, object], line: int) -> dict[str, object]:
+    nests = report["nests"]
+    assert isinstance(nests, list)
+    (nest,) = [n for n in nests if n["line"] == line]
+    return nest  # type: ignore[no-any-return]
+
+
+def test_report_shows_the_views_and_their_checks(tmp_path: Path) -> None:
+    _, _, report = _generate(tmp_path, "openmp")
+    for name, line in NESTS.items():
+        assert _nest(report, line)["status"] == "transformed", name
+    heads = _nest(report, NESTS["heads"])["preconditions"]
+    assert isinstance(heads, list)
+    checks = [p["check"] for p in heads]
+    assert "(long long)hs > 0 && (long long)kv % ((long long)hs) == 0" in checks
+    assert "(long long)hs > 0 && (long long)H <= (long long)kv / ((long long)hs)" in checks
+    assert any("A[][kv/hs][hs]" in p["reason"] for p in heads)
+    conv = _nest(report, NESTS["conv"])["preconditions"]
+    assert isinstance(conv, list)
+    assert [p["check"] for p in conv] == [
+        "(long long)ih - 2 * (long long)p_ - (long long)r_ + 2 >= 0",
+        "(long long)iw - 2 * (long long)q_ - (long long)s_ + 2 >= 0"]
+    # the stencil's neighbours and the matvec's rows are within their dimensions for every size
+    assert "preconditions" not in _nest(report, NESTS["stencil"])
+    assert "preconditions" not in _nest(report, NESTS["layers"])
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3, 4])
+def test_openmp_matches_original_on_both_sides_of_the_checks(threads: int, tmp_path: Path) -> None:
+    out_c, reference, _ = _generate(tmp_path, "openmp")
+    generated = out_c.read_text()
+    assert "(float (*)[ny][nx]) in" in generated and "(float (*)[ih][iw][c_]) in" in generated
+    assert "(float (*)[dim][dim]) w" in generated
+    probe = tmp_path / "probe.c"
+    probe.write_text(_instrumented(generated))
+    exe = build_c(probe, tmp_path / "par", {}, openmp=True)
+    proc = run_step([str(exe)], env=child_env(OMP_NUM_THREADS=str(threads)))
+    assert proc.stdout == reference, f"at {threads} threads ({out_c})"
+    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1] in NESTS]
+    assert ran == PARALLEL_CALLS  # the second and third heads() and the second conv() ran the original
+
+
+@needs_opencl
+def test_opencl_matches_original(tmp_path: Path) -> None:
+    out_c, reference, report = _generate(tmp_path, "opencl")
+    assert "__kernel void mdpoly_heads_16" in out_c.read_text()
+    assert _nest(report, NESTS["conv"])["status"] == "transformed"
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference, f"OpenCL ({out_c})"
+    assert build_opencl  # the harness's device check (needs_opencl) decided that this runs
+
+
+# {{{ what stays the original
+
+
+KEPT = r"""#include <stdio.h>
+void mixed(int n, int m, float *A) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      A[i*m + j] = A[j] + 1;
+}
+void twice(int n, int m, float *A) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      A[i*j] = 1;
+}
+"""
+
+
+def test_flat_and_multidimensional_accesses_of_one_array_are_kept(tmp_path: Path) -> None:
+    src = tmp_path / "k.c"
+    src.write_text(KEPT)
+    proc = run_mdpoly(src, tmp_path / "out.c", {})
+    assert ("k.c:5:7: note: loop nest kept sequential: 'A[(i * m) + j]' indexes 'A' as a multi-dimensional array, "
+            "which the nest also indexes as a flat one") in proc.stderr
+    assert "k.c:10:7: note: loop nest kept sequential: subscript 'A[i * j]' is not affine" in proc.stderr
+
+
+# }}}
