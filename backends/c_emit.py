@@ -474,7 +474,7 @@ class CEmitter:
                                                               c_ast.Constant("int", "1")))
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
-            stride = _index_cast(c_ast.ID(f"({_valued(r.rows_of, self.values)})"))
+            stride = _index_cast(c_ast.ID(f"({r.rows_of})"))  # in the call site's names (frontend.alias)
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
         return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
 

@@ -36,9 +36,11 @@ from dataclasses import dataclass
 from itertools import pairwise
 
 from mdpoly.frontend.box import bounding_box, box_extremes
+from mdpoly.frontend.expr_types import NameTypes, expr_type
 from mdpoly.frontend.loop_types import math_text
+from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, Precondition
-from mdpoly.ir.scop import Scop
+from mdpoly.ir.scop import Binary, Cast, Const, Expr, Scop, Unary, Var
 
 #: sorted names; ``()`` is the constant 1
 Monomial = tuple[str, ...]
@@ -129,6 +131,30 @@ def split(poly: Poly, layout: Layout, iterators: Sequence[str]) -> list[dict[Mon
             term = quotient
         dims[k][term] = dims[k].get(term, 0) + c
     return dims
+
+
+def may_wrap(e: Expr, name_type: NameTypes) -> bool:
+    """Whether C may compute the subscript ``e`` other than as its mathematical value: an operator
+    in an unsigned type narrower than a pointer (``unsigned`` wraps at 2^32, where the address
+    does not), a conversion to one that may wrap, or a type that is not known. ``size_t``
+    arithmetic wraps with the address itself, so it computes the same element; a signed value
+    out of its type's range is undefined (or implementation-defined) in the original."""
+    if isinstance(e, Var | Const):
+        return False
+    if isinstance(e, Cast):
+        to, of = parse_type(e.resolved or e.type), expr_type(e.operand, name_type)
+        if to is None or of is None or (to.is_integer and not to.signed and to.size < 8
+                                        and (of.signed or of.size > to.size)):
+            return True
+        return may_wrap(e.operand, name_type)
+    if not isinstance(e, Unary | Binary):
+        return True
+    t = expr_type(e, name_type)
+    if t is None or (t.is_integer and not t.signed and t.size < 8):
+        return True
+    if isinstance(e, Unary):
+        return may_wrap(e.operand, name_type)
+    return may_wrap(e.left, name_type) or may_wrap(e.right, name_type)
 
 
 def _c_product(mono: Monomial) -> str:

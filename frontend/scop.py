@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout, row_elements
+from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout, may_wrap, row_elements
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
@@ -1218,6 +1218,8 @@ class NestBuilder(c_ast.NodeVisitor):
         try:
             poly = self.polynomial(subs[0])
         except _NotAffine:
+            return None
+        if may_wrap(self.expr(subs[0]), self.name_type):
             return None
         index = self.delin.access(name, poly, self._iterators(), self._product_of)
         if index is None:

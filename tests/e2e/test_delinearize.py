@@ -189,6 +189,92 @@ def test_opencl_matches_original(tmp_path: Path) -> None:
     assert build_opencl  # the harness's device check (needs_opencl) decided that this runs
 
 
+# {{{ views shared by several accesses, invariant offsets
+
+OFFSETS = r"""#include <stdio.h>
+#include <stdlib.h>
+
+void planes(int nx, int ny, int nz, const float *in, float *out) {
+  for (int z = 0; z < nz; z++)
+    for (int y = 0; y < ny; y++)
+      for (int x = 0; x < nx; x++)
+        out[x + y*nx + z*nx*ny] = in[x + y*nx] + in[x + y*nx + z*nx*ny];
+}
+
+void cache(int l, int T, int H, int hs, int kv, const float *kc, float *att) {
+  for (int t = 0; t < T; t++)
+    for (int h = 0; h < H; h++) {
+      float s = 0;
+      for (int i = 0; i < hs; i++)
+        s += kc[l*T*kv + t*kv + h*hs + i];
+      att[h*T + t] = s;
+    }
+}
+
+void based(int off, int T, int hs, const float *kc, float *o) {
+  for (int t = 0; t < T; t++)
+    for (int i = 0; i < hs; i++)
+      o[t*hs + i] = kc[off + t*hs + i] * 2;
+}
+
+static float *filled(long n, int seed) {
+  float *v = malloc(sizeof(float) * n);
+  for (long i = 0; i < n; i++) v[i] = (float)((i * 5 + seed) % 11 - 5);
+  return v;
+}
+static void show(const char *name, const float *v, long n) {
+  double t = 0;
+  for (long i = 0; i < n; i++) t += v[i] * (double)(i % 17 + 1);
+  printf("%s %.1f\n", name, t);
+}
+
+int main(void) {
+  int nx = 19, ny = 7, nz = 5;
+  float *in = filled(nx * ny * nz, 1), *out = filled(nx * ny * nz, 2);
+  planes(nx, ny, nz, in, out);
+  show("planes", out, nx * ny * nz);
+
+  int T = 6, H = 3, hs = 5, kv = H * hs;
+  float *kc = filled(4 * T * kv + 8, 3), *att = calloc(H * T, sizeof(float));
+  cache(2, T, H, hs, kv, kc, att);      /* layer 2 of the cache: the offset is rows of kv */
+  show("cache", att, H * T);
+  float *o = calloc(T * hs, sizeof(float));
+  based(0, T, hs, kc, o);               /* i + off stays in a row of hs: parallel */
+  show("based", o, T * hs);
+  based(7, T, hs, kc, o);               /* it does not: the original runs */
+  show("based-7", o, T * hs);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("threads", [2, 4])
+def test_shared_views_and_invariant_offsets(threads: int, tmp_path: Path) -> None:
+    """``in[x + y*nx]`` beside ``in[x + y*nx + z*nx*ny]``: both in the 3-D view (the model is rebuilt
+    when the second access needs more dimensions); ``l*T*kv`` is an offset in rows of ``kv``; an opaque
+    ``off`` stays in the innermost dimension, where the run-time check decides."""
+    src = tmp_path / "prog.c"
+    src.write_text(OFFSETS)
+    reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "out.c"
+    run_mdpoly(src, out_c, {}, extra=["-q", "--emit", "mdh"])
+    mdh = out_c.read_text()
+    assert "in:(z,y,x)->(0,y,x), in:(z,y,x)->(z,y,x)" in mdh
+    assert "kc:(t,h,i)->(mdp_p_T_l+t,h,i)" in mdh and "kc:(t,i)->(t,i+off)" in mdh
+    assert "requires (long long)off >= 0" in mdh and "requires -(long long)off >= 0" in mdh
+    run_mdpoly(src, out_c, {}, extra=["-q"])
+    probe = tmp_path / "probe.c"
+    probe.write_text(_instrumented(out_c.read_text()))
+    exe = build_c(probe, tmp_path / "par", {}, openmp=True)
+    proc = run_step([str(exe)], env=child_env(OMP_NUM_THREADS=str(threads)))
+    assert proc.stdout == reference, f"at {threads} threads ({out_c})"
+    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1] in ("planes", "cache", "based")]
+    assert ran == ["planes", "cache", "based"]
+
+
+# }}}
+
+
 # {{{ what stays the original
 
 
