@@ -1219,11 +1219,13 @@ class NestBuilder(c_ast.NodeVisitor):
             poly = self.polynomial(subs[0])
         except _NotAffine:
             return None
-        if may_wrap(self.expr(subs[0]), self.name_type):
-            return None
         index = self.delin.access(name, poly, self._iterators(), self._product_of)
         if index is None:
             return None
+        if may_wrap(self.expr(subs[0]), self.name_type):
+            raise self._fail(node, "non-affine-subscript",
+                             f"subscript '{c_text(node)}' is computed in a narrow unsigned type, which wraps where "
+                             "the address does not: it cannot be split into dimensions")
         if name in self.flat_accesses:
             raise self._fail(node, "non-affine-subscript",
                              f"'{c_text(node)}' indexes '{name}' as a multi-dimensional array, which the nest also "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from e2e_harness import build_c, c_compiler, child_env, mdpoly_available, run_mdpoly, run_program, run_step
-from test_opencl_examples import build_opencl, needs_opencl
+from test_opencl_examples import build_opencl, needs_opencl, opencl_unavailable
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
 
@@ -174,7 +174,7 @@ def test_openmp_matches_original_on_both_sides_of_the_checks(threads: int, tmp_p
     exe = build_c(probe, tmp_path / "par", {}, openmp=True)
     proc = run_step([str(exe)], env=child_env(OMP_NUM_THREADS=str(threads)))
     assert proc.stdout == reference, f"at {threads} threads ({out_c})"
-    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1] in NESTS]
+    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1:2] and line.split()[1] in NESTS]
     assert ran == PARALLEL_CALLS  # the second and third heads() and the second conv() ran the original
 
 
@@ -183,10 +183,32 @@ def test_opencl_matches_original(tmp_path: Path) -> None:
     out_c, reference, report = _generate(tmp_path, "opencl")
     assert "__kernel void mdpoly_heads_16" in out_c.read_text()
     assert _nest(report, NESTS["conv"])["status"] == "transformed"
-    exe = tmp_path / "cl"
-    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
-    assert run_program(exe) == reference, f"OpenCL ({out_c})"
-    assert build_opencl  # the harness's device check (needs_opencl) decided that this runs
+    probe = tmp_path / "probe.c"
+    probe.write_text(_instrumented(out_c.read_text()))
+    proc = run_step([str(build_opencl(probe, tmp_path / "cl", {}))], env=child_env())
+    assert proc.stdout == reference, f"OpenCL ({out_c})"
+    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1:2] and line.split()[1] in NESTS]
+    assert ran == PARALLEL_CALLS
+
+
+def test_split_over_mpi_ranks_and_devices(tmp_path: Path) -> None:
+    """The views' row lengths also size what ``--mpi`` gathers and what ``--devices`` copies back."""
+    from test_mpi import _mpi_missing, check
+    src = tmp_path / "prog.c"
+    src.write_text(PROGRAM)
+    if _mpi_missing() is None:
+        notes = check(src, tmp_path, {}, (2, 3))
+        assert "dimension 'z' (++) split over MPI ranks; outputs gathered on every rank (MPI_Allgatherv)" in notes
+    if opencl_unavailable() is None:
+        reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
+        out_c = tmp_path / "dev.c"
+        run_mdpoly(src, out_c, {}, extra=["-q", "--target", "opencl", "--devices", "0,0"])
+        exe = tmp_path / "dev"
+        run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+        for env in ({}, {"MDPOLY_DEVICE_SHARES": "1,3"}):
+            assert run_step([str(exe)], env=child_env(**env)).stdout == reference, env
+    if _mpi_missing() is not None and opencl_unavailable() is not None:
+        pytest.skip("neither mpicc/mpirun nor an OpenCL device")
 
 
 # {{{ views shared by several accesses, invariant offsets
