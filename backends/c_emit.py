@@ -117,7 +117,8 @@ def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
     t: c_ast.Node = _type_decl(None, b.elem_type)
     for dim in reversed(b.shape[1:]):
         t = c_ast.ArrayDecl(t, c_ast.ID(_valued(dim, values)), [])
-    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), c_ast.ID(b.name))
+    base = c_ast.ID(f"({b.name} + {b.base_offset})" if b.base_offset else b.name)
+    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), base)
 
 
 def _valued(text: str, values: Mapping[str, str]) -> str:
@@ -467,7 +468,7 @@ class CEmitter:
 
     def _bytes(self, r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
         """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
-        base = c_ast.ID(r.buffer)
+        base = c_ast.ID(f"({r.buffer} + {r.offset})" if r.offset else r.buffer)
         if r.lo is None or r.hi is None:
             first: c_ast.Node = c_ast.UnaryOp("&", base)
             return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
@@ -476,7 +477,7 @@ class CEmitter:
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
             stride = _index_cast(c_ast.ID(f"({r.rows_of})"))  # in the call site's names (frontend.alias)
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
-        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
+        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", _clone(base), end)))
 
     def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
         assert r.row_lo is not None and r.row_hi is not None

@@ -15,11 +15,11 @@ parameter of its own (``mdp_q_kv_by_hs``) valid when ``s_{k-1} > 0`` and ``s_k %
 Strides that do not divide each other are ordered by the loops they multiply (an outer loop's
 iterator has the larger stride, as row-major traversals do). A monomial without an iterator (a
 constant or invariant offset such as ``- 1``, ``+ nx*ny`` or ``+ l*seq*kv``) goes to the
-outermost dimension whose stride divides it (``in[c - nx]`` is row ``y - 1``), else to the
-innermost one, where the range check below decides at run time whether it stays in the row.
-An opaque offset parameter ``loff`` (not a product of the strides) is thus kept in the innermost
-dimension: the run-time check then fails and the original loop runs. A base-pointer offset
-(passing ``A + loff``) is not done: it would have to hold for every access of the array.
+outermost dimension whose stride divides it (``in[c - nx]`` is row ``y - 1``). One that no
+stride divides (a parameter ``loff``, not a product of the strides) is a base-pointer offset when
+every access of the array in the nest adds the same one: the view starts at ``A + loff``, which
+the call passes (``Layout.base``); otherwise it goes to the innermost dimension, where the range
+check below decides at run time whether it stays in the row.
 
 The view is exact -- distinct index tuples are distinct elements and every element the nest
 touches is the one the flat subscript names -- when ``0 <= e_k < d_k`` for every ``k >= 1``
@@ -32,7 +32,7 @@ original nest runs when it fails (``preconditions``).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import pairwise
 
 from mdpoly.frontend.box import bounding_box, box_extremes
@@ -49,9 +49,17 @@ Poly = Mapping[Monomial, int]
 
 @dataclass(frozen=True, slots=True)
 class Layout:
-    """The strides of a flat array's view, innermost first; ``strides[0] == ()`` (one element)."""
+    """The strides of a flat array's view, innermost first; ``strides[0] == ()`` (one element).
+
+    ``base``: the invariant offset that every access of the array adds and no stride divides
+    (``loff`` in ``A[loff + t*kv + h*hs + i]``), as monomial -> coefficient pairs: the view starts
+    at ``A + loff``. ``None``: the accesses add different such offsets, which then stay in the
+    innermost dimension. ``decided``: ``base`` was set by an access (the first one decides).
+    """
 
     strides: tuple[Monomial, ...]
+    base: tuple[tuple[Monomial, int], ...] | None = ()
+    decided: bool = False
 
     def dim_of(self, stride: Monomial) -> int:
         return self.strides.index(stride)
@@ -190,8 +198,14 @@ class Delinearizer:
         layout = self.layouts.get(array) or self.hints.get(array) or choose_layout(seen)
         if not set(found) <= set(layout.strides):
             raise Relayout({**self.hints, **self.layouts, array: choose_layout(seen)})
+        opaque = tuple(sorted((m, c) for m, c in poly.items() if m and not set(m) & set(iterators)
+                              and not any(_divides(st, m) is not None for st in layout.strides[1:])))
+        if not layout.decided:
+            layout = replace(layout, base=opaque, decided=True)
+        elif layout.base is not None and layout.base != opaque:  # accesses disagree: no base offset
+            raise Relayout({**self.hints, **self.layouts, array: replace(layout, base=None)})
         self.layouts[array] = layout
-        dims = split(poly, layout, iterators)
+        dims = split({m: c for m, c in poly.items() if (m, c) not in (layout.base or ())}, layout, iterators)
         if dims is None:
             return None
         subs: list[Affine] = []
@@ -207,6 +221,18 @@ class Delinearizer:
             subs.append(Affine.of(terms, dim.get((), 0)))
         self.uses.append(Use(array, tuple(subs)))
         return tuple(subs)
+
+    def offsets(self) -> dict[str, str]:
+        """Each array's base offset (``Layout.base``) as ``long long`` C text, where it has one."""
+        out: dict[str, str] = {}
+        for a, lay in self.layouts.items():
+            text = ""
+            for m, c in lay.base or ():
+                term = _c_product(m) if abs(c) == 1 else f"{abs(c)} * {_c_product(m)}"
+                text = (f"-{term}" if c < 0 else term) if not text else f"{text} {'-' if c < 0 else '+'} {term}"
+            if text:
+                out[a] = text
+        return out
 
     def shapes(self, param: Callable[[Monomial], str | None],
                quotient: Callable[[str, str], None]) -> tuple[dict[str, tuple[str, ...]], list[Precondition]]:

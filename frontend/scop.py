@@ -322,9 +322,11 @@ class NestBuilder(c_ast.NodeVisitor):
             shapes, view_pre = self.delin.shapes(self._product_of, self._quotient)
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", str(e)) from None
+        offsets = self.delin.offsets()
         for name, shape in shapes.items():
             var = self.variables[name]
-            self.variables[name] = replace(var, shape=shape, kind="array", c_decl="", rows_of=row_elements(shape))
+            self.variables[name] = replace(var, shape=shape, kind="array", c_decl="", rows_of=row_elements(shape),
+                                           base_offset=offsets.get(name, ""))
         self._add_shape_sizes()
         prag = self.cand.pragma
         scop = Scop(

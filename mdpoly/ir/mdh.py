@@ -165,6 +165,9 @@ class Buffer:
     #: not a variable of the user's: the call site passes this C expression (a strided loop's
     #: trip count ``(U - L + s - 1) / s``)
     c_value: str = ""
+    #: a flat pointer viewed from an invariant offset (``A[loff + t*kv + i]``): the call site passes
+    #: ``A + base_offset`` (C text over the user's names)
+    base_offset: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +237,8 @@ class AddressRange:
     #: a flat pointer viewed as rows (``Buffer.rows_of``): ``lo``/``hi`` count rows of this many
     #: elements (C text in the call site's names)
     rows_of: str = ""
+    #: the view starts at ``buffer + offset`` (``Buffer.base_offset``)
+    offset: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -239,6 +239,22 @@ void based(int off, int T, int hs, const float *kc, float *o) {
       o[t*hs + i] = kc[off + t*hs + i] * 2;
 }
 
+void shifted(int off, int T, int hs, const float *kc, float *o) {
+  for (int t = 0; t < T; t++)
+    for (int i = 0; i < hs; i++)
+      o[t*hs + i] = kc[off + t*hs + i] - kc[t*hs + i];
+}
+
+void layer(int loff, int T, int H, int hs, int kv, const float *kc, float *att) {
+  for (int t = 0; t < T; t++)
+    for (int h = 0; h < H; h++) {
+      float s = 0;
+      for (int i = 0; i < hs; i++)
+        s += kc[loff + t*kv + h*hs + i];
+      att[h*T + t] = s;
+    }
+}
+
 static float *filled(long n, int seed) {
   float *v = malloc(sizeof(float) * n);
   for (long i = 0; i < n; i++) v[i] = (float)((i * 5 + seed) % 11 - 5);
@@ -260,11 +276,15 @@ int main(void) {
   float *kc = filled(4 * T * kv + 8, 3), *att = calloc(H * T, sizeof(float));
   cache(2, T, H, hs, kv, kc, att);      /* layer 2 of the cache: the offset is rows of kv */
   show("cache", att, H * T);
+  layer(3 * T * kv + 5, T, H, hs, kv, kc, att);  /* an opaque offset: the view starts there */
+  show("layer", att, H * T);
   float *o = calloc(T * hs, sizeof(float));
-  based(0, T, hs, kc, o);               /* i + off stays in a row of hs: parallel */
+  based(7, T, hs, kc, o);               /* the one access starts the view at kc + 7: parallel */
   show("based", o, T * hs);
-  based(7, T, hs, kc, o);               /* it does not: the original runs */
-  show("based-7", o, T * hs);
+  shifted(0, T, hs, kc, o);             /* kc and kc + off: off in the row, checked: holds */
+  show("shifted", o, T * hs);
+  shifted(7, T, hs, kc, o);             /* 7 leaves the row of 5: the original runs */
+  show("shifted-7", o, T * hs);
   return 0;
 }
 """
@@ -274,7 +294,9 @@ int main(void) {
 def test_shared_views_and_invariant_offsets(threads: int, tmp_path: Path) -> None:
     """``in[x + y*nx]`` beside ``in[x + y*nx + z*nx*ny]``: both in the 3-D view (the model is rebuilt
     when the second access needs more dimensions); ``l*T*kv`` is an offset in rows of ``kv``; an opaque
-    ``off`` stays in the innermost dimension, where the run-time check decides."""
+    ``loff``/``off`` that every access of the array adds starts the view there (the call passes
+    ``kc + off``); added by one access only, it stays in the innermost dimension, where the run-time
+    check decides."""
     src = tmp_path / "prog.c"
     src.write_text(OFFSETS)
     reference = run_program(build_c(src, tmp_path / "orig", {}, openmp=False))
@@ -282,16 +304,20 @@ def test_shared_views_and_invariant_offsets(threads: int, tmp_path: Path) -> Non
     run_mdpoly(src, out_c, {}, extra=["-q", "--emit", "mdh"])
     mdh = out_c.read_text()
     assert "in:(z,y,x)->(0,y,x), in:(z,y,x)->(z,y,x)" in mdh
-    assert "kc:(t,h,i)->(mdp_p_T_l+t,h,i)" in mdh and "kc:(t,i)->(t,i+off)" in mdh
+    assert "kc:(t,h,i)->(mdp_p_T_l+t,h,i)" in mdh and "kc:(t,i)->(t,i+off), kc:(t,i)->(t,i)" in mdh
     assert "requires (long long)off >= 0" in mdh and "requires -(long long)off >= 0" in mdh
     run_mdpoly(src, out_c, {}, extra=["-q"])
+    generated = out_c.read_text()
+    assert "(float (*)[hs]) (kc + (long long)off)" in generated
+    assert "(float (*)[(((long long)hs > 0 ? (long long)kv / ((long long)hs) : 0))][hs]) (kc + (long long)loff)" in generated
     probe = tmp_path / "probe.c"
-    probe.write_text(_instrumented(out_c.read_text()))
+    probe.write_text(_instrumented(generated))
     exe = build_c(probe, tmp_path / "par", {}, openmp=True)
     proc = run_step([str(exe)], env=child_env(OMP_NUM_THREADS=str(threads)))
     assert proc.stdout == reference, f"at {threads} threads ({out_c})"
-    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1] in ("planes", "cache", "based")]
-    assert ran == ["planes", "cache", "based"]
+    names = ("planes", "cache", "layer", "based", "shifted")
+    ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1:2] and line.split()[1] in names]
+    assert ran == ["planes", "cache", "layer", "based", "shifted"]  # not shifted(7, ...)
 
 
 # }}}
