@@ -181,8 +181,13 @@ class Delinearizer:
         self.quotients: dict[str, tuple[str, str]] = {}
         self.shown: dict[str, str] = {}  # run-time quotient name -> its text for the reasons (``kv/hs``)
 
-    def has(self, array: str) -> bool:
-        return array in self.layouts
+    def viewed(self, array: str) -> bool:
+        """Whether ``array`` has a view in this nest (so far, or from the hints)."""
+        return array in self.layouts or array in self.hints
+
+    def relayout(self) -> Relayout:
+        """The rebuild that gives every access of the arrays viewed so far their views."""
+        return Relayout({**self.hints, **self.layouts})
 
     def access(self, array: str, poly: Poly, iterators: Sequence[str],
                param: Callable[[Monomial], str | None]) -> tuple[Affine, ...] | None:
@@ -190,7 +195,7 @@ class Delinearizer:
         ``param`` names a product of size parameters (``None``: cannot). ``None`` when the
         subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
         found = strides_of(poly, iterators)
-        if found is None or len(found) < 2:
+        if found is None or (len(found) < 2 and not self.viewed(array)):
             return None
         seen = self.seen.setdefault(array, {})
         for s, d in found.items():

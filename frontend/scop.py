@@ -1204,10 +1204,13 @@ class NestBuilder(c_ast.NodeVisitor):
                     return rows
                 raise self._fail(node, "non-affine-subscript",
                                  f"subscript '{c_text(node)}' is not affine") from None
-        if self.delin.has(base.name):
-            raise self._fail(node, "non-affine-subscript",
-                             f"'{c_text(node)}' indexes '{base.name}' as a flat array, which the nest also indexes as "
-                             "a multi-dimensional one ('A[i*m + j]'): write every access of it in one form")
+        if self.delin.viewed(base.name):  # A[j] beside A[i*m + j]: A[0][j] in the same view
+            rows = self._delinearized(node, base.name, var, subs)
+            if rows is None:
+                raise self._fail(node, "non-affine-subscript",
+                                 f"'{c_text(node)}' indexes '{base.name}' as a flat array, which the nest also indexes "
+                                 "as a multi-dimensional one ('A[i*m + j]'), and it does not fit that view")
+            return rows
         self.flat_accesses.add(base.name)
         return Access(base.name, tuple(index))
 
@@ -1228,10 +1231,8 @@ class NestBuilder(c_ast.NodeVisitor):
             raise self._fail(node, "non-affine-subscript",
                              f"subscript '{c_text(node)}' is computed in a narrow unsigned type, which wraps where "
                              "the address does not: it cannot be split into dimensions")
-        if name in self.flat_accesses:
-            raise self._fail(node, "non-affine-subscript",
-                             f"'{c_text(node)}' indexes '{name}' as a multi-dimensional array, which the nest also "
-                             "indexes as a flat one: write every access of it in one form")
+        if name in self.flat_accesses:  # an earlier A[j]: rebuilt in this view
+            raise self.delin.relayout()
         return Access(name, index)
 
     def _product_of(self, names: tuple[str, ...]) -> str | None:
