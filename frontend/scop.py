@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 
 from pycparser import c_ast
 
@@ -319,7 +320,7 @@ class NestBuilder(c_ast.NodeVisitor):
         for name in strided:
             del self.variables[name]
         try:
-            shapes, view_pre = self.delin.shapes(self._product_of, self._quotient)
+            shapes, view_pre = self.delin.shapes(partial(_product_name, self), partial(_declare_value, self))
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", str(e)) from None
         offsets = self.delin.offsets()
@@ -1224,7 +1225,7 @@ class NestBuilder(c_ast.NodeVisitor):
             poly = self.polynomial(subs[0])
         except _NotAffine:
             return None
-        index = self.delin.access(name, poly, self._iterators(), self._product_of)
+        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self))
         if index is None:
             return None
         if may_wrap(self.expr(subs[0]), self.name_type):
@@ -1234,25 +1235,6 @@ class NestBuilder(c_ast.NodeVisitor):
         if name in self.flat_accesses:  # an earlier A[j]: rebuilt in this view
             raise self.delin.relayout()
         return Access(name, index)
-
-    def _product_of(self, names: tuple[str, ...]) -> str | None:
-        """The size parameter standing for the product of ``names`` (``_parameter_product``)."""
-        aff = Affine.of({names[0]: 1})
-        node: c_ast.Node = c_ast.ID(names[0])
-        try:
-            for n in names[1:]:
-                node = c_ast.BinaryOp("*", node, c_ast.ID(n))
-                aff = self._parameter_product(node, aff, Affine.of({n: 1}))
-        except _NotAffine:
-            return None
-        ((name, _),) = aff.terms
-        return name
-
-    def _quotient(self, name: str, value: str) -> None:
-        """Declares the size parameter ``name`` standing for the C expression ``value``."""
-        if name not in self.variables:
-            self.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private", c_value=value)
-            self.params.append(name)
 
     def polynomial(self, node: c_ast.Node) -> dict[tuple[str, ...], int]:
         """An integer expression of iterators and size parameters as monomials (sorted name
@@ -1288,6 +1270,27 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def expr(self, node: c_ast.Node) -> Expr:
         return _ExprBuilder(self).visit(node)
+
+
+def _product_name(nb: NestBuilder, names: tuple[str, ...]) -> str | None:
+    """The size parameter standing for the product of ``names`` (``NestBuilder._parameter_product``)."""
+    aff = Affine.of({names[0]: 1})
+    node: c_ast.Node = c_ast.ID(names[0])
+    try:
+        for n in names[1:]:
+            node = c_ast.BinaryOp("*", node, c_ast.ID(n))
+            aff = nb._parameter_product(node, aff, Affine.of({n: 1}))
+    except _NotAffine:
+        return None
+    ((name, _),) = aff.terms
+    return name
+
+
+def _declare_value(nb: NestBuilder, name: str, value: str) -> None:
+    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent)."""
+    if name not in nb.variables:
+        nb.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private", c_value=value)
+        nb.params.append(name)
 
 
 @dataclass(frozen=True, slots=True)
