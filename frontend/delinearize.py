@@ -197,7 +197,8 @@ class Delinearizer:
         found = strides_of(poly, iterators)
         if found is None or (len(found) < 2 and not self.viewed(array)):
             return None
-        seen = self.seen.setdefault(array, {})
+        hint = self.hints.get(array)  # its strides stay, ranked as the hint ranks them
+        seen = self.seen.setdefault(array, {s: len(iterators) - k for k, s in enumerate(hint.strides)} if hint else {})
         for s, d in found.items():
             seen[s] = min(seen.get(s, d), d)
         layout = self.layouts.get(array) or self.hints.get(array) or choose_layout(seen)

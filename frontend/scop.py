@@ -1492,13 +1492,17 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     symbols = candidate_symbols(parsed, cand)
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     layouts: dict[str, Layout] = {}
+    rebuilds = 0
     while True:
         try:
             return NestBuilder(cand, symbols, private, layouts).build()
         except _NotPrivate as e:
             private = private - {e.name}
-        except Relayout as e:  # an array's view grows with each rebuild: this ends
-            layouts = e.layouts
+        except Relayout as e:  # an array's view grows (or loses its base offset) with each rebuild
+            layouts, rebuilds = e.layouts, rebuilds + 1
+            if rebuilds > 16:
+                raise UnsupportedInput("the flat subscripts of the nest admit no common view of their arrays",
+                                       cand.loc, "non-affine-subscript") from None
 
 
 class _NotPrivate(Exception):
