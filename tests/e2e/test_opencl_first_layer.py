@@ -4,8 +4,10 @@ A strided NHWC/KRSC convolution (VALID padding, an input wider than the window r
 230 x 230) and a 1 x N x K MatMul are written as C programs that print every output; each is built
 as is and through ``mdpoly --target opencl`` (PoCL here) and the outputs compared. The convolutions'
 default tiles hold the whole r x s x c window and copy the input's width x channel run as one row in
-vectors aligned in ``__global`` memory (``mdpoly.lower.gpu_params.copy_box``). Skipped, with the
-reason, where OpenCL programs cannot run.
+vectors aligned in ``__global`` memory (``mdpoly.lower.gpu_params.copy_box``). The same convolution
+written on flat pointers with its sizes as parameters is delinearized (``in[][ih][iw][c]``) under
+run-time checks of its window (``mdpoly.frontend.delinearize``). Skipped, with the reason, where
+OpenCL programs cannot run.
 """
 
 from __future__ import annotations
