@@ -111,13 +111,23 @@ def strides_of(poly: Poly, iterators: Sequence[str]) -> dict[Monomial, int] | No
     return out
 
 
-def choose_layout(strides: Mapping[Monomial, int]) -> Layout:
-    """The chain of ``strides``: by divisibility where the strides form one, else by the loops
-    they multiply (outer loop, larger stride), then by degree."""
+def choose_layout(strides: Mapping[Monomial, int], fits: Mapping[Monomial, frozenset[Monomial]] | None = None) -> Layout:
+    """The chain of ``strides``: by divisibility where the strides form one. Else built from the
+    innermost: next is the stride that a dimension exactly fills (``fits[s]``: the products of
+    ``s`` and the loop bounds of the iterators it multiplies -- ``i < hs`` in ``A[t*kv + h*hs + i]``
+    makes ``hs`` the second stride), else one the current stride divides, else the one of the
+    innermost loop (an outer loop's iterator has the larger stride, as row-major code does)."""
     by_degree = sorted(strides, key=lambda s: (len(s), s))
     if all(_divides(a, b) is not None for a, b in pairwise(by_degree)):
         return Layout(tuple(by_degree))
-    return Layout(tuple(sorted(strides, key=lambda s: (s != (), -strides[s], len(s), s))))
+    chain: list[Monomial] = [()]
+    rest = set(strides) - {()}
+    while rest:
+        tight = sorted(s for s in rest if s in (fits or {}).get(chain[-1], frozenset()))
+        pool = tight or [s for s in rest if _divides(chain[-1], s) is not None] or list(rest)
+        chain.append(min(pool, key=lambda s: (-strides[s], len(s), s)))
+        rest.remove(chain[-1])
+    return Layout(tuple(chain))
 
 
 def split(poly: Poly, layout: Layout, iterators: Sequence[str]) -> list[dict[Monomial, int]] | None:
@@ -176,6 +186,8 @@ class Delinearizer:
         self.hints = dict(hints or {})
         self.layouts: dict[str, Layout] = {}
         self.seen: dict[str, dict[Monomial, int]] = {}  # array -> strides of all its accesses
+        #: array -> stride -> the strides a dimension of it would exactly fill (``choose_layout``)
+        self.fits: dict[str, dict[Monomial, frozenset[Monomial]]] = {}
         self.uses: list[Use] = []
         #: run-time quotient extents: name -> (dividend, divisor) as ``long long`` C text
         self.quotients: dict[str, tuple[str, str]] = {}
@@ -190,10 +202,18 @@ class Delinearizer:
         return Relayout({**self.hints, **self.layouts})
 
     def access(self, array: str, poly: Poly, iterators: Sequence[str],
-               param: Callable[[Monomial], str | None]) -> tuple[Affine, ...] | None:
+               param: Callable[[Monomial], str | None],
+               extents: Mapping[str, Monomial] | None = None) -> tuple[Affine, ...] | None:
         """``array[poly]`` as per-dimension subscripts (outermost first) of ``array``'s view;
-        ``param`` names a product of size parameters (``None``: cannot). ``None`` when the
-        subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
+        ``param`` names a product of size parameters (``None``: cannot); ``extents``: the iterators
+        that run from 0 to a product of parameters, that product (for ``choose_layout``). ``None``
+        when the subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
+        fits = self.fits.setdefault(array, {})
+        for mono in poly:
+            its = [n for n in mono if n in iterators]
+            if len(its) == 1 and extents and its[0] in extents:
+                stride = tuple(n for n in mono if n not in iterators)
+                fits[stride] = fits.get(stride, frozenset()) | {tuple(sorted(stride + extents[its[0]]))}
         found = strides_of(poly, iterators)
         if found is None or (len(found) < 2 and not self.viewed(array)):
             return None
@@ -201,9 +221,9 @@ class Delinearizer:
         seen = self.seen.setdefault(array, {s: len(iterators) - k for k, s in enumerate(hint.strides)} if hint else {})
         for s, d in found.items():
             seen[s] = min(seen.get(s, d), d)
-        layout = self.layouts.get(array) or self.hints.get(array) or choose_layout(seen)
+        layout = self.layouts.get(array) or self.hints.get(array) or choose_layout(seen, fits)
         if not set(found) <= set(layout.strides):
-            raise Relayout({**self.hints, **self.layouts, array: choose_layout(seen)})
+            raise Relayout({**self.hints, **self.layouts, array: choose_layout(seen, fits)})
         opaque = tuple(sorted((m, c) for m, c in poly.items() if m and not set(m) & set(iterators)
                               and not any(_divides(st, m) is not None for st in layout.strides[1:])))
         if not layout.decided:

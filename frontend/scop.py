@@ -1225,7 +1225,12 @@ class NestBuilder(c_ast.NodeVisitor):
             poly = self.polynomial(subs[0])
         except _NotAffine:
             return None
-        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self))
+        extents: dict[str, tuple[str, ...]] = {}  # iterators from 0 to a parameter (or a product)
+        for lp in (self.loops[k] for k in self.stack):
+            if lp.lower == Affine() and lp.upper.constant == 0 and [c for _, c in lp.upper.terms] == [1]:
+                bound = lp.upper.terms[0][0]
+                extents[lp.iterator] = tuple(sorted(self.products.get(bound, (bound,))))
+        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self), extents)
         if index is None:
             return None
         if may_wrap(self.expr(subs[0]), self.name_type):

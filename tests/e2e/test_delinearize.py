@@ -233,6 +233,16 @@ void cache(int l, int T, int H, int hs, int kv, const float *kc, float *att) {
     }
 }
 
+void mha(int T, int H, int hs, int dim, const float *q, const float *kc, float *att) {
+  for (int h = 0; h < H; h++)
+    for (int t = 0; t < T; t++) {
+      float s = 0;
+      for (int i = 0; i < hs; i++)
+        s += q[h*hs + i] * kc[t*dim + h*hs + i];
+      att[h*T + t] = s;
+    }
+}
+
 void rowzero(int n, int m, const float *A, float *B) {
   for (int i = 0; i < n; i++)
     for (int j = 0; j < m; j++)
@@ -282,6 +292,8 @@ int main(void) {
   float *kc = filled(4 * T * kv + 8, 3), *att = calloc(H * T, sizeof(float));
   cache(2, T, H, hs, kv, kc, att);      /* layer 2 of the cache: the offset is rows of kv */
   show("cache", att, H * T);
+  mha(T, H, hs, kv, kc, kc, att);       /* heads outside: i < hs still makes hs the row of dim */
+  show("mha", att, H * T);
   rowzero(nz, nx * ny, in, out);        /* A[j] is row 0 of the view of A[i*m + j] */
   show("rowzero", out, nx * ny * nz);
   layer(3 * T * kv + 5, T, H, hs, kv, kc, att);  /* an opaque offset: the view starts there */
@@ -313,6 +325,7 @@ def test_shared_views_and_invariant_offsets(threads: int, tmp_path: Path) -> Non
     mdh = out_c.read_text()
     assert "in:(z,y,x)->(0,y,x), in:(z,y,x)->(z,y,x)" in mdh
     assert "A:(i,j)->(i,j), A:(i,j)->(0,j)" in mdh
+    assert "kc:(h,t,i)->(t,h,i)" in mdh
     assert "kc:(t,h,i)->(mdp_p_T_l+t,h,i)" in mdh and "kc:(t,i)->(t,i+off), kc:(t,i)->(t,i)" in mdh
     assert "requires (long long)off >= 0" in mdh and "requires -(long long)off >= 0" in mdh
     run_mdpoly(src, out_c, {}, extra=["-q"])
@@ -324,9 +337,9 @@ def test_shared_views_and_invariant_offsets(threads: int, tmp_path: Path) -> Non
     exe = build_c(probe, tmp_path / "par", {}, openmp=True)
     proc = run_step([str(exe)], env=child_env(OMP_NUM_THREADS=str(threads)))
     assert proc.stdout == reference, f"at {threads} threads ({out_c})"
-    names = ("planes", "cache", "rowzero", "layer", "based", "shifted")
+    names = ("planes", "cache", "mha", "rowzero", "layer", "based", "shifted")
     ran = [line.split()[1] for line in proc.stderr.splitlines() if line.split()[1:2] and line.split()[1] in names]
-    assert ran == ["planes", "cache", "rowzero", "layer", "based", "shifted"]  # not shifted(7, ...)
+    assert ran == ["planes", "cache", "mha", "rowzero", "layer", "based", "shifted"]  # not shifted(7, ...)
 
 
 # }}}

@@ -30,6 +30,10 @@ def test_strides_that_do_not_divide_follow_the_loops_they_multiply() -> None:
     # A[t*kv + h*hs + i] in for t: for h: for i -- kv is the outer stride
     layout = choose_layout(strides_of({("kv", "t"): 1, ("h", "hs"): 1, ("i",): 1}, ["t", "h", "i"]) or {})
     assert layout.strides == ((), ("hs",), ("kv",))
+    # for h: for t: for i < hs -- the loop order says hs is the outer stride, but i < hs fills a row of hs
+    kv_by_t = strides_of({("dim", "t"): 1, ("h", "hs"): 1, ("i",): 1}, ["h", "t", "i"]) or {}
+    assert choose_layout(kv_by_t).strides == ((), ("dim",), ("hs",))
+    assert choose_layout(kv_by_t, {(): frozenset({("hs",)})}).strides == ((), ("hs",), ("dim",))
     # B[x*ny*nz + y*nz + z] in for z: for y: for x -- divisibility wins over the loop order
     layout = choose_layout(strides_of({("ny", "nz", "x"): 1, ("nz", "y"): 1, ("z",): 1}, ITS) or {})
     assert layout.strides == ((), ("nz",), ("ny", "nz"))
