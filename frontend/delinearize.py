@@ -12,8 +12,12 @@ quotient when ``s_{k-1}`` divides ``s_k`` symbolically (``nx*ny / nx = ny``), el
 parameter of its own (``mdp_q_kv_by_hs``) valid when ``s_{k-1} > 0`` and ``s_k % s_{k-1} == 0``
 -- checked at run time. The generated function then takes the pointer as ``T (*)[d_{n-1}]...[d_1]``.
 
-Strides that do not divide each other are ordered by the loops they multiply (an outer loop's
-iterator has the larger stride, as row-major traversals do). A monomial without an iterator (a
+Strides that do not divide each other are chained from the innermost: next is the stride that a
+dimension's loop bound exactly fills (``i < hs`` makes ``hs`` the row of ``A[t*kv + h*hs + i]``),
+else one the current stride divides, else the one of the innermost loop (an outer loop's iterator
+has the larger stride, as row-major traversals do). Every access of an array in the nest uses one
+view: an access that needs more dimensions, or an affine ``A[j]`` met before ``A[i*m + j]``,
+rebuilds the model with the wider view (``Relayout``), where ``A[j]`` is ``A[0][j]``. A monomial without an iterator (a
 constant or invariant offset such as ``- 1``, ``+ nx*ny`` or ``+ l*seq*kv``) goes to the
 outermost dimension whose stride divides it (``in[c - nx]`` is row ``y - 1``). One that no
 stride divides (a parameter ``loff``, not a product of the strides) is a base-pointer offset when
