@@ -111,10 +111,19 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 # }}}
 
 
-def _rows_view(b: Buffer) -> c_ast.Node:
-    """``(T (*)[m])A``: the user's flat pointer as the rows the generated function takes."""
-    rows = c_ast.PtrDecl([], c_ast.ArrayDecl(_type_decl(None, b.elem_type), c_ast.ID(b.rows_of), []))
-    return c_ast.Cast(c_ast.Typename(None, [], None, rows), c_ast.ID(b.name))
+def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
+    """``(T (*)[d2][d1])A``: the user's flat pointer as the array the generated function takes
+    (its inner extents ``b.shape[1:]``; a front-end parameter is its C expression ``values``)."""
+    t: c_ast.Node = _type_decl(None, b.elem_type)
+    for dim in reversed(b.shape[1:]):
+        t = c_ast.ArrayDecl(t, c_ast.ID(_valued(dim, values)), [])
+    base = c_ast.ID(f"({b.name} + {b.base_offset})" if b.base_offset else b.name)
+    return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), base)
+
+
+def _valued(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each name in ``values`` replaced by its parenthesized C expression."""
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(), text)
 
 
 def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
@@ -352,7 +361,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
             call += self.exit_values(plan.iterators)
@@ -437,7 +446,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"
             exits = self.exit_values(plan.iterators)
@@ -459,16 +468,16 @@ class CEmitter:
 
     def _bytes(self, r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
         """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
-        base = c_ast.ID(r.buffer)
+        base = c_ast.ID(f"({r.buffer} + {r.offset})" if r.offset else r.buffer)
         if r.lo is None or r.hi is None:
             first: c_ast.Node = c_ast.UnaryOp("&", base)
             return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
                                                               c_ast.Constant("int", "1")))
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
-            stride = _index_cast(c_ast.ID(r.rows_of))
+            stride = _index_cast(c_ast.ID(f"({r.rows_of})"))  # in the call site's names (frontend.alias)
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
-        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
+        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", _clone(base), end)))
 
     def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
         assert r.row_lo is not None and r.row_hi is not None

@@ -15,6 +15,7 @@ rows checked; such nests are kept (code ``indirect-write``).
 
 from __future__ import annotations
 
+import re
 from itertools import combinations
 
 from mdpoly.diagnostics import UnsupportedInput
@@ -77,7 +78,11 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
 def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange:
     lo, hi = _extremes(scop, s, acc.index[0])
     if var.kind != "indirect":
-        return AddressRange(acc.buffer, lo, hi, rows_of=var.rows_of)
+        # at the call site a size parameter of the front end's (``mdp_q_kv_by_hs``) is its C expression
+        values = {v.name: v.c_value for v in scop.variables if v.c_value}
+        rows_of = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(),
+                         var.rows_of)
+        return AddressRange(acc.buffer, lo, hi, rows_of=rows_of, offset=var.base_offset)
     if len(acc.index) != 2:
         raise UnsupportedInput(f"'{acc.to_c()}' goes through {len(acc.index) - 1} levels of row pointers; only "
                                "'T **A' / 'T *A[N]' can be checked for overlap", s.loc, "may-alias")
@@ -116,7 +121,7 @@ def _merge(a: AddressRange, b: AddressRange) -> AddressRange | None:
             return None
         out.append(Affine(x.terms, pick(x.constant, y.constant)))
     lo, hi, row_lo, row_hi = out
-    return AddressRange(a.buffer, lo, hi, row_lo, row_hi, rows_of=a.rows_of)
+    return AddressRange(a.buffer, lo, hi, row_lo, row_hi, rows_of=a.rows_of, offset=a.offset)
 
 
 def _plus(a: Affine, b: Affine) -> Affine:

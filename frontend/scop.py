@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from functools import partial
 
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.box import bounding_box, box_extremes
+from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout, may_wrap, row_elements
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
@@ -258,7 +259,8 @@ def _base_name(node: c_ast.Node) -> str:
 class NestBuilder(c_ast.NodeVisitor):
     """Builds the ``Scop`` of one candidate; raises ``UnsupportedInput`` on anything else."""
 
-    def __init__(self, cand: Candidate, symbols: SymbolTable, privatizable: frozenset[str] = frozenset()) -> None:
+    def __init__(self, cand: Candidate, symbols: SymbolTable, privatizable: frozenset[str] = frozenset(),
+                 layouts: dict[str, Layout] | None = None) -> None:
         self.cand = cand
         self.sym = symbols
         wn = _WrittenNames()
@@ -290,9 +292,10 @@ class NestBuilder(c_ast.NodeVisitor):
         #: induction variables of loop headers (``j`` in ``for (i = 0, j = n - 1; ...; i++, j--)``):
         #: name -> (affine value, C expression, C type)
         self.inductions: dict[str, tuple[Affine, Expr, str]] = {}
-        self.flat_strides: dict[str, str] = {}  # flat arrays indexed as rows: name -> row length
+        #: flat arrays indexed with polynomial subscripts, viewed as multi-dimensional arrays
+        #: (``mdpoly.frontend.delinearize``); ``layouts`` fix their views when the model is rebuilt
+        self.delin = Delinearizer(layouts)
         self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
-        self.delinearized: list[tuple[str, str, Affine, tuple[int, ...]]] = []  # (array, stride, column, loops)
 
     # -- entry
 
@@ -316,9 +319,15 @@ class NestBuilder(c_ast.NodeVisitor):
                              "step is read after the nest; its exit value is not modelled")
         for name in strided:
             del self.variables[name]
-        for name, stride in self.flat_strides.items():
+        try:
+            shapes, view_pre = self.delin.shapes(partial(_product_name, self), partial(_declare_value, self))
+        except Refuted as e:
+            raise self._fail(self.cand.node, "non-affine-subscript", str(e)) from None
+        offsets = self.delin.offsets()
+        for name, shape in shapes.items():
             var = self.variables[name]
-            self.variables[name] = replace(var, shape=("", stride), kind="array", c_decl="", rows_of=stride)
+            self.variables[name] = replace(var, shape=shape, kind="array", c_decl="", rows_of=row_elements(shape),
+                                           base_offset=offsets.get(name, ""))
         self._add_shape_sizes()
         prag = self.cand.pragma
         scop = Scop(
@@ -326,34 +335,14 @@ class NestBuilder(c_ast.NodeVisitor):
             statements=tuple(self.statements), params=tuple(self.params),
             variables=tuple(self.variables.values()), marked=self.cand.marked,
             pragma_text=pragma_text(prag) if prag is not None else None,
-            pragma_loc=loc_of(prag) if prag is not None else None, preconditions=tuple(self.preconditions),
+            pragma_loc=loc_of(prag) if prag is not None else None,
+            preconditions=tuple(self.preconditions) + tuple(p for p in view_pre if p not in self.preconditions),
         )
-        return replace(scop, preconditions=scop.preconditions + self._row_preconditions(scop))
-
-    def _row_preconditions(self, scop: Scop) -> tuple[Precondition, ...]:
-        """``0 <= column < stride`` for every delinearized access, over the domain's bounding box:
-        decided now when constant, else checked at run time (else the original nest runs)."""
-        box = bounding_box(scop)
-        where = {lp.iterator: box[k] for k, lp in enumerate(scop.loops)}
-        out: list[Precondition] = []
-        for name, stride, col, _loops in self.delinearized:
-            lo, hi = box_extremes(col, where)
-            why = f"the columns of '{name}[... * {stride} + ...]' stay within a row of {stride}"
-            for cond in (lo, _combine(_add(Affine.of({stride: 1}), -1), hi, -1)):
-                if cond.is_constant:
-                    if cond.constant < 0:
-                        raise self._fail(self.cand.node, "non-affine-subscript",
-                                         f"'{name}' cannot be viewed as rows of '{stride}': {why} fails")
-                    continue
-                if cond.names() & {lp.iterator for lp in scop.loops}:
-                    raise self._fail(self.cand.node, "non-affine-subscript",
-                                     f"'{name}' cannot be viewed as rows of '{stride}' (the column range depends on "
-                                     "the iterators)")
-                values = {v.name: v.c_value for v in scop.variables if v.c_value}
-                pre = Precondition(f"{math_text(cond, values=values)} >= 0", why)  # names widened: no wrap-around
-                if pre not in out:
-                    out.append(pre)
-        return tuple(out)
+        try:
+            ranges = self.delin.preconditions(scop, shapes)
+        except Refuted as e:
+            raise self._fail(self.cand.node, "non-affine-subscript", f"a flat subscript cannot be delinearized: {e}") from None
+        return replace(scop, preconditions=scop.preconditions + tuple(p for p in ranges if p not in scop.preconditions))
 
     def _add_shape_sizes(self) -> None:
         """Scalars named in variable-length array types (``float A[n][m]``): the generated function
@@ -1216,63 +1205,41 @@ class NestBuilder(c_ast.NodeVisitor):
                     return rows
                 raise self._fail(node, "non-affine-subscript",
                                  f"subscript '{c_text(node)}' is not affine") from None
-        if base.name in self.flat_strides:
-            raise self._fail(node, "non-affine-subscript",
-                             f"'{c_text(node)}' reads '{base.name}' as a flat array, which the nest also indexes as "
-                             f"rows of '{self.flat_strides[base.name]}' ('{base.name}[i*{self.flat_strides[base.name]} + j]')")
+        if self.delin.viewed(base.name):  # A[j] beside A[i*m + j]: A[0][j] in the same view
+            rows = self._delinearized(node, base.name, var, subs)
+            if rows is None:
+                raise self._fail(node, "non-affine-subscript",
+                                 f"'{c_text(node)}' indexes '{base.name}' as a flat array, which the nest also indexes "
+                                 "as a multi-dimensional one ('A[i*m + j]'), and it does not fit that view")
+            return rows
         self.flat_accesses.add(base.name)
         return Access(base.name, tuple(index))
 
     def _delinearized(self, node: c_ast.ArrayRef, name: str, var: Variable, subs: list[c_ast.Node]) -> Access | None:
-        """``A[e1*m + e0]`` on a flat (one-dimensional) array with a run-time size ``m``, as the
-        two-dimensional access ``A[e1][e0]`` over rows of ``m`` elements (Polly's delinearization).
-        The rows view is exact when ``0 <= e0 < m`` holds for every access: checked in ``build``
-        (statically, or as a run-time precondition)."""
+        """``A[poly]`` on a flat (one-dimensional) array whose subscript multiplies iterators by run-time
+        sizes, as a multi-dimensional access (``mdpoly.frontend.delinearize``; the view's
+        preconditions are added in ``build``)."""
         if len(subs) != 1 or var.kind not in ("pointer", "array") or len(var.shape) != 1:
             return None
         try:
             poly = self.polynomial(subs[0])
         except _NotAffine:
             return None
-        quadratic = [m for m in poly if len(m) == 2]
-        strides = {n for m in quadratic for n in m if n not in self._iterators()}
-        if len(strides) != 1 or any(len(m) > 2 for m in poly):
+        extents: dict[str, tuple[str, ...]] = {}  # iterators from 0 to a parameter (or a product)
+        for lp in (self.loops[k] for k in self.stack):
+            if lp.lower == Affine() and lp.upper.constant == 0 and [c for _, c in lp.upper.terms] == [1]:
+                bound = lp.upper.terms[0][0]
+                extents[lp.iterator] = tuple(sorted(self.products.get(bound, (bound,))))
+        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self), extents)
+        if index is None:
             return None
-        (stride,) = strides
-        svar = self.sym.variable(stride)
-        if svar is None or svar.kind != "scalar" or not svar.is_integer or stride in self.written:
-            return None
-        rows: dict[str, int] = {}
-        cols: dict[str, int] = {}
-        constant_rows, constant_cols = 0, 0
-        for mono, c in poly.items():
-            if stride in mono:
-                rest = list(mono)
-                rest.remove(stride)  # one factor of the stride: n*n is n rows of n
-                if len(rest) > 1:
-                    return None
-                if rest:
-                    rows[rest[0]] = rows.get(rest[0], 0) + c
-                else:
-                    constant_rows += c
-            elif len(mono) == 1:
-                cols[mono[0]] = cols.get(mono[0], 0) + c
-            elif not mono:
-                constant_cols += c
-            else:
-                return None
-        known = self.flat_strides.get(name)
-        if (known is not None and known != stride) or name in self.flat_accesses:
+        if may_wrap(self.expr(subs[0]), self.name_type):
             raise self._fail(node, "non-affine-subscript",
-                             f"'{c_text(node)}' indexes '{name}' with rows of '{stride}', which the nest also indexes "
-                             "differently")
-        self.flat_strides[name] = stride
-        if stride not in self.params:
-            self.params.append(stride)
-            self.variables.setdefault(stride, svar)
-        row, col = Affine.of(rows, constant_rows), Affine.of(cols, constant_cols)
-        self.delinearized.append((name, stride, col, tuple(self.stack)))
-        return Access(name, (row, col))
+                             f"subscript '{c_text(node)}' is computed in a narrow unsigned type, which wraps where "
+                             "the address does not: it cannot be split into dimensions")
+        if name in self.flat_accesses:  # an earlier A[j]: rebuilt in this view
+            raise self.delin.relayout()
+        return Access(name, index)
 
     def polynomial(self, node: c_ast.Node) -> dict[tuple[str, ...], int]:
         """An integer expression of iterators and size parameters as monomials (sorted name
@@ -1308,6 +1275,27 @@ class NestBuilder(c_ast.NodeVisitor):
 
     def expr(self, node: c_ast.Node) -> Expr:
         return _ExprBuilder(self).visit(node)
+
+
+def _product_name(nb: NestBuilder, names: tuple[str, ...]) -> str | None:
+    """The size parameter standing for the product of ``names`` (``NestBuilder._parameter_product``)."""
+    aff = Affine.of({names[0]: 1})
+    node: c_ast.Node = c_ast.ID(names[0])
+    try:
+        for n in names[1:]:
+            node = c_ast.BinaryOp("*", node, c_ast.ID(n))
+            aff = nb._parameter_product(node, aff, Affine.of({n: 1}))
+    except _NotAffine:
+        return None
+    ((name, _),) = aff.terms
+    return name
+
+
+def _declare_value(nb: NestBuilder, name: str, value: str) -> None:
+    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent)."""
+    if name not in nb.variables:
+        nb.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private", c_value=value)
+        nb.params.append(name)
 
 
 @dataclass(frozen=True, slots=True)
@@ -1508,11 +1496,18 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     privatize."""
     symbols = candidate_symbols(parsed, cand)
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
+    layouts: dict[str, Layout] = {}
+    rebuilds = 0
     while True:
         try:
-            return NestBuilder(cand, symbols, private).build()
+            return NestBuilder(cand, symbols, private, layouts).build()
         except _NotPrivate as e:
             private = private - {e.name}
+        except Relayout as e:  # an array's view grows (or loses its base offset) with each rebuild
+            layouts, rebuilds = e.layouts, rebuilds + 1
+            if rebuilds > 16:
+                raise UnsupportedInput("the flat subscripts of the nest admit no common view of their arrays",
+                                       cand.loc, "non-affine-subscript") from None
 
 
 class _NotPrivate(Exception):

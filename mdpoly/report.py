@@ -8,7 +8,10 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
                            "from_cache", "technique", ...} or null}]}
 
-``line``/``column`` locate the outermost ``for`` of the nest. With ``--mpi``, each computation
+``line``/``column`` locate the outermost ``for`` of the nest. A nest whose generated code holds
+only under run-time preconditions (a delinearized flat subscript's view, C's conversions in a loop
+header) has ``"preconditions": [{"check", "reason", "otherwise": "original"}]``: each ``check`` is
+evaluated once per call, and when one is false the original nest runs. With ``--mpi``, each computation
 also has ``"mpi"``: which dimension was split over the MPI ranks, or why none was; with
 ``--devices``, ``"devices"``: which dimension was split over the devices, or why none was.
 """
@@ -212,6 +215,9 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["mpi"] = o.ranks
     if o.devices is not None:   # --devices: the dimension split over the devices, or why none
         out["devices"] = o.devices
+    if n.mdh is not None and n.mdh.preconditions:   # checked before each call; false: the original nest runs
+        out["preconditions"] = [{"check": p.c_expr, "reason": p.reason, "otherwise": "original"}
+                                for p in n.mdh.preconditions]
     if n.privatization:
         out["privatization"] = n.privatization
     if n.wavefront:

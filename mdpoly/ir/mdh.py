@@ -158,11 +158,16 @@ class Buffer:
     written: bool = False
     c_decl: str | None = None
     #: the user's variable is a flat pointer that the nest indexes as rows of this many elements
-    #: (``A[i*m + j]``): the generated code takes it as ``T A[][m]``, so the call site converts it
+    #: (C text over the names of ``shape[1:]``; ``A[i*m + j]``: ``m``, ``A[x + y*nx + z*nx*ny]``:
+    #: ``(long long)(ny) * (long long)(nx)``): the generated code takes it as ``T A[][ny][nx]``
+    #: (``shape``), so the call site converts it (``frontend.delinearize``)
     rows_of: str = ""
     #: not a variable of the user's: the call site passes this C expression (a strided loop's
     #: trip count ``(U - L + s - 1) / s``)
     c_value: str = ""
+    #: a flat pointer viewed from an invariant offset (``A[loff + t*kv + i]``): the call site passes
+    #: ``A + base_offset`` (C text over the user's names)
+    base_offset: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,8 +234,11 @@ class AddressRange:
     hi: Affine | None = None
     row_lo: Affine | None = None
     row_hi: Affine | None = None
-    #: a flat pointer viewed as rows (``Buffer.rows_of``): ``lo``/``hi`` count rows of this length
+    #: a flat pointer viewed as rows (``Buffer.rows_of``): ``lo``/``hi`` count rows of this many
+    #: elements (C text in the call site's names)
     rows_of: str = ""
+    #: the view starts at ``buffer + offset`` (``Buffer.base_offset``)
+    offset: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,9 +167,12 @@ class Variable:
     scalar_type: str = ""
     c_decl: str = ""
     alias: AliasClass = "object"
-    #: a flat array (``float *A``) the nest indexes as ``A[i*m + j]``: viewed as rows of ``m``
-    #: elements (``shape == ("", m)``), while the user's code passes the flat pointer
+    #: a flat array (``float *A``) the nest indexes as ``A[i*m + j]`` or ``A[x + y*nx + z*nx*ny]``:
+    #: viewed as rows of this many elements (C text, ``m``; ``shape == ("", m)`` or ``("", ny, nx)``),
+    #: while the user's code passes the flat pointer (``mdpoly.frontend.delinearize``)
     rows_of: str = ""
+    #: the view of such a flat array starts at ``name + base_offset`` (``A[loff + t*kv + i]``)
+    base_offset: str = ""
     #: a size parameter the front end introduced (a strided loop's trip count): the C expression
     #: the call site passes for it, over the user's variables
     c_value: str = ""

@@ -95,7 +95,7 @@ def _sliced(mdh: MdhExpr, k: int) -> tuple[MdhExpr, tuple[Buffer, ...]]:
 def row_elems(buf: Buffer, nsubs: int) -> str | None:
     """Elements per row of the outermost subscript, as C text; ``None`` when unknown."""
     if buf.rows_of:
-        return f"(long long)({buf.rows_of})" if nsubs == 2 else None
+        return f"(long long)({buf.rows_of})" if nsubs == len(buf.shape) else None
     if buf.kind == "pointer":
         return "1" if nsubs == 1 else None
     if buf.kind != "array" or len(buf.shape) != nsubs or any(not s.strip() for s in buf.shape[1:]):

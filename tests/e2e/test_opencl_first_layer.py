@@ -4,8 +4,10 @@ A strided NHWC/KRSC convolution (VALID padding, an input wider than the window r
 230 x 230) and a 1 x N x K MatMul are written as C programs that print every output; each is built
 as is and through ``mdpoly --target opencl`` (PoCL here) and the outputs compared. The convolutions'
 default tiles hold the whole r x s x c window and copy the input's width x channel run as one row in
-vectors aligned in ``__global`` memory (``mdpoly.lower.gpu_params.copy_box``). Skipped, with the
-reason, where OpenCL programs cannot run.
+vectors aligned in ``__global`` memory (``mdpoly.lower.gpu_params.copy_box``). The same convolution
+written on flat pointers with its sizes as parameters is delinearized (``in[][ih][iw][c]``) under
+run-time checks of its window (``mdpoly.frontend.delinearize``). Skipped, with the reason, where
+OpenCL programs cannot run.
 """
 
 from __future__ import annotations
@@ -158,18 +160,22 @@ int main(void)
 
 
 @needs_opencl
-def test_flat_pointer_conv_with_independent_size_parameters_is_kept_with_its_reason(tmp_path: Path) -> None:
-    """The input's row length ``iw`` is a parameter of its own, so isl cannot prove ``q * STR + s < iw``
-    and the flat subscript cannot be split into dimensions: the nest stays the original C, the
-    diagnostic says where and why, and the program still computes what the original does."""
-    sizes = CONVS[0]
+@pytest.mark.parametrize("sizes", CONVS[:2], ids=lambda s: f"r{s['R']}-c{s['C']}-str{s['STR']}")
+def test_flat_pointer_conv_is_delinearized_under_a_run_time_check(sizes: dict[str, int], tmp_path: Path) -> None:
+    """The input's row length ``iw`` is a parameter of its own: the flat subscript is split into
+    ``in[n][p*STR + r][q*STR + s][c]`` (``mdpoly.frontend.delinearize``) under the run-time checks
+    that the window stays within the input's rows and columns (``q*STR + s < iw``); they hold here,
+    so the kernel runs and computes what the original does."""
     src = tmp_path / "prog.c"
     src.write_text(FLAT_CONV)
     reference = run_program(build_c(src, tmp_path / "orig", sizes, openmp=False))
     out_c = tmp_path / "out.c"
-    proc = run_mdpoly(src, out_c, sizes, extra=["--target", "opencl"])
-    assert "prog.c:20:37: warning: loop nest kept sequential" in proc.stderr
-    assert "[non-affine-subscript]" in proc.stderr
-    assert "__kernel void" not in out_c.read_text()
+    run_mdpoly(src, tmp_path / "prog.mdh", sizes, extra=["-q", "--target", "opencl", "--emit", "mdh"])
+    stride = "" if sizes["STR"] == 1 else f"{sizes['STR']} * "
+    check = f"requires (long long)iw - {stride}(long long)q_ - (long long)s_ + {sizes['STR']} >= 0"
+    assert check in (tmp_path / "prog.mdh").read_text()
+    run_mdpoly(src, out_c, sizes, extra=["-q", "--target", "opencl"])
+    generated = out_c.read_text()
+    assert "__kernel void mdpoly_conv_" in generated and "(float (*)[ih][iw][c_]) in" in generated
     got = run_program(build_opencl(out_c, tmp_path / "cl", sizes))
-    assert compare_outputs(reference, got, rtol=0, atol=0) is None
+    assert compare_outputs(reference, got, rtol=1e-4, atol=1e-4) is None
