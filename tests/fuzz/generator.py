@@ -810,9 +810,10 @@ class _Gen:
         in_t = ctype if self.rng.random() < 0.8 else ("int" if fp else ctype)
         src = self.flat_array(in_t, count + 2, "frac" if in_t in FP else "small", passing="global")
         dst = self.flat_array(ctype, count + 2, "zero" if mode != "plus" else kind, passing="global")
-        tname, inst = self.struct_type(["int n", "int m", f"{ctype} *out", f"const {in_t} *in"])
+        tname, inst = self.struct_type(["int n", "int m", f"{ctype} k", f"{ctype} *out", f"const {in_t} *in"])
+        factor = self.rng.choice(("0.5", "2.0", "-1.5")) + _fsuffix(ctype) if fp else self.rng.choice(("2", "-1", "3"))
         self.setup += [f"{inst}.n = argc + {vals[0] - 1};", f"{inst}.m = argc + {vals[-1] - 1};",
-                       f"{inst}.out = {dst};", f"{inst}.in = {src};"]
+                       f"{inst}.k = {factor};", f"{inst}.out = {dst};", f"{inst}.in = {src};"]
         self.dumps.append(dst)
         self.extra_params.append(Param(p, f"const {tname} *{p}"))
         self.extra_args.append(f"&{inst}")
@@ -822,7 +823,8 @@ class _Gen:
         inp = lambda sub: Index(f"{p}->in", (sub,))   # noqa: E731 -- a one-line helper
         outp = lambda sub: Index(f"{p}->out", (sub,))  # noqa: E731
         if mode == "map":
-            body: list[Stmt] = [Assign(outp(i), "=", Bin("+", Bin("*", inp(i), Lit("2")), self.value(ctype, loops, 1).expr))]
+            body: list[Stmt] = [Assign(outp(i), "=", Bin("+", Bin("*", inp(i), Name(f"{p}->k")),
+                                                        self.value(ctype, loops, 1).expr))]
         elif mode == "plus":
             body = [Assign(outp(i), "+=", inp(i))]
         elif mode == "flat2d":
@@ -878,6 +880,36 @@ class _Gen:
             return [self.user_omp(loops), outer]
         return [outer]
 
+    def shape_heads(self) -> list[Stmt]:
+        """Per-head attention scores through pointers into flat buffers, as inference code has
+        them: ``const T *q = qb + h*hs;`` in the head loop, ``const T *k = kb + t*kv + h*hs;`` in
+        the position loop, a dot product over the head into ``att[h*T + t]``."""
+        self.tags.add("local-ptr")
+        vals = self.sizes_for(3, ITERS_CAP)
+        loops = self.rt_loops(["h", "t", "e"], vals)
+        heads, positions, width = (SizeRef(lp.size) for lp in loops)
+        ctype = self.elem_type(self.rng.random() < 0.7)
+        kind = "frac" if ctype in FP else "small"
+        u = self.acc_count
+        self.acc_count += 1
+        qb = self.flat_array(ctype, vals[0] * vals[2], kind, passing="global")
+        kb = self.flat_array(ctype, vals[1] * vals[0] * vals[2], kind, passing="global")
+        att = self.flat_array(ctype, vals[0] * vals[1], "zero", passing="global")
+        self.dumps.append(att)
+        h, t, e = Name("h"), Name("t"), Name("e")
+        q, k, acc = f"q{u}", f"k{u}", f"s{u}"
+        inner = self.for_stmt(loops[2], (Assign(Name(acc), "+=", Bin("*", Index(q, (e,)), Index(k, (e,)))),), loops)
+        key = Bin("+", Name(kb), Bin("+", Bin("*", t, Bin("*", heads, width)), Bin("*", h, width)))
+        mid = self.for_stmt(loops[1], (Decl(f"const {ctype} *", k, key), Decl(ctype, acc, self.neutral("+", ctype)),
+                                       inner, Assign(Index(att, (Bin("+", Bin("*", h, positions), t),)), "=",
+                                                     Name(acc))), loops)
+        outer = self.for_stmt(loops[0], (Decl(f"const {ctype} *", q, Bin("+", Name(qb), Bin("*", h, width))), mid),
+                              loops)
+        if self.rng.random() < 0.3:
+            self.tags.add("user-omp")
+            return [self.user_omp(loops), outer]
+        return [outer]
+
     def shape_user_omp(self) -> list[Stmt]:
         """A parallel map under the user's ``#pragma omp parallel for``, with or without a
         ``#pragma mdh(out[i][j] : ++, ++)`` before or after it."""
@@ -914,7 +946,8 @@ class _Gen:
         self.kname = name
         self.setup = []
         self.dumps = []
-        real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_user_omp: 2}
+        real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
+                self.shape_user_omp: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
