@@ -29,7 +29,7 @@ from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.ir.mdh import Combine, MdhExpr
 from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
 from mdpoly.ir.scop import Scop
-from mdpoly.options import Options
+from mdpoly.options import Options, for_function
 
 
 def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None) -> FileAnalysis:
@@ -39,7 +39,7 @@ def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None
     :raises DependenceError: a ``#pragma mdh`` annotation contradicts the analysis.
     """
     parsed = parse_c(path, options)
-    nests = tuple(analyze_nest(parsed, c, options) for c in find_candidates(parsed, options))
+    nests = tuple(analyze_nest(parsed, c, for_function(options, c.function)) for c in find_candidates(parsed, options))
     return FileAnalysis(path, parsed.source_text, nests)
 
 
