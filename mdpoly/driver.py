@@ -23,9 +23,11 @@ from mdpoly.diagnostics import (
 )
 from mdpoly.host_schedule import render_schedule_regions
 from mdpoly.ir.nest import (
+    ALREADY_PARALLEL,
     ORIGINAL_NEST,
     NestAnalysis,
     NestOutcome,
+    kept_status,
     schedule_computations,
     schedule_wavefronts,
 )
@@ -61,7 +63,10 @@ class _Analysis(Protocol):
 
 
 def _kept(nest: NestAnalysis, code: str, reason: str) -> NestOutcome:
-    return NestOutcome(nest=nest, status="kept", reason=reason, code=code, target=None)
+    if nest.openmp:   # --replace-omp: not replaced after all, the user's pragma stays
+        return NestOutcome(nest=nest, status=ALREADY_PARALLEL, code=ALREADY_PARALLEL, target=None,
+                           reason=f"the loop is annotated '#pragma {nest.openmp}', which stays: {reason}")
+    return NestOutcome(nest=nest, status=kept_status(code), reason=reason, code=code, target=None)
 
 
 def transform(analysis: _Analysis, options: Options,

@@ -14,6 +14,8 @@ class Options:
     strict_fp: bool = False
     quiet: bool = False
     all_nests: bool = False
+    # --replace-omp: mdpoly's code replaces a user's ``omp parallel for`` where it proves the loop parallel
+    replace_omp: bool = False
     sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints (every function)
     # --size FUNC:NAME=VALUE hints: (function, name, value), for that function only (they win
     # over a bare NAME=VALUE there); ``for_function`` folds them into ``sizes``
