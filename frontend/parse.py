@@ -33,8 +33,25 @@ from mdpoly.options import Options
 # begins with a line marker, so a prepended line does not shift any coordinate.
 _GLIBC_PRELUDE = (
     "typedef float _Float32; typedef double _Float64; typedef double _Float32x; "
-    "typedef long double _Float64x; typedef long double _Float128;\n"
+    "typedef long double _Float64x; typedef long double _Float128; typedef long double __float128;\n"
 )
+
+# GNU C that the parser does not know, in the compiler's default mode: ``__extension__`` before
+# an expression (it only silences -pedantic) goes, ``__builtin_offsetof`` (<stddef.h>'s
+# ``offsetof``) is spelled ``offsetof``; string and character literals stay untouched, and every
+# replacement is as long as what it replaces, so no column moves.
+_GNU_WORDS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|\b__extension__\b|\b__builtin_offsetof\b")
+
+
+def _gnu_compat(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        word = m[0]
+        if word == "__extension__":
+            return " " * len(word)
+        if word == "__builtin_offsetof":
+            return "offsetof".ljust(len(word))
+        return word
+    return _GNU_WORDS.sub(sub, text)
 
 _CPP_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$",
                        re.MULTILINE)
@@ -135,7 +152,7 @@ def _parse(text: str, path: str) -> c_ast.FileAST:
     """Parse preprocessed text (with the prelude); a failure is a located ``InputError``."""
     parser = GnuCParser()
     try:
-        return parser.parse(_GLIBC_PRELUDE + text, path)
+        return parser.parse(_GLIBC_PRELUDE + _gnu_compat(text), path)
     except ParseError as e:
         m = _PARSE_LOC.match(str(e))
         if m:
