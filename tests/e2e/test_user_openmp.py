@@ -152,3 +152,35 @@ def test_gcc_loop_pragma_goes_with_the_replaced_loop(tmp_path: Path) -> None:
     assert proc.returncode == 0 and statuses(out)[7] == ("transformed", None), proc.stderr
     assert "#pragma GCC ivdep" not in out.read_text()
     assert_same_as_sequential(src, out, tmp_path, threads=(1, 3))
+
+
+ALIAS = """\
+#include <stdio.h>
+void shift(int n, float *a, const float *b) {
+  #pragma omp parallel for
+  for (int i = 0; i < n; i++)
+    a[i] = b[i] * 2.0f + 1.0f;
+}
+int main(void) {
+  static float x[200000], y[200000];
+  for (int i = 0; i < 200000; i++) { x[i] = i % 11; y[i] = i % 3; }
+  shift(200000, y, x);
+  shift(100000, x, x + 50000);
+  double s = 0;
+  for (int i = 0; i < 200000; i++) s += x[i] + y[i];
+  printf("%f\\n", s);
+  return 0;
+}
+"""
+
+
+def test_replaced_loop_falls_back_to_sequential_on_overlap(tmp_path: Path) -> None:
+    """The second call overlaps its arrays (the user's pragma races there): mdpoly's run-time
+    check runs the loop as written, without the user's pragma."""
+    src = tmp_path / "alias.c"
+    src.write_text(ALIAS)
+    out = tmp_path / "out.c"
+    proc = mdpoly(src, out, "--replace-omp")
+    assert proc.returncode == 0 and statuses(out)[4] == ("transformed", None), proc.stderr
+    assert "#pragma omp parallel for\n" not in out.read_text()
+    assert_same_as_sequential(src, out, tmp_path)
