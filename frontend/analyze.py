@@ -30,9 +30,9 @@ from mdpoly.frontend.scop import (
     find_candidates,
     inner_candidates,
     loc_of,
-    stray_mdh_pragmas,
     loop_headers,
     return_type_loc,
+    stray_mdh_pragmas,
 )
 from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.ir.mdh import Combine, MdhExpr

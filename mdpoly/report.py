@@ -179,8 +179,9 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
                                  f"its loops cannot run as a tiled wavefront: {o.nest.wavefront}"))
 
 
-#: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``.
-SCHEMA_VERSION = 2
+#: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``; 3: status
+#: ``already-parallel`` (the user's OpenMP), entries for the nests inside a nest kept as a whole.
+SCHEMA_VERSION = 3
 
 
 def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = None) -> dict[str, Any]:
