@@ -172,9 +172,11 @@ class _CandidateFinder(c_ast.NodeVisitor):
 
     def _body(self, stmt: c_ast.Node | None) -> None:
         """A statement in a body's place: an unbraced loop there (``if (c) for ...``) is a nest too."""
-        if isinstance(_labelled_for(stmt), c_ast.For) if stmt is not None else False:
+        if stmt is None:
+            return
+        if isinstance(_labelled_for(stmt), c_ast.For):
             self.visit_Compound(c_ast.Compound([stmt], coord=stmt.coord))
-        elif stmt is not None:
+        else:
             self.visit(stmt)
 
     def visit_If(self, node: c_ast.If) -> None:
