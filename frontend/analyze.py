@@ -111,7 +111,8 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
             check_annotation(parse_annotation(scop.pragma_text, scop.pragma_loc), scop, deps)
         mdh = _build(scop, deps, options, call_site_sizes(parsed.ast, cand.func, scop.params))
     except UnsupportedInput as e:
-        severity = Severity.WARNING if cand.marked else Severity.NOTE
+        # the user's OpenMP kept as it is is no failure, unless a #pragma mdh asked for the nest
+        severity = Severity.WARNING if (cand.pragma is not None if held is not None else cand.marked) else Severity.NOTE
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
     return NestAnalysis(loc=cand.loc, span=span, function=cand.function, function_line=func_line, loops=loops,
                         mdh=mdh, kept=kept, marked=cand.marked, requested=cand.pragma is not None,
