@@ -79,6 +79,13 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
     policy = omp_policy(cand, options.replace_omp)
     if policy.held is not None:
         return analyze_band(parsed, cand, options, held=policy.held)
+    # a pragma the loop's replacement must take along, but that shares the loop's line (a macro
+    # such as ``PFOR for (...)``, or ``_Pragma``): the splice replaces whole pragma lines only
+    inline = next((p for p in cand.pragmas if loc_of(p).line == cand.loc.line), None)
+    if inline is not None:
+        return analyze_band(parsed, cand, options, held=UnsupportedInput(
+            f"'#pragma {pragma_text(inline)}' comes from a macro or '_Pragma' on the loop's line: mdpoly cannot "
+            "replace the loop without it", cand.loc, "already-parallel" if policy.on_loop else "pragma-on-loop-line"))
     if policy.replaces:   # the user's OpenMP goes only for one computation proven parallel
         whole = analyze_band(parsed, replace(cand, omp_pragma=None), options)
         refusal = proven_parallel(policy, cand, whole)

@@ -184,3 +184,45 @@ def test_replaced_loop_falls_back_to_sequential_on_overlap(tmp_path: Path) -> No
     assert proc.returncode == 0 and statuses(out)[4] == ("transformed", None), proc.stderr
     assert "#pragma omp parallel for\n" not in out.read_text()
     assert_same_as_sequential(src, out, tmp_path)
+
+
+MACROS = """\
+#include <stdio.h>
+#define PFOR _Pragma("omp parallel for")
+#define SIMD _Pragma("omp simd")
+float a[100000], b[100000];
+void f(void) {
+  PFOR for (int i = 0; i < 100000; i++) a[i] = b[i] * 2.0f;
+}
+void g(void) {
+  SIMD for (int i = 0; i < 100000; i++) b[i] = a[i] + 1.0f;
+}
+void h(void) {
+  PFOR
+  for (int i = 0; i < 100000; i++) a[i] += 1.0f;
+}
+int main(void) {
+  for (int i = 0; i < 100000; i++) b[i] = i % 7;
+  f(); g(); h();
+  printf("%f %f\\n", a[99], b[99]);
+  return 0;
+}
+"""
+
+
+def test_pragma_from_a_macro_on_the_loop_line_keeps_the_loop(tmp_path: Path) -> None:
+    """A pragma that a macro puts on the loop's own line cannot go with the loop: the loop stays
+    (with its pragma); on a line of its own, it goes with the replaced loop."""
+    src = tmp_path / "m.c"
+    src.write_text(MACROS)
+    out = tmp_path / "out.c"
+    proc = mdpoly(src, out, "--replace-omp", "--all-nests")
+    assert proc.returncode == 0, proc.stderr
+    got = statuses(out)
+    assert got[6] == ("already-parallel", "already-parallel") and got[9] == ("kept", "pragma-on-loop-line")
+    assert got[13] == ("transformed", None), proc.stderr
+    assert (f"{src}:9:8: note: loop nest kept sequential: '#pragma omp simd' comes from a macro or '_Pragma' on the "
+            "loop's line") in proc.stderr
+    text = out.read_text()
+    assert "  PFOR for (int i" in text and "  SIMD for (int i" in text and "  PFOR\n" not in text
+    assert_same_as_sequential(src, out, tmp_path)
