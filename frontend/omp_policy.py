@@ -16,7 +16,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.openmp import openmp_inside, replaceable
 from mdpoly.frontend.parse import pragma_text
-from mdpoly.frontend.scop import Candidate, loc_of
+from mdpoly.frontend.scop import Candidate, holds, loc_of
 from mdpoly.ir.mdh import Combine
 from mdpoly.ir.nest import NestAnalysis
 
@@ -40,6 +40,8 @@ def omp_policy(cand: Candidate, replace_omp: bool) -> OmpPolicy:
     """What the user's OpenMP at ``cand`` allows (see the module docstring)."""
     if cand.omp_region is not None:
         where = f"the user's {_quoted(cand.omp_region)} at line {loc_of(cand.omp_region).line}"
+        if not holds(cand.func, loc_of(cand.omp_region)):
+            where += f", under which '{cand.function}' is called"
         if cand.omp_pragma is not None:
             return OmpPolicy(UnsupportedInput(f"the loop is annotated {_quoted(cand.omp_pragma)} inside {where}",
                                               cand.loc, "already-parallel"))

@@ -4,7 +4,8 @@ A nest the user already parallelized is left alone by default: a ``#pragma omp p
 (``for``, ``loop``, ``taskloop``, ``distribute``, their combined forms) on its outermost loop
 makes it *already parallel* (code ``already-parallel``); a nest inside a user's OpenMP construct
 (``#pragma omp parallel { ... }``, ``single``, ``task``, ``critical``...) runs inside a team
-already, and mdpoly does not open a parallel region inside another (``in-omp-region``); a nest
+already, and mdpoly does not open a parallel region inside another (``in-omp-region``) -- so
+does a nest of a function called there (``functions_under_openmp``, through the file's calls); a nest
 with OpenMP directives inside (an inner ``omp parallel for``, an ``atomic`` or ``critical`` that
 says the code runs in a parallel context) is kept too (``openmp-inside``), and its inner nests
 are analysed on their own. ``omp simd`` (and OpenMP 5.1's ``tile``/``unroll``) only shape one
@@ -121,3 +122,58 @@ def openmp_inside(node: c_ast.Node) -> list[c_ast.Pragma]:
     v = _Directives()
     v.visit(node)
     return v.found
+
+
+class _Calls(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        if isinstance(node.name, c_ast.ID):
+            self.names.add(node.name.name)
+        self.generic_visit(node)
+
+
+def _calls(node: c_ast.Node) -> set[str]:
+    v = _Calls()
+    v.visit(node)
+    return v.names
+
+
+class _UnderOpenMP(c_ast.NodeVisitor):
+    """The functions called in statements under a user's OpenMP construct or loop directive."""
+
+    def __init__(self) -> None:
+        self.called: dict[str, c_ast.Pragma] = {}
+
+    def visit_Compound(self, node: c_ast.Compound) -> None:
+        under: c_ast.Pragma | None = None
+        for item in node.block_items or []:
+            if isinstance(item, c_ast.Pragma):
+                if under is None and omp_kind(pragma_text(item)) in ("construct", "loop"):
+                    under = item
+                continue
+            if under is not None:
+                for name in sorted(_calls(item)):
+                    self.called.setdefault(name, under)
+            under = None
+            self.visit(item)
+
+
+def functions_under_openmp(funcs: list[c_ast.FuncDef]) -> dict[str, c_ast.Pragma]:
+    """Functions of ``funcs`` that run inside a user's OpenMP construct (called in a statement
+    under one, or from such a function): name -> that construct's pragma. Their nests run in a
+    team already, as a nest inside the construct itself does."""
+    v = _UnderOpenMP()
+    for f in funcs:
+        v.visit(f.body)
+    graph = {str(f.decl.name): _calls(f.body) for f in funcs}
+    under = dict(v.called)
+    todo = list(under)
+    while todo:
+        name = todo.pop()
+        for callee in sorted(graph.get(name, ())):
+            if callee not in under:
+                under[callee] = under[name]
+                todo.append(callee)
+    return {name: p for name, p in under.items() if name in graph}

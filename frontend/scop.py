@@ -22,7 +22,7 @@ from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
-from mdpoly.frontend.openmp import belongs_to_loop, is_mdh, loop_directive, omp_kind
+from mdpoly.frontend.openmp import belongs_to_loop, functions_under_openmp, is_mdh, loop_directive, omp_kind
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.symbols import (
     FUNC_DECLS,
@@ -206,9 +206,10 @@ def find_candidates(parsed: ParsedFile, options: Options) -> list[Candidate]:
     for f in funcs:
         mf.visit(f)
     auto = options.all_nests or not mf.found
+    under_openmp = functions_under_openmp(funcs)   # their nests run in a user's team already
     out: list[Candidate] = []
     for f in funcs:
-        cf = _CandidateFinder(f, auto)
+        cf = _CandidateFinder(f, auto, under_openmp.get(str(f.decl.name)))
         cf.visit(f.body)
         out.extend(cf.found)
     return out
@@ -242,16 +243,16 @@ def inner_candidates(cand: Candidate, culprit: SourceLoc | None = None) -> list[
     out: list[Candidate] = []
     for c in cf.found:
         c = replace(c, marked=c.marked or cand.marked)
-        out.extend(inner_candidates(c, culprit) if culprit is not None and _holds(c.node, culprit) else [c])
+        out.extend(inner_candidates(c, culprit) if culprit is not None and holds(c.node, culprit) else [c])
     return out
 
 
-def _holds(node: c_ast.Node, loc: SourceLoc) -> bool:
+def holds(node: c_ast.Node, loc: SourceLoc) -> bool:
     """Whether ``loc`` is the coordinate of ``node`` or of a node inside it."""
     c = node.coord
     if c is not None and (c.file, c.line, c.column or 1) == (loc.file, loc.line, loc.column):
         return True
-    return any(_holds(child, loc) for _, child in node.children())
+    return any(holds(child, loc) for _, child in node.children())
 
 
 def return_type_loc(func: c_ast.FuncDef) -> SourceLoc:

@@ -70,3 +70,19 @@ def test_replace_omp_needs_a_parallel_for(analyze) -> None:  # type: ignore[no-u
     nests = analyze(HEAD + body + "}\n", replace_omp=True).nests
     assert nests[1].openmp == "omp parallel for" and nests[1].span.first_line == 5
     assert "does not prove the nest parallel" in nests[2].kept.message
+
+
+def test_functions_called_under_user_openmp_run_in_its_team(analyze) -> None:  # type: ignore[no-untyped-def]
+    """A nest of a function called in a user's parallel loop (directly or through another
+    function) runs in that team: kept (``in-omp-region``), the caller's pragma named."""
+    src = ("float A[100][100];\n"
+           "static void h(int r) {\n  for (int j = 0; j < 100; j++) A[r][j] += 1;\n}\n"
+           "static void g(int r) {\n  for (int j = 0; j < 100; j++) A[r][j] *= 2;\n  h(r);\n}\n"
+           "void f(void) {\n  #pragma omp parallel for\n  for (int i = 0; i < 100; i++) g(i);\n}\n"
+           "void k(void) {\n  for (int i = 0; i < 100; i++)\n    for (int j = 0; j < 100; j++) A[i][j] = 0;\n}\n")
+    nests = analyze(src).nests
+    got = [(n.function, n.loc.line, n.kept.code if n.kept else None) for n in nests]
+    assert got == [("h", 3, "in-omp-region"), ("g", 6, "in-omp-region"), ("f", 11, "already-parallel"),
+                   ("k", 14, None)], got
+    assert nests[0].kept.message.startswith("it runs inside the user's '#pragma omp parallel for' at line 10, "
+                                            "under which 'h' is called")
