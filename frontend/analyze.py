@@ -2,10 +2,16 @@
 
 For every candidate nest: extract the ``Scop``, classify its loops, check a ``#pragma mdh``
 annotation, and build the ``MdhExpr`` -- or record, located, why the nest is kept as written.
-``islpy.Error`` never escapes: it becomes a located ``UnsupportedInput`` for its nest.
+``islpy.Error`` never escapes: it becomes a located ``UnsupportedInput`` for its nest. A nest
+under the user's OpenMP is kept unless mdpoly may replace it (``mdpoly.frontend.omp_policy``).
+Every nest is explained: when a nest is kept as a whole (no schedule of computations inside
+it), the nests inside it are analysed as candidates of their own -- all but the one that holds
+the reason it is kept, whose inner nests are, recursively (``inner_candidates``).
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 import islpy as isl
 from pycparser import c_generator
@@ -14,22 +20,25 @@ from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, Unsupported
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import Deps, analyze_dependences
 from mdpoly.frontend.nest_span import function_start_line, nest_span
-from mdpoly.frontend.parse import ParsedFile, parse_c
+from mdpoly.frontend.omp_policy import omp_policy, proven_parallel
+from mdpoly.frontend.parse import ParsedFile, parse_c, pragma_text
 from mdpoly.frontend.pragmas import check_annotation, parse_annotation
 from mdpoly.frontend.schedule import scheduled
 from mdpoly.frontend.scop import (
     Candidate,
     extract_scop,
     find_candidates,
+    inner_candidates,
     loc_of,
     loop_headers,
     return_type_loc,
+    stray_mdh_pragmas,
 )
 from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.ir.mdh import Combine, MdhExpr
 from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
 from mdpoly.ir.scop import Scop
-from mdpoly.options import Options
+from mdpoly.options import Options, for_function
 
 
 def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None) -> FileAnalysis:
@@ -39,26 +48,69 @@ def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None
     :raises DependenceError: a ``#pragma mdh`` annotation contradicts the analysis.
     """
     parsed = parse_c(path, options)
-    nests = tuple(analyze_nest(parsed, c, options) for c in find_candidates(parsed, options))
-    return FileAnalysis(path, parsed.source_text, nests)
+    nests: list[NestAnalysis] = []
+    candidates = find_candidates(parsed, options)
+    if sink is not None:
+        for p in stray_mdh_pragmas(parsed, candidates):
+            sink.emit(Diagnostic(Severity.WARNING, "stray-pragma", loc_of(p), f"'#pragma {pragma_text(p)}' is not "
+                                 "directly before a 'for' loop (only pragmas that apply to the loop may stand between); it is ignored"))
+    for cand in candidates:
+        nests.extend(analyze_tree(parsed, cand, for_function(options, cand.function)))
+    return FileAnalysis(path, parsed.source_text, tuple(nests))
+
+
+#: Reasons under which the nests inside a kept nest are not analysed: they run under the user's OpenMP.
+_NO_DESCENT = frozenset({"already-parallel", "in-omp-region"})
+
+
+def analyze_tree(parsed: ParsedFile, cand: Candidate, options: Options) -> list[NestAnalysis]:
+    """The analysis of ``cand``, then -- when it is kept as a whole -- of the nests inside it."""
+    nest = analyze_nest(parsed, cand, options)
+    out = [nest]
+    if nest.mdh is None and nest.schedule is None and nest.kept is not None and nest.kept.code not in _NO_DESCENT:
+        for inner in inner_candidates(cand, nest.kept.loc):
+            out.extend(analyze_tree(parsed, inner, options))
+    return out
 
 
 def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:
     """The ``NestAnalysis`` of one candidate (``mdh`` set, or ``kept`` with a located reason, and
     then the schedule of host loops and computations inside it, when there is one)."""
+    policy = omp_policy(cand, options.replace_omp)
+    if policy.held is not None:
+        return analyze_band(parsed, cand, options, held=policy.held)
+    # a pragma the loop's replacement must take along, but that shares the loop's line (a macro
+    # such as ``PFOR for (...)``, or ``_Pragma``): the splice replaces whole pragma lines only
+    inline = next((p for p in cand.pragmas if loc_of(p).line == cand.loc.line), None)
+    if inline is not None:
+        return analyze_band(parsed, cand, options, held=UnsupportedInput(
+            f"'#pragma {pragma_text(inline)}' comes from a macro or '_Pragma' on the loop's line: mdpoly cannot "
+            "replace the loop without it", cand.loc, "already-parallel" if policy.on_loop else "pragma-on-loop-line"))
+    if policy.replaces:   # the user's OpenMP goes only for one computation proven parallel
+        whole = analyze_band(parsed, replace(cand, omp_pragma=None), options)
+        refusal = proven_parallel(policy, cand, whole)
+        if refusal is not None:
+            return analyze_band(parsed, cand, options, held=refusal)
+        return replace(whole, openmp=pragma_text(policy.replaces[0]) if policy.on_loop else "")
     whole = analyze_band(parsed, cand, options)
     return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes))
 
 
-def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestAnalysis:
-    """The ``NestAnalysis`` of one candidate as a single band (no schedule)."""
-    pragma_line = loc_of(cand.pragma).line if cand.pragma is not None else None
+def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
+                 held: UnsupportedInput | None = None) -> NestAnalysis:
+    """The ``NestAnalysis`` of one candidate as a single band (no schedule); ``held``: the nest
+    is kept for this reason, unanalysed."""
+    # the loop's own pragmas (#pragma mdh, OpenMP loop directives) go with it when it is replaced
+    first = cand.pragmas[0] if cand.pragmas else cand.pragma
+    pragma_line = loc_of(first).line if first is not None else None
     span = nest_span(parsed.source_text, cand.loc, pragma_line)
     func_line = function_start_line(parsed.source_text, return_type_loc(cand.func))
     loops = tuple(LoopSummary(it, ext, Combine.SEQ) for it, ext in loop_headers(cand))
     mdh: MdhExpr | None = None
     kept: Diagnostic | None = None
     try:
+        if held is not None:
+            raise held
         scop, deps = _analyse(parsed, cand, options)
         loops = tuple(LoopSummary(scop.loops[lc.loop].iterator, scop.loops[lc.loop].extent.to_c(), lc.combine)
                       for lc in deps.loops)
@@ -66,7 +118,8 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
             check_annotation(parse_annotation(scop.pragma_text, scop.pragma_loc), scop, deps)
         mdh = _build(scop, deps, options, call_site_sizes(parsed.ast, cand.func, scop.params))
     except UnsupportedInput as e:
-        severity = Severity.WARNING if cand.marked else Severity.NOTE
+        # the user's OpenMP kept as it is is no failure, unless a #pragma mdh asked for the nest
+        severity = Severity.WARNING if (cand.pragma is not None if held is not None else cand.marked) else Severity.NOTE
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
     return NestAnalysis(loc=cand.loc, span=span, function=cand.function, function_line=func_line, loops=loops,
                         mdh=mdh, kept=kept, marked=cand.marked, requested=cand.pragma is not None,

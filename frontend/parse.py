@@ -1,10 +1,13 @@
 """Preprocess and parse one C file: path + ``Options`` -> ``ParsedFile`` (pycparser ``FileAST``).
 
 The preprocessor is ``Options.preprocessor`` when set (``mdpoly-cc`` hands over the real
-compiler's ``cc -E`` with the command line's flags, so mdpoly parses what the compiler compiles),
-else the system ``cpp`` with ``-std=c99``; it keeps its line markers, so every node's ``coord``
-points into the user's original file (or into the header it came from). Failures of the
-preprocessor and of the parser become located ``InputError``s.
+compiler's ``cc -E`` with the command line's flags, the ``mdpoly`` command ``$MDPOLY_CC -E`` with
+the target's compile flags, so mdpoly parses what the compiler compiles), else ``Options.cc``
+with ``-E`` (the compiler's default mode, GNU C for gcc and clang); it keeps its line markers,
+so every node's ``coord`` points into the user's original file (or into the header it came
+from). Failures of the preprocessor and of the parser become located ``InputError``s; a parse
+error that another language mode avoids (``-std=gnu17`` for strict C, ``-std=c17`` for GNU C,
+which predefines ``linux`` and ``unix``) says so, with the ``--preprocessor`` that works.
 
 C sources are bytes, not necessarily UTF-8: the file and the preprocessor's output are decoded
 with ``surrogateescape`` (:func:`decode_source`), so every byte that is not UTF-8 (a Latin-1
@@ -15,6 +18,7 @@ spliced text back into exactly the same bytes. Line endings are kept as written.
 from __future__ import annotations
 
 import re
+import shlex
 import subprocess
 from dataclasses import dataclass
 
@@ -29,8 +33,25 @@ from mdpoly.options import Options
 # begins with a line marker, so a prepended line does not shift any coordinate.
 _GLIBC_PRELUDE = (
     "typedef float _Float32; typedef double _Float64; typedef double _Float32x; "
-    "typedef long double _Float64x; typedef long double _Float128;\n"
+    "typedef long double _Float64x; typedef long double _Float128; typedef long double __float128;\n"
 )
+
+# GNU C that the parser does not know, in the compiler's default mode: ``__extension__`` before
+# an expression (it only silences -pedantic) goes, ``__builtin_offsetof`` (<stddef.h>'s
+# ``offsetof``) is spelled ``offsetof``; string and character literals stay untouched, and every
+# replacement is as long as what it replaces, so no column moves.
+_GNU_WORDS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|\b__extension__\b|\b__builtin_offsetof\b")
+
+
+def _gnu_compat(text: str) -> str:
+    def sub(m: re.Match[str]) -> str:
+        word = m[0]
+        if word == "__extension__":
+            return " " * len(word)
+        if word == "__builtin_offsetof":
+            return "offsetof".ljust(len(word))
+        return word
+    return _GNU_WORDS.sub(sub, text)
 
 _CPP_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$",
                        re.MULTILINE)
@@ -70,10 +91,16 @@ class ParsedFile:
     ast: c_ast.FileAST
 
 
-def cpp_command(path: str, options: Options) -> list[str]:
-    """The preprocessor command for ``path``: ``Options.preprocessor`` (as given, in order) or
-    ``cpp -std=c99``, then the ``-I``/``-D``/``-U`` of ``options``, then ``path``."""
-    cmd = list(options.preprocessor) if options.preprocessor else [options.cpp, "-std=c99"]
+def preprocessor_words(options: Options) -> list[str]:
+    """The preprocessor command before the flags of ``options`` and the file name:
+    ``Options.preprocessor`` (as given) or ``Options.cc`` with ``-E``."""
+    return list(options.preprocessor) if options.preprocessor else [*options.cc, "-E"]
+
+
+def cpp_command(path: str, options: Options, words: list[str] | None = None) -> list[str]:
+    """The preprocessor command for ``path``: ``words`` (default :func:`preprocessor_words`),
+    then the ``-I``/``-D``/``-U`` of ``options``, then ``path``."""
+    cmd = list(words) if words is not None else preprocessor_words(options)
     cmd += [f"-I{d}" for d in options.include_dirs]
     cmd += [f"-D{d}" for d in options.defines]
     cmd += [f"-U{u}" for u in options.undefines]
@@ -81,9 +108,10 @@ def cpp_command(path: str, options: Options) -> list[str]:
     return cmd
 
 
-def preprocess(path: str, options: Options) -> str:
-    """Run cpp on ``path``; raise ``InputError`` located at cpp's first error."""
-    cmd = cpp_command(path, options)
+def preprocess(path: str, options: Options, words: list[str] | None = None) -> str:
+    """Run the preprocessor (``words``, see :func:`cpp_command`) on ``path``; raise
+    ``InputError`` located at its first error."""
+    cmd = cpp_command(path, options, words)
     try:
         proc = subprocess.run(cmd, capture_output=True, check=False)
     except OSError as e:
@@ -110,17 +138,63 @@ def parse_c(path: str, options: Options) -> ParsedFile:
             source = decode_source(fh.read())
     except OSError as e:
         raise InputError(f"cannot read '{path}': {e.strerror}", SourceLoc(path, 1, 1)) from e
-    text = preprocess(path, options)
+    try:
+        ast = _parse(preprocess(path, options), path)
+    except InputError as e:
+        hint = _mode_hint(path, options)
+        if hint is None:
+            raise
+        raise InputError(f"{e.message}; {hint}", e.loc) from e
+    return ParsedFile(path, source, ast)
+
+
+def _parse(text: str, path: str) -> c_ast.FileAST:
+    """Parse preprocessed text (with the prelude); a failure is a located ``InputError``."""
     parser = GnuCParser()
     try:
-        ast = parser.parse(_GLIBC_PRELUDE + text, path)
+        return parser.parse(_GLIBC_PRELUDE + _gnu_compat(text), path)
     except ParseError as e:
         m = _PARSE_LOC.match(str(e))
         if m:
             raise InputError(_show_bytes(m["msg"].strip()),
                              SourceLoc(m["file"] or path, int(m["line"]), int(m["col"]))) from e
         raise _unlocated_parse_error(parser, _show_bytes(str(e)), path) from e
-    return ParsedFile(path, source, ast)
+
+
+_STD = re.compile(r"^-std=(?P<gnu>gnu|c)(?P<version>\d\w*)$")
+
+
+def other_mode(words: list[str]) -> tuple[list[str], str] | None:
+    """The preprocessor command in the other language mode, and the mode's name: a strict
+    ``-std=cNN`` becomes ``-std=gnuNN`` (GNU C: glibc then declares ``int8_t`` in
+    ``<stdlib.h>``, and the GNU extensions of headers are visible), a ``-std=gnuNN`` or no
+    ``-std=`` (the compiler's default, GNU C) becomes strict ``-std=cNN``/``-std=c17`` (no
+    predefined ``linux``/``unix`` macros); ``None`` for an ``-std=`` it does not know."""
+    stds = [k for k, w in enumerate(words) if w.startswith("-std=")]
+    if not stds:
+        return [*words, "-std=c17"], "strict ISO C (-std=c17)"
+    m = _STD.match(words[stds[-1]])
+    if m is None:
+        return None
+    gnu = m["gnu"] == "gnu"
+    std = f"-std=c{m['version']}" if gnu else f"-std=gnu{m['version']}"
+    mode = f"strict ISO C ({std})" if gnu else f"GNU C ({std})"
+    return [*words[: stds[-1]], std, *words[stds[-1] + 1:]], mode
+
+
+def _mode_hint(path: str, options: Options) -> str | None:
+    """When the file parses in the other language mode (:func:`other_mode`): a hint naming the
+    ``--preprocessor`` that works; else ``None``."""
+    other = other_mode(preprocessor_words(options))
+    if other is None:
+        return None
+    words, mode = other
+    try:
+        _parse(preprocess(path, options, words), path)
+    except InputError:
+        return None
+    return (f"it parses when preprocessed in {mode} mode: use --preprocessor {shlex.quote(shlex.join(words))} "
+            "(or preprocess with the flags your compiler uses)")
 
 
 def _unlocated_parse_error(parser: GnuCParser, message: str, path: str) -> InputError:

@@ -1,7 +1,7 @@
 """The ``mdpoly`` command: argv -> ``Options`` -> front end -> driver -> ``out.c`` (exit status).
 
 gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR] [-D NAME[=VAL]]
-[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--size NAME=VALUE] [-q]
+[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--replace-omp] [--size [FUNC:]NAME=VALUE] [-q]
 [--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]
 [--tune-workers ADDRESS] [--cache-dir DIR]``.
 Tuning is on by default (60 s per nest, cached in ``--cache-dir``, ``$MDPOLY_CACHE_DIR`` or the XDG
@@ -10,9 +10,11 @@ Exit status 0 on success, 1 on an error in the input (located ``file:line:col: e
 no output written), 2 on misuse of the command line. Every output path (``-o``, ``--report``) is
 checked before any work and all outputs are written atomically, or none (``mdpoly.output_files``);
 C text goes out byte for byte as it came in (``mdpoly.frontend.parse.encode_source``).
-``--preprocessor CMD`` replaces ``cpp -std=c99`` by a whole preprocessing command (``mdpoly-cc``
-passes the real compiler's ``cc -E`` with the command line's flags). Only this module reads the
-environment.
+By default the file is preprocessed like the user's compiler compiles the output:
+``$MDPOLY_CC -E`` (default ``cc``, in its default language mode) with the target's compile
+flags (``-fopenmp``); ``--preprocessor CMD`` replaces that by a whole preprocessing command
+(``mdpoly-cc`` passes the real compiler's ``cc -E`` with the command line's flags). Only this
+module reads the environment.
 """
 
 from __future__ import annotations
@@ -62,7 +64,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--emit", choices=("mdh",), help="print the MDH expression of each nest instead of C")
     p.add_argument("--strict-fp", action="store_true", help="never reassociate floating-point reductions")
     p.add_argument("--all-nests", action="store_true", help="consider every outermost nest, even with markers")
-    p.add_argument("--size", action="append", default=[], metavar="NAME=VALUE", help="problem size hint")
+    p.add_argument("--replace-omp", action="store_true",
+                   help="replace a user's '#pragma omp parallel for' loop by mdpoly's code where mdpoly's analysis "
+                        "proves it parallel (default: such loops stay as written, reported as already parallel)")
+    p.add_argument("--size", action="append", default=[], metavar="[FUNC:]NAME=VALUE",
+                   help="problem size hint for every function, or for function FUNC only (it wins there)")
     p.add_argument("--mpi", action="store_true",
                    help="split each computation over the MPI ranks of the program (build with mpicc, run with mpirun)")
     p.add_argument("--devices", metavar="all|N|LIST",
@@ -70,7 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the first N, or the device indices LIST such as 0,1 (MDPOLY_DEVICES overrides at run time)")
     p.add_argument("--preprocessor", metavar="CMD", type=_command,
                    help="preprocess with CMD (shell-quoted, the file name is appended) instead of "
-                        "'cpp -std=c99', e.g. 'gcc -E -std=gnu17 -fopenmp'")
+                        "'$MDPOLY_CC -E' (default 'cc -E', plus the target's flags such as -fopenmp), "
+                        "e.g. 'gcc -E -std=gnu17 -fopenmp'")
     tune = p.add_argument_group("auto-tuning")
     tune.add_argument("--tune", dest="tune", action="store_true", default=True,
                       help="tune each nest by measuring candidates (default)")
@@ -131,20 +138,39 @@ class _Enable(argparse.Action):
         ns.tune = True
 
 
-def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[tuple[str, int], ...]:
-    out: list[tuple[str, int]] = []
+def _sizes(parser: argparse.ArgumentParser, items: list[str]) -> tuple[
+        tuple[tuple[str, int], ...], tuple[tuple[str, str, int], ...]]:
+    """``--size NAME=VALUE`` (every function) and ``--size FUNC:NAME=VALUE`` (one function)."""
+    bare: list[tuple[str, int]] = []
+    scoped: list[tuple[str, str, int]] = []
     for item in items:
-        name, sep, value = item.partition("=")
+        func, colon, rest = item.rpartition(":")
+        name, sep, value = rest.partition("=")
         try:
-            if not sep or not name.isidentifier():
+            if not sep or not name.isidentifier() or (colon and not func.isidentifier()):
                 raise ValueError
             number = int(value, 0)
         except ValueError:
-            parser.error(f"--size expects NAME=INTEGER, got '{item}'")
+            parser.error(f"--size expects NAME=INTEGER, got '{item}' (FUNCTION:NAME=INTEGER for one function)")
         if number < 0:
             parser.error(f"--size expects a size >= 0, got '{item}'")
-        out.append((name, number))
-    return tuple(out)
+        if colon:
+            scoped.append((func, name, number))
+        else:
+            bare.append((name, number))
+    return tuple(bare), tuple(scoped)
+
+
+def _compiler() -> tuple[str, ...]:
+    """The user's C compiler: ``$MDPOLY_CC`` (as ``mdpoly-cc`` reads it), default ``cc``."""
+    return tuple(shlex.split(os.environ.get("MDPOLY_CC", "cc"))) or ("cc",)
+
+
+def _default_preprocessor(target: str) -> tuple[str, ...]:
+    """``$MDPOLY_CC -E`` with the flags the output is compiled with for ``target`` (``-fopenmp``:
+    ``_OPENMP`` is defined as it will be), as ``mdpoly-cc`` preprocesses."""
+    flags = tuple(f for f in target_named(target).toolchain.compile_flags if not f.startswith("-l"))
+    return (*_compiler(), "-E", *flags)
 
 
 def _devices(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str | None:
@@ -161,11 +187,13 @@ def _devices(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> str | N
 
 
 def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -> Options:
+    sizes, function_sizes = _sizes(parser, ns.size)
     return Options(
         target=target_named(ns.target).name, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
-        sizes=_sizes(parser, ns.size), cpp=os.environ.get("MDPOLY_CPP", "cpp"),
-        preprocessor=ns.preprocessor or (),
+        replace_omp=ns.replace_omp,
+        sizes=sizes, function_sizes=function_sizes, cc=_compiler(),
+        preprocessor=ns.preprocessor or _default_preprocessor(ns.target),
         tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),
         tune_seconds_explicit=ns.tune_time is not None,
         tune_evals=ns.tune_evals, tune_technique=ns.tune_technique, retune=ns.retune,

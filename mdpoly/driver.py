@@ -23,9 +23,11 @@ from mdpoly.diagnostics import (
 )
 from mdpoly.host_schedule import render_schedule_regions
 from mdpoly.ir.nest import (
+    ALREADY_PARALLEL,
     ORIGINAL_NEST,
     NestAnalysis,
     NestOutcome,
+    kept_status,
     schedule_computations,
     schedule_wavefronts,
 )
@@ -34,7 +36,7 @@ from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
-from mdpoly.options import Options
+from mdpoly.options import Options, for_function
 from mdpoly.profitability import MIN_WORK, reduction_in_host_loop, reductions_in_host_loops, too_little_work
 from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
@@ -61,7 +63,10 @@ class _Analysis(Protocol):
 
 
 def _kept(nest: NestAnalysis, code: str, reason: str) -> NestOutcome:
-    return NestOutcome(nest=nest, status="kept", reason=reason, code=code, target=None)
+    if nest.openmp:   # --replace-omp: not replaced after all, the user's pragma stays
+        return NestOutcome(nest=nest, status=ALREADY_PARALLEL, code=ALREADY_PARALLEL, target=None,
+                           reason=f"the loop is annotated '#pragma {nest.openmp}', which stays: {reason}")
+    return NestOutcome(nest=nest, status=kept_status(code), reason=reason, code=code, target=None)
 
 
 def transform(analysis: _Analysis, options: Options,
@@ -76,18 +81,19 @@ def transform(analysis: _Analysis, options: Options,
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
     reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES))
     for nest in analysis.nests:
+        nest_options = for_function(options, nest.function)   # --size FUNC:NAME=VALUE
         if reserved and (nest.mdh is not None or nest.schedule is not None):
             outcomes.append(_kept(nest, "reserved-name", f"the file uses the identifier '{reserved[0]}'; names "
                                   f"starting with {' or '.join(repr(p) for p in RESERVED_PREFIXES)} are reserved for "
                                   "the code mdpoly generates"))
             continue
         if nest.mdh is None and nest.schedule is not None:
-            rep, outcome = _transform_schedule(nest, target, options, sink, used_names)
+            rep, outcome = _transform_schedule(nest, target, nest_options, sink, used_names)
             outcomes.append(outcome)
             if rep is not None:
                 reps.append(rep)
             continue
-        code, outcome = _transform_nest(nest, target, options, sink, used_names)
+        code, outcome = _transform_nest(nest, target, nest_options, sink, used_names)
         outcomes.append(outcome)
         if code is not None:
             reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))

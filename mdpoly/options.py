@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True, slots=True)
@@ -14,10 +14,16 @@ class Options:
     strict_fp: bool = False
     quiet: bool = False
     all_nests: bool = False
-    sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints
-    cpp: str = "cpp"
+    # --replace-omp: mdpoly's code replaces a user's ``omp parallel for`` where it proves the loop parallel
+    replace_omp: bool = False
+    sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints (every function)
+    # --size FUNC:NAME=VALUE hints: (function, name, value), for that function only (they win
+    # over a bare NAME=VALUE there); ``for_function`` folds them into ``sizes``
+    function_sizes: tuple[tuple[str, str, int], ...] = ()
+    cc: tuple[str, ...] = ("cc",)   # the user's C compiler ($MDPOLY_CC), e.g. ("ccache", "gcc")
     # The whole preprocessor command before the file name (e.g. ``gcc -E -std=gnu17 -include x.h``,
-    # as mdpoly-cc hands it over); empty = ``cpp -std=c99`` with the -I/-D/-U above.
+    # as mdpoly-cc hands it over); empty = ``cc -E`` (the compiler's default mode), then the
+    # -I/-D/-U above.
     preprocessor: tuple[str, ...] = ()
     # Auto-tuning (issue #4). The CLI turns it on by default; library callers opt in.
     tune: bool = False
@@ -37,3 +43,13 @@ class Options:
     mpi: bool = False
     # --devices: each computation split over these local devices (opencl/cuda; backends/devices.py)
     devices: str | None = None
+
+
+def for_function(options: Options, function: str) -> Options:
+    """``options`` as a nest of ``function`` sees them: ``sizes`` holds the bare hints, then the
+    hints scoped to ``function`` (which win); no scoped hints are left."""
+    if not options.function_sizes:
+        return options
+    sizes = dict(options.sizes)
+    sizes.update({name: value for func, name, value in options.function_sizes if func == function})
+    return replace(options, sizes=tuple(sizes.items()), function_sizes=())

@@ -3,7 +3,7 @@
 Remarks are printed in clang's shape through a ``DiagnosticSink``
 (``in.c:12:5: remark: loop nest parallelized: i:++ j:++ k:+``); the JSON schema is stable::
 
-    {"nests": [{"file", "line", "column", "status": "transformed"|"kept", "reason", "code",
+    {"nests": [{"file", "line", "column", "status": "transformed"|"kept"|"already-parallel", "reason", "code",
                 "loops": [{"iterator", "extent", "combine"}], "mdh": <dsl string or null>, "target",
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
                            "from_cache", "technique", ...} or null}]}
@@ -24,6 +24,7 @@ from typing import Any
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, SourceLoc
 from mdpoly.ir.nest import (
+    ALREADY_PARALLEL,
     Computation,
     FileAnalysis,
     HostLoop,
@@ -32,6 +33,7 @@ from mdpoly.ir.nest import (
     PrivateLoop,
     ScheduleItem,
     Wavefront,
+    kept_status,
     schedule_computations,
     schedule_wavefronts,
 )
@@ -50,7 +52,7 @@ def outcomes_from_analysis(analysis: FileAnalysis, target: str | None = None) ->
             out.append(NestOutcome(n, "transformed", None, None, target))
         else:
             kept = n.kept
-            out.append(NestOutcome(n, "kept", kept.message if kept else "not analysed",
+            out.append(NestOutcome(n, kept_status(kept.code if kept else None), kept.message if kept else "not analysed",
                                    kept.code if kept else "unsupported", None))
     return tuple(out)
 
@@ -69,7 +71,13 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
-    return Diagnostic(severity, o.code or "", loc, f"loop nest kept sequential: {o.reason or 'unknown reason'}")
+    what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
+            "loop nest kept as written" if o.code in _UNDER_USER_OPENMP else "loop nest kept sequential")
+    return Diagnostic(severity, o.code or "", loc, f"{what}: {o.reason or 'unknown reason'}")
+
+
+#: Reasons of nests kept as written because they are (or hold) the user's OpenMP: not sequential.
+_UNDER_USER_OPENMP = frozenset({"in-omp-region", "openmp-inside"})
 
 
 def _part_text(o: NestOutcome) -> str:
@@ -174,8 +182,9 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
                                  f"its loops cannot run as a tiled wavefront: {o.nest.wavefront}"))
 
 
-#: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``.
-SCHEMA_VERSION = 2
+#: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``; 3: status
+#: ``already-parallel`` (the user's OpenMP), entries for the nests inside a nest kept as a whole.
+SCHEMA_VERSION = 3
 
 
 def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = None) -> dict[str, Any]:

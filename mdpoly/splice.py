@@ -84,6 +84,16 @@ def _start_offset(lines: list[str], starts: list[int], span: SourceSpan) -> int:
     return starts[span.first_line - 1] + len(first) - len(first.lstrip(" \t"))
 
 
+_BEFORE_SUBSTATEMENT = re.compile(r"(?:\)|\belse|\bdo)\s*$")
+
+
+def _is_substatement(source_text: str, begin: int) -> bool:
+    """Whether the statement at ``begin`` is the unbraced body of an ``if``/``else``/``while``/
+    ``for``/``do`` (what precedes it, comments aside, ends a header or is ``else``/``do``)."""
+    before = re.sub(r"/\*.*?\*/|//[^\n]*", " ", source_text[max(0, begin - 2000):begin], flags=re.DOTALL)
+    return bool(_BEFORE_SUBSTATEMENT.search(before))
+
+
 def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replacement], path: str = "<input>") -> str:
     """Return ``source_text`` with every replacement applied (see the module docstring).
 
@@ -148,6 +158,8 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
         if ORIGINAL_NEST in call:
             nest = _line_directive(sp.start.line, path) + " " * (sp.start.column - 1) + original_text(lines, sp)
             call = re.sub(r"[ \t]*" + re.escape(ORIGINAL_NEST), _verbatim(nest), call)
+        if _is_substatement(source_text, begin):   # ``if (c) for ...``: the call may be several statements
+            call = "{ " + call + (" }" if not call.endswith("\n") else "}\n")
         out.append(call)
         pos = end
         if sp.end_line > sp.first_line or "\n" in call:

@@ -67,6 +67,18 @@ class NestAnalysis:
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
     schedule: tuple[ScheduleItem, ...] | None = None
+    #: the user's OpenMP directive on the loop (``omp parallel for``) that mdpoly's code replaces
+    #: (``--replace-omp``): when the nest is kept after all, it stays, and the nest is already parallel
+    openmp: str = ""
+
+
+#: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.
+ALREADY_PARALLEL = "already-parallel"
+
+
+def kept_status(code: str | None) -> str:
+    """The report's status of a nest kept for ``code``: ``already-parallel`` or ``kept``."""
+    return ALREADY_PARALLEL if code == ALREADY_PARALLEL else "kept"
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,7 +243,7 @@ class NestOutcome:
     """What the driver did with one nest: the report's and the diagnostics' source of truth."""
 
     nest: NestAnalysis
-    status: str          # "transformed" | "kept"
+    status: str          # "transformed" | "kept" | "already-parallel" (the user's OpenMP, kept)
     reason: str | None   # why kept (None when transformed)
     code: str | None     # stable reason code, e.g. "too-little-work", "non-affine-subscript"
     target: str | None   # backend used when transformed

@@ -141,8 +141,10 @@ def test_host_loop_without_region_forks_per_step(tmp_path: Path) -> None:
 
 
 def test_loop_under_a_user_pragma_stays_as_written(tmp_path: Path) -> None:
-    """The user's ``#pragma omp parallel for`` before the row loop needs that loop right after it:
-    the loop stays as written, the column loop becomes a parallel loop of its own."""
+    """The user's ``#pragma omp parallel for`` before the row loop: that loop stays as written
+    (already parallel), the time loop around it is kept (it holds the user's OpenMP) and the
+    column loop next to it becomes a parallel loop of its own, a nest with its own entry (issue
+    21 changed the report from ``t:seq{ [i:++ private-body] }`` to these three entries)."""
     text = (CASES_DIR / "adi.c").read_text().replace(
         "  for (t = 0; t < tsteps; t++) {\n    for (i = 1;",
         "  for (t = 0; t < tsteps; t++) {\n#pragma omp parallel for private(j)\n    for (i = 1;", 1)
@@ -150,6 +152,11 @@ def test_loop_under_a_user_pragma_stays_as_written(tmp_path: Path) -> None:
     src = tmp_path / "in.c"
     src.write_text(text)
     stderr, _ = _check(src, tmp_path, "adi with a user pragma")
-    assert "t:seq{ [i:++ private-body] }" in stderr
+    assert "note: loop nest kept as written: it holds the user's '#pragma omp parallel for private(j)'" in stderr
+    assert "note: loop nest already parallel (OpenMP): the loop is annotated" in stderr
+    assert "remark: loop nest scheduled: [i:++ private-body]" in stderr
+    nests = json.loads((tmp_path / "report.json").read_text())["nests"]
+    assert [(n["status"], n["code"]) for n in nests[:3]] == [
+        ("kept", "openmp-inside"), ("already-parallel", "already-parallel"), ("transformed", None)]
     out = (tmp_path / "out.c").read_text()
     assert "#pragma omp parallel for private(j)\n    for (i = 1;" in out
