@@ -24,14 +24,11 @@ KNOWN_BUGS: dict[str, tuple[frozenset[str], str]] = {
                            "issue 9.10: scalar accumulator declared outside, scaled before the store"),
     "running-scalar": (frozenset({"openmp", "opencl"}),
                        "issue 9.10: scalar accumulator declared outside the nest"),
-    "omp-before-mdh": (frozenset({"openmp"}),
-                       "issue 21: '#pragma omp parallel for' then '#pragma mdh(...)': the transformed nest's "
-                       "run-time check is spliced between the omp pragma and its loop (output does not build)"),
 }
 
 #: every tag the generator can put on a kernel
 ALL_TAGS = frozenset(KNOWN_BUGS) | {"alias", "flat3d", "index-temp", "ternary-subscript", "struct", "aos",
-                                    "local-ptr", "user-omp", "mdh-before-omp"}
+                                    "local-ptr", "user-omp", "omp-before-mdh", "mdh-before-omp"}
 
 
 def known_for(target: str) -> frozenset[str]:
