@@ -111,10 +111,13 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 # }}}
 
 
-def _rows_view(b: Buffer) -> c_ast.Node:
-    """``(T (*)[m])A``: the user's flat pointer as the rows the generated function takes."""
-    rows = c_ast.PtrDecl([], c_ast.ArrayDecl(_type_decl(None, b.elem_type), c_ast.ID(b.rows_of), []))
-    return c_ast.Cast(c_ast.Typename(None, [], None, rows), c_ast.ID(b.name))
+def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
+    """``(T (*)[m])A``: the user's flat pointer as the rows the generated function takes (names
+    the front end introduced as the C expressions they stand for, ``values``)."""
+    def named(name: str) -> c_ast.ID:
+        return c_ast.ID(f"({values[name]})") if name in values else c_ast.ID(name)
+    rows = c_ast.PtrDecl([], c_ast.ArrayDecl(_type_decl(None, b.elem_type), named(b.rows_of), []))
+    return c_ast.Cast(c_ast.Typename(None, [], None, rows), named(b.name))
 
 
 def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:
@@ -352,7 +355,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
             call += self.exit_values(plan.iterators)
@@ -437,7 +440,7 @@ class CEmitter:
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
             args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
-                    else _rows_view(b) if b.rows_of
+                    else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"
             exits = self.exit_values(plan.iterators)
@@ -457,24 +460,28 @@ class CEmitter:
         parsed = self._parse_plain(p.c_expr)
         return _clone(parsed) if parsed is not None else c_ast.ID(f"({p.c_expr})")
 
+    def _buffer(self, name: str) -> c_ast.ID:
+        """A buffer at the call site: its name, or the C expression it stands for (``Buffer.c_value``)."""
+        return c_ast.ID(f"({self.values[name]})") if name in self.values else c_ast.ID(name)
+
     def _bytes(self, r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
         """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
-        base = c_ast.ID(r.buffer)
+        base = self._buffer(r.buffer)
         if r.lo is None or r.hi is None:
             first: c_ast.Node = c_ast.UnaryOp("&", base)
-            return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
+            return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", self._buffer(r.buffer)),
                                                               c_ast.Constant("int", "1")))
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
-            stride = _index_cast(c_ast.ID(r.rows_of))
+            stride = _index_cast(self._buffer(r.rows_of))
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
-        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", c_ast.ID(r.buffer), end)))
+        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", self._buffer(r.buffer), end)))
 
     def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
         assert r.row_lo is not None and r.row_hi is not None
 
         def at(e: Affine) -> c_ast.Node:
-            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(r.buffer), c_ast.ID(row.name)),
+            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(self._buffer(r.buffer), c_ast.ID(row.name)),
                                             self.affine(e)))
         return at(r.row_lo), at(_plus_one(r.row_hi))
 

@@ -22,6 +22,7 @@ from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
+from mdpoly.frontend.normalize import normalize_candidate
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.symbols import (
     FUNC_DECLS,
@@ -1505,12 +1506,14 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     that turns out to be read before it is defined -- its value flows in from outside the scope
     -- is shared again and the model rebuilt). Only a nest generated as one MDH computation gives
     each iteration its copy: a model for rearranging the nest's own text (distribution) must not
-    privatize."""
-    symbols = candidate_symbols(parsed, cand)
+    privatize. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
+    local pointers and index temporaries substituted) on a copy of its AST."""
+    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand))
+    cand, symbols = norm.cand, norm.symbols
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     while True:
         try:
-            return NestBuilder(cand, symbols, private).build()
+            return norm.finish(NestBuilder(cand, symbols, private).build())
         except _NotPrivate as e:
             private = private - {e.name}
 

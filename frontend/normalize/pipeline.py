@@ -1,0 +1,100 @@
+"""The normalization driver: ``Candidate`` + ``SymbolTable`` -> ``Normalized`` (a rewritten copy).
+
+The passes edit a deep copy of the candidate's function (so the copy of the nest sits where the
+nest sits, for the liveness questions the extractor asks about the code around it); the parse
+tree the splicer and the reference text come from is never touched, so the nest as written stays
+the fallback. The order matters: member reads become names before local pointers are resolved
+(``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
+subscripts they produce; selects come last, once subscripts are expressions of their own.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from pycparser import c_ast
+
+from mdpoly.frontend.normalize.ast_util import assigned_names
+from mdpoly.frontend.normalize.index_temps import substitute_index_temps
+from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
+from mdpoly.frontend.normalize.members import hoist_members
+from mdpoly.frontend.normalize.selects import split_selects
+from mdpoly.frontend.normalize.struct_types import MemberTypes, struct_definitions
+from mdpoly.frontend.symbols import SymbolTable
+from mdpoly.ir.scop import Scop
+
+if TYPE_CHECKING:
+    from mdpoly.frontend.parse import ParsedFile
+    from mdpoly.frontend.scop import Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """The candidate to extract (its ``node`` and ``func`` rewritten copies, or the originals when
+    no pass applied), the symbols it sees, and the values of the names the passes introduced."""
+
+    cand: Candidate
+    symbols: SymbolTable
+    #: hoisted name -> the C expression the call site passes for it (``p->dim``)
+    values: tuple[tuple[str, str], ...] = ()
+    #: hoisted scalars: objects a written pointer may overlap (checked at run time)
+    objects: frozenset[str] = frozenset()
+
+    def finish(self, scop: Scop) -> Scop:
+        """``scop`` with the hoisted variables' ``c_value`` (and alias class) set."""
+        if not self.values:
+            return scop
+        values = dict(self.values)
+        hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
+
+        def spelled(text: str) -> str:  # C text over the call site's names
+            return hoisted.sub(lambda m: f"({values[m.group(1)]})", text)
+        variables = tuple(replace(v, c_value=values[v.name], alias="object" if v.name in self.objects else v.alias)
+                          if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
+                          for v in scop.variables)
+        pre = tuple(replace(p, c_expr=spelled(p.c_expr)) for p in scop.preconditions)
+        return replace(scop, variables=variables, preconditions=pre)
+
+
+def _worth_copying(nest: c_ast.Node) -> bool:
+    """Whether some pass may apply: a member, a declaration or assignment of a name, a conditional."""
+    stack = [nest]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment):
+            return True
+        stack.extend(child for _name, child in n.children())
+    return False
+
+
+def _copy_symbols(symbols: SymbolTable) -> SymbolTable:
+    return SymbolTable(dict(symbols.decls), dict(symbols.typedefs), dict(symbols.enums), dict(symbols.enum_values),
+                       set(symbols.params), set(symbols.locals), set(symbols.addressed))
+
+
+def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable) -> Normalized:
+    """Run the passes over a copy of ``cand``.
+
+    :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a struct
+        member written in the nest, a local pointer re-assigned, an index temporary read after
+        the nest), located at the offending statement.
+    """
+    if not _worth_copying(cand.node):
+        return Normalized(cand, symbols)
+    memo: dict[int, object] = {}
+    func = copy.deepcopy(cand.func, memo)
+    found = memo.get(id(cand.node))
+    node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
+    symbols = _copy_symbols(symbols)
+    hoisted = hoist_members(node, MemberTypes(symbols, struct_definitions(parsed.ast)), assigned_names(node), cand.loc)
+    for h in hoisted:
+        symbols.decls[h.name] = h.decl.type
+        symbols.locals.add(h.name)
+    resolve_local_pointers(node, symbols, cand.loc)
+    substitute_index_temps(node, func.body, symbols, cand.loc)
+    split_selects(node)
+    return Normalized(replace(cand, node=node, func=func), symbols, tuple((h.name, h.text) for h in hoisted),
+                      frozenset(h.name for h in hoisted if h.scalar))
