@@ -1516,6 +1516,8 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
             return norm.finish(NestBuilder(cand, symbols, private).build())
         except _NotPrivate as e:
             private = private - {e.name}
+        except UnsupportedInput as e:
+            raise norm.explained(e) from None
 
 
 class _NotPrivate(Exception):

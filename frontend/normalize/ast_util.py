@@ -175,3 +175,18 @@ def assigned_names(node: c_ast.Node | None) -> set[str]:
 
     walk(node)
     return out
+
+
+def assignment_of(node: c_ast.Node | None, name: str) -> c_ast.Node | None:
+    """The first assignment, ``++``/``--`` or ``&`` of ``name`` itself under ``node``, else None."""
+    if node is None:
+        return None
+    target = node.lvalue if isinstance(node, c_ast.Assignment) else \
+        node.expr if isinstance(node, c_ast.UnaryOp) and (node.op in _STEP_OPS or node.op == "&") else None
+    if isinstance(target, c_ast.ID) and target.name == name:
+        return node
+    for _name, child in node.children():
+        found = assignment_of(child, name)
+        if found is not None:
+            return found
+    return None

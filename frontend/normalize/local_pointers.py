@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, loc_of, names_in
+from mdpoly.frontend.normalize.ast_util import assigned_names, assignment_of, declared_names, loc_of, names_in
 from mdpoly.frontend.symbols import SymbolTable, c_text
 
 
@@ -60,6 +60,7 @@ class _Resolver:
     def __init__(self, nest: c_ast.Node, symbols: SymbolTable, fallback: SourceLoc) -> None:
         self.symbols = symbols
         self.fallback = fallback
+        self.nest = nest
         self.assigned = assigned_names(nest)
 
     def _dims(self, name: str) -> int | None:
@@ -119,12 +120,13 @@ class _Resolver:
     def _check(self, decl: c_ast.Decl, r: _Resolved, rest: list[c_ast.Node]) -> None:
         where = loc_of(decl, self.fallback)
         if decl.name in self.assigned:
+            where = loc_of(assignment_of(self.nest, decl.name) or decl, where)
             raise UnsupportedInput(f"local pointer '{decl.name}' is re-assigned in the nest; only a pointer set once, "
                                    "where it is declared, is resolved to its base and offset", where,
                                    "pointer-arithmetic")
         if r.base in self.assigned:
             raise UnsupportedInput(f"local pointer '{decl.name}' points into '{r.base}', which the nest re-assigns",
-                                   where, "pointer-arithmetic")
+                                   loc_of(assignment_of(self.nest, r.base) or decl, where), "pointer-arithmetic")
         after = set().union(*(assigned_names(x) | declared_names(x) for x in rest)) if rest else set()
         used = names_in(decl.init) & after
         if used:

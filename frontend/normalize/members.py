@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.normalize.ast_util import declared_names, loc_of, replace_top_down
+from mdpoly.frontend.normalize.ast_util import assignment_of, declared_names, loc_of, replace_top_down
 from mdpoly.frontend.normalize.struct_types import MemberTypes
 from mdpoly.frontend.symbols import c_text
 
@@ -106,8 +106,9 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
         if base.name in local or types.symbols.decls.get(base.name) is None:
             return None  # a struct declared in the nest: left to the extractor
         if base.name in assigned:
+            at = assignment_of(nest, base.name) or n
             raise UnsupportedInput(f"the nest assigns '{base.name}', so '{c_text(n)}' is no invariant member read",
-                                   loc_of(n, fallback), "struct-member-write")
+                                   loc_of(at, fallback), "struct-member-write")
         t = types.type_of(n)
         if t is None or types.is_aggregate(t) or types.symbols.is_volatile(base.name):
             return None

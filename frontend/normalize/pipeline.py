@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from pycparser import c_ast
 
+from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
@@ -43,15 +44,25 @@ class Normalized:
     #: hoisted scalars: objects a written pointer may overlap (checked at run time)
     objects: frozenset[str] = frozenset()
 
+    def spelled(self, text: str) -> str:
+        """``text`` with the hoisted names spelled as the member expressions they stand for."""
+        if not self.values:
+            return text
+        values = dict(self.values)
+        hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
+        return hoisted.sub(lambda m: f"({values[m.group(1)]})", text)
+
+    def explained(self, e: UnsupportedInput) -> UnsupportedInput:
+        """``e`` as the user reads it: its message over the user's names."""
+        if not self.values:
+            return e
+        return UnsupportedInput(self.spelled(str(e.message)), e.loc, e.code)
+
     def finish(self, scop: Scop) -> Scop:
         """``scop`` with the hoisted variables' ``c_value`` (and alias class) set."""
         if not self.values:
             return scop
-        values = dict(self.values)
-        hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
-
-        def spelled(text: str) -> str:  # C text over the call site's names
-            return hoisted.sub(lambda m: f"({values[m.group(1)]})", text)
+        values, spelled = dict(self.values), self.spelled
         variables = tuple(replace(v, c_value=values[v.name], alias="object" if v.name in self.objects else v.alias)
                           if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
                           for v in scop.variables)

@@ -8,11 +8,13 @@ a struct. Anything it cannot resolve is ``None``: the caller then leaves the exp
 
 from __future__ import annotations
 
+from typing import TypeAlias
+
 from pycparser import c_ast
 
 from mdpoly.frontend.symbols import SymbolTable
 
-Aggregate = c_ast.Struct | c_ast.Union
+Aggregate: TypeAlias = c_ast.Struct | c_ast.Union
 
 
 def struct_definitions(ast: c_ast.FileAST) -> dict[str, Aggregate]:
@@ -20,7 +22,7 @@ def struct_definitions(ast: c_ast.FileAST) -> dict[str, Aggregate]:
     out: dict[str, Aggregate] = {}
 
     def walk(n: c_ast.Node) -> None:
-        if isinstance(n, Aggregate) and n.name and n.decls is not None:
+        if isinstance(n, c_ast.Struct | c_ast.Union) and n.name and n.decls is not None:
             out.setdefault(f"{type(n).__name__.lower()} {n.name}", n)
         for _name, child in n.children():
             walk(child)
@@ -50,7 +52,7 @@ class MemberTypes:
     def aggregate(self, t: c_ast.Node | None) -> Aggregate | None:
         """The struct or union (with its members) that type ``t`` names, else None."""
         t = self.unalias(t)
-        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, Aggregate):
+        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.Struct | c_ast.Union):
             return None
         agg = t.type
         if agg.decls is None and agg.name:
