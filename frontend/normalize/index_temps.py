@@ -152,6 +152,8 @@ class _Substituter:
         k = next(i for i, x in enumerate(items) if x is d.item)
         rest = items[k + 1:]
         where = loc_of(d.item, self.fallback)
+        if any(d.name in declared_names(x) for x in rest):
+            return  # re-declared in an inner scope: its uses there are another variable's
         if isinstance(d.item, c_ast.Assignment):
             outside = [i for i in _ids(self.nest, d.name) if not any(_contains(x, i) for x in rest)
                        and i is not d.item.lvalue]

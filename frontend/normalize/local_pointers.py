@@ -115,6 +115,8 @@ class _Resolver:
                     env[item.name] = r
                     continue
             kept.append(self.rewrite(item, env))
+            if isinstance(item, c_ast.Decl) and item.name in env:
+                del env[item.name]  # shadowed by a declaration this pass does not resolve
         block.block_items = kept
 
     def _check(self, decl: c_ast.Decl, r: _Resolved, rest: list[c_ast.Node]) -> None:

@@ -24,7 +24,13 @@ from dataclasses import dataclass
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.normalize.ast_util import assignment_of, declared_names, loc_of, replace_top_down
+from mdpoly.frontend.normalize.ast_util import (
+    assignment_of,
+    declared_names,
+    loc_of,
+    replace_top_down,
+    written_roots,
+)
 from mdpoly.frontend.normalize.struct_types import MemberTypes
 from mdpoly.frontend.symbols import c_text
 
@@ -130,4 +136,19 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
         return c_ast.ID(hoisted.name, coord=n.coord)
 
     replace_top_down(nest, rewrite)
+    if by_text:
+        _struct_stores(nest, types, fallback)
     return list(by_text.values())
+
+
+def _struct_stores(nest: c_ast.Node, types: MemberTypes, fallback: SourceLoc) -> None:
+    """Raise at a store of a whole struct (``q[i] = cfg``): it may overwrite a hoisted member."""
+    for stmt, root in written_roots(nest):
+        if not isinstance(stmt, c_ast.Assignment) or not isinstance(root, c_ast.ID):
+            continue
+        t = types.unalias(types.type_of(root))
+        while isinstance(t, c_ast.PtrDecl | c_ast.ArrayDecl):
+            t = types.unalias(t.type)
+        if types.is_aggregate(t):
+            raise UnsupportedInput(f"the nest stores whole structs through '{root.name}', which may overwrite the "
+                                   "struct members it reads", loc_of(stmt, fallback), "struct-member-write")

@@ -25,7 +25,7 @@ from mdpoly.frontend.normalize.members import hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes, struct_definitions
 from mdpoly.frontend.symbols import SymbolTable
-from mdpoly.ir.scop import Scop
+from mdpoly.ir.scop import AliasClass, Scop, Variable
 
 if TYPE_CHECKING:
     from mdpoly.frontend.parse import ParsedFile
@@ -63,11 +63,19 @@ class Normalized:
         if not self.values:
             return scop
         values, spelled = dict(self.values), self.spelled
-        variables = tuple(replace(v, c_value=values[v.name], alias="object" if v.name in self.objects else v.alias)
+        variables = tuple(replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
                           if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
                           for v in scop.variables)
         pre = tuple(replace(p, c_expr=spelled(p.c_expr)) for p in scop.preconditions)
         return replace(scop, variables=variables, preconditions=pre)
+
+
+def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:
+    """A hoisted scalar is an object written pointers may overlap; an array member lives in a
+    struct reached through some pointer, so it may overlap another (pointer members keep theirs)."""
+    if scalar:
+        return "object"
+    return "pointer" if v.alias == "object" else v.alias
 
 
 def _worth_copying(nest: c_ast.Node) -> bool:
