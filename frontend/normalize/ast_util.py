@@ -155,9 +155,9 @@ def replace_top_down(node: c_ast.Node, rewrite: Callable[[c_ast.Node], c_ast.Nod
                         replace_top_down(item, rewrite)
 
 
-def assigned_names(node: c_ast.Node | None) -> set[str]:
-    """Names whose own value changes under ``node``: ``x = ...``, ``x op= ...``, ``x++``, ``&x``
-    (element writes ``x[i] = ...`` do not change ``x``)."""
+def assigned_names(node: c_ast.Node | None, address: bool = True) -> set[str]:
+    """Names whose own value changes under ``node``: ``x = ...``, ``x op= ...``, ``x++``, and
+    with ``address`` ``&x`` (element writes ``x[i] = ...`` do not change ``x``)."""
     out: set[str] = set()
 
     def walk(n: c_ast.Node | None) -> None:
@@ -166,7 +166,7 @@ def assigned_names(node: c_ast.Node | None) -> set[str]:
         target: c_ast.Node | None = None
         if isinstance(n, c_ast.Assignment):
             target = n.lvalue
-        elif isinstance(n, c_ast.UnaryOp) and (n.op in _STEP_OPS or n.op == "&"):
+        elif isinstance(n, c_ast.UnaryOp) and (n.op in _STEP_OPS or (address and n.op == "&")):
             target = n.expr
         if isinstance(target, c_ast.ID):
             out.add(target.name)

@@ -66,8 +66,9 @@ class Normalized:
         variables = tuple(replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
                           if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
                           for v in scop.variables)
-        pre = tuple(replace(p, c_expr=spelled(p.c_expr)) for p in scop.preconditions)
-        return replace(scop, variables=variables, preconditions=pre)
+        pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=spelled(p.reason)) for p in scop.preconditions)
+        statements = tuple(replace(st, text=spelled(st.text)) for st in scop.statements)  # for messages
+        return replace(scop, variables=variables, preconditions=pre, statements=statements)
 
 
 def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:
@@ -108,7 +109,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    hoisted = hoist_members(node, MemberTypes(symbols, struct_definitions(parsed.ast)), assigned_names(node), cand.loc)
+    hoisted = hoist_members(node, MemberTypes(symbols, struct_definitions(parsed.ast)), assigned_names(node, address=False),
+                            cand.loc)
     for h in hoisted:
         symbols.decls[h.name] = h.decl.type
         symbols.locals.add(h.name)

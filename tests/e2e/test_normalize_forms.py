@@ -1,6 +1,7 @@
 """Differential tests of the normalization passes (``mdpoly.frontend.normalize``) on C as real
 programs write it (``normalize_cases/*.c``): index temporaries and clamped selects (3-D heat,
-2-D blur), struct members (rmsnorm, axpy, n-body over a struct of arrays, a Jacobi time loop),
+2-D blur), struct members (rmsnorm, axpy, n-body over a struct of arrays, a Jacobi time loop, a
+feed-forward block over nested and typedef'd structs),
 per-head local pointers (attention), and hoisted members under overlapping arguments.
 
 Each program is built as written (sequential) and through ``mdpoly --all-nests --no-tune``; the
@@ -33,6 +34,7 @@ TRANSFORMED = {
     "jacobi_struct.c": (12,),
     "attention.c": (39,),
     "alias_members.c": (18, 23),
+    "ffn.c": (36,),
 }
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")

@@ -70,6 +70,13 @@ def test_hoisted_members_are_parameters_with_call_site_values(analyze):
     assert {("mdp_m_p_dim", "mdp_m_s_x"), ("mdp_m_p_eps", "mdp_m_s_x")} <= checked | {(b, a) for a, b in checked}
 
 
+def test_shadowed_temporary_is_not_substituted(analyze):
+    """An inner declaration of the same name is another variable: its uses keep their meaning."""
+    n = _only(analyze(PRELUDE + "void f(float *a) {\n  for (int i = 0; i < 10; i++) {\n    int c = i * 2;\n"
+                      "    { int c = 3; a[c + i] = 1.0f; }\n    a[c] = 2.0f;\n  }\n}\n"))
+    assert n.mdh is None and n.kept.code == "non-affine-subscript", n.kept
+
+
 def test_original_tree_is_not_changed(analyze):
     """The splice falls back to the nest as written: the passes work on a copy."""
     n = _only(analyze(PRELUDE + "void f(RunState *s, const Config *p, int hs) {\n  for (int h = 0; h < 4; h++) {\n"
@@ -89,6 +96,9 @@ REFUSED = [
     ("struct-member-write", "struct pointer re-assigned",
      "void f(Config *p, float *x) {\n  for (int i = 0; i < 100; i++) {\n    x[i] = p->eps;\n    p = p + 1;\n  }\n}\n",
      (8, 5)),
+    ("struct-member-write", "whole struct stored",
+     "void f(Config *p, Config *q, Config c, float *x) {\n  for (int i = 0; i < p->dim; i++) {\n    x[i] = p->eps;\n"
+     "    q[i] = c;\n  }\n}\n", (8, 5)),
     ("unsupported-statement", "array of structs",
      "void f(struct cell *c, float *x) {\n  for (int i = 0; i < 100; i++)\n    x[i] = c[i].prob;\n}\n", (7, 12)),
     ("pointer-arithmetic", "local pointer re-assigned",
