@@ -35,6 +35,7 @@ TRANSFORMED = {
     "attention.c": (39,),
     "alias_members.c": (18, 23),
     "ffn.c": (36,),
+    "heat3d_rt.c": (7,),
 }
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
@@ -60,15 +61,21 @@ def test_normalized_program_matches_original(name: str, tmp_path: Path) -> None:
         assert mismatch is None, f"{name}, OMP_NUM_THREADS={threads} (out.c in {tmp_path}): {mismatch}"
 
 
-@pytest.mark.xfail(strict=False, reason="the key cache's flat subscript loff + t*kv_dim + h*head_size + i has two "
-                   "run-time strides; delinearization handles one (multi-stride delinearization is separate work)")
-def test_attention_heads_loop_is_parallel(tmp_path: Path) -> None:
-    """llama2.c's attention: the loop over heads, with per-head pointers into flat buffers, is
-    one computation whose head and time loops are parallel."""
-    _out, nests, _err = _transform(CASES_DIR / "attention.c", tmp_path)
-    nest = nests[23]
+MULTI_STRIDE = pytest.mark.xfail(strict=False, reason="flat subscripts with two run-time strides (loff + t*kv_dim + "
+                                 "h*head_size + i; x + y*nx + z*nx*ny): delinearization handles one (multi-stride "
+                                 "delinearization is separate work)")
+
+
+@MULTI_STRIDE
+@pytest.mark.parametrize(("name", "line", "parallel"), [("attention.c", 23, 2), ("heat3d_rt.c", 7, 3)])
+def test_flat_multi_stride_nest_is_one_parallel_computation(name: str, line: int, parallel: int,
+                                                            tmp_path: Path) -> None:
+    """llama2.c's attention (the loop over heads, with per-head pointers into flat buffers) and the
+    run-time-size 3-D stencil are each one computation whose outer loops are parallel."""
+    _out, nests, _err = _transform(CASES_DIR / name, tmp_path)
+    nest = nests[line]
     assert nest["status"] == "transformed", nest
-    assert [lp["combine"] for lp in nest["loops"]][:2] == ["++", "++"], nest["loops"]
+    assert [lp["combine"] for lp in nest["loops"]][:parallel] == ["++"] * parallel, nest["loops"]
 
 
 def test_attention_heads_loop_reaches_delinearization(tmp_path: Path) -> None:
