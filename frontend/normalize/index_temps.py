@@ -25,7 +25,9 @@ from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, loc_of, names_in
 from mdpoly.frontend.symbols import SymbolTable, c_text
-from mdpoly.ir.c_types import CType, parse_type
+from mdpoly.ir.c_types import INT, CType, parse_type, promote, usual_conversions
+
+INT_MAX = 2**31 - 1
 
 _PURE_BINARY = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&&", "||", "&",
                           "|", "^"})
@@ -86,6 +88,7 @@ class _Substituter:
         self.nest, self.body, self.symbols, self.fallback = nest, body, symbols, fallback
         self.assigned = assigned_names(nest)
         self.counts = _assignment_counts(nest)
+        self.local_types = _declared_types(nest)
 
     def _type(self, name: str, t: c_ast.Node) -> str | None:
         """The resolved integer type of a scalar declaration, else None."""
@@ -95,6 +98,33 @@ class _Substituter:
         if var is None or var.kind != "scalar" or _integer_type(var.scalar_type) is None:
             return None
         return var.scalar_type
+
+    def _type_of(self, e: c_ast.Node) -> CType | None:
+        """The C type of a ``pure_index`` expression (None when unknown)."""
+        if isinstance(e, c_ast.ID):
+            t = self.local_types.get(e.name)
+            var = self.symbols._variable(e.name, t) if t is not None else self.symbols.variable(e.name)
+            return parse_type(var.scalar_type) if var is not None and var.kind == "scalar" else None
+        if isinstance(e, c_ast.Constant):
+            return INT if e.value.isdigit() and int(e.value) <= INT_MAX and (e.value == "0" or e.value[0] != "0") \
+                else None
+        if isinstance(e, c_ast.Cast):
+            return parse_type(self.symbols.resolve(c_text(e.to_type)))
+        if isinstance(e, c_ast.UnaryOp):
+            inner = self._type_of(e.expr)
+            return INT if e.op == "!" else promote(inner) if inner is not None else None
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("<", "<=", ">", ">=", "==", "!=", "&&", "||"):
+            return INT
+        pair = (e.left, e.right) if isinstance(e, c_ast.BinaryOp) else (e.iftrue, e.iffalse) \
+            if isinstance(e, c_ast.TernaryOp) else None
+        if pair is None:
+            return None
+        a, b = self._type_of(pair[0]), self._type_of(pair[1])
+        if a is None or b is None:
+            return None
+        if isinstance(e, c_ast.BinaryOp) and e.op in ("<<", ">>"):
+            return promote(a)
+        return usual_conversions(promote(a), promote(b))
 
     def definitions(self) -> list[_Definition]:
         """Every candidate definition in the nest, in textual order."""
@@ -169,9 +199,27 @@ class _Substituter:
             raise UnsupportedInput(f"index temporary '{d.name}' = '{c_text(d.value)}' cannot be substituted into the "
                                    f"subscripts: '{sorted(stale)[0]}' changes after it", where, "non-affine-subscript")
         cast_type = c_ast.Typename(None, [], None, c_ast.TypeDecl(None, [], None, c_ast.IdentifierType(d.c_type.split())))
+        same = self._type_of(d.value) == _integer_type(d.c_type)  # then the value needs no conversion
         for x in rest:
-            _replace_name(x, d.name, lambda: c_ast.Cast(copy.deepcopy(cast_type), copy.deepcopy(d.value)))
+            _replace_name(x, d.name, lambda: copy.deepcopy(d.value) if same
+                          else c_ast.Cast(copy.deepcopy(cast_type), copy.deepcopy(d.value)))
         d.block.block_items = [x for x in items if x is not d.item]
+
+
+def _declared_types(nest: c_ast.Node) -> dict[str, c_ast.Node]:
+    """Name -> declared type of the names declared in the nest (iterators among them)."""
+    out: dict[str, c_ast.Node] = {}
+
+    def walk(n: c_ast.Node | None) -> None:
+        if n is None:
+            return
+        if isinstance(n, c_ast.Decl) and n.name:
+            out.setdefault(n.name, n.type)
+        for _name, child in n.children():
+            walk(child)
+
+    walk(nest)
+    return out
 
 
 def _assignment_counts(nest: c_ast.Node) -> dict[str, int]:

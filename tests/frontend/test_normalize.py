@@ -31,6 +31,13 @@ ACCEPTED = [
     ("assigned temporary",
      "void f(float *out, const float *in) {\n  int x, y, c;\n  for (y = 0; y < 32; y++)\n    for (x = 0; x < 32; x++) {\n"
      "      c = y * 32 + x;\n      out[c] = 2.0f * in[c];\n    }\n}\n"),
+    # a temporary as a loop bound (a triangle), and one of a wider type (converted at each use)
+    ("bound temporary",
+     "float T[64][64];\nvoid f(void) {\n  for (int i = 0; i < 64; i++) {\n    int lo = i + 1;\n"
+     "    for (int j = lo; j < 64; j++)\n      T[i][j] = T[i][j] * 0.5f;\n  }\n}\n"),
+    ("wider temporary",
+     "void f(float *out, const float *in) {\n  for (int y = 0; y < 32; y++)\n    for (int x = 0; x < 32; x++) {\n"
+     "      long c = y * 32 + x;\n      out[c] = in[c] + 1.0f;\n    }\n}\n"),
     # selects of affine subscripts
     ("select subscript",
      "float I[8][16][16], O[8][16][16];\nvoid f(void) {\n  for (int z = 0; z < 8; z++)\n    for (int y = 0; y < 16; y++)\n"
