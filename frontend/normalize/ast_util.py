@@ -1,6 +1,6 @@
-"""Helpers the normalization passes share: pycparser nodes -> names read, written and declared.
+"""Helpers the normalization passes share: pycparser nodes -> names read, assigned and declared.
 
-All of them only read the tree. ``replace_children`` is the one in-place edit, for the passes
+All of them only read the tree, except ``replace_top_down``, the in-place edit for the passes
 that rewrite their own copy of a nest.
 """
 
@@ -75,11 +75,6 @@ def written_roots(node: c_ast.Node | None) -> list[tuple[c_ast.Node, c_ast.Node]
     return out
 
 
-def written_names(node: c_ast.Node | None) -> set[str]:
-    """Names assigned, stepped or whose address is taken under ``node``."""
-    return {r.name for _n, r in written_roots(node) if isinstance(r, c_ast.ID)}
-
-
 def declared_names(node: c_ast.Node | None) -> set[str]:
     """Names declared under ``node``."""
     out: set[str] = set()
@@ -94,42 +89,6 @@ def declared_names(node: c_ast.Node | None) -> set[str]:
 
     walk(node)
     return out
-
-
-def has_call(node: c_ast.Node | None, allowed: frozenset[str]) -> c_ast.FuncCall | None:
-    """The first call under ``node`` of a function not in ``allowed``, else None."""
-    if node is None:
-        return None
-    if isinstance(node, c_ast.FuncCall):
-        name = node.name.name if isinstance(node.name, c_ast.ID) else ""
-        if name not in allowed:
-            return node
-    for _name, child in node.children():
-        found = has_call(child, allowed)
-        if found is not None:
-            return found
-    return None
-
-
-def replace_children(node: c_ast.Node, rewrite: Callable[[c_ast.Node], c_ast.Node | None]) -> None:
-    """Bottom-up in place: every child ``c`` of every node under ``node`` becomes ``rewrite(c)``
-    when that is not None (children are rewritten before their parents see them)."""
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        value = getattr(node, attr, None)
-        if isinstance(value, c_ast.Node):
-            replace_children(value, rewrite)
-            new = rewrite(value)
-            if new is not None:
-                setattr(node, attr, new)
-        elif isinstance(value, list):
-            for k, item in enumerate(value):
-                if isinstance(item, c_ast.Node):
-                    replace_children(item, rewrite)
-                    new = rewrite(item)
-                    if new is not None:
-                        value[k] = new
 
 
 def replace_top_down(node: c_ast.Node, rewrite: Callable[[c_ast.Node], c_ast.Node | None]) -> None:

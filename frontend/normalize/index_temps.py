@@ -18,6 +18,8 @@ nest is refused at the definition, with the reason.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from pycparser import c_ast
 
@@ -75,12 +77,15 @@ def _index_uses(node: c_ast.Node) -> set[str]:
     return out
 
 
+@dataclass(frozen=True, slots=True)
 class _Definition:
-    """One temporary's definition: ``T name = value;`` (or ``name = value;``) at ``block[index]``."""
+    """One temporary's definition ``T name = value;`` (or ``name = value;``), an item of ``block``."""
 
-    def __init__(self, block: c_ast.Compound, item: c_ast.Node, name: str, value: c_ast.Node,
-                 c_type: str) -> None:
-        self.block, self.item, self.name, self.value, self.c_type = block, item, name, value, c_type
+    block: c_ast.Compound
+    item: c_ast.Node
+    name: str
+    value: c_ast.Node
+    c_type: str
 
 
 class _Substituter:
@@ -263,9 +268,8 @@ def _contains(tree: c_ast.Node, node: c_ast.Node) -> bool:
     return any(_contains(child, node) for _name, child in tree.children())
 
 
-def _replace_name(node: c_ast.Node, name: str, make: object) -> None:
+def _replace_name(node: c_ast.Node, name: str, make: Callable[[], c_ast.Node]) -> None:
     """Every read of ``name`` under ``node`` becomes ``make()`` (in place)."""
-    assert callable(make)
     for attr in node.__slots__:
         if attr in ("coord", "__weakref__") or (isinstance(node, c_ast.StructRef) and attr == "field"):
             continue
