@@ -166,6 +166,14 @@ class _Substituter:
                 return _Definition(block, item, name, item.rvalue, t)
         return None
 
+    def _only_in_nest(self, name: str) -> bool:
+        """Whether the liveness answer can be trusted: the nest sits in the function's body (a band
+        built from part of a loop does not, and ``live_after`` then cannot see the loops around
+        it), or ``name`` is read nowhere outside the nest."""
+        if _contains(self.body, self.nest):
+            return True
+        return len(_ids(self.body, name)) == len(_ids(self.nest, name))
+
     def run(self) -> None:
         defs = self.definitions()
         wanted = _index_uses(self.nest)
@@ -195,7 +203,7 @@ class _Substituter:
             if outside:
                 raise UnsupportedInput(f"index temporary '{d.name}' is also read where this assignment has not set it",
                                        loc_of(outside[0], where), "non-affine-subscript")
-            if live_after(self.body, self.nest, {d.name}):
+            if live_after(self.body, self.nest, {d.name}) or not self._only_in_nest(d.name):
                 raise UnsupportedInput(f"index temporary '{d.name}' is read after the nest, so its assignment in the "
                                        "nest cannot be substituted into the subscripts", where, "non-affine-subscript")
         changed = set().union(*(assigned_names(x) | declared_names(x) for x in rest)) if rest else set()
