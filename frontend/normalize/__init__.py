@@ -8,6 +8,6 @@ substitutes integer temporaries that subscripts and loop bounds use, and ``selec
 conditional subscript into a select of two reads. ``pipeline.normalize_candidate`` runs them.
 """
 
-from mdpoly.frontend.normalize.pipeline import Normalized, normalize_candidate
+from mdpoly.frontend.normalize.pipeline import Normalized, normalize_candidate, respelled
 
-__all__ = ["Normalized", "normalize_candidate"]
+__all__ = ["Normalized", "normalize_candidate", "respelled"]

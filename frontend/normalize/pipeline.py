@@ -21,7 +21,7 @@ from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
-from mdpoly.frontend.normalize.members import hoist_members
+from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes, struct_definitions
 from mdpoly.frontend.symbols import SymbolTable
@@ -46,17 +46,11 @@ class Normalized:
 
     def spelled(self, text: str) -> str:
         """``text`` with the hoisted names spelled as the member expressions they stand for."""
-        if not self.values:
-            return text
-        values = dict(self.values)
-        hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in values) + r")\b")
-        return hoisted.sub(lambda m: f"({values[m.group(1)]})", text)
+        return _spelled(text, self.values)
 
     def explained(self, e: UnsupportedInput) -> UnsupportedInput:
         """``e`` as the user reads it: its message over the user's names."""
-        if not self.values:
-            return e
-        return UnsupportedInput(self.spelled(str(e.message)), e.loc, e.code)
+        return _explained(e, self.values)
 
     def finish(self, scop: Scop) -> Scop:
         """``scop`` with the hoisted variables' ``c_value`` (and alias class) set."""
@@ -69,6 +63,27 @@ class Normalized:
         pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=spelled(p.reason)) for p in scop.preconditions)
         statements = tuple(replace(st, text=spelled(st.text)) for st in scop.statements)  # for messages
         return replace(scop, variables=variables, preconditions=pre, statements=statements)
+
+
+def respelled(e: UnsupportedInput, scop: Scop) -> UnsupportedInput:
+    """``e`` (raised by a later stage about ``scop``) with hoisted names spelled as the user's
+    member expressions (``'mdp_m_s_x'`` -> ``'(s->x)'``)."""
+    return _explained(e, tuple((v.name, v.c_value) for v in scop.variables
+                               if v.name.startswith(PREFIX) and v.c_value))
+
+
+def _spelled(text: str, values: tuple[tuple[str, str], ...]) -> str:
+    if not values:
+        return text
+    table = dict(values)
+    hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in table) + r")\b")
+    return hoisted.sub(lambda m: f"({table[m.group(1)]})", text)
+
+
+def _explained(e: UnsupportedInput, values: tuple[tuple[str, str], ...]) -> UnsupportedInput:
+    if not values:
+        return e
+    return UnsupportedInput(_spelled(str(e.message), values), e.loc, e.code)
 
 
 def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:

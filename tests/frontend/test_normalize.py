@@ -129,3 +129,11 @@ def test_refused_with_location(analyze, code, what, body, where):
     assert n.mdh is None
     assert n.kept.code == code, n.kept
     assert (n.kept.loc.line, n.kept.loc.column) == where, n.kept
+
+
+def test_messages_name_the_members_as_written(analyze):
+    """A later stage's reason names the member expression, not the hoisted parameter."""
+    n = _only(analyze(PRELUDE + "void f(RunState *s, const Config *p) {\n  for (int i = 1; i < p->dim; i++)\n"
+                      "    s->x[i] = s->x[i - 1] * 0.5f;\n}\n"))
+    assert n.kept.code == "sequential-dependence"
+    assert "'(s->x)'" in n.kept.message and "mdp_m_" not in n.kept.message, n.kept.message
