@@ -70,6 +70,13 @@ def _declaration(name: str, t: c_ast.Node) -> c_ast.Decl | None:
     return c_ast.Decl(name, [], [], [], [], t, None, None)
 
 
+def _atomic(t: c_ast.Node) -> bool:
+    """Whether a member's value is ``_Atomic`` (another thread may change it: no single load)."""
+    while isinstance(t, c_ast.ArrayDecl):
+        t = t.type
+    return "_Atomic" in (getattr(t, "quals", None) or [])
+
+
 def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> None:
     """Raise at the first assignment to a member, ``++``/``--`` of one, or ``&`` of one."""
     def walk(n: c_ast.Node | None) -> None:
@@ -116,8 +123,8 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
             raise UnsupportedInput(f"the nest assigns '{base.name}', so '{c_text(n)}' is no invariant member read",
                                    loc_of(at, fallback), "struct-member-write")
         t = types.type_of(n)
-        if t is None or types.is_aggregate(t) or types.symbols.is_volatile(base.name):
-            return None
+        if t is None or types.is_aggregate(t) or types.symbols.is_volatile(base.name) or _atomic(t):
+            return None  # left to the extractor, which refuses it
         text = c_text(n)
         hoisted = by_text.get(text)
         if hoisted is None:
