@@ -23,7 +23,7 @@ from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
-from mdpoly.frontend.normalize.struct_types import MemberTypes, struct_definitions
+from mdpoly.frontend.normalize.struct_types import MemberTypes
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.scop import AliasClass, Scop, Variable
 
@@ -124,13 +124,16 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    hoisted = hoist_members(node, MemberTypes(symbols, struct_definitions(parsed.ast)), assigned_names(node, address=False),
-                            cand.loc)
+    hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc)
     for h in hoisted:
         symbols.decls[h.name] = h.decl.type
         symbols.locals.add(h.name)
-    resolve_local_pointers(node, symbols, cand.loc)
-    substitute_index_temps(node, func.body, symbols, cand.loc)
+    values = tuple((h.name, h.text) for h in hoisted)
+    try:
+        resolve_local_pointers(node, symbols, cand.loc)
+        substitute_index_temps(node, func.body, symbols, cand.loc)
+    except UnsupportedInput as e:
+        raise _explained(e, values) from None
     split_selects(node)
-    return Normalized(replace(cand, node=node, func=func), symbols, tuple((h.name, h.text) for h in hoisted),
+    return Normalized(replace(cand, node=node, func=func), symbols, values,
                       frozenset(h.name for h in hoisted if h.scalar))

@@ -34,9 +34,17 @@ def struct_definitions(ast: c_ast.FileAST) -> dict[str, Aggregate]:
 class MemberTypes:
     """Types of variables and member chains visible at one nest."""
 
-    def __init__(self, symbols: SymbolTable, structs: dict[str, Aggregate]) -> None:
+    def __init__(self, symbols: SymbolTable, ast: c_ast.FileAST) -> None:
         self.symbols = symbols
-        self.structs = structs
+        self.ast = ast
+        self._structs: dict[str, Aggregate] | None = None
+
+    @property
+    def structs(self) -> dict[str, Aggregate]:
+        """The file's struct and union definitions (looked for on first need)."""
+        if self._structs is None:
+            self._structs = struct_definitions(self.ast)
+        return self._structs
 
     def unalias(self, t: c_ast.Node | None) -> c_ast.Node | None:
         """``t`` with typedef names at its top replaced by what they stand for."""
