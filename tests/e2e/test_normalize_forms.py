@@ -132,3 +132,18 @@ def test_normalized_program_on_opencl(name: str, tmp_path: Path) -> None:
     got = run_program(build_opencl(out_c, tmp_path / "cl", {}))
     mismatch = compare_outputs(reference, got, rtol=1e-4, atol=1e-4)
     assert mismatch is None, f"{name} on OpenCL (out.c in {tmp_path}): {mismatch}"
+
+
+@pytest.mark.parametrize("name", ["rmsnorm.c", "attention.c", "nbody.c"])
+def test_normalized_cuda_kernels_compile(name: str, tmp_path: Path) -> None:
+    """``--target cuda``: the kernels of the hoisted-member nests compile for sm_90 (no GPU needed)."""
+    from cuda_harness import compile_for_sm90, kernel_sources, nvrtc_unavailable
+    if nvrtc_unavailable() is not None:
+        pytest.skip(str(nvrtc_unavailable()))
+    out_c, nests, _err = _transform(CASES_DIR / name, tmp_path, ("--target", "cuda"))
+    for line in TRANSFORMED[name]:
+        assert nests[line]["status"] == "transformed", (name, line, nests[line])
+    sources = kernel_sources(out_c.read_text())
+    assert sources, "no embedded kernel source found"
+    for kernel, src in sources.items():
+        compile_for_sm90(src, kernel, tmp_path)
