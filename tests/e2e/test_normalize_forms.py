@@ -8,7 +8,8 @@ Each program is built as written (sequential) and through ``mdpoly --all-nests -
 report must list the intended nests as ``transformed``; the OpenMP build runs at 1-4 threads and
 must print what the original prints. ``normalize_refusals/refusals.c`` holds the forms the passes
 refuse: each nest stays as written, with its located reason, and the output is unchanged. The
-GPU forms also run through ``--target opencl`` on the machine's OpenCL device (PoCL).
+GPU forms also run through ``--target opencl`` on the machine's OpenCL device (PoCL), their CUDA
+kernels compile for sm_90, and two programs run split over 2 MPI ranks.
 """
 
 from __future__ import annotations
@@ -147,3 +148,21 @@ def test_normalized_cuda_kernels_compile(name: str, tmp_path: Path) -> None:
     assert sources, "no embedded kernel source found"
     for kernel, src in sources.items():
         compile_for_sm90(src, kernel, tmp_path)
+
+
+@pytest.mark.parametrize("name", ["rmsnorm.c", "blur2d.c"])
+def test_normalized_program_over_mpi_ranks(name: str, tmp_path: Path) -> None:
+    """``--mpi``: the computations over hoisted members and index temporaries split over 2 ranks;
+    every rank prints what the sequential original prints."""
+    from test_mpi import _mpi_missing, build_mpi, run_ranks
+    if _mpi_missing() is not None:
+        pytest.skip(str(_mpi_missing()))
+    source = CASES_DIR / name
+    reference = run_program(build_c(source, tmp_path / "orig", {}, openmp=False))
+    out_c, nests, _err = _transform(source, tmp_path, ("--mpi",))
+    for line in TRANSFORMED[name]:
+        assert nests[line]["status"] == "transformed", (name, line, nests[line])
+    outs = run_ranks(build_mpi(out_c, tmp_path / "mpi", {}), 2, tmp_path)
+    assert len(outs) == 2
+    for rank_out in outs:
+        assert compare_outputs(reference, rank_out, rtol=1e-4, atol=1e-4) is None, rank_out
