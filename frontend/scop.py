@@ -1508,7 +1508,7 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     each iteration its copy: a model for rearranging the nest's own text (distribution) must not
     privatize. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
     local pointers and index temporaries substituted) on a copy of its AST."""
-    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand))
+    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize)
     cand, symbols = norm.cand, norm.symbols
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     while True:

@@ -89,8 +89,10 @@ class _Definition:
 
 
 class _Substituter:
-    def __init__(self, nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, fallback: SourceLoc) -> None:
+    def __init__(self, nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, fallback: SourceLoc,
+                 assignments: bool) -> None:
         self.nest, self.body, self.symbols, self.fallback = nest, body, symbols, fallback
+        self.assignments = assignments
         self.assigned = assigned_names(nest)
         self.counts = _assignment_counts(nest)
         self.local_types = _declared_types(nest)
@@ -155,7 +157,8 @@ class _Substituter:
             if t is not None and pure_index(item.init, self.symbols):
                 return _Definition(block, item, item.name, item.init, t)
             return None
-        if (isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID)
+        if (self.assignments and isinstance(item, c_ast.Assignment) and item.op == "="
+                and isinstance(item.lvalue, c_ast.ID)
                 and self.counts.get(item.lvalue.name) == 1 and pure_index(item.rvalue, self.symbols)):
             name = item.lvalue.name
             decl = self.symbols.decls.get(name)
@@ -294,11 +297,13 @@ def _replace_name(node: c_ast.Node, name: str, make: Callable[[], c_ast.Node]) -
                     _replace_name(item, name, make)
 
 
-def substitute_index_temps(nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, fallback: SourceLoc) -> None:
+def substitute_index_temps(nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, fallback: SourceLoc,
+                           assignments: bool = True) -> None:
     """Substitute, in ``nest`` (a copy inside ``body``, the function's body copy, edited in place),
-    the integer temporaries subscripts and loop headers use.
+    the integer temporaries subscripts and loop headers use (with ``assignments``, also scalars
+    declared before the nest and assigned in it, whose assignment then goes).
 
     :raises UnsupportedInput: such a temporary whose value changes between its definition and a
         use, or (assigned in the nest, declared before it) read after the nest or before it is set.
     """
-    _Substituter(nest, body, symbols, fallback).run()
+    _Substituter(nest, body, symbols, fallback, assignments).run()

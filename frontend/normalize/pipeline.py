@@ -110,8 +110,13 @@ def _copy_symbols(symbols: SymbolTable) -> SymbolTable:
                        set(symbols.params), set(symbols.locals), set(symbols.addressed))
 
 
-def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable) -> Normalized:
+def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable,
+                        privatize: bool = True) -> Normalized:
     """Run the passes over a copy of ``cand``.
+
+    Without ``privatize`` (a model of the nest's own text, whose statements the scheduler maps
+    back to the text by location) no statement is removed that is not a declaration: an index
+    temporary declared before the nest and assigned in it stays as written.
 
     :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a struct
         member written in the nest, a local pointer re-assigned, an index temporary read after
@@ -131,7 +136,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     values = tuple((h.name, h.text) for h in hoisted)
     try:
         resolve_local_pointers(node, symbols, cand.loc)
-        substitute_index_temps(node, func.body, symbols, cand.loc)
+        substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
     except UnsupportedInput as e:
         raise _explained(e, values) from None
     split_selects(node)
