@@ -113,11 +113,12 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 
 def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
     """``(T (*)[d2][d1])A``: the user's flat pointer as the array the generated function takes
-    (its inner extents ``b.shape[1:]``; a front-end parameter is its C expression ``values``)."""
+    (its inner extents ``b.shape[1:]``; a name the front end introduced is its C expression ``values``)."""
     t: c_ast.Node = _type_decl(None, b.elem_type)
     for dim in reversed(b.shape[1:]):
         t = c_ast.ArrayDecl(t, c_ast.ID(_valued(dim, values)), [])
-    base = c_ast.ID(f"({b.name} + {b.base_offset})" if b.base_offset else b.name)
+    name = _valued(b.name, values)
+    base = c_ast.ID(f"({name} + {_valued(b.base_offset, values)})" if b.base_offset else name)
     return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), base)
 
 
@@ -466,16 +467,21 @@ class CEmitter:
         parsed = self._parse_plain(p.c_expr)
         return _clone(parsed) if parsed is not None else c_ast.ID(f"({p.c_expr})")
 
+    def _buffer(self, name: str) -> c_ast.ID:
+        """A buffer at the call site: its name, or the C expression it stands for (``Buffer.c_value``)."""
+        return c_ast.ID(f"({self.values[name]})") if name in self.values else c_ast.ID(name)
+
     def _bytes(self, r: AddressRange) -> tuple[c_ast.Node, c_ast.Node]:
         """``[first, end)`` of ``r`` as ``const char *`` (rows of the row-pointer array for indirect)."""
-        base = c_ast.ID(f"({r.buffer} + {r.offset})" if r.offset else r.buffer)
+        buffer = _valued(r.buffer, self.values)
+        base = c_ast.ID(f"({buffer} + {_valued(r.offset, self.values)})" if r.offset else buffer)
         if r.lo is None or r.hi is None:
             first: c_ast.Node = c_ast.UnaryOp("&", base)
-            return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", c_ast.ID(r.buffer)),
+            return _as_bytes(first), _as_bytes(c_ast.BinaryOp("+", c_ast.UnaryOp("&", self._buffer(r.buffer)),
                                                               c_ast.Constant("int", "1")))
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
-            stride = _index_cast(c_ast.ID(f"({r.rows_of})"))  # in the call site's names (frontend.alias)
+            stride = _index_cast(c_ast.ID(f"({_valued(r.rows_of, self.values)})"))  # call-site names (frontend.alias)
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
         return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", _clone(base), end)))
 
@@ -483,7 +489,7 @@ class CEmitter:
         assert r.row_lo is not None and r.row_hi is not None
 
         def at(e: Affine) -> c_ast.Node:
-            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(c_ast.ID(r.buffer), c_ast.ID(row.name)),
+            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(self._buffer(r.buffer), c_ast.ID(row.name)),
                                             self.affine(e)))
         return at(r.row_lo), at(_plus_one(r.row_hi))
 

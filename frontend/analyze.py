@@ -20,6 +20,7 @@ from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, Unsupported
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import Deps, analyze_dependences
 from mdpoly.frontend.nest_span import function_start_line, nest_span
+from mdpoly.frontend.normalize import respelled
 from mdpoly.frontend.omp_policy import omp_policy, proven_parallel
 from mdpoly.frontend.parse import ParsedFile, parse_c, pragma_text
 from mdpoly.frontend.pragmas import check_annotation, parse_annotation
@@ -132,6 +133,8 @@ def _analyse(parsed: ParsedFile, cand: Candidate, options: Options) -> tuple[Sco
         return scop, analyze_dependences(scop, options)
     except isl.Error as e:
         raise UnsupportedInput(f"isl failed to analyse this nest: {e}", cand.loc, "isl-error") from e
+    except UnsupportedInput as e:
+        raise respelled(e, scop) from None
 
 
 def _build(scop: Scop, deps: Deps, options: Options, known: dict[str, int]) -> MdhExpr:
@@ -139,3 +142,5 @@ def _build(scop: Scop, deps: Deps, options: Options, known: dict[str, int]) -> M
         return build_mdh(scop, deps, options, known)
     except isl.Error as e:
         raise UnsupportedInput(f"isl failed to analyse this nest: {e}", scop.loc, "isl-error") from e
+    except UnsupportedInput as e:
+        raise respelled(e, scop) from None

@@ -23,6 +23,7 @@ from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout,
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
+from mdpoly.frontend.normalize import normalize_candidate
 from mdpoly.frontend.openmp import belongs_to_loop, functions_under_openmp, is_mdh, loop_directive, omp_kind
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.symbols import (
@@ -1575,21 +1576,25 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     that turns out to be read before it is defined -- its value flows in from outside the scope
     -- is shared again and the model rebuilt). Only a nest generated as one MDH computation gives
     each iteration its copy: a model for rearranging the nest's own text (distribution) must not
-    privatize."""
-    symbols = candidate_symbols(parsed, cand)
+    privatize. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
+    local pointers and index temporaries substituted) on a copy of its AST."""
+    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize)
+    cand, symbols = norm.cand, norm.symbols
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     layouts: dict[str, Layout] = {}
     rebuilds = 0
     while True:
         try:
-            return NestBuilder(cand, symbols, private, layouts).build()
+            return norm.finish(NestBuilder(cand, symbols, private, layouts).build())
         except _NotPrivate as e:
             private = private - {e.name}
         except Relayout as e:  # an array's view grows (or loses its base offset) with each rebuild
             layouts, rebuilds = e.layouts, rebuilds + 1
             if rebuilds > 16:
-                raise UnsupportedInput("the flat subscripts of the nest admit no common view of their arrays",
-                                       cand.loc, "non-affine-subscript") from None
+                raise norm.explained(UnsupportedInput("the flat subscripts of the nest admit no common view of their "
+                                                      "arrays", cand.loc, "non-affine-subscript")) from None
+        except UnsupportedInput as e:
+            raise norm.explained(e) from None
 
 
 class _NotPrivate(Exception):

@@ -18,15 +18,16 @@
 #define LLONG_MIN LONG_MIN
 #define LLONG_MAX LONG_MAX
 #define ULLONG_MAX ULONG_MAX
-#define sqrtf sqrt
-#define expf exp
-#define logf log
-#define fabsf fabs
-#define sinf sin
-#define cosf cos
-#define tanhf tanh
-#define powf pow
-#define fminf fmin
-#define fmaxf fmax
-#define floorf floor
-#define ceilf ceil
+/* C's float functions convert an integer argument to float, where OpenCL's overloads are ambiguous */
+#define sqrtf(x) sqrt((float)(x))
+#define expf(x) exp((float)(x))
+#define logf(x) log((float)(x))
+#define fabsf(x) fabs((float)(x))
+#define sinf(x) sin((float)(x))
+#define cosf(x) cos((float)(x))
+#define tanhf(x) tanh((float)(x))
+#define powf(x, y) pow((float)(x), (float)(y))
+#define fminf(x, y) fmin((float)(x), (float)(y))
+#define fmaxf(x, y) fmax((float)(x), (float)(y))
+#define floorf(x) floor((float)(x))
+#define ceilf(x) ceil((float)(x))

@@ -1,0 +1,13 @@
+"""Normalization of a candidate nest before SCoP extraction: ``Candidate`` -> ``Normalized``.
+
+Small passes over a *copy* of the nest's C AST, each with one job, that turn C as programs write
+it into the forms ``mdpoly.frontend.scop`` models (like LLVM's canonicalization before Polly's
+ScopBuilder): ``members`` hoists invariant struct-member reads into parameters of the nest,
+``local_pointers`` resolves pointers declared in the nest to base + offset, ``index_temps``
+substitutes integer temporaries that subscripts and loop bounds use, and ``selects`` turns a
+conditional subscript into a select of two reads. ``pipeline.normalize_candidate`` runs them.
+"""
+
+from mdpoly.frontend.normalize.pipeline import Normalized, normalize_candidate, respelled
+
+__all__ = ["Normalized", "normalize_candidate", "respelled"]

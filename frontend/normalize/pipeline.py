@@ -1,0 +1,144 @@
+"""The normalization driver: ``Candidate`` + ``SymbolTable`` -> ``Normalized`` (a rewritten copy).
+
+The passes edit a deep copy of the candidate's function (so the copy of the nest sits where the
+nest sits, for the liveness questions the extractor asks about the code around it); the parse
+tree the splicer and the reference text come from is never touched, so the nest as written stays
+the fallback. The order matters: member reads become names before local pointers are resolved
+(``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
+subscripts they produce; selects come last, once subscripts are expressions of their own.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
+
+from pycparser import c_ast
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.normalize.ast_util import assigned_names
+from mdpoly.frontend.normalize.index_temps import substitute_index_temps
+from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
+from mdpoly.frontend.normalize.members import PREFIX, hoist_members
+from mdpoly.frontend.normalize.selects import split_selects
+from mdpoly.frontend.normalize.struct_types import MemberTypes
+from mdpoly.frontend.symbols import SymbolTable
+from mdpoly.ir.scop import AliasClass, Scop, Variable
+
+if TYPE_CHECKING:
+    from mdpoly.frontend.parse import ParsedFile
+    from mdpoly.frontend.scop import Candidate
+
+
+@dataclass(frozen=True, slots=True)
+class Normalized:
+    """The candidate to extract (its ``node`` and ``func`` rewritten copies, or the originals when
+    no pass applied), the symbols it sees, and the values of the names the passes introduced."""
+
+    cand: Candidate
+    symbols: SymbolTable
+    #: hoisted name -> the C expression the call site passes for it (``p->dim``)
+    values: tuple[tuple[str, str], ...] = ()
+    #: hoisted scalars: objects a written pointer may overlap (checked at run time)
+    objects: frozenset[str] = frozenset()
+
+    def spelled(self, text: str) -> str:
+        """``text`` with the hoisted names spelled as the member expressions they stand for."""
+        return _spelled(text, self.values)
+
+    def explained(self, e: UnsupportedInput) -> UnsupportedInput:
+        """``e`` as the user reads it: its message over the user's names."""
+        return _explained(e, self.values)
+
+    def finish(self, scop: Scop) -> Scop:
+        """``scop`` with the hoisted variables' ``c_value`` (and alias class) set."""
+        if not self.values:
+            return scop
+        values, spelled = dict(self.values), self.spelled
+        variables = tuple(replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
+                          if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
+                          for v in scop.variables)
+        pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=spelled(p.reason)) for p in scop.preconditions)
+        statements = tuple(replace(st, text=spelled(st.text)) for st in scop.statements)  # for messages
+        return replace(scop, variables=variables, preconditions=pre, statements=statements)
+
+
+def respelled(e: UnsupportedInput, scop: Scop) -> UnsupportedInput:
+    """``e`` (raised by a later stage about ``scop``) with hoisted names spelled as the user's
+    member expressions (``'mdp_m_s_x'`` -> ``'(s->x)'``)."""
+    return _explained(e, tuple((v.name, v.c_value) for v in scop.variables
+                               if v.name.startswith(PREFIX) and v.c_value))
+
+
+def _spelled(text: str, values: tuple[tuple[str, str], ...]) -> str:
+    if not values:
+        return text
+    table = dict(values)
+    hoisted = re.compile(r"\b(" + "|".join(re.escape(n) for n in table) + r")\b")
+    return hoisted.sub(lambda m: f"({table[m.group(1)]})", text)
+
+
+def _explained(e: UnsupportedInput, values: tuple[tuple[str, str], ...]) -> UnsupportedInput:
+    if not values:
+        return e
+    return UnsupportedInput(_spelled(str(e.message), values), e.loc, e.code)
+
+
+def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:
+    """A hoisted scalar is an object written pointers may overlap; an array member lives in a
+    struct reached through some pointer, so it may overlap another (pointer members keep theirs)."""
+    if scalar:
+        return "object"
+    return "pointer" if v.alias == "object" else v.alias
+
+
+def _worth_copying(nest: c_ast.Node) -> bool:
+    """Whether some pass may apply: a member, a declaration or assignment of a name, a conditional."""
+    stack = [nest]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment):
+            return True
+        stack.extend(child for _name, child in n.children())
+    return False
+
+
+def _copy_symbols(symbols: SymbolTable) -> SymbolTable:
+    return SymbolTable(dict(symbols.decls), dict(symbols.typedefs), dict(symbols.enums), dict(symbols.enum_values),
+                       set(symbols.params), set(symbols.locals), set(symbols.addressed))
+
+
+def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable,
+                        privatize: bool = True) -> Normalized:
+    """Run the passes over a copy of ``cand``.
+
+    Without ``privatize`` (a model of the nest's own text, whose statements the scheduler maps
+    back to the text by location) no statement is removed that is not a declaration: an index
+    temporary declared before the nest and assigned in it stays as written.
+
+    :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a struct
+        member written in the nest, a local pointer re-assigned, an index temporary read after
+        the nest), located at the offending statement.
+    """
+    if not _worth_copying(cand.node):
+        return Normalized(cand, symbols)
+    memo: dict[int, object] = {}
+    func = copy.deepcopy(cand.func, memo)
+    found = memo.get(id(cand.node))
+    node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
+    symbols = _copy_symbols(symbols)
+    hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc)
+    for h in hoisted:
+        symbols.decls[h.name] = h.decl.type
+        symbols.locals.add(h.name)
+    values = tuple((h.name, h.text) for h in hoisted)
+    try:
+        resolve_local_pointers(node, symbols, cand.loc)
+        substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
+    except UnsupportedInput as e:
+        raise _explained(e, values) from None
+    split_selects(node)
+    return Normalized(replace(cand, node=node, func=func), symbols, values,
+                      frozenset(h.name for h in hoisted if h.scalar))
