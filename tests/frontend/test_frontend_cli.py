@@ -129,7 +129,7 @@ def test_report_schema(tmp_path, capsys):
     assert rc == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert list(rep) == ["schema_version", "mdpoly_version", "options", "nests"] and len(rep["nests"]) == 3
-    assert rep["schema_version"] == 2 and rep["options"]["sizes"] == [["n", 1024]]
+    assert rep["schema_version"] == 3 and rep["options"]["sizes"] == [["n", 1024]]
     keys = {"file", "line", "column", "status", "reason", "code", "loops", "mdh", "target", "tuning"}
     optional = {"privatization", "wavefront"}   # why a kept nest's loops were not privatized / not a wavefront
     for n in rep["nests"]:
