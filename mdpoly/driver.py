@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.mpi import wrap_for_ranks
+from mdpoly.cost_model import CostDecision, cost_inputs, decide, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -22,6 +23,7 @@ from mdpoly.diagnostics import (
     UnsupportedInput,
 )
 from mdpoly.host_schedule import render_schedule_regions
+from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.nest import (
     ORIGINAL_NEST,
     HostLoop,
@@ -30,13 +32,11 @@ from mdpoly.ir.nest import (
     schedule_computations,
     schedule_wavefronts,
 )
-from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
-from mdpoly.cost_model import CostDecision, cost_inputs, decide, min_phase_ops
 from mdpoly.options import Options
 from mdpoly.profitability import reduction_in_host_loop, reductions_in_host_loops
 from mdpoly.residency import render_resident
@@ -249,8 +249,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
         del calls[cid]
     if not calls and not rendered.private_loops and not rendered.wavefronts:
-        if rendered.small:
-            return None, _kept(nest, "too-little-work", "too little work")
+        small = [p for p in parts if p.code == "too-little-work"]
+        if rendered.small or small:
+            return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
                                "inner loops or private temporaries), which only the OpenMP target does in parallel")

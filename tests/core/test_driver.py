@@ -18,17 +18,17 @@ from mdpoly.options import Options
 from mdpoly.profitability import estimate
 
 SRC = """#include <stdio.h>
-float A[40][60], B[60][50], C[40][50];
+float A[80][120], B[120][100], C[80][100];
 float x[8], y[8];
 int main(void) {
-  for (int i = 0; i < 40; i++) for (int k = 0; k < 60; k++) A[i][k] = (i * 7 + k) % 5 - 2;
-  for (int k = 0; k < 60; k++) for (int j = 0; j < 50; j++) B[k][j] = (k + 3 * j) % 7 - 3;
-  for (int i = 0; i < 40; i++)
-    for (int j = 0; j < 50; j++)
-      for (int k = 0; k < 60; k++)
+  for (int i = 0; i < 80; i++) for (int k = 0; k < 120; k++) A[i][k] = (i * 7 + k) % 5 - 2;
+  for (int k = 0; k < 120; k++) for (int j = 0; j < 100; j++) B[k][j] = (k + 3 * j) % 7 - 3;
+  for (int i = 0; i < 80; i++)
+    for (int j = 0; j < 100; j++)
+      for (int k = 0; k < 120; k++)
         C[i][j] += A[i][k] * B[k][j];
   for (int i = 0; i < 8; i++) y[i] = 2 * x[i];
-  double s = 0; for (int i = 0; i < 40; i++) for (int j = 0; j < 50; j++) s += C[i][j] * (i + j);
+  double s = 0; for (int i = 0; i < 80; i++) for (int j = 0; j < 100; j++) s += C[i][j] * (i + j);
   printf("%.1f %f\\n", s, y[0]);
   return 0;
 }
@@ -50,7 +50,7 @@ def _nest(mdh, line: int, col: int, end: int, end_col: int, marked: bool = False
 
 def _analysis() -> Analysis:
     lines = SRC.splitlines()
-    mm = replace(E.matmul(40, 50, 60), name="mdp_mm")
+    mm = replace(E.matmul(80, 100, 120), name="mdp_mm")
     nest_mm = _nest(mm, 7, 3, 10, len(lines[9]))
     small = E.elementwise_indices(1, 8)
     kept = NestAnalysis(SourceLoc("in.c", 12, 14), SourceSpan(SourceLoc("in.c", 12, 14), 12, 90, 12), "main", 4,
