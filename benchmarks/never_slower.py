@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import suite  # noqa: E402  (the kernel list, building, checksums)
+import suite  # the kernel list, building, checksums
 
 SIZES = {"small": ["-DSMALL"], "medium": ["-DMEDIUM"], "full": []}
 

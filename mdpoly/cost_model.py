@@ -191,7 +191,7 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
             return CostDecision("forced", f"requested by {inputs.forced}; sizes known at run time only",
                                 min_ops, inputs)
         points = max(1, math.ceil(min_ops / inputs.ops_per_point))
-        guard = f"({inputs.points_c}) >= {points}.0"
+        guard = f"{inputs.points_c} >= {points}.0"
         return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
     seq = inputs.ops * cal.ns_per_op
     if gpu:
