@@ -106,5 +106,5 @@ def test_front_end_parameters_print_as_their_c_expression() -> None:
 
 
 def test_one_table_of_constants() -> None:
-    assert CALIBRATION == Calibration()
+    assert Calibration() == CALIBRATION
     assert CALIBRATION.sync(2) == 1000 and CALIBRATION.sync(16) == 1000 + 14 * 400
