@@ -22,8 +22,12 @@ so the decision is one number of operations per synchronization, ``min_phase_ops
 inside host loops is judged per call (its team starts, or its barrier waits, once per call).
 
 GPU targets: the device pays when ``S >= device_margin * (launches * launch_ns + bytes *
-transfer_ns_per_byte)``; the per-program context and module set-up (``gpu_setup_ns``) is reported
-but not charged per call, because it is paid once per program whatever the number of nests.
+transfer_ns_per_byte)``; inside host loops the transfers are not charged (the data may stay on
+the device over the loop, ``mdpoly.residency``) and no run-time guard is added (it would read
+the loop's iterators and end that residency). The per-program context and module set-up
+(``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
+nests (a whole program whose kernels run under ~30 ms sequentially is still better off on the
+host; that is the user's choice of target).
 
 ``--all-nests`` and ``#pragma mdh`` force the transformation: the decision is then ``forced``
 (parallel, no guard) and says what the model would have done.
@@ -187,6 +191,10 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
     gpu = inputs.target in ("opencl", "cuda")
     min_ops = _gpu_min_ops(inputs, cal) if gpu else min_phase_ops(inputs.syncs, cal)
     if inputs.ops is None:
+        if gpu and inputs.in_host_loop:
+            # a guard reading the host loop's iterators would end the data's residency on the device
+            return CostDecision("parallel", "inside host loops, where its data may stay on the device: no guard",
+                                min_ops, inputs, threads=0)
         if inputs.forced:
             return CostDecision("forced", f"requested by {inputs.forced}; sizes known at run time only",
                                 min_ops, inputs)
@@ -195,10 +203,11 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
         return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
     seq = inputs.ops * cal.ns_per_op
     if gpu:
-        dev = inputs.syncs * cal.gpu_launch_ns + (inputs.bytes or 0) * cal.gpu_transfer_ns_per_byte
+        moved = 0 if inputs.in_host_loop else inputs.bytes or 0   # over host loops: resident, maybe
+        dev = inputs.syncs * cal.gpu_launch_ns + moved * cal.gpu_transfer_ns_per_byte
         pays = seq >= cal.device_margin * dev and inputs.ops >= min_ops
-        why = (f"{inputs.ops} operations repay a launch and {inputs.bytes or 0} bytes of transfers" if pays else
-               f"{inputs.ops} operations do not repay a launch and {inputs.bytes or 0} bytes of transfers")
+        why = (f"{inputs.ops} operations repay a launch and {moved} bytes of transfers" if pays else
+               f"{inputs.ops} operations do not repay a launch and {moved} bytes of transfers")
         choice = "parallel" if pays else "sequential"
         if not pays and inputs.forced:
             choice, why = "forced", f"requested by {inputs.forced} ({why})"

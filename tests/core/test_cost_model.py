@@ -108,3 +108,10 @@ def test_front_end_parameters_print_as_their_c_expression() -> None:
 def test_one_table_of_constants() -> None:
     assert Calibration() == CALIBRATION
     assert CALIBRATION.sync(2) == 1000 and CALIBRATION.sync(16) == 1000 + 14 * 400
+
+
+def test_gpu_inside_host_loops_charges_no_transfers_and_adds_no_guard() -> None:
+    looped = decide(_inputs(None, target="opencl", in_host_loop=True))
+    assert looped.choice == "parallel" and looped.guard is None
+    ew = decide(_inputs(10**8, target="cuda", bytes=8 * 10**8, in_host_loop=True))
+    assert ew.choice == "parallel" and ew.par_ns == pytest.approx(10_000)
