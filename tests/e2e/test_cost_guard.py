@@ -191,3 +191,29 @@ def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     # every call in parallel however small: the 3 calls of axpy, main's first and last loop
     assert _run(par, 1000, 2, _counter(tmp_path)) == (_run(orig, 1000, None)[0], 5)
+
+
+def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
+    """GPU small-call fallback: a call whose run-time size cannot repay a launch runs the
+    original nest on the host; a large one runs on the device; the output is the original's."""
+    from test_opencl_examples import build_opencl, opencl_unavailable
+    why = opencl_unavailable(str(tmp_path))
+    if why is not None:
+        pytest.skip(why)
+    src = tmp_path / "axpy.c"
+    src.write_text(AXPY)
+    out_c = tmp_path / "out.c"
+    report = out_c.with_suffix(".json")
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune",
+                     "--report", str(report)], env=child_env())
+    assert "cost: run-time guard, parallel when a call has >= 80000 operations" in proc.stderr
+    (cost,) = _costs(json.loads(report.read_text()))
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 26667.0"
+    text = out_c.read_text()
+    assert "((double) n) >= 26667.0" in text
+    # the host fallback is the loop as written, in the else branch of the guard
+    assert re.search(r">= 26667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    dev = build_opencl(out_c, tmp_path / "dev", {})
+    for n in (10, 26666, 26667, 60000):
+        assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
