@@ -260,18 +260,29 @@ def _c_double(a: Affine, values: dict[str, str]) -> str:
     return "(" + " + ".join(parts) + ")"
 
 
+def domain_share(mdh: MdhExpr) -> float:
+    """The estimated share of ``mdh``'s bounding box inside its domain: one half per constraint
+    coupling two or more of its iterators (``j <= i``: a triangle), 1 for a box."""
+    its = {d.iterator for d in mdh.dims}
+    return 0.5 ** sum(1 for c in mdh.domain if len(c.names() & its) >= 2)
+
+
 def work(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int | None, int | None, str]:
     """``mdh``'s iterations' operations and bytes touched per call with ``sizes`` (``None`` where
-    a size is unknown) and the iteration count as a C expression (for a run-time guard)."""
+    a size is unknown) and the iteration count as a C expression (for a run-time guard): the
+    bounding box times ``domain_share``."""
     sizes = dict(sizes)
     sizes.update({n: v for n, v in mdh.params if v is not None})
     values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
+    share = domain_share(mdh)
     points_c = " * ".join(_c_double(d.extent, values) for d in mdh.dims) or "1.0"
+    if share != 1.0:
+        points_c = f"{share!r} * {points_c}"
     exts = {d.iterator: _value(d.extent, sizes) for d in mdh.dims}
     if any(e is None for e in exts.values()):
         return None, None, points_c
     known = {k: max(v, 0) for k, v in exts.items() if v is not None}
-    iters = math.prod(known.values())
+    iters = math.ceil(math.prod(known.values()) * share)
     touched = 0
     for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
                    [(o.access, o.elem_type) for o in mdh.outputs]:

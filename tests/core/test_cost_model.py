@@ -115,3 +115,14 @@ def test_gpu_inside_host_loops_charges_no_transfers_and_adds_no_guard() -> None:
     assert looped.choice == "parallel" and looped.guard is None
     ew = decide(_inputs(10**8, target="cuda", bytes=8 * 10**8, in_host_loop=True))
     assert ew.choice == "parallel" and ew.par_ns == pytest.approx(10_000)
+
+
+def test_a_triangle_counts_half_its_box() -> None:
+    from mdpoly.ir.mdh import Affine
+    mdh = E.matmul_symbolic()
+    tri = replace(mdh, domain=(Affine.of({"i": 1, "j": -1}),))   # j <= i
+    known = cost_inputs(tri, {"n": 100, "m": 100, "l": 100}, "openmp")
+    assert known.ops == 10**6
+    assert cost_inputs(tri, {}, "openmp").points_c == "0.5 * ((double)(n)) * ((double)(m)) * ((double)(l))"
+    one = replace(mdh, domain=(Affine.of({"i": 1}, -3),))   # i >= 3 names one iterator: still the box
+    assert cost_inputs(one, {"n": 100, "m": 100, "l": 100}, "openmp").ops == 2 * 10**6

@@ -163,9 +163,9 @@ def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     lib = _counter(tmp_path)
-    # the update has (n - k - 1)^2 points (a box around the triangle) of 2 operations: parallel
-    # while n - k - 1 >= 633, i.e. in the first n - 633 steps
-    for n, regions in ((40, 0), (634, 1), (700, 67)):
+    # the update has half of an (n - k - 1)^2 box (a triangle) of 2 operations a point: parallel
+    # while (n - k - 1)^2 / 2 >= 400000, n - k - 1 >= 895, i.e. in the first n - 895 steps
+    for n, regions in ((40, 0), (895, 0), (896, 1), (1000, 105)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 4):
             got, count = _run(par, n, threads, lib)
