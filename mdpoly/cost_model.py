@@ -47,22 +47,26 @@ from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """The model's constants. Measured on the 2-core development machine (gcc 13, libgomp,
-    ``benchmarks/never_slower.py --micro``; 20,000 repetitions, medians of the quiet runs):
-    an ``omp parallel for`` fork/join of 2 threads around no work 1.5 us (0.3 us with one thread),
-    a barrier of a 2-thread region 0.3 us, an element of ``a[i] = a[i] * 0.5 + 1`` 0.07-0.1 ns in
-    cache (two operations, vectorized). With one ``yes`` process pinned to one of the two cores, a
-    fork/join of 2 threads took 10-80 us around little work, but 150 us to 1.8 ms around 30,000
-    to 300,000 elements (3-28 us sequential): the thread sharing its core with ``yes`` waits for
-    a scheduler slice; a barrier inside a region took 23-27 us (the machine is shared: ranges
-    over repeated runs). ``loaded_sync_ns`` takes 200 us, so that a call must run at least
-    about 0.2 ms sequentially (800,000 counted operations) to be shared among threads.
-    Team start and barrier costs on many cores follow published libgomp measurements (EPCC
-    syncbench: fork/join ~5-10 us, barrier ~2-4 us at 16 threads): ``sync(t)`` is linear in ``t``.
-    ``ns_per_op`` is chosen above the vectorized best case because the counted operations of a
-    scalar function (``_ops_per_point``) undercount loads and address arithmetic."""
+    """The model's constants, measured on the 2-core development machine (gcc 12, libgomp; the
+    micro-benchmark times R calls of ``a[i] = a[i] * 0.5 + 1`` over W elements as fork/join
+    calls, as steps of one region, and sequentially; the machine is shared, so ranges).
 
-    ns_per_op: float = 0.25            # sequential time per counted operation
+    Quiet: a fork/join of 2 threads around no work 1.5 us (0.3 us with one thread), a barrier
+    of a 2-thread region 0.3 us; an element 0.07-0.1 ns in cache (two operations, vectorized),
+    a 60x70x80 gemm 0.05 ns per counted operation, streaming out of cache 0.3-0.6 ns an element.
+    Team start and barrier on many cores follow published libgomp measurements (EPCC
+    syncbench: fork/join ~5-10 us, barrier ~2-4 us at 16 threads): ``sync(t)`` is linear in t.
+
+    One ``yes`` pinned to one of the two cores: a fork/join took 10-80 us around little work but
+    150 us to 1.8 ms around 30,000-300,000 elements (3-28 us sequential), since the thread that
+    shares its core with ``yes`` waits for a scheduler slice; a barrier inside a region 1-27 us,
+    at times ms; at a load average of 4-5, 1-3.7 ms per fork/join. ``loaded_sync_ns`` takes
+    200 us: a call must run about 0.2 ms sequentially (2,000,000 counted operations) to be shared.
+    ``ns_per_op`` lies between the in-cache best case and streaming, since the counted operations
+    of a scalar function (``ops_per_point``) leave out loads and address arithmetic.
+    """
+
+    ns_per_op: float = 0.1             # sequential time per counted operation
     sync_ns: float = 1000.0            # a fork/join (or a barrier) of a 2-thread team, quiet
     sync_per_thread_ns: float = 400.0  # its growth per further thread
     loaded_sync_ns: float = 200_000.0  # a synchronization that waits for a descheduled thread

@@ -28,31 +28,31 @@ def _inputs(ops: int | None, **kw: object) -> CostInputs:
 
 def test_min_phase_ops_is_the_larger_of_the_quiet_and_the_loaded_bound() -> None:
     # quiet: 16 threads, sync(16) = 1000 + 14 * 400 ns over a gain of 1/1.2 - 1/16 of the work
-    quiet = 6600 / (1 / 1.2 - 1 / 16) / 0.25
+    quiet = 6600 / (1 / 1.2 - 1 / 16) / 0.1
     assert min_phase_ops(1, QUIET) == math.ceil(quiet)
     # under load: 200 us per synchronization, at most 2x sequential
-    assert min_phase_ops(1) == math.ceil(200_000 / 0.25) == 800_000
+    assert min_phase_ops(1) == math.ceil(200_000 / 0.1) == 2_000_000
     assert min_phase_ops(3) == 3 * min_phase_ops(1)
 
 
-@pytest.mark.parametrize(("ops", "choice"), [(799_999, "sequential"), (800_000, "parallel"), (10**9, "parallel")])
+@pytest.mark.parametrize(("ops", "choice"), [(1_999_999, "sequential"), (2_000_000, "parallel"), (10**9, "parallel")])
 def test_known_work_is_judged_at_compile_time(ops: int, choice: str) -> None:
     d = decide(_inputs(ops))
     assert d.choice == choice and d.guard is None and d.parallel == (choice == "parallel")
-    assert d.seq_ns == pytest.approx(ops * 0.25)
-    assert d.par_ns == pytest.approx(ops * 0.25 / 2 + 1000)
-    assert d.loaded_ns == pytest.approx(ops * 0.25 + 200_000)
+    assert d.seq_ns == pytest.approx(ops * 0.1)
+    assert d.par_ns == pytest.approx(ops * 0.1 / 2 + 1000)
+    assert d.loaded_ns == pytest.approx(ops * 0.1 + 200_000)
     if choice == "sequential":
-        assert "do not repay" in d.reason and "at least 800000" in d.reason
+        assert "do not repay" in d.reason and "at least 2000000" in d.reason
 
 
 def test_unknown_work_gets_a_run_time_guard_on_the_points() -> None:
     d = decide(_inputs(None))
     assert d.choice == "guarded" and d.parallel
-    assert d.guard == "(double)(n) >= 400000.0"   # 800000 operations of 2 per point
+    assert d.guard == "(double)(n) >= 1000000.0"   # 2000000 operations of 2 per point
     pre = d.precondition()
-    assert pre is not None and pre.c_expr == d.guard and "800000" in pre.reason
-    assert d.text() == "cost: run-time guard, parallel when a call has >= 800000 operations"
+    assert pre is not None and pre.c_expr == d.guard and "2000000" in pre.reason
+    assert d.text() == "cost: run-time guard, parallel when a call has >= 2000000 operations"
 
 
 def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
@@ -65,8 +65,8 @@ def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
 
 
 def test_more_synchronizations_need_more_work() -> None:
-    assert decide(_inputs(1_000_000)).choice == "parallel"
-    assert decide(_inputs(1_000_000, syncs=2)).choice == "sequential"
+    assert decide(_inputs(3_000_000)).choice == "parallel"
+    assert decide(_inputs(3_000_000, syncs=2)).choice == "sequential"
 
 
 def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
@@ -77,7 +77,7 @@ def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
     mm = decide(_inputs(2 * 10**9, target="opencl", bytes=3 * 8 * 10**6))
     assert mm.choice == "parallel" and mm.par_ns == pytest.approx(10_000 + 2.4e7 * 0.1)
     guarded = decide(_inputs(None, target="cuda"))
-    gpu_min = math.ceil(2 * 10_000 / 0.25)
+    gpu_min = math.ceil(2 * 10_000 / 0.1)
     assert guarded.choice == "guarded" and guarded.min_ops == gpu_min
     assert guarded.guard == f"(double)(n) >= {gpu_min // 2}.0"
 
@@ -89,13 +89,13 @@ def test_inputs_from_an_mdh_print_and_report() -> None:
     assert unknown.points_c == "((double)(n)) * ((double)(m)) * ((double)(l))"
     assert unknown.text() == ("target=openmp ops=(((double)(n)) * ((double)(m)) * ((double)(l))) * 2 bytes=? "
                               "syncs/call=1 in_host_loop=True")
-    known = cost_inputs(mdh, {"n": 100, "m": 100, "l": 100}, "openmp")
-    assert known.ops == 2 * 10**6 and known.bytes == 3 * 8 * 10**4
+    known = cost_inputs(mdh, {"n": 100, "m": 100, "l": 200}, "openmp")
+    assert known.ops == 4 * 10**6 and known.bytes == 2 * 8 * 2 * 10**4 + 8 * 10**4
     report = decide(known).to_report()
-    assert report["choice"] == "parallel" and report["min_ops"] == 800_000
-    assert report["inputs"] == {"target": "openmp", "ops": 2 * 10**6, "bytes": 240000, "points_c": known.points_c,
+    assert report["choice"] == "parallel" and report["min_ops"] == 2_000_000
+    assert report["inputs"] == {"target": "openmp", "ops": 4 * 10**6, "bytes": 400000, "points_c": known.points_c,
                                 "ops_per_point": 2, "syncs": 1, "in_host_loop": False, "forced": ""}
-    assert decide(known).text().startswith("cost: parallel: 2000000 operations per call repay 1 thread")
+    assert decide(known).text().startswith("cost: parallel: 4000000 operations per call repay 1 thread")
 
 
 def test_front_end_parameters_print_as_their_c_expression() -> None:

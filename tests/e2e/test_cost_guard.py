@@ -58,7 +58,7 @@ CHOLESKY = r"""
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#define N 1000
+#define N 1420
 static double A[N][N];
 void kernel_cholesky(int n, double A[N][N]) {
   int i, j, k;
@@ -136,14 +136,14 @@ def test_small_calls_run_the_original_large_ones_in_parallel(tmp_path: Path) -> 
     out_c = tmp_path / "out.c"
     stderr, report = _mdpoly(src, out_c)
     assert re.search(r"axpy\.c:7:3: remark: loop nest parallelized: i:\+\+; cost: run-time guard, parallel when "
-                     r"a call has >= 800000 operations", stderr), stderr
+                     r"a call has >= 2000000 operations", stderr), stderr
     (cost,) = _costs(report)
-    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 266667.0"   # 3 operations a point
-    assert "((double) n) >= 266667.0" in out_c.read_text()
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 666667.0"   # 3 operations a point
+    assert "((double) n) >= 666667.0" in out_c.read_text()
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     lib = _counter(tmp_path)
-    for n, parallel in ((0, False), (1000, False), (266666, False), (266667, True), (700001, True)):
+    for n, parallel in ((0, False), (1000, False), (666666, False), (666667, True), (1000001, True)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 3, 4):
             got, regions = _run(par, n, threads, lib)
@@ -164,8 +164,8 @@ def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path)
     par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     lib = _counter(tmp_path)
     # the update has half of an (n - k - 1)^2 box (a triangle) of 2 operations a point: parallel
-    # while (n - k - 1)^2 / 2 >= 400000, n - k - 1 >= 895, i.e. in the first n - 895 steps
-    for n, regions in ((40, 0), (895, 0), (896, 1), (1000, 105)):
+    # while (n - k - 1)^2 / 2 >= 1000000, n - k - 1 >= 1415, i.e. in the first n - 1415 steps
+    for n, regions in ((40, 0), (1415, 0), (1416, 1), (1420, 5)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 4):
             got, count = _run(par, n, threads, lib)
@@ -183,7 +183,7 @@ def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
     assert "cost:" not in proc.stderr
     costs = _costs(json.loads(report.read_text()))   # --all-nests: main's loops too
     assert [c["choice"] for c in costs] == ["forced"] * 3 and all(c["guard"] is None for c in costs)
-    assert ">= 266667.0" not in out_c.read_text()
+    assert ">= 666667.0" not in out_c.read_text()
     try:
         par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     except StepFailed as exc:  # pragma: no cover - a build failure is the test's failure
@@ -206,14 +206,14 @@ def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
     report = out_c.with_suffix(".json")
     proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune",
                      "--report", str(report)], env=child_env())
-    assert "cost: run-time guard, parallel when a call has >= 80000 operations" in proc.stderr
+    assert "cost: run-time guard, parallel when a call has >= 200000 operations" in proc.stderr
     (cost,) = _costs(json.loads(report.read_text()))
-    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 26667.0"
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 66667.0"
     text = out_c.read_text()
-    assert "((double) n) >= 26667.0" in text
+    assert "((double) n) >= 66667.0" in text
     # the host fallback is the loop as written, in the else branch of the guard
-    assert re.search(r">= 26667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
+    assert re.search(r">= 66667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     dev = build_opencl(out_c, tmp_path / "dev", {})
-    for n in (10, 26666, 26667, 60000):
+    for n in (10, 66666, 66667, 100000):
         assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"

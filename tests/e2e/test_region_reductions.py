@@ -172,25 +172,25 @@ def test_strict_fp_keeps_a_float_reduction(tmp_path: Path) -> None:
 SMALL_ROWS = r"""
 /* A maximum over 64 values per step: too little work to share among threads. */
 #include <stdio.h>
-void kernel_small(int a[400000], int mx[64]) {
+void kernel_small(int a[1000000], int mx[64]) {
   int t, i;
 #pragma scop
   for (t = 0; t < 64; t++) {
     mx[t] = 0;
     for (i = 0; i < 64; i++)
       mx[t] = mx[t] > a[i + t] ? mx[t] : a[i + t];
-    for (i = 0; i < 400000; i++)
+    for (i = 0; i < 1000000; i++)
       a[i] = (a[i] * 5 + mx[t]) % 977;
   }
 #pragma endscop
 }
 int main(void) {
-  static int a[400000], mx[64];
+  static int a[1000000], mx[64];
   int i;
   long s = 0;
-  for (i = 0; i < 400000; i++) a[i] = i % 999;
+  for (i = 0; i < 1000000; i++) a[i] = i % 999;
   kernel_small(a, mx);
-  for (i = 0; i < 400000; i++) s += a[i] * (i % 3);
+  for (i = 0; i < 1000000; i++) s += a[i] * (i % 3);
   printf("%ld %d\n", s, mx[63]);
   return 0;
 }
@@ -200,7 +200,7 @@ DECLARED_IN_LOOP = r"""
 /* The time loop declares a temporary: no region around it (each thread would have its own
    copy), so the sum per step stays as written; the update loop is parallel on its own. */
 #include <stdio.h>
-#define N 400000
+#define N 1000000
 void kernel_steps(int tsteps, int n, long a[N], long sum[N]) {
   int t, i;
 #pragma scop
