@@ -73,6 +73,8 @@ class Calibration:
     min_speedup: float = 1.2           # a parallel call must be estimated at least this much faster (quiet)
     max_loaded_slowdown: float = 2.0   # and at most this much slower under load
     max_threads: int = 16              # the largest team judged at compile time (the run time picks one)
+    call_ns: float = 1000.0            # a call of generated code on one thread (call, 1-thread team, tile set-up)
+    call_margin: float = 10.0          # the work of a call must be this many times its overhead
     gpu_launch_ns: float = 10_000.0    # a kernel launch and its synchronization
     gpu_transfer_ns_per_byte: float = 0.1   # host <-> device, ~10 GB/s
     gpu_setup_ns: float = 200e6        # context creation and module load, once per program
@@ -97,7 +99,8 @@ class CostInputs:
 
     ``ops``/``bytes``: known work and bytes touched (``None``: sizes known only at run time);
     ``points_c``: the iteration count as a C expression of the sizes (``double`` arithmetic),
-    for the run-time guard; ``ops_per_point``; ``syncs``: fork/join plus barriers per call;
+    for the run-time guard at the call (``points_in_c``: the same inside the generated function);
+    ``ops_per_point``; ``syncs``: fork/join plus barriers per call;
     ``in_host_loop``: it is called once per iteration of sequential loops around it;
     ``target``: ``openmp`` or a GPU target; ``forced``: why the transformation is requested
     regardless (``--all-nests``, ``#pragma mdh``), or ``""``."""
@@ -107,6 +110,8 @@ class CostInputs:
     bytes: int | None
     points_c: str
     ops_per_point: int
+    #: ``points_c`` inside the generated function (its parameters' names; ``""``: as ``points_c``)
+    points_in_c: str = ""
     syncs: int = 1
     in_host_loop: bool = False
     forced: str = ""
@@ -122,9 +127,11 @@ class CostInputs:
 class CostDecision:
     """The model's verdict on one computation.
 
-    ``choice``: ``parallel`` (always), ``guarded`` (parallel when ``guard`` holds at run time,
-    else the original nest), ``sequential`` (kept as written), or ``forced``; ``reason`` in
-    words; ``min_ops``: the least work per call that pays; ``seq_ns``/``par_ns``/``loaded_ns``:
+    ``choice``: ``parallel`` (always), ``guarded`` (decided at run time: the generated code
+    when ``guard`` holds, else the original nest; inside it, more than one thread only when
+    ``parallel_if`` holds), ``sequential`` (kept as written), or ``forced``; ``reason`` in
+    words; ``min_ops``: the least work per call that pays in parallel (``min_call_ops``: the
+    least that pays the generated code's call on one thread); ``seq_ns``/``par_ns``/``loaded_ns``:
     the estimates at ``threads`` threads (``None`` when the work is unknown)."""
 
     choice: str
@@ -132,6 +139,8 @@ class CostDecision:
     min_ops: int
     inputs: CostInputs
     guard: str | None = None
+    parallel_if: str | None = None
+    min_call_ops: int = 0
     threads: int = 2
     seq_ns: float | None = None
     par_ns: float | None = None
@@ -145,10 +154,13 @@ class CostDecision:
         """The run-time guard as a precondition of the generated call (``None``: no guard)."""
         if self.guard is None:
             return None
-        return Precondition(self.guard, f"cost model: at least {self.min_ops} operations per call")
+        return Precondition(self.guard, f"cost model: at least {self.min_call_ops or self.min_ops} operations per call")
 
     def text(self) -> str:
         """One line for a remark, e.g. ``cost: guarded: parallel when ops >= 200000``."""
+        if self.choice == "guarded" and self.parallel_if is not None:
+            return (f"cost: run-time guard, the generated code when a call has >= {self.min_call_ops} operations, "
+                    f"in parallel when >= {self.min_ops}")
         if self.choice == "guarded":
             return f"cost: run-time guard, parallel when a call has >= {self.min_ops} operations"
         est = (f" (est. {_us(self.seq_ns)} sequential, {_us(self.par_ns)} on {self.threads} threads, "
@@ -157,7 +169,8 @@ class CostDecision:
 
     def to_report(self) -> dict[str, object]:
         out: dict[str, object] = {"choice": self.choice, "reason": self.reason, "min_ops": self.min_ops,
-                                  "guard": self.guard, "threads": self.threads, "seq_ns": self.seq_ns,
+                                  "guard": self.guard, "parallel_if": self.parallel_if,
+                                  "min_call_ops": self.min_call_ops, "threads": self.threads, "seq_ns": self.seq_ns,
                                   "par_ns": self.par_ns, "loaded_ns": self.loaded_ns,
                                   "inputs": asdict(self.inputs)}
         return out
@@ -203,8 +216,17 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
             return CostDecision("forced", f"requested by {inputs.forced}; sizes known at run time only",
                                 min_ops, inputs)
         points = max(1, math.ceil(min_ops / inputs.ops_per_point))
-        guard = f"{inputs.points_c} >= {points}.0"
-        return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
+        if gpu:
+            guard = f"{inputs.points_c} >= {points}.0"
+            return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
+        # the generated code pays on one thread long before it pays in parallel (its tiling and
+        # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
+        min_call = min(min_ops, math.ceil(cal.call_margin * cal.call_ns / cal.ns_per_op))
+        call_points = max(1, math.ceil(min_call / inputs.ops_per_point))
+        return CostDecision("guarded", "sizes known at run time only", min_ops, inputs,
+                            guard=f"{inputs.points_c} >= {call_points}.0",
+                            parallel_if=f"{inputs.points_in_c or inputs.points_c} >= {points}.0",
+                            min_call_ops=min_call)
     seq = inputs.ops * cal.ns_per_op
     if gpu:
         moved = 0 if inputs.in_host_loop else inputs.bytes or 0   # over host loops: resident, maybe
@@ -271,6 +293,13 @@ def domain_share(mdh: MdhExpr) -> float:
     return 0.5 ** sum(1 for c in mdh.domain if len(c.names() & its) >= 2)
 
 
+def points_in_function(mdh: MdhExpr) -> str:
+    """The (estimated) iteration count of ``mdh`` as C over the generated function's parameters."""
+    share = domain_share(mdh)
+    text = " * ".join(_c_double(d.extent, {}) for d in mdh.dims) or "1.0"
+    return f"{share!r} * {text}" if share != 1.0 else text
+
+
 def work(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int | None, int | None, str]:
     """``mdh``'s iterations' operations and bytes touched per call with ``sizes`` (``None`` where
     a size is unknown) and the iteration count as a C expression (for a run-time guard): the
@@ -300,6 +329,6 @@ def cost_inputs(mdh: MdhExpr, sizes: dict[str, int], target: str, in_host_loop: 
     """The model's inputs for ``mdh`` (``sizes``: the ``--size`` hints)."""
     ops, touched, points_c = work(mdh, sizes)
     return CostInputs(target=target, ops=ops, bytes=touched, points_c=points_c, ops_per_point=ops_per_point(mdh),
-                      syncs=1, in_host_loop=in_host_loop, forced=forced)
+                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced)
 
 # }}}

@@ -32,6 +32,7 @@ from mdpoly.ir.nest import (
     schedule_computations,
     schedule_wavefronts,
 )
+from mdpoly.ir.plan import Plan
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
@@ -152,6 +153,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
         else:
             plan = target.lower(mdh if split is not None else _guarded(mdh, cost), params, caps)
+        if split is None and cost.parallel_if is not None and isinstance(plan, Plan):
+            plan = replace(plan, parallel_if=cost.parallel_if)   # one thread below the model's threshold
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
             code = render_for_devices(plan, split, target.name, options.devices, plain)

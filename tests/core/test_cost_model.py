@@ -47,12 +47,16 @@ def test_known_work_is_judged_at_compile_time(ops: int, choice: str) -> None:
 
 
 def test_unknown_work_gets_a_run_time_guard_on_the_points() -> None:
-    d = decide(_inputs(None))
+    d = decide(_inputs(None, points_in_c="(double)(m)"))
     assert d.choice == "guarded" and d.parallel
-    assert d.guard == "(double)(n) >= 1000000.0"   # 2000000 operations of 2 per point
+    # the generated code from 100000 operations (10 x a 1 us call at 0.1 ns an operation) ...
+    assert d.guard == "(double)(n) >= 50000.0" and d.min_call_ops == 100_000
+    # ... on more than one thread from 2000000 operations, tested inside the generated function
+    assert d.parallel_if == "(double)(m) >= 1000000.0" and d.min_ops == 2_000_000
     pre = d.precondition()
-    assert pre is not None and pre.c_expr == d.guard and "2000000" in pre.reason
-    assert d.text() == "cost: run-time guard, parallel when a call has >= 2000000 operations"
+    assert pre is not None and pre.c_expr == d.guard and "100000" in pre.reason
+    assert d.text() == ("cost: run-time guard, the generated code when a call has >= 100000 operations, "
+                        "in parallel when >= 2000000")
 
 
 def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
@@ -78,8 +82,9 @@ def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
     assert mm.choice == "parallel" and mm.par_ns == pytest.approx(10_000 + 2.4e7 * 0.1)
     guarded = decide(_inputs(None, target="cuda"))
     gpu_min = math.ceil(2 * 10_000 / 0.1)
-    assert guarded.choice == "guarded" and guarded.min_ops == gpu_min
+    assert guarded.choice == "guarded" and guarded.min_ops == gpu_min and guarded.parallel_if is None
     assert guarded.guard == f"(double)(n) >= {gpu_min // 2}.0"
+    assert guarded.text() == f"cost: run-time guard, parallel when a call has >= {gpu_min} operations"
 
 
 def test_inputs_from_an_mdh_print_and_report() -> None:
@@ -94,7 +99,8 @@ def test_inputs_from_an_mdh_print_and_report() -> None:
     report = decide(known).to_report()
     assert report["choice"] == "parallel" and report["min_ops"] == 2_000_000
     assert report["inputs"] == {"target": "openmp", "ops": 4 * 10**6, "bytes": 400000, "points_c": known.points_c,
-                                "ops_per_point": 2, "syncs": 1, "in_host_loop": False, "forced": ""}
+                                "ops_per_point": 2, "points_in_c": known.points_c, "syncs": 1,
+                                "in_host_loop": False, "forced": ""}
     assert decide(known).text().startswith("cost: parallel: 4000000 operations per call repay 1 thread")
 
 
@@ -103,6 +109,7 @@ def test_front_end_parameters_print_as_their_c_expression() -> None:
     bufs = tuple(replace(b, c_value="s->n") if b.name == "n" else b for b in mdh.buffers)
     inputs = cost_inputs(replace(mdh, buffers=bufs), {}, "openmp")
     assert inputs.points_c.startswith("((double)(s->n)) * ")
+    assert inputs.points_in_c.startswith("((double)(n)) * ")   # inside the function: its parameter
 
 
 def test_one_table_of_constants() -> None:

@@ -1,9 +1,11 @@
 """The cost model's run-time guard: C with run-time sizes -> out.c whose guard picks the original
-nest for small calls and the parallel code for large ones, with the original program's output.
+nest for small calls, the generated code on one thread (its ``if`` clause false) for medium ones
+and on all threads for large ones, with the original program's output.
 
 Which side ran is counted by a preloaded library that wraps libgomp's ``GOMP_parallel`` (every
-``omp parallel`` gcc emits goes through it), so each test can fail both ways: a guard that
-never or always takes the parallel side changes the count.
+``omp parallel`` gcc emits goes through it; an ``if`` clause that is false asks for one
+thread), so each test can fail every way: a guard that never or always takes a side changes
+the counts.
 """
 
 from __future__ import annotations
@@ -20,14 +22,14 @@ COUNTER = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
-static long calls;
+static long calls, single;
 void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags) {
   static void (*real)(void (*)(void *), void *, unsigned, unsigned);
   if (!real) real = (void (*)(void (*)(void *), void *, unsigned, unsigned))dlsym(RTLD_NEXT, "GOMP_parallel");
-  calls++;
+  if (n == 1) single++; else calls++;
   real(fn, data, n, flags);
 }
-__attribute__((destructor)) static void report(void) { fprintf(stderr, "parallel-regions %ld\n", calls); }
+__attribute__((destructor)) static void report(void) { fprintf(stderr, "parallel-regions %ld single %ld\n", calls, single); }
 """
 
 #: An update whose size is an argument of the program (unknown when mdpoly runs).
@@ -104,15 +106,16 @@ def _mdpoly(src: Path, out: Path) -> tuple[str, dict[str, object]]:
     return proc.stderr, json.loads(report.read_text())
 
 
-def _run(exe: Path, n: int, threads: int | None, lib: Path | None = None) -> tuple[str, int]:
+def _run(exe: Path, n: int, threads: int | None, lib: Path | None = None) -> tuple[str, int, int]:
+    """stdout, the number of parallel regions that asked for more than one thread and for one."""
     env = dict(os.environ)
     if threads is not None:
         env["OMP_NUM_THREADS"] = str(threads)
     if lib is not None:
         env["LD_PRELOAD"] = str(lib)
     proc = run_step([str(exe), str(n)], env=env)
-    found = re.search(r"parallel-regions (\d+)", proc.stderr)
-    return proc.stdout, int(found.group(1)) if found else -1
+    found = re.search(r"parallel-regions (\d+) single (\d+)", proc.stderr)
+    return proc.stdout, int(found.group(1)) if found else -1, int(found.group(2)) if found else -1
 
 
 def _costs(report: dict[str, object]) -> list[dict[str, object]]:
@@ -135,20 +138,24 @@ def test_small_calls_run_the_original_large_ones_in_parallel(tmp_path: Path) -> 
     src.write_text(AXPY)
     out_c = tmp_path / "out.c"
     stderr, report = _mdpoly(src, out_c)
-    assert re.search(r"axpy\.c:7:3: remark: loop nest parallelized: i:\+\+; cost: run-time guard, parallel when "
-                     r"a call has >= 2000000 operations", stderr), stderr
-    (cost,) = _costs(report)
-    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 666667.0"   # 3 operations a point
-    assert "((double) n) >= 666667.0" in out_c.read_text()
+    assert re.search(r"axpy\.c:7:3: remark: loop nest parallelized: i:\+\+; cost: run-time guard, the generated "
+                     r"code when a call has >= 100000 operations, in parallel when >= 2000000", stderr), stderr
+    (cost,) = _costs(report)   # 3 operations a point
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 33334.0"
+    assert cost["parallel_if"] == "((double)(n)) >= 666667.0"
+    text = out_c.read_text()
+    assert "((double) n) >= 33334.0" in text and "if(((double)(n)) >= 666667.0)" in text
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     lib = _counter(tmp_path)
-    for n, parallel in ((0, False), (1000, False), (666666, False), (666667, True), (1000001, True)):
+    # (size, calls of 3 that run the generated code in parallel, on one thread)
+    for n, parallel, single in ((0, 0, 0), (1000, 0, 0), (33333, 0, 0), (33334, 0, 3), (666666, 0, 3),
+                                (666667, 3, 0), (1000001, 3, 0)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 3, 4):
-            got, regions = _run(par, n, threads, lib)
+            got, regions, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
-            assert (regions == 3) == parallel and regions in (0, 3), f"n={n}: {regions} parallel regions"
+            assert (regions, one) == (parallel, single), f"n={n}: {regions} parallel regions, {one} on one thread"
 
 
 def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path) -> None:
@@ -164,13 +171,14 @@ def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path)
     par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     lib = _counter(tmp_path)
     # the update has half of an (n - k - 1)^2 box (a triangle) of 2 operations a point: parallel
-    # while (n - k - 1)^2 / 2 >= 1000000, n - k - 1 >= 1415, i.e. in the first n - 1415 steps
-    for n, regions in ((40, 0), (1415, 0), (1416, 1), (1420, 5)):
+    # while (n - k - 1)^2 / 2 >= 1000000, n - k - 1 >= 1415, i.e. in the first n - 1415 steps; the
+    # generated code on one thread while (n - k - 1)^2 / 2 >= 50000, n - k - 1 >= 317
+    for n, regions, single in ((40, 0, 0), (318, 0, 1), (1415, 0, 1098), (1416, 1, 1098), (1420, 5, 1098)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 4):
-            got, count = _run(par, n, threads, lib)
+            got, count, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
-            assert count == regions, f"n={n}: {count} parallel regions"
+            assert (count, one) == (regions, single), f"n={n}: {count} parallel regions, {one} on one thread"
 
 
 def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
@@ -183,14 +191,14 @@ def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
     assert "cost:" not in proc.stderr
     costs = _costs(json.loads(report.read_text()))   # --all-nests: main's loops too
     assert [c["choice"] for c in costs] == ["forced"] * 3 and all(c["guard"] is None for c in costs)
-    assert ">= 666667.0" not in out_c.read_text()
+    assert ">= 33334.0" not in out_c.read_text() and "if(" not in out_c.read_text()
     try:
         par = build_c(out_c, tmp_path / "par", {}, openmp=True)
     except StepFailed as exc:  # pragma: no cover - a build failure is the test's failure
         pytest.fail(str(exc))
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     # every call in parallel however small: the 3 calls of axpy, main's first and last loop
-    assert _run(par, 1000, 2, _counter(tmp_path)) == (_run(orig, 1000, None)[0], 5)
+    assert _run(par, 1000, 2, _counter(tmp_path)) == (_run(orig, 1000, None)[0], 5, 0)
 
 
 def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
