@@ -37,10 +37,11 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
+from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 # {{{ the constants
 
@@ -156,6 +157,15 @@ class CostDecision:
             return None
         return Precondition(self.guard, f"cost model: at least {self.min_call_ops or self.min_ops} operations per call")
 
+    def for_plan(self, gains: bool) -> CostDecision:
+        """This decision for generated code that may (``gains``) or may not beat the nest as
+        written on one thread (``gains_on_one_thread``): without gains, calls too small for a
+        team run the nest as written (no one-thread band)."""
+        if gains or self.parallel_if is None:
+            return self
+        points = max(1, math.ceil(self.min_ops / self.inputs.ops_per_point))
+        return replace(self, guard=f"{self.inputs.points_c} >= {points}.0", parallel_if=None, min_call_ops=0)
+
     def text(self) -> str:
         """One line for a remark, e.g. ``cost: guarded: parallel when ops >= 200000``."""
         if self.choice == "guarded" and self.parallel_if is not None:
@@ -250,6 +260,20 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
     if not pays and inputs.forced:
         choice, why = "forced", f"requested by {inputs.forced} ({why})"
     return CostDecision(choice, why, min_ops, inputs, threads=t, seq_ns=seq, par_ns=par, loaded_ns=loaded)
+
+def gains_on_one_thread(plan: Plan) -> bool:
+    """Whether ``plan``'s code may beat its nest as written on one thread: it tiles a
+    reduction, blocks registers, or orders its point loops otherwise than the source."""
+    if any(d.combine.is_reduction for d in plan.mdh.dims):
+        return True
+    order: list[int] = []
+    for st in walk(plan.body):
+        if isinstance(st, Loop) and st.dim >= 0:
+            if st.layer == REGISTER_LAYER:
+                return True
+            if st.layer == 0 and st.dim not in order:
+                order.append(st.dim)
+    return order != sorted(order)
 
 # }}}
 

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.mpi import wrap_for_ranks
-from mdpoly.cost_model import CostDecision, cost_inputs, decide, min_phase_ops
+from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -152,9 +152,12 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         if on_devices and isinstance(split, RankSplit) and target.lower is lower_gpu:
             plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
         else:
-            plan = target.lower(mdh if split is not None else _guarded(mdh, cost), params, caps)
-        if split is None and cost.parallel_if is not None and isinstance(plan, Plan):
-            plan = replace(plan, parallel_if=cost.parallel_if)   # one thread below the model's threshold
+            plan = target.lower(mdh, params, caps)
+        if split is None:   # the run-time guard: at the call, and (OpenMP) the team's condition inside
+            if isinstance(plan, Plan):
+                cost = cost.for_plan(gains_on_one_thread(plan))
+                plan = replace(plan, parallel_if=cost.parallel_if or "")
+            plan = replace(plan, mdh=_guarded(plan.mdh, cost))
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
             code = render_for_devices(plan, split, target.name, options.devices, plain)

@@ -133,3 +133,12 @@ def test_a_triangle_counts_half_its_box() -> None:
     assert cost_inputs(tri, {}, "openmp").points_c == "0.5 * ((double)(n)) * ((double)(m)) * ((double)(l))"
     one = replace(mdh, domain=(Affine.of({"i": 1}, -3),))   # i >= 3 names one iterator: still the box
     assert cost_inputs(one, {"n": 100, "m": 100, "l": 100}, "openmp").ops == 2 * 10**6
+
+
+def test_without_gains_on_one_thread_small_calls_run_as_written() -> None:
+    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    assert d.for_plan(True) == d
+    flat = d.for_plan(False)
+    assert flat.guard == "(double)(n) >= 1000000.0" and flat.parallel_if is None and flat.min_call_ops == 0
+    assert flat.text() == "cost: run-time guard, parallel when a call has >= 2000000 operations"
+    assert flat.precondition() is not None and "2000000" in flat.precondition().reason  # type: ignore[union-attr]
