@@ -21,6 +21,12 @@ run with (2 .. ``max_threads``: quiet, never slower) and ``P_loaded <= max_loade
 so the decision is one number of operations per synchronization, ``min_phase_ops``. A computation
 inside host loops is judged per call (its team starts, or its barrier waits, once per call).
 
+Work known only at run time is decided per call by a guard. Where the generated code may beat
+the nest as written on one thread (``gains_on_one_thread``: its tiling, register blocks or loop
+order), there are three bands: the nest as written below ``call_margin * call_ns`` of work, the
+generated code on one thread up to ``min_phase_ops`` (the OpenMP ``if`` clause,
+``Plan.parallel_if``), and a team above it; otherwise two (as written, or a team).
+
 GPU targets: the device pays when ``S >= device_margin * (launches * launch_ns + bytes *
 transfer_ns_per_byte)``; inside host loops the transfers are not charged (the data may stay on
 the device over the loop, ``mdpoly.residency``) and no run-time guard is added (it would read

@@ -7,8 +7,8 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
                 "loops": [{"iterator", "extent", "combine"}], "mdh": <dsl string or null>, "target",
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
                            "from_cache", "technique", ...} or null,
-                "cost": {"choice", "reason", "min_ops", "guard", "threads", "seq_ns", "par_ns",
-                         "loaded_ns", "inputs": {...}}}]}
+                "cost": {"choice", "reason", "min_ops", "guard", "parallel_if", "min_call_ops",
+                         "threads", "seq_ns", "par_ns", "loaded_ns", "inputs": {...}}}]}
 
 ``cost`` (schema 3) is the cost model's decision on an MDH computation (``mdpoly.cost_model``):
 ``choice`` ``parallel``, ``guarded`` (parallel when the run-time ``guard`` holds), ``sequential``
