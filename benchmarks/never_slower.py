@@ -17,6 +17,11 @@ Run from the repository root::
 
 Writes ``benchmarks/results/never_slower_<date>_<size>[_<tag>].md`` and ``.json`` (or ``--out``).
 Exit status 1 when a variant is WRONG or fails to build.
+
+``--calibrate`` instead measures the cost model's constants (``mdpoly/cost_model.py``,
+``Calibration``) with ``benchmarks/kernels/calibrate/sync_costs.c`` at each thread count, quiet
+and busy: a fork/join per call, a region's step (barrier) and the sequential time, per call,
+for calls of 1 to 1,000,000 elements; writes ``calibrate_<date>[_<tag>].md``.
 """
 
 from __future__ import annotations
@@ -189,6 +194,36 @@ def markdown(doc: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+CALIBRATE_SRC = suite.HERE / "kernels" / "calibrate" / "sync_costs.c"
+CALIBRATE_POINTS = ((4000, 1), (2000, 10_000), (500, 100_000), (100, 1_000_000))
+
+
+def calibrate(threads: list[int], loads: list[bool], out: Path) -> int:
+    """The synchronization costs as a markdown table (see the module docstring)."""
+    exe = suite.BUILD_DIR / "sync_costs"
+    exe.parent.mkdir(parents=True, exist_ok=True)
+    suite._step([suite.CC, *suite.OPT_FLAGS, "-fopenmp", str(CALIBRATE_SRC), "-o", str(exe)], 300)
+    ncpu = os.cpu_count() or 1
+    lines = ["# Synchronization costs (sync_costs.c)", "", f"{suite.machine()['cpu']}, {ncpu} cores", "",
+             "| threads | load | elements | fork/join us | region step us | sequential us | seq ns/element |",
+             "|---|---|---|---|---|---|---|"]
+    for t in threads:
+        cpus = f"0-{min(t, ncpu) - 1}"
+        for b in loads:
+            with Busy(min(t, ncpu) - 1 if b else None):
+                for calls, n in CALIBRATE_POINTS:
+                    env = {**os.environ, "OMP_NUM_THREADS": str(t)}
+                    text = subprocess.run(["taskset", "-c", cpus, str(exe), str(calls), str(n)], env=env,
+                                          capture_output=True, text=True, timeout=600, check=True).stdout.split()
+                    v = dict(zip(text[0::2], text[1::2]))
+                    lines.append(f"| {t} | {'busy' if b else 'quiet'} | {n} | {v['forkjoin_us']} | "
+                                 f"{v['region_step_us']} | {v['seq_us']} | {v['seq_ns_per_element']} |")
+                    print(lines[-1], file=sys.stderr, flush=True)
+    out.with_suffix(".md").write_text("\n".join(lines) + "\n")
+    print(out.with_suffix(".md").read_text())
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size", choices=sorted(SIZES), default="medium", help="kernel sizes (-DSMALL, -DMEDIUM or the full size)")
@@ -202,11 +237,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rtol", type=float, default=1e-6)
     ap.add_argument("--tag", default="", help="suffix of the output file names")
     ap.add_argument("--out", help="output path without extension")
+    ap.add_argument("--calibrate", action="store_true", help="measure the synchronization costs instead")
     args = ap.parse_args(argv)
     kernels = args.kernels.split(",") if args.kernels else [k.name for k in suite.KERNELS]
     threads = [int(t) for t in args.threads.split(",")]
     loads = [b == "busy" for b in args.loads.split(",")]
     before = Path(args.before).resolve() if args.before else None
+    if args.calibrate:
+        date = datetime.date.today().isoformat()
+        return calibrate(threads, loads, Path(args.out) if args.out else
+                         suite.RESULTS_DIR / f"calibrate_{date}{'_' + args.tag if args.tag else ''}")
     variants = ["mdpoly"] + (["before"] if before else [])
     t0 = time.monotonic()
     rows: list[dict[str, Any]] = []
