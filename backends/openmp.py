@@ -21,6 +21,12 @@ _SCHEDULES = {"block": "schedule(static)", "cyclic": "schedule(static, 1)", "dyn
 
 
 class _OpenMPDialect:
+    """``parallel_if``: the plan's run-time condition for running on more than one thread
+    (``Plan.parallel_if``): an ``if`` clause on parallel loops, a thread count of 1 for regions."""
+
+    def __init__(self, parallel_if: str = "") -> None:
+        self.parallel_if = parallel_if
+
     def loop_pragmas(self, loop: Loop) -> list[str]:
         if loop.schedule == "parallel":
             clauses = ["omp parallel for"]
@@ -29,6 +35,8 @@ class _OpenMPDialect:
             clauses.append(_SCHEDULES[loop.distribution])
             if loop.num_threads > 0:
                 clauses.append(f"num_threads({loop.num_threads})")
+            if self.parallel_if:
+                clauses.append(f"if({self.parallel_if})")
             return [" ".join(clauses)]
         if loop.schedule == "thread_for":
             return [f"omp for {_SCHEDULES[loop.distribution]} nowait"]
@@ -38,9 +46,11 @@ class _OpenMPDialect:
         return []
 
     def thread_count(self, stmt: ThreadCount) -> c_ast.Node:
-        if stmt.fixed > 0:
-            return c_ast.Constant("int", str(stmt.fixed))
-        return c_ast.FuncCall(c_ast.ID("omp_get_max_threads"), None)
+        count: c_ast.Node = (c_ast.Constant("int", str(stmt.fixed)) if stmt.fixed > 0
+                             else c_ast.FuncCall(c_ast.ID("omp_get_max_threads"), None))
+        if self.parallel_if:
+            return c_ast.TernaryOp(c_ast.ID(f"({self.parallel_if})"), count, c_ast.Constant("int", "1"))
+        return count
 
     def region_pragmas(self, region: ParallelRegion) -> list[str]:
         return [f"omp parallel num_threads({region.nthreads_var})"]
@@ -107,7 +117,7 @@ class OpenMPBackend(Backend[Plan]):
         self.caps = caps
 
     def render(self, plan: Plan) -> GeneratedCode:
-        emitter = CEmitter(_OpenMPDialect())
+        emitter = CEmitter(_OpenMPDialect(plan.parallel_if))
         headers = ["omp.h"]
         if plan.needs_math:
             headers.append("math.h")

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.mpi import wrap_for_ranks
+from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -22,22 +23,25 @@ from mdpoly.diagnostics import (
     UnsupportedInput,
 )
 from mdpoly.host_schedule import render_schedule_regions
+from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
     ORIGINAL_NEST,
+    HostLoop,
     NestAnalysis,
     NestOutcome,
     kept_status,
     schedule_computations,
     schedule_wavefronts,
 )
+from mdpoly.ir.plan import Plan
 from mdpoly.ir.ranks import RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options, for_function
-from mdpoly.profitability import MIN_WORK, reduction_in_host_loop, reductions_in_host_loops, too_little_work
+from mdpoly.profitability import reduction_in_host_loop, reductions_in_host_loops
 from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
@@ -101,15 +105,31 @@ def transform(analysis: _Analysis, options: Options,
     return text, tuple(outcomes)
 
 
+def _cost(nest: NestAnalysis, target: Target[Any, Any], options: Options, in_host_loop: bool) -> CostDecision:
+    """The cost model's decision on ``nest`` (an MDH computation) for ``target``."""
+    assert nest.mdh is not None
+    forced = "--all-nests" if options.all_nests else "#pragma mdh" if nest.requested else ""
+    return decide(cost_inputs(nest.mdh, dict(options.sizes), target.name, in_host_loop, forced))
+
+
+def _guarded(mdh: MdhExpr, cost: CostDecision) -> MdhExpr:
+    """``mdh`` with the cost model's run-time guard first among its preconditions (none: as is).
+    Not for a computation split over ranks or devices: every rank must take the same branch."""
+    pre = cost.precondition()
+    return mdh if pre is None else replace(mdh, preconditions=(pre, *mdh.preconditions))
+
+
 def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
-                    used_names: set[str]) -> tuple[GeneratedCode | None, NestOutcome]:
-    """One band: its generated code and outcome, or ``None`` and why it is kept."""
+                    used_names: set[str], in_host_loop: bool = False) -> tuple[GeneratedCode | None, NestOutcome]:
+    """One band: its generated code and outcome, or ``None`` and why it is kept (the cost model
+    says it does not pay; ``in_host_loop``: it runs once per iteration of host loops around it)."""
     if nest.mdh is None:
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not an MDH computation")
-    little = too_little_work(nest, options)
-    if little is not None:
-        return None, _kept(nest, little.code, little.message)
+    cost = _cost(nest, target, options, in_host_loop)
+    if not cost.parallel:
+        return None, replace(_kept(nest, "too-little-work", f"too little work: {cost.reason}"),
+                             cost=cost.to_report(), cost_text=cost.text())
     mdh = nest.mdh
     name, k = mdh.name, 1
     while name in used_names:
@@ -139,6 +159,11 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
         else:
             plan = target.lower(mdh, params, caps)
+        if split is None:   # the run-time guard: at the call, and (OpenMP) the team's condition inside
+            if isinstance(plan, Plan):
+                cost = cost.for_plan(gains_on_one_thread(plan))
+                plan = replace(plan, parallel_if=cost.parallel_if or "")
+            plan = replace(plan, mdh=_guarded(plan.mdh, cost))
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
             code = render_for_devices(plan, split, target.name, options.devices, plain)
@@ -153,7 +178,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
-                             devices=devices_note(split) if split is not None and on_devices else None)
+                             devices=devices_note(split) if split is not None and on_devices else None,
+                             cost=cost.to_report(), cost_text=cost.text())
 
 
 def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: RankSplit, options: Options,
@@ -203,15 +229,19 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     no_region = ("" if target.name == "openmp" and not options.mpi and options.devices is None
                  else f"and the {target.name} target has no parallel region around it")
     index: dict[int, int] = {}  # id(computation) -> its outcome's position in ``parts``
+    looped = {id(c) for it in nest.schedule if isinstance(it, HostLoop) for c in schedule_computations(it.body)}
+    per_call: set[int] = set()  # computations whose run-time guard decides per call: no region around them
     for comp in schedule_computations(nest.schedule):
         index[id(comp)] = len(parts)
         if id(comp) in region_only and no_region:
             parts.append(_kept_reduction(comp.nest, no_region))
             continue
-        code, outcome = _transform_nest(comp.nest, target, options, sink, used_names)
+        code, outcome = _transform_nest(comp.nest, target, options, sink, used_names, id(comp) in looped)
         parts.append(outcome)
         if code is None:
             continue
+        if outcome.cost is not None and outcome.cost.get("choice") == "guarded":
+            per_call.add(id(comp))
         if id(comp) in region_only and (code.team is None or code.team.kind != "shared"):
             parts[-1] = _kept_reduction(comp.nest, "and its reduction is not shared by the threads of a region")
             continue
@@ -225,14 +255,15 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
-                                       min_work=0 if options.all_nests or nest.requested else MIN_WORK,
-                                       region_only=region_only)
+                                       min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
+                                       region_only=region_only, per_call=frozenset(per_call))
     for cid in rendered.outside:
         parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
         del calls[cid]
     if not calls and not rendered.private_loops and not rendered.wavefronts:
-        if rendered.small:
-            return None, _kept(nest, "too-little-work", "too little work")
+        small = [p for p in parts if p.code == "too-little-work"]
+        if rendered.small or small:
+            return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
                                "inner loops or private temporaries), which only the OpenMP target does in parallel")

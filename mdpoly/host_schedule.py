@@ -99,7 +99,8 @@ class RenderedSchedule:
 
 def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, str],
                             teams: dict[int, TeamCode], openmp: bool = False, min_work: int = 0,
-                            region_only: frozenset[int] = frozenset()) -> RenderedSchedule:
+                            region_only: frozenset[int] = frozenset(),
+                            per_call: frozenset[int] = frozenset()) -> RenderedSchedule:
     """The schedule with every outermost host loop that allows it run as one OpenMP parallel
     region (``teams``: the transformed computations' ``TeamCode``, by ``id``).
 
@@ -117,7 +118,12 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
 
     The computations of ``region_only`` (reductions whose only parallel loops are their
     reduction loops) run in parallel only inside a region: where their host loop is none, they
-    run as written (``RenderedSchedule.outside``)."""
+    run as written (``RenderedSchedule.outside``).
+
+    A host loop around a computation of ``per_call`` (whose work is known only at run time: the
+    cost model's guard decides at each call whether it runs in parallel) is no region: a region
+    would synchronize its threads at every step however little the step's work, and one thread
+    that loses its core to another process would then stall every step."""
     lines = ["{"]
     definitions: list[str] = []
     notes: list[tuple[SourceLoc, str]] = []
@@ -132,7 +138,7 @@ def render_schedule_regions(items: tuple[ScheduleItem, ...], calls: dict[int, st
     parallel |= waves
     for it in items:
         if isinstance(it, HostLoop):
-            why = _region_refusal(it, calls, teams, parallel)
+            why = _region_refusal(it, calls, teams, parallel, per_call)
             notes.append((it.loc, why))
             if not why:
                 lines.extend(_region(it, calls, teams, len(notes), definitions, parallel))
@@ -185,10 +191,15 @@ def _assigned(texts: list[str]) -> set[str]:
 
 
 def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode],
-                    parallel: frozenset[int] = frozenset()) -> str:
+                    parallel: frozenset[int] = frozenset(), per_call: frozenset[int] = frozenset()) -> str:
     """Why ``loop`` cannot run as one parallel region (``""`` when it can); ``parallel``: the
-    ``PrivateLoop``s (by ``id``) that run in parallel, each then an orphaned worksharing loop."""
+    ``PrivateLoop``s (by ``id``) that run in parallel, each then an orphaned worksharing loop;
+    ``per_call``: the computations that decide at run time, per call, whether to run in parallel."""
     comps = schedule_computations(loop.body)
+    for c in comps:
+        if id(c) in calls and id(c) in per_call:
+            return (f"the work of the computation at line {c.nest.loc.line} is known only at run time: "
+                    "it decides per call whether it pays to run in parallel (cost model)")
     privates = [p for p in schedule_items_of(loop.body, PrivateLoop) if id(p) in parallel]
     waves = [w for w in schedule_wavefronts(loop.body) if id(w) in parallel]
     called = [c for c in comps if id(c) in calls]

@@ -6,7 +6,13 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
     {"nests": [{"file", "line", "column", "status": "transformed"|"kept"|"already-parallel", "reason", "code",
                 "loops": [{"iterator", "extent", "combine"}], "mdh": <dsl string or null>, "target",
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
-                           "from_cache", "technique", ...} or null}]}
+                           "from_cache", "technique", ...} or null,
+                "cost": {"choice", "reason", "min_ops", "guard", "parallel_if", "min_call_ops",
+                         "threads", "seq_ns", "par_ns", "loaded_ns", "inputs": {...}}}]}
+
+``cost`` (schema 3) is the cost model's decision on an MDH computation (``mdpoly.cost_model``):
+``choice`` ``parallel``, ``guarded`` (parallel when the run-time ``guard`` holds), ``sequential``
+or ``forced`` (``--all-nests``, ``#pragma mdh``).
 
 ``line``/``column`` locate the outermost ``for`` of the nest. A nest whose generated code holds
 only under run-time preconditions (a delinearized flat subscript's view, C's conversions in a loop
@@ -68,7 +74,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
         ranks += f"; {o.devices}" if o.devices else ""
-        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}")
+        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
@@ -78,6 +84,13 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 
 #: Reasons of nests kept as written because they are (or hold) the user's OpenMP: not sequential.
 _UNDER_USER_OPENMP = frozenset({"in-omp-region", "openmp-inside"})
+
+
+def _cost_note(o: NestOutcome) -> str:
+    """``; cost: ...`` where the cost model decided (not where the nest was forced)."""
+    if not o.cost_text or o.cost is None or o.cost.get("choice") == "forced":
+        return ""
+    return f"; {o.cost_text}"
 
 
 def _part_text(o: NestOutcome) -> str:
@@ -174,6 +187,9 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         for part in o.parts:
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
+            elif _cost_note(part):
+                loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in part.nest.loops)
+                sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc, f"computation {loops}{_cost_note(part)}"))
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
                                  f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
@@ -183,7 +199,8 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
 
 
 #: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``; 3: status
-#: ``already-parallel`` (the user's OpenMP), entries for the nests inside a nest kept as a whole.
+#: ``already-parallel`` (the user's OpenMP), entries for the nests inside a nest kept as a whole, ``cost`` on
+#: computations.
 SCHEMA_VERSION = 3
 
 
@@ -220,6 +237,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         "target": o.target,
         "tuning": o.tuning,
     }
+    if o.cost is not None:   # the cost model's decision (mdpoly.cost_model.CostDecision.to_report)
+        out["cost"] = o.cost
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
     if o.devices is not None:   # --devices: the dimension split over the devices, or why none

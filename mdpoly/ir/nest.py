@@ -263,6 +263,9 @@ class NestOutcome:
     #: a scheduled nest: for each ``PrivateLoop`` (by its location), ``""`` when it runs in
     #: parallel, else the reason code under which it runs as written
     private_loops: tuple[tuple[SourceLoc, str], ...] = ()
+    #: the cost model's decision on a computation (``CostDecision.to_report()``) and its remark text
+    cost: dict[str, object] | None = None
+    cost_text: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -312,6 +312,9 @@ class Plan:
     iterators: tuple[Iterator, ...] = ()
     #: the plan as run by the threads of an enclosing region (split reductions; see ``TeamForm``)
     team: TeamForm | None = None
+    #: a C condition over the function's parameters (the cost model's run-time guard): while it
+    #: is false the parallel loops and regions run on one thread (OpenMP ``if``; ``""``: always)
+    parallel_if: str = ""
 
 
 def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:

@@ -18,17 +18,17 @@ from mdpoly.options import Options
 from mdpoly.profitability import estimate
 
 SRC = """#include <stdio.h>
-float A[40][60], B[60][50], C[40][50];
+float A[80][160], B[160][100], C[80][100];
 float x[8], y[8];
 int main(void) {
-  for (int i = 0; i < 40; i++) for (int k = 0; k < 60; k++) A[i][k] = (i * 7 + k) % 5 - 2;
-  for (int k = 0; k < 60; k++) for (int j = 0; j < 50; j++) B[k][j] = (k + 3 * j) % 7 - 3;
-  for (int i = 0; i < 40; i++)
-    for (int j = 0; j < 50; j++)
-      for (int k = 0; k < 60; k++)
+  for (int i = 0; i < 80; i++) for (int k = 0; k < 160; k++) A[i][k] = (i * 7 + k) % 5 - 2;
+  for (int k = 0; k < 160; k++) for (int j = 0; j < 100; j++) B[k][j] = (k + 3 * j) % 7 - 3;
+  for (int i = 0; i < 80; i++)
+    for (int j = 0; j < 100; j++)
+      for (int k = 0; k < 160; k++)
         C[i][j] += A[i][k] * B[k][j];
   for (int i = 0; i < 8; i++) y[i] = 2 * x[i];
-  double s = 0; for (int i = 0; i < 40; i++) for (int j = 0; j < 50; j++) s += C[i][j] * (i + j);
+  double s = 0; for (int i = 0; i < 80; i++) for (int j = 0; j < 100; j++) s += C[i][j] * (i + j);
   printf("%.1f %f\\n", s, y[0]);
   return 0;
 }
@@ -50,7 +50,7 @@ def _nest(mdh, line: int, col: int, end: int, end_col: int, marked: bool = False
 
 def _analysis() -> Analysis:
     lines = SRC.splitlines()
-    mm = replace(E.matmul(40, 50, 60), name="mdp_mm")
+    mm = replace(E.matmul(80, 100, 160), name="mdp_mm")
     nest_mm = _nest(mm, 7, 3, 10, len(lines[9]))
     small = E.elementwise_indices(1, 8)
     kept = NestAnalysis(SourceLoc("in.c", 12, 14), SourceSpan(SourceLoc("in.c", 12, 14), 12, 90, 12), "main", 4,
@@ -62,8 +62,11 @@ def _analysis() -> Analysis:
 def test_transform_compiles_and_matches(tmp_path: Path) -> None:
     text, outcomes = transform(_analysis(), Options(), None)
     assert [o.status for o in outcomes] == ["transformed", "kept", "kept"]
-    assert outcomes[1].code == "too-little-work" and outcomes[1].reason == "too little work"
+    assert outcomes[1].code == "too-little-work" and (outcomes[1].reason or "").startswith("too little work: 32 operations")
     assert outcomes[2].code == "non-affine-subscript"
+    assert outcomes[0].cost is not None and outcomes[0].cost["choice"] == "parallel"
+    assert outcomes[1].cost is not None and outcomes[1].cost["choice"] == "sequential" and outcomes[2].cost is None
+    assert outcomes[1].cost_text.startswith("cost: sequential: 32 operations per call do not repay")
     assert "mdp_mm(A, B, C);" in text
     results = []
     for name, src in (("orig", SRC), ("new", text)):

@@ -393,10 +393,11 @@ def test_unsigned_sizes(tmp_path: Path) -> None:
         assert got == reference, f"sizes {sizes} ({out_c})"
 
 
-@pytest.mark.parametrize(("n", "parallel"), [(20, False), (150, True)])
+@pytest.mark.parametrize(("n", "parallel"), [(20, False), (460, True)])
 def test_too_little_work_stays_as_written(n: int, parallel: bool, tmp_path: Path) -> None:
-    """Without ``--all-nests``, a wavefront known (from the call site) to run fewer than
-    ``MIN_WORK`` operations is kept as written: 5 sweeps of 18 x 18 points are, of 148 x 148 not."""
+    """Without ``--all-nests``, a wavefront known (from the call site) to run fewer than the cost
+    model's ``min_phase_ops()`` operations is kept as written: 5 sweeps of 18 x 18 points are, of
+    458 x 458 not."""
     src = tmp_path / "in.c"
     src.write_text(SEIDEL_5)
     out_c = tmp_path / "out.c"

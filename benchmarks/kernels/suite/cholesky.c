@@ -2,8 +2,10 @@
  * right-looking: scale column k, then update the trailing lower triangle. */
 #include "suite.h"
 
-#ifdef SMALL
+#if defined(SMALL)
 #define N 80
+#elif defined(MEDIUM)
+#define N 400
 #else
 #define N 1200
 #endif

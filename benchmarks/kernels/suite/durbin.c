@@ -2,8 +2,10 @@
  * Toeplitz matrix T with first row (1, r[0], ..., r[n-2]). */
 #include "suite.h"
 
-#ifdef SMALL
+#if defined(SMALL)
 #define N 120
+#elif defined(MEDIUM)
+#define N 2000
 #else
 #define N 16000
 #endif

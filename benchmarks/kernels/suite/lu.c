@@ -2,8 +2,10 @@
  * for each k, the multipliers of column k, then the rank-1 update of the trailing block. */
 #include "suite.h"
 
-#ifdef SMALL
+#if defined(SMALL)
 #define N 80
+#elif defined(MEDIUM)
+#define N 400
 #else
 #define N 1400
 #endif

@@ -1,9 +1,12 @@
 /* trisolv: forward substitution, solve L x = b for lower triangular L. */
 #include "suite.h"
 
-#ifdef SMALL
+#if defined(SMALL)
 #define N 90
 #define CALLS 1
+#elif defined(MEDIUM)
+#define N 2000
+#define CALLS 12
 #else
 #define N 4000
 #define CALLS 12

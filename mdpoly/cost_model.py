@@ -1,0 +1,364 @@
+"""The cost model: ``CostInputs`` (work, bytes, synchronization, calls, target) -> ``CostDecision``.
+
+Decides, per computation (and, through ``min_phase_ops``, per parallel loop and per region step
+of a host loop): parallel or as written, and -- where the work is known only at run time -- the
+run-time guard under which the parallel code runs (the original nest runs otherwise, the way a
+failed run-time check falls back to it). Its inputs and decision print (``CostDecision.text``)
+and go into the report (``to_report``).
+
+The model, in the constants of ``CALIBRATION`` (one table, measured; see there):
+
+- sequential time ``S = ops * ns_per_op``;
+- quiet parallel time on ``t`` threads ``P = S / t + syncs * sync(t)``, where ``syncs`` counts the
+  team's fork/join plus the barriers of one call and ``sync(t)`` grows with ``t``;
+- under load (one other busy process takes a core) each synchronization may wait for the
+  descheduled thread: ``P_loaded = S + syncs * loaded_sync_ns`` at worst (the late thread's share
+  runs after the others).
+
+A computation runs in parallel when ``P <= S / min_speedup`` for every team size the program may
+run with (2 .. ``max_threads``: quiet, never slower) and ``P_loaded <= max_loaded_slowdown * S``
+(robust under load: no collapse). Both bound the work *between two synchronizations* from below,
+so the decision is one number of operations per synchronization, ``min_phase_ops``. A computation
+inside host loops is judged per call (its team starts, or its barrier waits, once per call).
+
+Work known only at run time is decided per call by a guard. Where the generated code may beat
+the nest as written on one thread (``gains_on_one_thread``: its tiling, register blocks or loop
+order), there are three bands: the nest as written below ``call_margin * call_ns`` of work, the
+generated code on one thread up to ``min_phase_ops`` (the OpenMP ``if`` clause,
+``Plan.parallel_if``), and a team above it; otherwise two (as written, or a team).
+
+GPU targets: the device pays when ``S >= device_margin * (launches * launch_ns + bytes *
+transfer_ns_per_byte)``; inside host loops the transfers are not charged (the data may stay on
+the device over the loop, ``mdpoly.residency``) and no run-time guard is added (it would read
+the loop's iterators and end that residency). The per-program context and module set-up
+(``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
+nests (a whole program whose kernels run under ~30 ms sequentially is still better off on the
+host; that is the user's choice of target).
+
+``--all-nests`` and ``#pragma mdh`` force the transformation: the decision is then ``forced``
+(parallel, no guard) and says what the model would have done.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import asdict, dataclass, replace
+
+from mdpoly.ir.c_types import parse_type
+from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
+from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
+
+# {{{ the constants
+
+
+@dataclass(frozen=True, slots=True)
+class Calibration:
+    """The model's constants, measured on the 2-core development machine (gcc 12, libgomp; the
+    micro-benchmark times R calls of ``a[i] = a[i] * 0.5 + 1`` over W elements as fork/join
+    calls, as steps of one region, and sequentially; the machine is shared, so ranges).
+
+    Quiet: a fork/join of 2 threads around no work 1.5 us (0.3 us with one thread), a barrier
+    of a 2-thread region 0.3 us; an element 0.07-0.1 ns in cache (two operations, vectorized),
+    a 60x70x80 gemm 0.05 ns per counted operation, streaming out of cache 0.3-0.6 ns an element.
+    Team start and barrier on many cores follow published libgomp measurements (EPCC
+    syncbench: fork/join ~5-10 us, barrier ~2-4 us at 16 threads): ``sync(t)`` is linear in t.
+
+    One ``yes`` pinned to one of the two cores: a fork/join took 10-80 us around little work but
+    150 us to 1.8 ms around 30,000-300,000 elements (3-28 us sequential), since the thread that
+    shares its core with ``yes`` waits for a scheduler slice; a barrier inside a region 1-27 us,
+    at times ms; at a load average of 4-5, 1-3.7 ms per fork/join. ``loaded_sync_ns`` takes
+    200 us: a call must run about 0.2 ms sequentially (2,000,000 counted operations) to be shared.
+    ``ns_per_op`` lies between the in-cache best case and streaming, since the counted operations
+    of a scalar function (``ops_per_point``) leave out loads and address arithmetic.
+    """
+
+    ns_per_op: float = 0.1             # sequential time per counted operation
+    sync_ns: float = 1000.0            # a fork/join (or a barrier) of a 2-thread team, quiet
+    sync_per_thread_ns: float = 400.0  # its growth per further thread
+    loaded_sync_ns: float = 200_000.0  # a synchronization that waits for a descheduled thread
+    min_speedup: float = 1.2           # a parallel call must be estimated at least this much faster (quiet)
+    max_loaded_slowdown: float = 2.0   # and at most this much slower under load
+    max_threads: int = 16              # the largest team judged at compile time (the run time picks one)
+    call_ns: float = 1000.0            # a call of generated code on one thread (call, 1-thread team, tile set-up)
+    call_margin: float = 10.0          # the work of a call must be this many times its overhead
+    gpu_launch_ns: float = 10_000.0    # a kernel launch and its synchronization
+    gpu_transfer_ns_per_byte: float = 0.1   # host <-> device, ~10 GB/s
+    gpu_setup_ns: float = 200e6        # context creation and module load, once per program
+    device_margin: float = 2.0         # the device must be estimated this many times faster
+
+    def sync(self, threads: int) -> float:
+        return self.sync_ns + self.sync_per_thread_ns * max(threads - 2, 0)
+
+
+#: The one table of constants every decision uses.
+CALIBRATION = Calibration()
+
+# }}}
+
+
+# {{{ inputs and decision
+
+
+@dataclass(frozen=True, slots=True)
+class CostInputs:
+    """What the model reads about one computation (all per call).
+
+    ``ops``/``bytes``: known work and bytes touched (``None``: sizes known only at run time);
+    ``points_c``: the iteration count as a C expression of the sizes (``double`` arithmetic),
+    for the run-time guard at the call (``points_in_c``: the same inside the generated function);
+    ``ops_per_point``; ``syncs``: fork/join plus barriers per call;
+    ``in_host_loop``: it is called once per iteration of sequential loops around it;
+    ``target``: ``openmp`` or a GPU target; ``forced``: why the transformation is requested
+    regardless (``--all-nests``, ``#pragma mdh``), or ``""``."""
+
+    target: str
+    ops: int | None
+    bytes: int | None
+    points_c: str
+    ops_per_point: int
+    #: ``points_c`` inside the generated function (its parameters' names; ``""``: as ``points_c``)
+    points_in_c: str = ""
+    syncs: int = 1
+    in_host_loop: bool = False
+    forced: str = ""
+
+    def text(self) -> str:
+        ops = f"{self.ops}" if self.ops is not None else f"({self.points_c}) * {self.ops_per_point}"
+        return (f"target={self.target} ops={ops} bytes={self.bytes if self.bytes is not None else '?'} "
+                f"syncs/call={self.syncs} in_host_loop={self.in_host_loop}"
+                + (f" forced={self.forced}" if self.forced else ""))
+
+
+@dataclass(frozen=True, slots=True)
+class CostDecision:
+    """The model's verdict on one computation.
+
+    ``choice``: ``parallel`` (always), ``guarded`` (decided at run time: the generated code
+    when ``guard`` holds, else the original nest; inside it, more than one thread only when
+    ``parallel_if`` holds), ``sequential`` (kept as written), or ``forced``; ``reason`` in
+    words; ``min_ops``: the least work per call that pays in parallel (``min_call_ops``: the
+    least that pays the generated code's call on one thread); ``seq_ns``/``par_ns``/``loaded_ns``:
+    the estimates at ``threads`` threads (``None`` when the work is unknown)."""
+
+    choice: str
+    reason: str
+    min_ops: int
+    inputs: CostInputs
+    guard: str | None = None
+    parallel_if: str | None = None
+    min_call_ops: int = 0
+    threads: int = 2
+    seq_ns: float | None = None
+    par_ns: float | None = None
+    loaded_ns: float | None = None
+
+    @property
+    def parallel(self) -> bool:
+        return self.choice != "sequential"
+
+    def precondition(self) -> Precondition | None:
+        """The run-time guard as a precondition of the generated call (``None``: no guard)."""
+        if self.guard is None:
+            return None
+        return Precondition(self.guard, f"cost model: at least {self.min_call_ops or self.min_ops} operations per call")
+
+    def for_plan(self, gains: bool) -> CostDecision:
+        """This decision for generated code that may (``gains``) or may not beat the nest as
+        written on one thread (``gains_on_one_thread``): without gains, calls too small for a
+        team run the nest as written (no one-thread band)."""
+        if gains or self.parallel_if is None:
+            return self
+        points = max(1, math.ceil(self.min_ops / self.inputs.ops_per_point))
+        return replace(self, guard=f"{self.inputs.points_c} >= {points}.0", parallel_if=None, min_call_ops=0)
+
+    def text(self) -> str:
+        """One line for a remark, e.g. ``cost: guarded: parallel when ops >= 200000``."""
+        if self.choice == "guarded" and self.parallel_if is not None:
+            return (f"cost: run-time guard, the generated code when a call has >= {self.min_call_ops} operations, "
+                    f"in parallel when >= {self.min_ops}")
+        if self.choice == "guarded":
+            return f"cost: run-time guard, parallel when a call has >= {self.min_ops} operations"
+        est = (f" (est. {_us(self.seq_ns)} sequential, {_us(self.par_ns)} on {self.threads} threads, "
+               f"{_us(self.loaded_ns)} under load)" if self.seq_ns is not None else "")
+        return f"cost: {self.choice}: {self.reason}{est}"
+
+    def to_report(self) -> dict[str, object]:
+        out: dict[str, object] = {"choice": self.choice, "reason": self.reason, "min_ops": self.min_ops,
+                                  "guard": self.guard, "parallel_if": self.parallel_if,
+                                  "min_call_ops": self.min_call_ops, "threads": self.threads, "seq_ns": self.seq_ns,
+                                  "par_ns": self.par_ns, "loaded_ns": self.loaded_ns,
+                                  "inputs": asdict(self.inputs)}
+        return out
+
+
+def _us(ns: float | None) -> str:
+    if ns is None:
+        return "?"
+    return f"{ns / 1e9:.3g} s" if ns >= 1e9 else f"{ns / 1e6:.3g} ms" if ns >= 1e6 else f"{ns / 1e3:.3g} us"
+
+# }}}
+
+
+# {{{ the decision
+
+
+def min_phase_ops(syncs: int = 1, cal: Calibration = CALIBRATION) -> int:
+    """The least work (operations) of one call with ``syncs`` synchronizations that pays on the
+    host: quiet, for every team of 2 .. ``max_threads`` threads, and under load."""
+    need = 0.0
+    for t in (2, cal.max_threads):
+        # S - S/t >= ... : S (1/ms - 1/t) >= syncs * sync(t)
+        gain = 1.0 / cal.min_speedup - 1.0 / t
+        need = max(need, syncs * cal.sync(t) / gain)
+    need = max(need, syncs * cal.loaded_sync_ns / (cal.max_loaded_slowdown - 1.0))
+    return math.ceil(need / cal.ns_per_op)
+
+
+def _gpu_min_ops(inputs: CostInputs, cal: Calibration) -> int:
+    return math.ceil(cal.device_margin * inputs.syncs * cal.gpu_launch_ns / cal.ns_per_op)
+
+
+def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
+    """The decision for ``inputs`` under ``cal`` (see the module docstring)."""
+    gpu = inputs.target in ("opencl", "cuda")
+    min_ops = _gpu_min_ops(inputs, cal) if gpu else min_phase_ops(inputs.syncs, cal)
+    if inputs.ops is None:
+        if gpu and inputs.in_host_loop:
+            # a guard reading the host loop's iterators would end the data's residency on the device
+            return CostDecision("parallel", "inside host loops, where its data may stay on the device: no guard",
+                                min_ops, inputs, threads=0)
+        if inputs.forced:
+            return CostDecision("forced", f"requested by {inputs.forced}; sizes known at run time only",
+                                min_ops, inputs)
+        points = max(1, math.ceil(min_ops / inputs.ops_per_point))
+        if gpu:
+            guard = f"{inputs.points_c} >= {points}.0"
+            return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
+        # the generated code pays on one thread long before it pays in parallel (its tiling and
+        # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
+        min_call = min(min_ops, math.ceil(cal.call_margin * cal.call_ns / cal.ns_per_op))
+        call_points = max(1, math.ceil(min_call / inputs.ops_per_point))
+        return CostDecision("guarded", "sizes known at run time only", min_ops, inputs,
+                            guard=f"{inputs.points_c} >= {call_points}.0",
+                            parallel_if=f"{inputs.points_in_c or inputs.points_c} >= {points}.0",
+                            min_call_ops=min_call)
+    seq = inputs.ops * cal.ns_per_op
+    if gpu:
+        moved = 0 if inputs.in_host_loop else inputs.bytes or 0   # over host loops: resident, maybe
+        dev = inputs.syncs * cal.gpu_launch_ns + moved * cal.gpu_transfer_ns_per_byte
+        pays = seq >= cal.device_margin * dev and inputs.ops >= min_ops
+        why = (f"{inputs.ops} operations repay a launch and {moved} bytes of transfers" if pays else
+               f"{inputs.ops} operations do not repay a launch and {moved} bytes of transfers")
+        choice = "parallel" if pays else "sequential"
+        if not pays and inputs.forced:
+            choice, why = "forced", f"requested by {inputs.forced} ({why})"
+        return CostDecision(choice, why, min_ops, inputs, threads=0, seq_ns=seq, par_ns=dev, loaded_ns=None)
+    t = 2
+    par = seq / t + inputs.syncs * cal.sync(t)
+    loaded = seq + inputs.syncs * cal.loaded_sync_ns
+    pays = inputs.ops >= min_ops
+    per = "per call"
+    why = (f"{inputs.ops} operations {per} repay {inputs.syncs} thread synchronization(s)" if pays else
+           f"{inputs.ops} operations {per} do not repay {inputs.syncs} thread synchronization(s) "
+           f"(at least {min_ops} do)")
+    choice = "parallel" if pays else "sequential"
+    if not pays and inputs.forced:
+        choice, why = "forced", f"requested by {inputs.forced} ({why})"
+    return CostDecision(choice, why, min_ops, inputs, threads=t, seq_ns=seq, par_ns=par, loaded_ns=loaded)
+
+def gains_on_one_thread(plan: Plan) -> bool:
+    """Whether ``plan``'s code may beat its nest as written on one thread: it tiles a
+    reduction, blocks registers, or orders its point loops otherwise than the source."""
+    if any(d.combine.is_reduction for d in plan.mdh.dims):
+        return True
+    order: list[int] = []
+    for st in walk(plan.body):
+        if isinstance(st, Loop) and st.dim >= 0:
+            if st.layer == REGISTER_LAYER:
+                return True
+            if st.layer == 0 and st.dim not in order:
+                order.append(st.dim)
+    return order != sorted(order)
+
+# }}}
+
+
+# {{{ inputs from an MDH expression
+
+
+def _value(a: Affine, sizes: dict[str, int]) -> int | None:
+    total = a.constant
+    for name, c in a.terms:
+        if name not in sizes:
+            return None
+        total += c * sizes[name]
+    return total
+
+
+def ops_per_point(mdh: MdhExpr) -> int:
+    """Operations of one point of ``mdh``: the scalar function's arithmetic and calls, plus the
+    combine of a reduction."""
+    text = " ".join(mdh.f.results)
+    ops = len(re.findall(r"[-+*/%]|\b[A-Za-z_]\w*\s*\(", text))
+    reduces = any(d.combine.is_reduction for d in mdh.dims)
+    return max(1, ops + (len(mdh.outputs) if reduces else 0))
+
+
+def _c_double(a: Affine, values: dict[str, str]) -> str:
+    """``a`` in ``double`` arithmetic (no overflow, no unsigned wrap-around) as C text."""
+    parts = []
+    for name, c in a.terms:
+        v = f"(double)({values.get(name, name)})"
+        parts.append(v if c == 1 else f"{c}.0 * {v}")
+    if a.constant or not parts:
+        parts.append(f"{a.constant}.0")
+    return "(" + " + ".join(parts) + ")"
+
+
+def domain_share(mdh: MdhExpr) -> float:
+    """The estimated share of ``mdh``'s bounding box inside its domain: one half per constraint
+    coupling two or more of its iterators (``j <= i``: a triangle), 1 for a box."""
+    its = {d.iterator for d in mdh.dims}
+    return 0.5 ** sum(1 for c in mdh.domain if len(c.names() & its) >= 2)
+
+
+def points_in_function(mdh: MdhExpr) -> str:
+    """The (estimated) iteration count of ``mdh`` as C over the generated function's parameters."""
+    share = domain_share(mdh)
+    text = " * ".join(_c_double(d.extent, {}) for d in mdh.dims) or "1.0"
+    return f"{share!r} * {text}" if share != 1.0 else text
+
+
+def work(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int | None, int | None, str]:
+    """``mdh``'s iterations' operations and bytes touched per call with ``sizes`` (``None`` where
+    a size is unknown) and the iteration count as a C expression (for a run-time guard): the
+    bounding box times ``domain_share``."""
+    sizes = dict(sizes)
+    sizes.update({n: v for n, v in mdh.params if v is not None})
+    values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
+    share = domain_share(mdh)
+    points_c = " * ".join(_c_double(d.extent, values) for d in mdh.dims) or "1.0"
+    if share != 1.0:
+        points_c = f"{share!r} * {points_c}"
+    exts = {d.iterator: _value(d.extent, sizes) for d in mdh.dims}
+    if any(e is None for e in exts.values()):
+        return None, None, points_c
+    known = {k: max(v, 0) for k, v in exts.items() if v is not None}
+    iters = math.ceil(math.prod(known.values()) * share)
+    touched = 0
+    for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
+                   [(o.access, o.elem_type) for o in mdh.outputs]:
+        used = [known[d.iterator] for d in mdh.dims if acc.depends_on(d.iterator)]
+        touched += math.prod(used) * (t.size if (t := parse_type(ty)) is not None else 8)
+    return iters * ops_per_point(mdh), touched, points_c
+
+
+def cost_inputs(mdh: MdhExpr, sizes: dict[str, int], target: str, in_host_loop: bool = False,
+                forced: str = "") -> CostInputs:
+    """The model's inputs for ``mdh`` (``sizes``: the ``--size`` hints)."""
+    ops, touched, points_c = work(mdh, sizes)
+    return CostInputs(target=target, ops=ops, bytes=touched, points_c=points_c, ops_per_point=ops_per_point(mdh),
+                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced)
+
+# }}}

@@ -1,0 +1,144 @@
+"""``mdpoly.cost_model``: ``CostInputs`` -> ``CostDecision`` for given work, syncs and targets."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import mdh_examples as E
+import pytest
+
+from mdpoly.cost_model import (
+    CALIBRATION,
+    Calibration,
+    CostInputs,
+    cost_inputs,
+    decide,
+    min_phase_ops,
+)
+
+QUIET = Calibration(loaded_sync_ns=0.0)   # the quiet bound alone
+
+
+def _inputs(ops: int | None, **kw: object) -> CostInputs:
+    base = CostInputs(target="openmp", ops=ops, bytes=None if ops is None else 8 * ops, points_c="(double)(n)",
+                      ops_per_point=2)
+    return replace(base, **kw)  # type: ignore[arg-type]
+
+
+def test_min_phase_ops_is_the_larger_of_the_quiet_and_the_loaded_bound() -> None:
+    # quiet: 16 threads, sync(16) = 1000 + 14 * 400 ns over a gain of 1/1.2 - 1/16 of the work
+    quiet = 6600 / (1 / 1.2 - 1 / 16) / 0.1
+    assert min_phase_ops(1, QUIET) == math.ceil(quiet)
+    # under load: 200 us per synchronization, at most 2x sequential
+    assert min_phase_ops(1) == math.ceil(200_000 / 0.1) == 2_000_000
+    assert min_phase_ops(3) == 3 * min_phase_ops(1)
+
+
+@pytest.mark.parametrize(("ops", "choice"), [(1_999_999, "sequential"), (2_000_000, "parallel"), (10**9, "parallel")])
+def test_known_work_is_judged_at_compile_time(ops: int, choice: str) -> None:
+    d = decide(_inputs(ops))
+    assert d.choice == choice and d.guard is None and d.parallel == (choice == "parallel")
+    assert d.seq_ns == pytest.approx(ops * 0.1)
+    assert d.par_ns == pytest.approx(ops * 0.1 / 2 + 1000)
+    assert d.loaded_ns == pytest.approx(ops * 0.1 + 200_000)
+    if choice == "sequential":
+        assert "do not repay" in d.reason and "at least 2000000" in d.reason
+
+
+def test_unknown_work_gets_a_run_time_guard_on_the_points() -> None:
+    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    assert d.choice == "guarded" and d.parallel
+    # the generated code from 100000 operations (10 x a 1 us call at 0.1 ns an operation) ...
+    assert d.guard == "(double)(n) >= 50000.0" and d.min_call_ops == 100_000
+    # ... on more than one thread from 2000000 operations, tested inside the generated function
+    assert d.parallel_if == "(double)(m) >= 1000000.0" and d.min_ops == 2_000_000
+    pre = d.precondition()
+    assert pre is not None and pre.c_expr == d.guard and "100000" in pre.reason
+    assert d.text() == ("cost: run-time guard, the generated code when a call has >= 100000 operations, "
+                        "in parallel when >= 2000000")
+
+
+def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
+    small = decide(_inputs(100, forced="--all-nests"))
+    assert small.choice == "forced" and small.parallel and small.guard is None
+    assert "requested by --all-nests" in small.reason and "do not repay" in small.reason
+    unknown = decide(_inputs(None, forced="#pragma mdh"))
+    assert unknown.choice == "forced" and unknown.guard is None and unknown.precondition() is None
+    assert decide(_inputs(10**9, forced="--all-nests")).choice == "parallel"
+
+
+def test_more_synchronizations_need_more_work() -> None:
+    assert decide(_inputs(3_000_000)).choice == "parallel"
+    assert decide(_inputs(3_000_000, syncs=2)).choice == "sequential"
+
+
+def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
+    # elementwise: 2 operations per 16 bytes moved -- never repays the transfers
+    ew = decide(_inputs(10**8, target="cuda", bytes=8 * 10**8))
+    assert ew.choice == "sequential" and "do not repay a launch" in ew.reason
+    # a matrix product: many operations per byte
+    mm = decide(_inputs(2 * 10**9, target="opencl", bytes=3 * 8 * 10**6))
+    assert mm.choice == "parallel" and mm.par_ns == pytest.approx(10_000 + 2.4e7 * 0.1)
+    guarded = decide(_inputs(None, target="cuda"))
+    gpu_min = math.ceil(2 * 10_000 / 0.1)
+    assert guarded.choice == "guarded" and guarded.min_ops == gpu_min and guarded.parallel_if is None
+    assert guarded.guard == f"(double)(n) >= {gpu_min // 2}.0"
+    assert guarded.text() == f"cost: run-time guard, parallel when a call has >= {gpu_min} operations"
+
+
+def test_inputs_from_an_mdh_print_and_report() -> None:
+    mdh = E.matmul_symbolic()
+    unknown = cost_inputs(mdh, {}, "openmp", in_host_loop=True)
+    assert unknown.ops is None and unknown.ops_per_point == 2   # a * b, plus the sum's combine
+    assert unknown.points_c == "((double)(n)) * ((double)(m)) * ((double)(l))"
+    assert unknown.text() == ("target=openmp ops=(((double)(n)) * ((double)(m)) * ((double)(l))) * 2 bytes=? "
+                              "syncs/call=1 in_host_loop=True")
+    known = cost_inputs(mdh, {"n": 100, "m": 100, "l": 200}, "openmp")
+    assert known.ops == 4 * 10**6 and known.bytes == 2 * 8 * 2 * 10**4 + 8 * 10**4
+    report = decide(known).to_report()
+    assert report["choice"] == "parallel" and report["min_ops"] == 2_000_000
+    assert report["inputs"] == {"target": "openmp", "ops": 4 * 10**6, "bytes": 400000, "points_c": known.points_c,
+                                "ops_per_point": 2, "points_in_c": known.points_c, "syncs": 1,
+                                "in_host_loop": False, "forced": ""}
+    assert decide(known).text().startswith("cost: parallel: 4000000 operations per call repay 1 thread")
+
+
+def test_front_end_parameters_print_as_their_c_expression() -> None:
+    mdh = E.matmul_symbolic()
+    bufs = tuple(replace(b, c_value="s->n") if b.name == "n" else b for b in mdh.buffers)
+    inputs = cost_inputs(replace(mdh, buffers=bufs), {}, "openmp")
+    assert inputs.points_c.startswith("((double)(s->n)) * ")
+    assert inputs.points_in_c.startswith("((double)(n)) * ")   # inside the function: its parameter
+
+
+def test_one_table_of_constants() -> None:
+    assert Calibration() == CALIBRATION
+    assert CALIBRATION.sync(2) == 1000 and CALIBRATION.sync(16) == 1000 + 14 * 400
+
+
+def test_gpu_inside_host_loops_charges_no_transfers_and_adds_no_guard() -> None:
+    looped = decide(_inputs(None, target="opencl", in_host_loop=True))
+    assert looped.choice == "parallel" and looped.guard is None
+    ew = decide(_inputs(10**8, target="cuda", bytes=8 * 10**8, in_host_loop=True))
+    assert ew.choice == "parallel" and ew.par_ns == pytest.approx(10_000)
+
+
+def test_a_triangle_counts_half_its_box() -> None:
+    from mdpoly.ir.mdh import Affine
+    mdh = E.matmul_symbolic()
+    tri = replace(mdh, domain=(Affine.of({"i": 1, "j": -1}),))   # j <= i
+    known = cost_inputs(tri, {"n": 100, "m": 100, "l": 100}, "openmp")
+    assert known.ops == 10**6
+    assert cost_inputs(tri, {}, "openmp").points_c == "0.5 * ((double)(n)) * ((double)(m)) * ((double)(l))"
+    one = replace(mdh, domain=(Affine.of({"i": 1}, -3),))   # i >= 3 names one iterator: still the box
+    assert cost_inputs(one, {"n": 100, "m": 100, "l": 100}, "openmp").ops == 2 * 10**6
+
+
+def test_without_gains_on_one_thread_small_calls_run_as_written() -> None:
+    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    assert d.for_plan(True) == d
+    flat = d.for_plan(False)
+    assert flat.guard == "(double)(n) >= 1000000.0" and flat.parallel_if is None and flat.min_call_ops == 0
+    assert flat.text() == "cost: run-time guard, parallel when a call has >= 2000000 operations"
+    assert flat.precondition() is not None and "2000000" in flat.precondition().reason  # type: ignore[union-attr]

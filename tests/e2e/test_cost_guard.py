@@ -1,0 +1,230 @@
+"""The cost model's run-time guard: C with run-time sizes -> out.c whose guard picks the original
+nest for small calls, the generated code on one thread (its ``if`` clause false) for medium ones
+and on all threads for large ones, with the original program's output.
+
+Which side ran is counted by a preloaded library that wraps libgomp's ``GOMP_parallel`` (every
+``omp parallel`` gcc emits goes through it; an ``if`` clause that is false asks for one
+thread), so each test can fail every way: a guard that never or always takes a side changes
+the counts.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+from e2e_harness import StepFailed, build_c, c_compiler, child_env, mdpoly_command, run_step
+
+COUNTER = r"""
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdio.h>
+static long calls, single;
+void GOMP_parallel(void (*fn)(void *), void *data, unsigned n, unsigned flags) {
+  static void (*real)(void (*)(void *), void *, unsigned, unsigned);
+  if (!real) real = (void (*)(void (*)(void *), void *, unsigned, unsigned))dlsym(RTLD_NEXT, "GOMP_parallel");
+  if (n == 1) single++; else calls++;
+  real(fn, data, n, flags);
+}
+__attribute__((destructor)) static void report(void) { fprintf(stderr, "parallel-regions %ld single %ld\n", calls, single); }
+"""
+
+#: An update whose size is an argument of the program (unknown when mdpoly runs).
+AXPY = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void axpy(int n, double a, double *restrict x, double *restrict y) {
+  int i;
+#pragma scop
+  for (i = 0; i < n; i++)
+    y[i] = y[i] + a * x[i] * x[i];
+#pragma endscop
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), i, r;
+  double *x = malloc(sizeof(double) * (n + 1)), *y = malloc(sizeof(double) * (n + 1)), s = 0;
+  for (i = 0; i < n; i++) { x[i] = (i % 13) * 0.25; y[i] = (i % 7) - 3.0; }
+  for (r = 0; r < 3; r++) axpy(n, 0.5 + r, x, y);
+  for (i = 0; i < n; i++) s += y[i] * (i % 5 + 1);
+  printf("%.17g\n", s);
+  return 0;
+}
+"""
+
+#: Cholesky with the size from the command line: each step's trailing update shrinks with k, so
+#: one run takes the parallel side for the first steps and the original nest for the last ones.
+CHOLESKY = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#define N 1420
+static double A[N][N];
+void kernel_cholesky(int n, double A[N][N]) {
+  int i, j, k;
+#pragma scop
+  for (k = 0; k < n; k++) {
+    A[k][k] = sqrt(A[k][k]);
+    for (i = k + 1; i < n; i++)
+      A[i][k] = A[i][k] / A[k][k];
+    for (j = k + 1; j < n; j++)
+      for (i = j; i < n; i++)
+        A[i][j] = A[i][j] - A[i][k] * A[j][k];
+  }
+#pragma endscop
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), i, j;
+  double s = 0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      A[i][j] = i == j ? n + 1.0 : 1.0 / (1.0 + i + j);
+  kernel_cholesky(n, A);
+  for (i = 0; i < n; i++)
+    for (j = 0; j <= i; j++)
+      s += A[i][j] * (j % 3 + 1);
+  printf("%.17g\n", s);
+  return 0;
+}
+"""
+
+
+def _counter(tmp_path: Path) -> Path:
+    src = tmp_path / "counter.c"
+    src.write_text(COUNTER)
+    lib = tmp_path / "libcounter.so"
+    run_step([c_compiler(), "-O2", "-shared", "-fPIC", str(src), "-o", str(lib), "-ldl"])
+    return lib
+
+
+def _mdpoly(src: Path, out: Path) -> tuple[str, dict[str, object]]:
+    report = out.with_suffix(".json")
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out), "--target", "openmp", "--no-tune",
+                     "--report", str(report)], env=child_env())
+    return proc.stderr, json.loads(report.read_text())
+
+
+def _run(exe: Path, n: int, threads: int | None, lib: Path | None = None) -> tuple[str, int, int]:
+    """stdout, the number of parallel regions that asked for more than one thread and for one."""
+    env = dict(os.environ)
+    if threads is not None:
+        env["OMP_NUM_THREADS"] = str(threads)
+    if lib is not None:
+        env["LD_PRELOAD"] = str(lib)
+    proc = run_step([str(exe), str(n)], env=env)
+    found = re.search(r"parallel-regions (\d+) single (\d+)", proc.stderr)
+    return proc.stdout, int(found.group(1)) if found else -1, int(found.group(2)) if found else -1
+
+
+def _costs(report: dict[str, object]) -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+
+    def walk(items: list[dict[str, object]]) -> None:
+        for it in items:
+            if it.get("kind") == "host-loop":
+                walk(it["body"])  # type: ignore[arg-type]
+            elif "cost" in it:
+                out.append(it["cost"])  # type: ignore[arg-type]
+
+    for nest in report["nests"]:  # type: ignore[attr-defined]
+        walk(nest.get("schedule", [nest]))
+    return out
+
+
+def test_small_calls_run_the_original_large_ones_in_parallel(tmp_path: Path) -> None:
+    src = tmp_path / "axpy.c"
+    src.write_text(AXPY)
+    out_c = tmp_path / "out.c"
+    stderr, report = _mdpoly(src, out_c)
+    # an update in source order gains nothing on one thread: the nest as written below the threshold
+    assert re.search(r"axpy\.c:7:3: remark: loop nest parallelized: i:\+\+; cost: run-time guard, parallel when "
+                     r"a call has >= 2000000 operations", stderr), stderr
+    (cost,) = _costs(report)   # 3 operations a point
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 666667.0"
+    assert cost["parallel_if"] is None
+    text = out_c.read_text()
+    assert "((double) n) >= 666667.0" in text and "if(" not in text
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    lib = _counter(tmp_path)
+    for n, parallel in ((0, 0), (1000, 0), (666666, 0), (666667, 3), (1000001, 3)):
+        want = _run(orig, n, None)[0]
+        for threads in (1, 2, 3, 4):
+            got, regions, one = _run(par, n, threads, lib)
+            assert got == want, f"n={n}, {threads} threads"
+            assert (regions, one) == (parallel, 0), f"n={n}: {regions} parallel regions, {one} on one thread"
+
+
+def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path) -> None:
+    src = tmp_path / "cholesky.c"
+    src.write_text(CHOLESKY)
+    out_c = tmp_path / "out.c"
+    stderr, report = _mdpoly(src, out_c)
+    assert "k:seq{ [i:++ MDH at line 12] [j:++ i:++ MDH at line 14] }" in stderr
+    # the update's generated code walks the rows in order (the source walks columns): it runs on
+    # one thread where a team does not pay
+    assert re.search(r"cholesky\.c:14:5: remark: computation j:\+\+ i:\+\+; cost: run-time guard, the generated "
+                     r"code when a call has >= 100000 operations, in parallel when >= 2000000", stderr), stderr
+    loop = report["nests"][0]["schedule"][0]  # type: ignore[index]
+    assert loop["parallel_region"] is False and "known only at run time" in loop["no_region_reason"]
+    assert [c["choice"] for c in _costs(report)] == ["guarded", "guarded"]
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    lib = _counter(tmp_path)
+    # the update has half of an (n - k - 1)^2 box (a triangle) of 2 operations a point: parallel
+    # while (n - k - 1)^2 / 2 >= 1000000, n - k - 1 >= 1415, i.e. in the first n - 1415 steps; the
+    # generated code on one thread while (n - k - 1)^2 / 2 >= 50000, n - k - 1 >= 317
+    for n, regions, single in ((40, 0, 0), (318, 0, 1), (1415, 0, 1098), (1416, 1, 1098), (1420, 5, 1098)):
+        want = _run(orig, n, None)[0]
+        for threads in (1, 2, 4):
+            got, count, one = _run(par, n, threads, lib)
+            assert got == want, f"n={n}, {threads} threads"
+            assert (count, one) == (regions, single), f"n={n}: {count} parallel regions, {one} on one thread"
+
+
+def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
+    src = tmp_path / "axpy.c"
+    src.write_text(AXPY)
+    out_c = tmp_path / "out.c"
+    report = out_c.with_suffix(".json")
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "openmp", "--no-tune", "--all-nests",
+                     "--report", str(report)], env=child_env())
+    assert "cost:" not in proc.stderr
+    costs = _costs(json.loads(report.read_text()))   # --all-nests: main's loops too
+    assert [c["choice"] for c in costs] == ["forced"] * 3 and all(c["guard"] is None for c in costs)
+    assert ">= 666667.0" not in out_c.read_text() and "if(" not in out_c.read_text()
+    try:
+        par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    except StepFailed as exc:  # pragma: no cover - a build failure is the test's failure
+        pytest.fail(str(exc))
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    # every call in parallel however small: the 3 calls of axpy, main's first and last loop
+    assert _run(par, 1000, 2, _counter(tmp_path)) == (_run(orig, 1000, None)[0], 5, 0)
+
+
+def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
+    """GPU small-call fallback: a call whose run-time size cannot repay a launch runs the
+    original nest on the host; a large one runs on the device; the output is the original's."""
+    from test_opencl_examples import build_opencl, opencl_unavailable
+    why = opencl_unavailable(str(tmp_path))
+    if why is not None:
+        pytest.skip(why)
+    src = tmp_path / "axpy.c"
+    src.write_text(AXPY)
+    out_c = tmp_path / "out.c"
+    report = out_c.with_suffix(".json")
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune",
+                     "--report", str(report)], env=child_env())
+    assert "cost: run-time guard, parallel when a call has >= 200000 operations" in proc.stderr
+    (cost,) = _costs(json.loads(report.read_text()))
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 66667.0"
+    text = out_c.read_text()
+    assert "((double) n) >= 66667.0" in text
+    # the host fallback is the loop as written, in the else branch of the guard
+    assert re.search(r">= 66667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    dev = build_opencl(out_c, tmp_path / "dev", {})
+    for n in (10, 66666, 66667, 100000):
+        assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
