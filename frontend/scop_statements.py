@@ -1,0 +1,392 @@
+"""Statements of a nest: pycparser statements -> ``Statement``s of the model (with guards and predicates).
+
+``NestStatements`` is the statement part of ``mdpoly.frontend.scop.NestBuilder``: a mixin over the
+shared state of ``mdpoly.frontend.scop_state.NestState`` that uses the expression part
+(``mdpoly.frontend.scop_exprs.NestExprs``). It has one ``visit_`` method per accepted statement
+kind (``if``, assignments, ``++``/``--``, declarations of temporaries and local accumulators);
+``generic_visit`` raises ``UnsupportedInput``, so nothing inside a candidate nest is skipped
+silently. ``for`` statements are ``mdpoly.frontend.scop_loops.LoopHeaders.visit_For``.
+"""
+
+from __future__ import annotations
+
+from pycparser import c_ast
+
+from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
+from mdpoly.frontend.scop_state import _base_name, _names_in, _NotAffine, _NotPrivate, _Stale
+from mdpoly.frontend.symbols import c_text
+from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.scop import Binary, Cast, Cond, Const, Expr, Ref, Statement, Unary, Variable, expr_names, expr_refs
+
+_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
+
+
+class NestStatements(NestExprs):
+    """The statements of a nest, each with its domain (loops, guards) and predicate."""
+
+    def generic_visit(self, node: c_ast.Node) -> None:
+        raise self._fail(node, "unsupported-statement",
+                         f"statement kind '{type(node).__name__}' is not supported in a loop nest")
+
+    def visit_Compound(self, node: c_ast.Compound) -> None:
+        for item in node.block_items or []:
+            self.visit(item)
+
+    def visit_EmptyStatement(self, node: c_ast.EmptyStatement) -> None:
+        return
+
+    def visit_Pragma(self, node: c_ast.Pragma) -> None:
+        return  # pragmas inside the nest (e.g. ``omp simd``) do not change its meaning
+
+    def visit_While(self, node: c_ast.While) -> None:
+        raise self._fail(node, "while-loop", "'while' loops cannot be modelled")
+
+    def visit_DoWhile(self, node: c_ast.DoWhile) -> None:
+        raise self._fail(node, "while-loop", "'do'/'while' loops cannot be modelled")
+
+    def visit_Goto(self, node: c_ast.Goto) -> None:
+        raise self._fail(node, "goto", "'goto' leaves the polyhedral model")
+
+    def visit_Label(self, node: c_ast.Label) -> None:
+        raise self._fail(node, "goto", "labels inside a loop nest cannot be modelled")
+
+    def visit_Break(self, node: c_ast.Break) -> None:
+        raise self._fail(node, "break", "'break' makes the iteration domain data-dependent")
+
+    def visit_Continue(self, node: c_ast.Continue) -> None:
+        raise self._fail(node, "break", "'continue' makes the iteration domain data-dependent")
+
+    def visit_Return(self, node: c_ast.Return) -> None:
+        raise self._fail(node, "break", "'return' inside a loop nest makes its domain data-dependent")
+
+    def visit_If(self, node: c_ast.If) -> None:
+        """``if (e > m) m = e;`` is the update ``m = e > m ? e : m``; an affine condition guards the
+        statements inside (part of their domain), its complement those of the ``else``; anything
+        else is kept.
+
+        A condition that is one conjunction of affine inequalities (``i < j && j <= n``, also
+        ``==`` and negations that stay convex) is part of the statements' domain (``guards``).
+        One whose domain is a union (``i != j`` is ``i < j`` or ``i > j``; ``||``), one that is
+        not affine (``(i + j) % 2 == 0``: a function of the iterators and sizes all the same) and
+        both branches of an ``if``/``else`` become a predicate of the statements (a union keeps
+        the constraints its disjoint pieces share as guards): ``x op= e`` contributes ``op``'s neutral element where the
+        condition fails (``x += c ? e : 0``), ``x = e`` writes the value ``x`` holds
+        (``x = c ? e : x``). That is the MDH's own reading of a domain (a point outside it adds
+        the neutral element and writes nothing new); the condition is the C text, so it is
+        evaluated exactly as written."""
+        if node.iffalse is None and self._conditional_update(node):
+            return
+        reads_data = False
+        cond: Expr | None = None
+        try:
+            cond = self.expr(node.cond)
+            reads_data = bool(expr_refs(cond)) or any(n not in self._iterators() and n not in self.params
+                                                       and not self._unwritten_scalar(n) for n in expr_names(cond))
+        except UnsupportedInput:
+            reads_data = True
+        if reads_data or cond is None:
+            raise self._fail(node, "data-dependent-condition",
+                             f"condition '{c_text(node.cond)}' depends on data computed at run time")
+        if node.iffalse is not None and self._if_else_assign(node, cond):
+            return
+        pieces = self._guard_pieces(node.cond)  # None: not affine (``i % 2 == 0``), a predicate only
+        branches = [(node.iftrue, pieces, cond)]
+        if node.iffalse is not None:
+            branches.append((node.iffalse, None if pieces is None else _complement(pieces), Unary("!", cond)))
+        for branch, parts, pred in branches:
+            common = [g for g in parts[0] if all(g in p for p in parts[1:])] \
+                if parts and node.iffalse is None else []
+            saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
+            saved_pred = self.predicate
+            self.guards = saved + tuple(g for g in common if g not in saved)
+            # a union of pieces (or nothing: the predicate is then always false); with an ``else``,
+            # both branches are predicates (their statements share the nest's one domain)
+            if parts is None or len(parts) != 1 or node.iffalse is not None:
+                self.predicate = pred if saved_pred is None else Binary("&&", saved_pred, pred)
+            self.visit(branch)
+            self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
+            self.predicate = saved_pred
+
+    def _unwritten_scalar(self, name: str) -> bool:
+        """A scalar the nest never writes (its value is the same at every iteration)."""
+        var = self.sym.variable(name)
+        return var is not None and var.kind == "scalar" and name not in self.written and name not in self.nest_locals
+
+    def _if_else_assign(self, node: c_ast.If, cond: Expr) -> bool:
+        """``if (c) x = e1; else x = e2;`` (``op=`` too) on the same ``x``: the one statement
+        ``x = c ? (x op1 e1) : (x op2 e2)``, as one output of the nest."""
+        def single(b: c_ast.Node) -> c_ast.Node:
+            return b.block_items[0] if isinstance(b, c_ast.Compound) and len(b.block_items or []) == 1 else b
+        a, b = single(node.iftrue), single(node.iffalse)
+        if not (isinstance(a, c_ast.Assignment) and isinstance(b, c_ast.Assignment)
+                and c_text(a.lvalue) == c_text(b.lvalue) and a.op in _ASSIGN_OPS and b.op in _ASSIGN_OPS
+                and not isinstance(a.rvalue, c_ast.Assignment) and not isinstance(b.rvalue, c_ast.Assignment)):
+            return False
+
+        def value(x: c_ast.Assignment) -> Expr:
+            e = self.expr(x.rvalue)
+            return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
+        rhs = Cond(cond, value(a), value(b))
+        self._statement(node, a.lvalue, "=", rhs)
+        return True
+
+    def _predicated(self, node: c_ast.Node, target: Access, op: str, rhs: Expr) -> Expr:
+        """``rhs`` under the enclosing non-convex ``if`` conditions (``self.predicate``): the
+        value of ``target op= rhs`` where they fail leaves ``target`` as it was."""
+        if self.predicate is None:
+            return rhs
+        if op == "=":
+            return Cond(self.predicate, rhs, Ref(target))
+        neutral = _NEUTRAL.get(op)
+        if neutral is None:
+            raise self._fail(node, "non-rectangular-domain",
+                             f"'{op}' has no neutral element to stand for the points outside the condition of the "
+                             "enclosing 'if'")
+        return Cond(self.predicate, rhs, neutral)
+
+    def _guard_pieces(self, cond: c_ast.Node) -> list[tuple[Affine, ...]] | None:
+        """``cond`` as disjoint conjunctions of affine expressions ``>= 0`` (an empty list: never
+        true); ``None`` when it is not built from affine comparisons with ``&&``, ``||``, ``!``."""
+        if isinstance(cond, c_ast.UnaryOp) and cond.op == "!":
+            inner = self._guard_pieces(cond.expr)
+            return None if inner is None else _complement(inner)
+        if isinstance(cond, c_ast.BinaryOp) and cond.op in ("&&", "||"):
+            a, b = self._guard_pieces(cond.left), self._guard_pieces(cond.right)
+            if a is None or b is None or len(a) * max(len(b), 1) > _MAX_PIECES:
+                return None
+            if cond.op == "&&":
+                return _intersect(a, b)
+            return a + _intersect(_complement(a), b)  # a, or not a and b: disjoint
+        if not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">=", "==", "!="):
+            return None
+        try:
+            left, right = self.affine(cond.left), self.affine(cond.right)
+        except _NotAffine:
+            return None
+        diff = _combine(right, left, -1)  # right - left
+        less, greater = _add(diff, -1), _add(_scale(diff, -1), -1)
+        if cond.op == "<":
+            return _pieces([(less,)])
+        if cond.op == "<=":
+            return _pieces([(diff,)])
+        if cond.op == ">":
+            return _pieces([(greater,)])
+        if cond.op == ">=":
+            return _pieces([(_scale(diff, -1),)])
+        if cond.op == "==":
+            return _pieces([(diff, _scale(diff, -1))])
+        return _pieces([(less,), (greater,)])
+
+    def _conditional_update(self, node: c_ast.If) -> bool:
+        """``if (e > m) m = e;`` (any comparison, either side) as the statement ``m = cond ? e : m``."""
+        body = node.iftrue
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 2:
+            return self._arg_update(node)
+        if isinstance(body, c_ast.Compound) and len(body.block_items or []) == 1:
+            body = body.block_items[0]
+        cond = node.cond
+        if not (isinstance(body, c_ast.Assignment) and body.op == "=" and isinstance(cond, c_ast.BinaryOp)
+                and cond.op in ("<", "<=", ">", ">=")):
+            return False
+        target, value = c_text(body.lvalue), c_text(body.rvalue)
+        if {c_text(cond.left), c_text(cond.right)} != {target, value} or target == value:
+            return False
+        rhs = Cond(self.expr(cond), self.expr(body.rvalue), self.expr(body.lvalue))
+        self._statement(body, body.lvalue, "=", rhs)
+        return True
+
+    def _arg_update(self, node: c_ast.If) -> bool:
+        """``if (e > m) { m = e; idx = i; }`` (either order, any comparison) as the statements
+        ``idx = e > m ? i : idx`` and then ``m = e > m ? e : m``: exactly what the branch does
+        (the condition is read before either write, and reads neither ``idx`` nor anything
+        ``idx = i`` writes). ``mdpoly.frontend.deps.arg_pairs`` recognises the pair as an
+        argmax/argmin reduction."""
+        items = node.iftrue.block_items or []
+        cond = node.cond
+        if not (all(isinstance(x, c_ast.Assignment) and x.op == "=" for x in items)
+                and isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
+            return False
+        operands = {c_text(cond.left), c_text(cond.right)}
+        vals = [x for x in items if {c_text(x.lvalue), c_text(x.rvalue)} == operands]
+        if len(vals) != 1 or c_text(vals[0].lvalue) == c_text(vals[0].rvalue):
+            return False
+        val = vals[0]
+        (other,) = [x for x in items if x is not val]
+        names = {_base_name(val.lvalue), _base_name(other.lvalue)}
+        if (not isinstance(other.lvalue, c_ast.ID | c_ast.ArrayRef) or _base_name(other.lvalue) == _base_name(val.lvalue)
+                or names & (_names_in(cond) - {_base_name(val.lvalue)}) or names & _names_in(other.rvalue)
+                or _base_name(other.lvalue) in _names_in(val.rvalue)):
+            return False
+        c = self.expr(cond)
+        self._statement(other, other.lvalue, "=", Cond(c, self.expr(other.rvalue), self.expr(other.lvalue)))
+        self._statement(val, val.lvalue, "=", Cond(c, self.expr(val.rvalue), self.expr(val.lvalue)))
+        return True
+
+    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
+        raise self._fail(node, "side-effect-call", f"call to '{c_text(node.name)}' may have side effects")
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if "volatile" in (node.quals or []) or self.sym.type_is_volatile(node.type):
+            raise self._fail(node, "volatile-access", f"local variable '{node.name}' is volatile")
+        if not isinstance(node.type, c_ast.TypeDecl):
+            raise self._fail(node, "unsupported-statement", f"local array or pointer '{node.name}' in a loop nest")
+        if node.init is None:
+            raise self._fail(node, "unsupported-statement",
+                             f"local variable '{node.name}' is declared without an initialiser")
+        if node.name in self.written:
+            self._local_accumulator(node)
+            return
+        var = self.sym._variable(node.name, node.type)
+        e = self.expr(node.init)
+        if var is not None:
+            e = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "") \
+                if not _same_type_constant(e) else e
+        self.temps[node.name] = e
+
+    def _local_accumulator(self, node: c_ast.Decl) -> None:
+        """``T s = init;`` later assigned in the nest: modelled as ``s[i][j..] = init`` over the
+        loops around it (scalar expansion -- every iteration of them has its own ``s``)."""
+        var = self.sym._variable(node.name, node.type)
+        if var is None or var.kind != "scalar" or not self.stack:
+            raise self._fail(node, "unsupported-statement", f"local variable '{node.name}' cannot be modelled")
+        if node.name in self.variables or node.name in self.local_accs:
+            raise self._fail(node, "unsupported-statement", f"local variable '{node.name}' shadows another variable")
+        rhs = self.expr(node.init)
+        if self.predicate is not None:  # only read under the same condition: any value will do outside it
+            rhs = Cond(self.predicate, rhs, Const("0"))
+        acc = Access(node.name, tuple(Affine.of({it: 1}) for it in self._iterators()))
+        self.variables[node.name] = Variable(node.name, var.elem_type, (), "local", var.scalar_type, "", "private")
+        self.local_accs[node.name] = acc
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=(*self.stmt_positions, self._next_position()), write=acc, op="=", rhs=rhs,
+            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
+
+    def _private_definition(self, node: c_ast.Assignment, name: str) -> None:
+        """``s = e`` for a privatizable scalar not yet defined in this scope: like a declaration
+        ``T s = e;`` here -- a temporary when it is the nest's only write of ``s``, else a local
+        accumulator. Anything else (``s += e`` first, ``e`` reading ``s``) makes ``s`` shared."""
+        if node.op != "=" or isinstance(node.rvalue, c_ast.Assignment):
+            raise _NotPrivate(name)
+        var = self.sym.variable(name)
+        if var is None:
+            raise _NotPrivate(name)
+        e = self.expr(node.rvalue)  # raises _NotPrivate when it reads ``s``
+        if self.write_counts.get(name, 0) == 1:
+            self.temps[name] = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "")
+            return
+        if not self.stack or name in self.variables:
+            raise _NotPrivate(name)  # defined in two sibling scopes: not modelled as one local
+        self._declare_local(name, var, e, node)
+
+    def _declare_local(self, name: str, var: Variable, rhs: Expr, node: c_ast.Node) -> None:
+        acc = Access(name, tuple(Affine.of({it: 1}) for it in self._iterators()))
+        self.variables[name] = Variable(name, var.elem_type, (), "local", var.scalar_type, "", "private")
+        self.local_accs[name] = acc
+        if self.predicate is not None:  # only read under the same condition: any value will do outside it
+            rhs = Cond(self.predicate, rhs, Const("0"))
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=(*self.stmt_positions, self._next_position()), write=acc, op="=", rhs=rhs,
+            reads=tuple(_refs(rhs)), text=c_text(node).strip() + ";", guards=self.guards))
+
+    def visit_DeclList(self, node: c_ast.DeclList) -> None:
+        for d in node.decls:
+            self.visit(d)
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> None:
+        if node.op not in _ASSIGN_OPS:
+            raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
+        lv = node.lvalue
+        if (isinstance(lv, c_ast.ID) and lv.name in self.privatizable and lv.name not in self.local_accs
+                and lv.name not in self.temps):
+            self._private_definition(node, lv.name)
+            return
+        if isinstance(node.rvalue, c_ast.Assignment):
+            # a = b = e: first b = e, then a = the value b now holds, i.e. (type of b) e when e does
+            # not read b (no read of b in the same iteration), else b itself
+            inner = node.rvalue
+            self.visit_Assignment(inner)
+            target = self.statements[-1].write
+            value = self.statements[-1].rhs
+            var = self.variables.get(target.buffer)
+            if inner.op == "=" and target not in expr_refs(value) and var is not None and var.kind != "local":
+                rhs: Expr = Cast(var.elem_type, value, var.scalar_type if var.scalar_type != var.elem_type else "")
+            else:
+                rhs = self.expr(inner.lvalue)
+            self._statement(node, node.lvalue, node.op, rhs)
+            return
+        self._statement(node, node.lvalue, node.op, self.expr(node.rvalue))
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op in ("++", "p++", "--", "p--"):
+            op = "+=" if "+" in node.op else "-="
+            self._statement(node, node.expr, op, Const("1"))
+            return
+        raise self._fail(node, "unsupported-statement", f"expression statement '{c_text(node)}' has no effect")
+
+    def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
+        target = self.lvalue(lvalue, node)
+        # a temporary is inlined where it is used: it must still hold what its reads would read there
+        for name, value in list(self.temps.items()):
+            if not isinstance(value, _Stale) and any(r.buffer == target.buffer for r in expr_refs(value)):
+                self.temps[name] = _Stale(name, target.buffer)
+        rhs = self._predicated(node, target, op, rhs)
+        reads = ([target] if op != "=" else []) + _refs(rhs)
+        text = c_text(node).strip() + ";"
+        self.statements.append(Statement(
+            name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
+            position=(*self.stmt_positions, self._next_position()), write=target, op=op, rhs=rhs,
+            reads=tuple(reads), text=text, guards=self.guards))
+
+
+def _refs(e: Expr) -> list[Access]:
+    out: list[Access] = []
+    for a in expr_refs(e):
+        if a not in out:
+            out.append(a)
+    return out
+
+
+def _same_type_constant(e: Expr) -> bool:
+    return isinstance(e, Const)
+
+
+#: what ``x op= e`` adds where a predicate fails (``mdpoly.frontend.scop_statements.NestStatements._predicated``)
+_NEUTRAL: dict[str, Expr] = {"+=": Const("0"), "-=": Const("0"), "|=": Const("0"), "^=": Const("0"),
+                             "<<=": Const("0"), ">>=": Const("0"), "*=": Const("1"), "/=": Const("1"),
+                             "&=": Unary("~", Const("0"))}
+
+
+#: the most disjoint pieces a condition's domain is split into (to find the constraints they share)
+_MAX_PIECES = 16
+
+
+def _pieces(conj: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """Conjunctions without constant constraints: one that cannot hold is dropped, one that
+    always holds is left out of its conjunction."""
+    out: list[tuple[Affine, ...]] = []
+    for c in conj:
+        if any(g.is_constant and g.constant < 0 for g in c):
+            continue
+        piece = tuple(dict.fromkeys(g for g in c if not g.is_constant))
+        if piece not in out:
+            out.append(piece)
+    return out
+
+
+def _intersect(a: list[tuple[Affine, ...]], b: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """The pieces of ``A and B`` for disjoint pieces ``a`` of A and ``b`` of B (disjoint again)."""
+    return _pieces([x + y for x in a for y in b])
+
+
+def _complement(pieces: list[tuple[Affine, ...]]) -> list[tuple[Affine, ...]]:
+    """Disjoint pieces of the complement of the union of ``pieces``: the complement of
+    ``c1 and ... and cm`` is the disjoint union over ``t`` of ``c1 .. c(t-1) and not ct``, where
+    ``not (e >= 0)`` is ``-e - 1 >= 0``; the complement of a union intersects those."""
+    out: list[tuple[Affine, ...]] = [()]
+    for conj in pieces:
+        comp = [(*conj[:t], _add(_scale(g, -1), -1)) for t, g in enumerate(conj)]
+        out = _intersect(out, comp)
+    return out
