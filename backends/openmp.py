@@ -8,6 +8,7 @@ from pycparser import c_ast
 
 from mdpoly.backends.base import Backend, GeneratedCode, TeamCode
 from mdpoly.backends.c_emit import CEmitter
+from mdpoly.backends.c_files import c_file
 from mdpoly.ir.mdh import Buffer
 from mdpoly.ir.plan import Assume, Block, Declare, Guard, Loop, ParallelRegion, Plan, Stmt, TeamForm, ThreadCount
 from mdpoly.ir.target import TargetCaps
@@ -22,10 +23,13 @@ _SCHEDULES = {"block": "schedule(static)", "cyclic": "schedule(static, 1)", "dyn
 
 class _OpenMPDialect:
     """``parallel_if``: the plan's run-time condition for running on more than one thread
-    (``Plan.parallel_if``): an ``if`` clause on parallel loops, a thread count of 1 for regions."""
+    (``Plan.parallel_if``): an ``if`` clause on parallel loops, a thread count of 1 for regions.
+    Every team's size is chosen at run time (``mdp_team()``, the preamble's helper: no more
+    threads than free cores); arrays of per-thread slots are sized for the largest team."""
 
-    def __init__(self, parallel_if: str = "") -> None:
+    def __init__(self, parallel_if: str = "", regions: frozenset[str] = frozenset()) -> None:
         self.parallel_if = parallel_if
+        self.regions = regions   # the ``nthreads_var`` of the plan's parallel regions
 
     def loop_pragmas(self, loop: Loop) -> list[str]:
         if loop.schedule == "parallel":
@@ -33,8 +37,7 @@ class _OpenMPDialect:
             if loop.collapse > 1:
                 clauses.append(f"collapse({loop.collapse})")
             clauses.append(_SCHEDULES[loop.distribution])
-            if loop.num_threads > 0:
-                clauses.append(f"num_threads({loop.num_threads})")
+            clauses.append(f"num_threads({_team(loop.num_threads)})")
             if self.parallel_if:
                 clauses.append(f"if({self.parallel_if})")
             return [" ".join(clauses)]
@@ -46,8 +49,14 @@ class _OpenMPDialect:
         return []
 
     def thread_count(self, stmt: ThreadCount) -> c_ast.Node:
-        count: c_ast.Node = (c_ast.Constant("int", str(stmt.fixed)) if stmt.fixed > 0
-                             else c_ast.FuncCall(c_ast.ID("omp_get_max_threads"), None))
+        # a region's team: chosen at run time (``mdp_team``); per-thread slots of a parallel
+        # loop's team: its largest size, as the loop chooses its team itself
+        count: c_ast.Node
+        if stmt.var in self.regions:
+            count = c_ast.ID(_team(stmt.fixed))
+        else:
+            count = (c_ast.Constant("int", str(stmt.fixed)) if stmt.fixed > 0
+                     else c_ast.FuncCall(c_ast.ID("omp_get_max_threads"), None))
         if self.parallel_if:
             return c_ast.TernaryOp(c_ast.ID(f"({self.parallel_if})"), count, c_ast.Constant("int", "1"))
         return count
@@ -76,6 +85,11 @@ class _TeamDialect(_OpenMPDialect):
                 clauses.append(f"collapse({loop.collapse})")
             return [" ".join([*clauses, _SCHEDULES[loop.distribution]])]
         return super().loop_pragmas(loop)
+
+
+def _team(fixed: int) -> str:
+    """The run-time team size of a parallel loop or region (``fixed``: the tuned size, 0: any)."""
+    return f"mdp_team_upto({fixed})" if fixed > 0 else "mdp_team()"
 
 
 def _walk(body: tuple[Stmt, ...]) -> list[Stmt]:
@@ -117,7 +131,12 @@ class OpenMPBackend(Backend[Plan]):
         self.caps = caps
 
     def render(self, plan: Plan) -> GeneratedCode:
-        emitter = CEmitter(_OpenMPDialect(plan.parallel_if))
+        stmts = _walk(plan.body)
+        # a region's count is chosen at run time unless a parallel loop's per-thread slots could
+        # share its name (they are sized for the largest team, which the loop then chooses)
+        regions = frozenset() if any(isinstance(s, Loop) and s.schedule == "parallel" for s in stmts) else \
+            frozenset(s.nthreads_var for s in stmts if isinstance(s, ParallelRegion))
+        emitter = CEmitter(_OpenMPDialect(plan.parallel_if, regions))
         headers = ["omp.h"]
         if plan.needs_math:
             headers.append("math.h")
@@ -183,10 +202,13 @@ def shielded(definition: str) -> str:
 
 
 def preamble(headers: tuple[str, ...]) -> str:
-    """Includes for the generated code. ``omp.h`` only under ``_OPENMP``; without OpenMP the
-    runtime calls fall back to one thread so the file still builds and runs sequentially."""
+    """Includes for the generated code and the team-size helper ``mdp_team()`` (the C file
+    ``backends/c/mdp_team.h``, include-guarded: each nest's preamble repeats it). ``omp.h`` only
+    under ``_OPENMP``; without OpenMP the runtime calls fall back to one thread so the file still
+    builds and runs sequentially."""
     lines = [f"#include <{h}>" for h in headers if h != "omp.h"]
-    lines += ["#if defined(_OPENMP)", "#include <omp.h>",
+    lines += ["#if defined(_OPENMP)", "#include <omp.h>", c_file("mdp_team.h").rstrip("\n"),
               "#else", "#define omp_get_max_threads() 1", "#define omp_get_thread_num() 0",
-              "#define omp_get_num_threads() 1", "#endif"]
+              "#define omp_get_num_threads() 1", "#ifndef MDP_TEAM_H", "#define MDP_TEAM_H",
+              "#define mdp_team() 1", "#define mdp_team_upto(n) 1", "#endif", "#endif"]
     return "\n".join(lines) + "\n"

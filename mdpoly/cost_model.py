@@ -10,16 +10,20 @@ The model, in the constants of ``CALIBRATION`` (one table, measured; see there):
 
 - sequential time ``S = ops * ns_per_op``;
 - quiet parallel time on ``t`` threads ``P = S / t + syncs * sync(t)``, where ``syncs`` counts the
-  team's fork/join plus the barriers of one call and ``sync(t)`` grows with ``t``;
-- under load (one other busy process takes a core) each synchronization may wait for the
-  descheduled thread: ``P_loaded = S + syncs * loaded_sync_ns`` at worst (the late thread's share
-  runs after the others).
+  team's fork/join plus the barriers of one call and ``sync(t)`` grows with ``t``.
 
 A computation runs in parallel when ``P <= S / min_speedup`` for every team size the program may
-run with (2 .. ``max_threads``: quiet, never slower) and ``P_loaded <= max_loaded_slowdown * S``
-(robust under load: no collapse). Both bound the work *between two synchronizations* from below,
-so the decision is one number of operations per synchronization, ``min_phase_ops``. A computation
-inside host loops is judged per call (its team starts, or its barrier waits, once per call).
+run with (2 .. ``max_threads``: never slower). That bounds the work *between two
+synchronizations* from below, so the decision is one number of operations per synchronization,
+``min_phase_ops``. A computation inside host loops is judged per call (its team starts, or its
+barrier waits, once per call).
+
+Under load (another process busy on a core) a barrier of a team with a thread on that core
+waits for a scheduler slice (0.1-2 ms): priced per synchronization that would keep every
+computation under ~2,000,000 operations per synchronization sequential. Instead the generated
+code chooses its team size at run time (``mdp_team()``, ``backends/c/mdp_team.h``: no more
+threads than cores free of other runnable tasks), so the model prices synchronization quiet;
+``loaded_ns`` estimates the call on the one free core it may be left with.
 
 Work known only at run time is decided per call by a guard. Where the generated code may beat
 the nest as written on one thread (``gains_on_one_thread``: its tiling, register blocks or loop
@@ -54,31 +58,30 @@ from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 @dataclass(frozen=True, slots=True)
 class Calibration:
-    """The model's constants, measured on the 2-core development machine (gcc 12, libgomp; the
-    micro-benchmark times R calls of ``a[i] = a[i] * 0.5 + 1`` over W elements as fork/join
-    calls, as steps of one region, and sequentially; the machine is shared, so ranges).
+    """The model's constants: synchronization quiet (``benchmarks/never_slower.py --calibrate``,
+    whose ``sync_costs.c`` times R calls of ``a[i] = a[i] * 0.5 + 1`` over W elements as fork/join
+    calls, as steps of one region, and sequentially).
 
-    Quiet: a fork/join of 2 threads around no work 1.5 us (0.3 us with one thread), a barrier
-    of a 2-thread region 0.3 us; an element 0.07-0.1 ns in cache (two operations, vectorized),
-    a 60x70x80 gemm 0.05 ns per counted operation, streaming out of cache 0.3-0.6 ns an element.
-    Team start and barrier on many cores follow published libgomp measurements (EPCC
-    syncbench: fork/join ~5-10 us, barrier ~2-4 us at 16 threads): ``sync(t)`` is linear in t.
+    Quiet, on the 16-core Xeon (gcc, libgomp): a fork/join a few us (2 threads ~1-1.5 us, 16
+    threads ~5-7 us), a barrier ~1 us; the same on the 2-core development machine when it is
+    quiet (fork/join of 2 threads 1.5 us, barrier 0.3 us); EPCC syncbench's published libgomp
+    numbers agree (fork/join ~5-10 us, barrier ~2-4 us at 16 threads): ``sync(t)`` is linear in
+    t, 1 us at 2 threads, 6.6 us at 16. With ``min_speedup`` that asks ~86,000 counted operations
+    per synchronization (``min_phase_ops(1)``): jacobi_1d at LARGE (1.2M per time step) shares,
+    a step of durbin or trisolv (a few thousand) or an rmsnorm of 48 elements does not.
 
-    One ``yes`` pinned to one of the two cores: a fork/join took 10-80 us around little work but
-    150 us to 1.8 ms around 30,000-300,000 elements (3-28 us sequential), since the thread that
-    shares its core with ``yes`` waits for a scheduler slice; a barrier inside a region 1-27 us,
-    at times ms; at a load average of 4-5, 1-3.7 ms per fork/join. ``loaded_sync_ns`` takes
-    200 us: a call must run about 0.2 ms sequentially (2,000,000 counted operations) to be shared.
-    ``ns_per_op`` lies between the in-cache best case and streaming, since the counted operations
-    of a scalar function (``ops_per_point``) leave out loads and address arithmetic.
+    Loaded synchronization (one ``yes`` on one of the two cores: 150 us to 1.8 ms per fork/join
+    around 3-28 us of work) is not priced: the team size chosen at run time (``mdp_team()``)
+    leaves the loaded core out. ``ns_per_op``: an element 0.07-0.1 ns in cache (two operations,
+    vectorized), a 60x70x80 gemm 0.05 ns per counted operation, streaming 0.3-0.6 ns an element;
+    it lies between, since the counted operations of a scalar function (``ops_per_point``) leave
+    out loads and address arithmetic.
     """
 
     ns_per_op: float = 0.1             # sequential time per counted operation
     sync_ns: float = 1000.0            # a fork/join (or a barrier) of a 2-thread team, quiet
-    sync_per_thread_ns: float = 400.0  # its growth per further thread
-    loaded_sync_ns: float = 200_000.0  # a synchronization that waits for a descheduled thread
+    sync_per_thread_ns: float = 400.0  # its growth per further thread (16 threads: 6.6 us)
     min_speedup: float = 1.2           # a parallel call must be estimated at least this much faster (quiet)
-    max_loaded_slowdown: float = 2.0   # and at most this much slower under load
     max_threads: int = 16              # the largest team judged at compile time (the run time picks one)
     call_ns: float = 1000.0            # a call of generated code on one thread (call, 1-thread team, tile set-up)
     call_margin: float = 10.0          # the work of a call must be this many times its overhead
@@ -205,13 +208,13 @@ def _us(ns: float | None) -> str:
 
 def min_phase_ops(syncs: int = 1, cal: Calibration = CALIBRATION) -> int:
     """The least work (operations) of one call with ``syncs`` synchronizations that pays on the
-    host: quiet, for every team of 2 .. ``max_threads`` threads, and under load."""
+    host, quiet, for every team of 2 .. ``max_threads`` threads (under load the run-time team
+    size leaves busy cores out)."""
     need = 0.0
     for t in (2, cal.max_threads):
         # S - S/t >= ... : S (1/ms - 1/t) >= syncs * sync(t)
         gain = 1.0 / cal.min_speedup - 1.0 / t
         need = max(need, syncs * cal.sync(t) / gain)
-    need = max(need, syncs * cal.loaded_sync_ns / (cal.max_loaded_slowdown - 1.0))
     return math.ceil(need / cal.ns_per_op)
 
 
@@ -256,7 +259,7 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
         return CostDecision(choice, why, min_ops, inputs, threads=0, seq_ns=seq, par_ns=dev, loaded_ns=None)
     t = 2
     par = seq / t + inputs.syncs * cal.sync(t)
-    loaded = seq + inputs.syncs * cal.loaded_sync_ns
+    loaded = seq + inputs.syncs * cal.sync_ns   # the team of the one free core
     pays = inputs.ops >= min_ops
     per = "per call"
     why = (f"{inputs.ops} operations {per} repay {inputs.syncs} thread synchronization(s)" if pays else

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.mpi import wrap_for_ranks
+from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
@@ -278,6 +279,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
                    "--devices: each device holds its own copies" if options.devices is not None else "")
         text, resident = render_resident(nest.schedule, calls, data, target.name, refused)
         rendered = replace(rendered, text=text)
+    if "mdp_team()" in rendered.text and not any("MDP_TEAM_H" in p for p in preambles):
+        preambles.append(openmp_preamble(("omp.h",)))   # a region, private loop or wavefront's team size
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,

@@ -290,9 +290,9 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
         out.append(_INDENT * 2 + "int " + ", ".join(f for f, _ in flags.values()) + ";")
     out.extend(_block("\n".join(copies), 2))
     out.extend(_block("".join(partials), 2))
-    threads = f"mdp_region{number}_nt"
+    threads = f"mdp_region{number}_nt"   # chosen at run time: no more threads than free cores
+    out.append(_INDENT * 2 + f"int {threads} = mdp_team();")
     if max_threads:
-        out.append(_INDENT * 2 + f"int {threads} = omp_get_max_threads();")
         out.append(_INDENT * 2 + f"if ({threads} > {max_threads}) {threads} = {max_threads};")
     for cid, (_, once) in flags.items():
         if once:
@@ -302,7 +302,7 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
     each = {flag for c in comps if id(c) in flags for flag, once in (flags[id(c)],) if not once}
     private = sorted({h.iterator for h in loops if not h.declares} | each)
     out.extend("\n".join(push).splitlines())
-    out.append("#pragma omp parallel" + (f" num_threads({threads})" if max_threads else "")
+    out.append(f"#pragma omp parallel num_threads({threads})"
                + (f" private({', '.join(private)})" if private else ""))
     out.append(_INDENT * 2 + "{")
     _render_region(loop, calls, teams, flags, 3, out, parallel)
@@ -466,8 +466,9 @@ def _private_loop(loop: PrivateLoop) -> str:
     values; ``lastprivate``: the sequentially last iteration's copy comes back), the copy written
     back, the band's iterators set to their exit values; the original nest when a run-time check
     fails."""
-    clauses = ["omp parallel for", *_loop_clauses(loop)]
-    words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate")
+    clauses = ["omp parallel for", *_loop_clauses(loop), "num_threads(mdp_team())"]
+    words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate",
+             "num_threads")
     body = [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
     body += [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
     body += ["#pragma " + " ".join(clauses), loop.text.rstrip()]

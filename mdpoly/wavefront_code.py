@@ -3,7 +3,8 @@
 The loops over wavefronts, tiles and points come from the front end (``Wavefront.waves``, isl's
 code generator); here each loop over the tiles of one wavefront becomes an orphaned worksharing
 loop (``#pragma omp for``, its implicit barrier ends the wavefront). Outside a parallel region
-the loops run in a ``#pragma omp parallel`` of their own; inside one (a host loop's region,
+the loops run in a ``#pragma omp parallel`` of their own (its team chosen at run time,
+``mdp_team()`` of the OpenMP preamble); inside one (a host loop's region,
 ``mdpoly.host_schedule``) every thread runs the wavefront loop and shares the tiles. Afterwards
 one thread runs the band's headers around nothing (the iterators' exit values), and when a
 run-time alias check or precondition fails the band runs as written, on one thread.
@@ -19,7 +20,7 @@ from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.ir.nest import ORIGINAL_NEST, WAVEFRONT_TILES, Wavefront
 
 #: Words of the pragmas that a user's macro could replace (set aside around the code).
-_WORDS = ("omp", "parallel", "for", "schedule", "static", "private", "single")
+_WORDS = ("omp", "parallel", "for", "schedule", "static", "private", "single", "num_threads")
 _INDENT = "  "
 
 
@@ -52,7 +53,7 @@ def _macros(body: list[str]) -> list[str]:
 
 def wavefront_parallel(wave: Wavefront) -> str:
     """The wavefront in a parallel region of its own (the nest is not inside a host loop's region)."""
-    body = _macros(["#pragma omp parallel", "{", _indent(_waves(wave)), "}"])
+    body = _macros(["#pragma omp parallel num_threads(mdp_team())", "{", _indent(_waves(wave)), "}"])
     if wave.exits:
         body.append(wave.exits)
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"

@@ -26,8 +26,8 @@ def _cc(path: Path, *flags: str) -> subprocess.CompletedProcess[str]:
 
 def test_every_c_file_is_package_data_with_a_header():
     names = sorted(p.name for p in C_DIR.iterdir())
-    assert names == ["cuda_async.h", "cuda_host.h", "cuda_kernel.h", "multi_device.h", "multi_device_cuda.h", "multi_device_opencl.h",
-                     "opencl_host.h", "opencl_kernel.cl"]
+    assert names == ["cuda_async.h", "cuda_host.h", "cuda_kernel.h", "mdp_team.h", "multi_device.h", "multi_device_cuda.h",
+                     "multi_device_opencl.h", "opencl_host.h", "opencl_kernel.cl"]
     for name in names:
         text = (C_DIR / name).read_text()
         assert text.startswith(f"/* {name}: "), name

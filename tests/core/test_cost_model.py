@@ -17,7 +17,8 @@ from mdpoly.cost_model import (
     min_phase_ops,
 )
 
-QUIET = Calibration(loaded_sync_ns=0.0)   # the quiet bound alone
+#: 16 threads, sync(16) = 1000 + 14 * 400 ns over a gain of 1/1.2 - 1/16 of the work, at 0.1 ns an operation
+MIN = math.ceil(6600 / (1 / 1.2 - 1 / 16) / 0.1)
 
 
 def _inputs(ops: int | None, **kw: object) -> CostInputs:
@@ -26,37 +27,42 @@ def _inputs(ops: int | None, **kw: object) -> CostInputs:
     return replace(base, **kw)  # type: ignore[arg-type]
 
 
-def test_min_phase_ops_is_the_larger_of_the_quiet_and_the_loaded_bound() -> None:
-    # quiet: 16 threads, sync(16) = 1000 + 14 * 400 ns over a gain of 1/1.2 - 1/16 of the work
-    quiet = 6600 / (1 / 1.2 - 1 / 16) / 0.1
-    assert min_phase_ops(1, QUIET) == math.ceil(quiet)
-    # under load: 200 us per synchronization, at most 2x sequential
-    assert min_phase_ops(1) == math.ceil(200_000 / 0.1) == 2_000_000
-    assert min_phase_ops(3) == 3 * min_phase_ops(1)
+def test_min_phase_ops_is_the_quiet_bound_of_the_largest_team() -> None:
+    # synchronization priced quiet (the run-time team size leaves loaded cores out)
+    assert min_phase_ops(1) == MIN == 85_622
+    assert min_phase_ops(3) == math.ceil(3 * 6600 / (1 / 1.2 - 1 / 16) / 0.1)
+    # the 2-thread bound is lower: 1000 ns over 1/1.2 - 1/2
+    assert min_phase_ops(1, Calibration(max_threads=2)) == math.ceil(1000 / (1 / 1.2 - 1 / 2) / 0.1)
 
 
-@pytest.mark.parametrize(("ops", "choice"), [(1_999_999, "sequential"), (2_000_000, "parallel"), (10**9, "parallel")])
+def test_jacobi_steps_share_small_steps_do_not() -> None:
+    assert decide(_inputs(1_200_000, in_host_loop=True)).choice == "parallel"   # jacobi_1d LARGE, a time step
+    assert decide(_inputs(5_000, in_host_loop=True)).choice == "sequential"      # a durbin / trisolv step
+    assert decide(_inputs(96, in_host_loop=True)).choice == "sequential"         # an rmsnorm of 48 elements
+
+
+@pytest.mark.parametrize(("ops", "choice"), [(MIN - 1, "sequential"), (MIN, "parallel"), (10**9, "parallel")])
 def test_known_work_is_judged_at_compile_time(ops: int, choice: str) -> None:
     d = decide(_inputs(ops))
     assert d.choice == choice and d.guard is None and d.parallel == (choice == "parallel")
     assert d.seq_ns == pytest.approx(ops * 0.1)
     assert d.par_ns == pytest.approx(ops * 0.1 / 2 + 1000)
-    assert d.loaded_ns == pytest.approx(ops * 0.1 + 200_000)
+    assert d.loaded_ns == pytest.approx(ops * 0.1 + 1000)
     if choice == "sequential":
-        assert "do not repay" in d.reason and "at least 2000000" in d.reason
+        assert "do not repay" in d.reason and f"at least {MIN}" in d.reason
 
 
 def test_unknown_work_gets_a_run_time_guard_on_the_points() -> None:
     d = decide(_inputs(None, points_in_c="(double)(m)"))
     assert d.choice == "guarded" and d.parallel
-    # the generated code from 100000 operations (10 x a 1 us call at 0.1 ns an operation) ...
-    assert d.guard == "(double)(n) >= 50000.0" and d.min_call_ops == 100_000
-    # ... on more than one thread from 2000000 operations, tested inside the generated function
-    assert d.parallel_if == "(double)(m) >= 1000000.0" and d.min_ops == 2_000_000
+    # the generated code from min(MIN, 100000) operations (10 x a 1 us call at 0.1 ns an operation) ...
+    assert d.guard == f"(double)(n) >= {math.ceil(MIN / 2)}.0" and d.min_call_ops == MIN
+    # ... on more than one thread from MIN operations, tested inside the generated function
+    assert d.parallel_if == f"(double)(m) >= {math.ceil(MIN / 2)}.0" and d.min_ops == MIN
     pre = d.precondition()
-    assert pre is not None and pre.c_expr == d.guard and "100000" in pre.reason
-    assert d.text() == ("cost: run-time guard, the generated code when a call has >= 100000 operations, "
-                        "in parallel when >= 2000000")
+    assert pre is not None and pre.c_expr == d.guard and str(MIN) in pre.reason
+    assert d.text() == (f"cost: run-time guard, the generated code when a call has >= {MIN} operations, "
+                        f"in parallel when >= {MIN}")
 
 
 def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
@@ -69,8 +75,8 @@ def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
 
 
 def test_more_synchronizations_need_more_work() -> None:
-    assert decide(_inputs(3_000_000)).choice == "parallel"
-    assert decide(_inputs(3_000_000, syncs=2)).choice == "sequential"
+    assert decide(_inputs(100_000)).choice == "parallel"
+    assert decide(_inputs(100_000, syncs=2)).choice == "sequential"
 
 
 def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
@@ -97,7 +103,7 @@ def test_inputs_from_an_mdh_print_and_report() -> None:
     known = cost_inputs(mdh, {"n": 100, "m": 100, "l": 200}, "openmp")
     assert known.ops == 4 * 10**6 and known.bytes == 2 * 8 * 2 * 10**4 + 8 * 10**4
     report = decide(known).to_report()
-    assert report["choice"] == "parallel" and report["min_ops"] == 2_000_000
+    assert report["choice"] == "parallel" and report["min_ops"] == MIN
     assert report["inputs"] == {"target": "openmp", "ops": 4 * 10**6, "bytes": 400000, "points_c": known.points_c,
                                 "ops_per_point": 2, "points_in_c": known.points_c, "syncs": 1,
                                 "in_host_loop": False, "forced": ""}
@@ -139,6 +145,6 @@ def test_without_gains_on_one_thread_small_calls_run_as_written() -> None:
     d = decide(_inputs(None, points_in_c="(double)(m)"))
     assert d.for_plan(True) == d
     flat = d.for_plan(False)
-    assert flat.guard == "(double)(n) >= 1000000.0" and flat.parallel_if is None and flat.min_call_ops == 0
-    assert flat.text() == "cost: run-time guard, parallel when a call has >= 2000000 operations"
-    assert flat.precondition() is not None and "2000000" in flat.precondition().reason  # type: ignore[union-attr]
+    assert flat.guard == f"(double)(n) >= {math.ceil(MIN / 2)}.0" and flat.parallel_if is None and flat.min_call_ops == 0
+    assert flat.text() == f"cost: run-time guard, parallel when a call has >= {MIN} operations"
+    assert flat.precondition() is not None and str(MIN) in flat.precondition().reason  # type: ignore[union-attr]

@@ -1,0 +1,119 @@
+/* mdp_team.h: the team size of mdpoly's parallel regions, chosen at run time; once per OpenMP file.
+ *
+ * mdp_team() = min(omp_get_max_threads(), cores not taken by other runnable tasks), at least 1;
+ * mdp_team_upto(n) the same, at most n. On Linux the runnable tasks are the "R" of /proc/loadavg's
+ * fourth field "R/T" (system-wide, the calling thread included), the cores omp_get_num_procs() (the
+ * affinity mask). A team no larger than the free cores keeps every barrier from waiting for a
+ * scheduler tick while another process holds a core (the cost model prices synchronization quiet).
+ *
+ * Our own threads: the caller counts in R; libgomp's workers do too while they spin after a
+ * region (a few ms by default), not once they sleep. So R at a read may hold up to n-1 of our
+ * workers (n: the team this thread last returned). Their share is measured, not guessed: the
+ * process's CPU time over the wall time since the last read, less the caller's 1, is the average
+ * number of our workers running in that interval, at most n-1; it is subtracted from R (rounded
+ * to nearest). Back-to-back regions (workers running or spinning throughout) subtract n-1, a
+ * program whose workers slept subtracts 0.
+ *
+ * The reading is cached per thread for MDP_TEAM_PERIOD seconds (5 ms): a call costs a clock read
+ * (tens of ns); a read, fopen/fread/fclose of /proc/loadavg and clock(), a few us. Where the file cannot be read
+ * (not Linux, no /proc) the result is omp_get_max_threads(). MDP_LOADAVG names the file (tests
+ * point it at a file of their own). Compiles on its own (tests/backends/test_c_files.py).
+ */
+#ifndef MDP_TEAM_H
+#define MDP_TEAM_H
+#include <omp.h>
+#ifndef MDP_LOADAVG
+#define MDP_LOADAVG "/proc/loadavg"
+#endif
+#define MDP_TEAM_PERIOD 0.005
+#if defined(__linux__)
+#include <stdio.h>
+#include <time.h>
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_TLS __thread
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define MDP_TLS _Thread_local
+#else
+#define MDP_TLS
+#endif
+
+static MDP_TLS double mdp_team_at = -1.0; /* wall time of this thread's last read */
+static MDP_TLS double mdp_team_cpu;       /* the process's CPU time then */
+static MDP_TLS int mdp_team_free;         /* cores free at the last read (0: not read) */
+static MDP_TLS int mdp_team_last = 1;     /* the team this thread last returned */
+
+#if defined(__linux__)
+/* R of /proc/loadavg's "R/T", or -1. */
+static inline int mdp_team_runnable(void) {
+  char buf[128];
+  FILE *f = fopen(MDP_LOADAVG, "r");
+  if (f == NULL)
+    return -1;
+  size_t got = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  if (got == 0)
+    return -1;
+  buf[got] = 0;
+  int field = 0;
+  const char *p = buf;
+  while (*p && field < 3) { /* past three load averages */
+    while (*p == ' ')
+      p++;
+    while (*p && *p != ' ')
+      p++;
+    field++;
+  }
+  while (*p == ' ')
+    p++;
+  if (*p < '0' || *p > '9')
+    return -1;
+  int r = 0;
+  while (*p >= '0' && *p <= '9')
+    r = r * 10 + (*p++ - '0');
+  return *p == '/' ? r : -1;
+}
+
+static inline double mdp_team_cpu_now(void) {
+  clock_t c = clock(); /* the process's CPU time, all threads (glibc) */
+  return c == (clock_t)-1 ? -1.0 : (double)c / CLOCKS_PER_SEC;
+}
+#endif
+
+static inline int mdp_team_upto(int most) {
+  int max = omp_get_max_threads();
+  if (most > 0 && most < max)
+    max = most;
+  if (max <= 1)
+    return 1;
+#if defined(__linux__)
+  double now = omp_get_wtime();
+  if (mdp_team_at < 0.0 || now - mdp_team_at >= MDP_TEAM_PERIOD) {
+    int r = mdp_team_runnable();
+    double cpu = mdp_team_cpu_now();
+    int ours = 0; /* our workers counted in r: running on average since the last read */
+    if (mdp_team_at >= 0.0 && cpu >= 0.0 && mdp_team_last > 1 && now > mdp_team_at) {
+      double busy = (cpu - mdp_team_cpu) / (now - mdp_team_at) - 1.0;
+      ours = (int)(busy + 0.5);
+      if (ours < 0)
+        ours = 0;
+      if (ours > mdp_team_last - 1)
+        ours = mdp_team_last - 1;
+    }
+    int procs = omp_get_num_procs();
+    int others = r - 1 - ours;
+    mdp_team_free = r < 0 ? 0 : procs - (others > 0 ? others : 0);
+    if (r >= 0 && mdp_team_free < 1)
+      mdp_team_free = 1;
+    mdp_team_at = now;
+    mdp_team_cpu = cpu;
+  }
+  if (mdp_team_free > 0 && mdp_team_free < max)
+    max = mdp_team_free;
+#endif
+  mdp_team_last = max;
+  return max;
+}
+
+static inline int mdp_team(void) { return mdp_team_upto(0); }
+#endif

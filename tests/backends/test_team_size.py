@@ -1,0 +1,98 @@
+"""``mdp_team()`` (``backends/c/mdp_team.h``): the team size of generated OpenMP code, chosen at run time.
+
+The helper is compiled with ``MDP_LOADAVG`` naming a file of the test's own, whose ``R/T`` field
+the test program rewrites between calls: the team is ``min(omp_get_max_threads(), cores - (R - 1))``,
+at least 1, re-read at most every 5 ms, and ``omp_get_max_threads()`` where the file cannot be read.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mdpoly.backends.c_files import c_file
+from mdpoly.backends.openmp import preamble
+
+pytestmark = pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+
+_PROGRAM = r"""
+#include <stdio.h>
+#include <time.h>
+static void set(const char *path, int r) {
+  FILE *f = fopen(path, "w");
+  fprintf(f, "0.50 0.40 0.30 %d/321 4242\n", r);
+  fclose(f);
+}
+static void pause_ms(double ms) {   /* sleeping: our own threads run nothing meanwhile */
+  struct timespec ts = {0, (long)(ms * 1e6)};
+  nanosleep(&ts, NULL);
+}
+int main(int argc, char **argv) {
+  const char *path = argv[1];
+  printf("procs %d max %d\n", omp_get_num_procs(), omp_get_max_threads());
+  for (int k = 2; k < argc; k++) {
+    int r = atoi(argv[k]);
+    set(path, r);
+    pause_ms(12);
+    int first = mdp_team();
+    set(path, 1000);            /* within 5 ms: the cached reading still holds */
+    int cached = mdp_team();
+    printf("R %d team %d cached %d upto1 %d\n", r, first, cached, mdp_team_upto(1));
+  }
+  return 0;
+}
+"""
+
+
+def _build(tmp_path: Path, loadavg: Path) -> Path:
+    src = tmp_path / "team.c"
+    src.write_text("#include <stdlib.h>\n" + preamble(("omp.h",)) + _PROGRAM)
+    exe = tmp_path / "team"
+    proc = subprocess.run(["cc", "-std=gnu99", "-O2", "-Wall", "-Werror", "-fopenmp", f'-DMDP_LOADAVG="{loadavg}"',
+                           str(src), "-o", str(exe)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    return exe
+
+
+def _run(exe: Path, loadavg: Path, threads: int, *rs: int) -> tuple[int, list[tuple[int, int, int, int]]]:
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    out = subprocess.run([str(exe), str(loadavg), *map(str, rs)], capture_output=True, text=True, env=env,
+                         check=True).stdout.splitlines()
+    procs = int(out[0].split()[1])
+    rows = [tuple(int(w) for w in line.split()[1::2]) for line in out[1:]]
+    return procs, rows  # type: ignore[return-value]
+
+
+def test_the_team_leaves_out_cores_taken_by_other_runnable_tasks(tmp_path: Path) -> None:
+    loadavg = tmp_path / "loadavg"
+    exe = _build(tmp_path, loadavg)
+    procs, rows = _run(exe, loadavg, 4, 1, 2, 3, 1, 50)
+    for r, team, cached, upto1 in rows:
+        free = max(1, procs - (r - 1))   # R counts the caller itself
+        assert team == min(4, free), (r, team, procs)
+        assert cached == team and upto1 == 1
+    assert rows[-1][1] == 1 and rows[0][1] == min(4, procs)
+
+
+def test_without_the_file_the_team_is_openmps(tmp_path: Path) -> None:
+    exe = _build(tmp_path, tmp_path / "missing")
+    _, rows = _run(exe, tmp_path / "written", 3, 1, 50)   # the program writes another file
+    assert [row[1] for row in rows] == [3, 3]
+
+
+def test_the_helper_is_include_guarded_and_builds_without_openmp(tmp_path: Path) -> None:
+    src = tmp_path / "twice.c"
+    src.write_text(preamble(("omp.h",)) + preamble(("omp.h", "math.h")) +
+                   "int main(void) { return mdp_team() + mdp_team_upto(2) == 2 ? 0 : 1; }\n")
+    for flags in (["-fopenmp"], []):
+        exe = tmp_path / f"twice{len(flags)}"
+        proc = subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", *flags, str(src), "-o", str(exe)],
+                              capture_output=True, text=True)
+        assert proc.returncode == 0, proc.stderr
+        if not flags:
+            assert subprocess.run([str(exe)]).returncode == 0
+    assert "MDP_TEAM_H" in c_file("mdp_team.h")
