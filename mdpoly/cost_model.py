@@ -241,6 +241,9 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
         # the generated code pays on one thread long before it pays in parallel (its tiling and
         # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
         min_call = min(min_ops, math.ceil(cal.call_margin * cal.call_ns / cal.ns_per_op))
+        if min_call >= min_ops:   # no one-thread band: the call's guard is the parallel one
+            return CostDecision("guarded", "sizes known at run time only", min_ops, inputs,
+                                guard=f"{inputs.points_c} >= {points}.0")
         call_points = max(1, math.ceil(min_call / inputs.ops_per_point))
         return CostDecision("guarded", "sizes known at run time only", min_ops, inputs,
                             guard=f"{inputs.points_c} >= {call_points}.0",

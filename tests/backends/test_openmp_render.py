@@ -40,7 +40,7 @@ def test_matmul_reparses_and_has_collapse_and_simd() -> None:
     fdef = ast.ext[-1]
     assert isinstance(fdef, c_ast.FuncDef) and fdef.decl.name == "mdp_matmul"
     assert fdef.decl.storage == ["static"]
-    assert "#pragma omp parallel for collapse(2) schedule(static) num_threads(3)" in code.definition
+    assert "#pragma omp parallel for collapse(2) schedule(static) num_threads(mdp_team_upto(3))" in code.definition
     assert code.definition.count("#pragma omp simd") == 3
     assert "atomic" not in code.definition and "critical" not in code.definition
     assert code.call == "mdp_matmul(A, B, C);"

@@ -52,17 +52,29 @@ def test_known_work_is_judged_at_compile_time(ops: int, choice: str) -> None:
         assert "do not repay" in d.reason and f"at least {MIN}" in d.reason
 
 
+#: synchronization 10x dearer: a parallel threshold above the generated code's call margin
+SLOW = Calibration(sync_ns=10_000.0, sync_per_thread_ns=4000.0)
+SLOW_MIN = math.ceil(66_000 / (1 / 1.2 - 1 / 16) / 0.1)
+
+
 def test_unknown_work_gets_a_run_time_guard_on_the_points() -> None:
-    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    d = decide(_inputs(None, points_in_c="(double)(m)"), SLOW)
     assert d.choice == "guarded" and d.parallel
-    # the generated code from min(MIN, 100000) operations (10 x a 1 us call at 0.1 ns an operation) ...
-    assert d.guard == f"(double)(n) >= {math.ceil(MIN / 2)}.0" and d.min_call_ops == MIN
-    # ... on more than one thread from MIN operations, tested inside the generated function
-    assert d.parallel_if == f"(double)(m) >= {math.ceil(MIN / 2)}.0" and d.min_ops == MIN
+    # the generated code from 100000 operations (10 x a 1 us call at 0.1 ns an operation) ...
+    assert d.guard == "(double)(n) >= 50000.0" and d.min_call_ops == 100_000
+    # ... on more than one thread from SLOW_MIN operations, tested inside the generated function
+    assert d.parallel_if == f"(double)(m) >= {math.ceil(SLOW_MIN / 2)}.0" and d.min_ops == SLOW_MIN
     pre = d.precondition()
-    assert pre is not None and pre.c_expr == d.guard and str(MIN) in pre.reason
-    assert d.text() == (f"cost: run-time guard, the generated code when a call has >= {MIN} operations, "
-                        f"in parallel when >= {MIN}")
+    assert pre is not None and pre.c_expr == d.guard and "100000" in pre.reason
+    assert d.text() == ("cost: run-time guard, the generated code when a call has >= 100000 operations, "
+                        f"in parallel when >= {SLOW_MIN}")
+
+
+def test_a_parallel_threshold_below_the_call_margin_leaves_no_one_thread_band() -> None:
+    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    assert d.choice == "guarded" and d.parallel_if is None and d.min_ops == MIN
+    assert d.guard == f"(double)(n) >= {math.ceil(MIN / 2)}.0"
+    assert d.text() == f"cost: run-time guard, parallel when a call has >= {MIN} operations"
 
 
 def test_forced_nests_are_transformed_and_say_what_the_model_thought() -> None:
@@ -142,9 +154,10 @@ def test_a_triangle_counts_half_its_box() -> None:
 
 
 def test_without_gains_on_one_thread_small_calls_run_as_written() -> None:
-    d = decide(_inputs(None, points_in_c="(double)(m)"))
+    d = decide(_inputs(None, points_in_c="(double)(m)"), SLOW)
     assert d.for_plan(True) == d
     flat = d.for_plan(False)
-    assert flat.guard == f"(double)(n) >= {math.ceil(MIN / 2)}.0" and flat.parallel_if is None and flat.min_call_ops == 0
-    assert flat.text() == f"cost: run-time guard, parallel when a call has >= {MIN} operations"
-    assert flat.precondition() is not None and str(MIN) in flat.precondition().reason  # type: ignore[union-attr]
+    assert flat.guard == f"(double)(n) >= {math.ceil(SLOW_MIN / 2)}.0" and flat.parallel_if is None
+    assert flat.min_call_ops == 0
+    assert flat.text() == f"cost: run-time guard, parallel when a call has >= {SLOW_MIN} operations"
+    assert flat.precondition() is not None and str(SLOW_MIN) in flat.precondition().reason  # type: ignore[union-attr]

@@ -5,7 +5,9 @@ and on all threads for large ones, with the original program's output.
 Which side ran is counted by a preloaded library that wraps libgomp's ``GOMP_parallel`` (every
 ``omp parallel`` gcc emits goes through it; an ``if`` clause that is false asks for one
 thread), so each test can fail every way: a guard that never or always takes a side changes
-the counts.
+the counts. The programs are built with ``MDP_LOADAVG`` naming no file, so that the run-time
+team size (``mdp_team()``) is OpenMP's, whatever the load of the machine; at one thread every
+team asks for one thread.
 """
 
 from __future__ import annotations
@@ -106,6 +108,15 @@ def _mdpoly(src: Path, out: Path) -> tuple[str, dict[str, object]]:
     return proc.stderr, json.loads(report.read_text())
 
 
+#: the run-time team size without a load reading: omp_get_max_threads()
+NO_LOADAVG = {"MDP_LOADAVG": '"/nonexistent/loadavg"'}
+
+
+def _expect(threads: int, regions: int, single: int) -> tuple[int, int]:
+    """The counts at ``threads`` threads: at one, every team asks for one thread."""
+    return (regions, single) if threads > 1 else (0, regions + single)
+
+
 def _run(exe: Path, n: int, threads: int | None, lib: Path | None = None) -> tuple[str, int, int]:
     """stdout, the number of parallel regions that asked for more than one thread and for one."""
     env = dict(os.environ)
@@ -140,21 +151,21 @@ def test_small_calls_run_the_original_large_ones_in_parallel(tmp_path: Path) -> 
     stderr, report = _mdpoly(src, out_c)
     # an update in source order gains nothing on one thread: the nest as written below the threshold
     assert re.search(r"axpy\.c:7:3: remark: loop nest parallelized: i:\+\+; cost: run-time guard, parallel when "
-                     r"a call has >= 2000000 operations", stderr), stderr
+                     r"a call has >= 85622 operations", stderr), stderr
     (cost,) = _costs(report)   # 3 operations a point
-    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 666667.0"
+    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 28541.0"
     assert cost["parallel_if"] is None
     text = out_c.read_text()
-    assert "((double) n) >= 666667.0" in text and "if(" not in text
+    assert "((double) n) >= 28541.0" in text and "if(" not in text
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
-    par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     lib = _counter(tmp_path)
-    for n, parallel in ((0, 0), (1000, 0), (666666, 0), (666667, 3), (1000001, 3)):
+    for n, parallel in ((0, 0), (1000, 0), (28540, 0), (28541, 3), (1000001, 3)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 3, 4):
             got, regions, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
-            assert (regions, one) == (parallel, 0), f"n={n}: {regions} parallel regions, {one} on one thread"
+            assert (regions, one) == _expect(threads, parallel, 0), f"n={n}: {regions} parallel regions, {one} on one"
 
 
 def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path) -> None:
@@ -163,25 +174,25 @@ def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path)
     out_c = tmp_path / "out.c"
     stderr, report = _mdpoly(src, out_c)
     assert "k:seq{ [i:++ MDH at line 12] [j:++ i:++ MDH at line 14] }" in stderr
-    # the update's generated code walks the rows in order (the source walks columns): it runs on
-    # one thread where a team does not pay
-    assert re.search(r"cholesky\.c:14:5: remark: computation j:\+\+ i:\+\+; cost: run-time guard, the generated "
-                     r"code when a call has >= 100000 operations, in parallel when >= 2000000", stderr), stderr
+    # the parallel threshold (85622) lies below the generated code's call margin (100000): no
+    # one-thread band, the call's guard is the parallel one
+    assert re.search(r"cholesky\.c:14:5: remark: computation j:\+\+ i:\+\+; cost: run-time guard, parallel when "
+                     r"a call has >= 85622 operations", stderr), stderr
     loop = report["nests"][0]["schedule"][0]  # type: ignore[index]
     assert loop["parallel_region"] is False and "known only at run time" in loop["no_region_reason"]
     assert [c["choice"] for c in _costs(report)] == ["guarded", "guarded"]
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
-    par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     lib = _counter(tmp_path)
     # the update has half of an (n - k - 1)^2 box (a triangle) of 2 operations a point: parallel
-    # while (n - k - 1)^2 / 2 >= 1000000, n - k - 1 >= 1415, i.e. in the first n - 1415 steps; the
-    # generated code on one thread while (n - k - 1)^2 / 2 >= 50000, n - k - 1 >= 317
-    for n, regions, single in ((40, 0, 0), (318, 0, 1), (1415, 0, 1098), (1416, 1, 1098), (1420, 5, 1098)):
+    # while (n - k - 1)^2 / 2 >= 42811, n - k - 1 >= 293, i.e. in the first n - 293 steps, the
+    # nest as written in the others
+    for n, regions, single in ((40, 0, 0), (293, 0, 0), (294, 1, 0), (300, 7, 0)):
         want = _run(orig, n, None)[0]
         for threads in (1, 2, 4):
             got, count, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
-            assert (count, one) == (regions, single), f"n={n}: {count} parallel regions, {one} on one thread"
+            assert (count, one) == _expect(threads, regions, single), f"n={n}: {count} regions, {one} on one thread"
 
 
 def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
@@ -194,9 +205,9 @@ def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
     assert "cost:" not in proc.stderr
     costs = _costs(json.loads(report.read_text()))   # --all-nests: main's loops too
     assert [c["choice"] for c in costs] == ["forced"] * 3 and all(c["guard"] is None for c in costs)
-    assert ">= 666667.0" not in out_c.read_text() and "if(" not in out_c.read_text()
+    assert ">= 28541.0" not in out_c.read_text() and "if(" not in out_c.read_text()
     try:
-        par = build_c(out_c, tmp_path / "par", {}, openmp=True)
+        par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     except StepFailed as exc:  # pragma: no cover - a build failure is the test's failure
         pytest.fail(str(exc))
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
