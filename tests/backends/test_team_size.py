@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,47 @@ def test_the_helper_is_include_guarded_and_builds_without_openmp(tmp_path: Path)
         if not flags:
             assert subprocess.run([str(exe)]).returncode == 0
     assert "MDP_TEAM_H" in c_file("mdp_team.h")
+
+
+#: A host loop of two stencils (a parallel region), an integer reduction.
+_KERNEL = r"""
+#include <stdio.h>
+#define N 300000
+double A[N], B[N];
+long H[N];
+int main(void) {
+  for (int i = 0; i < N; i++) { A[i] = i % 7; B[i] = 0; H[i] = (i * 7919L) % 1013; }
+  for (int t = 0; t < 20; t++) {
+    for (int i = 1; i < N - 1; i++) B[i] = 0.33333 * (A[i-1] + A[i] + A[i+1]);
+    for (int i = 1; i < N - 1; i++) A[i] = 0.33333 * (B[i-1] + B[i] + B[i+1]);
+  }
+  long h = 0;
+  for (int i = 0; i < N; i++) h += H[i] * (i % 5);
+  printf("%.10e %.10e %ld\n", A[N / 2], B[N / 3], h);
+  return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("runnable", [None, 1, 1000], ids=["no-file", "quiet", "loaded"])
+def test_generated_code_is_right_for_any_team_size(tmp_path: Path, runnable: int | None) -> None:
+    """mdpoly's region, parallel loops and reduction give the sequential output whether the
+    helper picks OpenMP's team (no file), the free cores (R = 1) or one thread (R = 1000)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+    from e2e_harness import child_env, mdpoly_command, run_step
+    src, out = tmp_path / "k.c", tmp_path / "out.c"
+    src.write_text(_KERNEL)
+    run_step([*mdpoly_command(), str(src), "-o", str(out), "--no-tune"], env=child_env())
+    text = out.read_text()
+    assert "num_threads(mdp_region1_nt)" in text and "num_threads(mdp_team())" in text
+    loadavg = tmp_path / "loadavg"
+    if runnable is not None:
+        loadavg.write_text(f"9.00 9.00 9.00 {runnable}/500 77\n")
+    seq, par = tmp_path / "seq", tmp_path / "par"
+    subprocess.run(["cc", "-O2", str(src), "-o", str(seq)], check=True)
+    subprocess.run(["cc", "-O2", "-fopenmp", f'-DMDP_LOADAVG="{loadavg}"', str(out), "-o", str(par), "-lm"], check=True)
+    want = subprocess.run([str(seq)], capture_output=True, text=True, check=True).stdout
+    for threads in (1, 2, 3, 4):
+        env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+        got = subprocess.run([str(par)], capture_output=True, text=True, check=True, env=env).stdout
+        assert got == want, f"{threads} threads"
