@@ -19,6 +19,7 @@ from functools import partial
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.frontend.bound_products import exact_signed
 from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout, may_wrap, row_elements
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
@@ -1173,7 +1174,9 @@ class NestBuilder(c_ast.NodeVisitor):
         overflow is undefined in the original, so the model's exact product is what it computes;
         an unsigned one wraps, and stays non-affine."""
         its = set(self._iterators())
-        if (a.names() | b.names()) & its or involves_unsigned(self.expr(node), self.name_type):
+        e = self.expr(node)
+        if (a.names() | b.names()) & its or (involves_unsigned(e, self.name_type)
+                                             and not exact_signed(e, self.name_type)):  # (long) n * m
             raise _NotAffine
         out: dict[str, int] = {}
         for x, cx in (*a.terms, ("", a.constant)):
