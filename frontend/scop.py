@@ -21,7 +21,8 @@ from pycparser import c_ast
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.frontend.bound_products import exact_signed
 from mdpoly.frontend.delinearize import Delinearizer, Layout, Refuted, Relayout, may_wrap, row_elements
-from mdpoly.frontend.expr_types import involves_unsigned
+from mdpoly.frontend.expr_types import expr_type, involves_unsigned
+from mdpoly.frontend.guarded_reads import bounds_of, guarded, mark_lazy
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
 from mdpoly.frontend.normalize import normalize_candidate
@@ -426,6 +427,7 @@ class NestBuilder(c_ast.NodeVisitor):
             ranges = self.delin.preconditions(scop, shapes)
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", f"a flat subscript cannot be delinearized: {e}") from None
+        scop = mark_lazy(scop, self.delin.lazy)  # reads checked under their selects (frontend.guarded_reads)
         return replace(scop, preconditions=scop.preconditions + tuple(p for p in ranges if p not in scop.preconditions))
 
     def _add_shape_sizes(self) -> None:
@@ -1377,6 +1379,21 @@ def _product_name(nb: NestBuilder, names: tuple[str, ...]) -> str | None:
     return name
 
 
+def _guard_side(nb: NestBuilder, node: c_ast.Node) -> Affine | None:
+    """A select condition's side in size parameters the nest already has (``frontend.guarded_reads``)."""
+    known = set(nb.params) | set(nb._iterators()) | set(nb.sym.enum_values)
+    if not _names_in(node) <= known:
+        return None
+    try:
+        e = nb.expr(node)
+        t = expr_type(e, nb.name_type)
+        if t is None or not t.is_integer or not t.signed or not exact_signed(e, nb.name_type):
+            return None  # an unsigned comparison wraps
+        return nb.affine(node)
+    except _NotAffine:
+        return None
+
+
 def _declare_value(nb: NestBuilder, name: str, value: str) -> None:
     """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent)."""
     if name not in nb.variables:
@@ -1473,7 +1490,11 @@ class _ExprBuilder(c_ast.NodeVisitor):
         return Cast(t, self.visit(node.expr), resolved if resolved != t else "")
 
     def visit_TernaryOp(self, node: c_ast.TernaryOp) -> Expr:
-        return Cond(self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse))
+        cond, its, aff = self.visit(node.cond), set(self.nb._iterators()), partial(_guard_side, self.nb)
+        with guarded(self.nb.delin.guards, bounds_of(node.cond, True, its, aff)):  # frontend.guarded_reads
+            then = self.visit(node.iftrue)
+        with guarded(self.nb.delin.guards, bounds_of(node.cond, False, its, aff)):
+            return Cond(cond, then, self.visit(node.iffalse))
 
     def visit_FuncCall(self, node: c_ast.FuncCall) -> Expr:
         name = node.name.name if isinstance(node.name, c_ast.ID) else c_text(node.name)

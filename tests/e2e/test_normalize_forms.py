@@ -40,6 +40,7 @@ TRANSFORMED = {
     "ffn.c": (36,),
     "heat3d_rt.c": (7,),
     "aos_fields.c": (20, 34, 44, 51, 58, 63),
+    "clamped_rows.c": (8, 16),
     "split_temp.c": (),  # kept: its recurrence is sequential, and no piece of it may lose 'c = 2 * i;'
 }
 
@@ -66,7 +67,8 @@ def test_normalized_program_matches_original(name: str, tmp_path: Path) -> None:
         assert mismatch is None, f"{name}, OMP_NUM_THREADS={threads} (out.c in {tmp_path}): {mismatch}"
 
 
-@pytest.mark.parametrize(("name", "line", "parallel"), [("attention.c", 23, 2), ("heat3d_rt.c", 7, 3)])
+@pytest.mark.parametrize(("name", "line", "parallel"), [("attention.c", 23, 2), ("heat3d_rt.c", 7, 3),
+                                                     ("clamped_rows.c", 8, 2), ("clamped_rows.c", 16, 2)])
 def test_flat_multi_stride_nest_is_one_parallel_computation(name: str, line: int, parallel: int,
                                                             tmp_path: Path) -> None:
     """llama2.c's attention (the loop over heads, with per-head pointers into flat buffers) and the
@@ -209,3 +211,34 @@ def test_array_of_structs_off_openmp(extra: tuple[str, ...], code: str, tmp_path
     _out, nests, err = _transform(CASES_DIR / "aos_fields.c", tmp_path, extra)
     assert "aos_fields.c:20:5:" in err and f"[{code}]" in err.split("aos_fields.c:20:5:")[1].splitlines()[0], err
     assert nests[58]["status"] == "transformed", nests[58]  # the widened product bound has no struct
+
+
+CLAMPED_REFUSALS = [
+    (6, "(x + 1 in [0, w)) fails"),
+    (12, "(x - 1 in [0, w)) fails"),
+    (18, "the subscripts of 'a' viewed as a[][w]"),
+]
+
+
+def test_out_of_row_reads_not_excluded_stay_rowwise(tmp_path: Path) -> None:
+    """A read that leaves its row where it is evaluated (no select, or the select takes it
+    exactly there), or one of an array the nest writes, gets no 2-D view: the rows loop stays
+    sequential (each row one computation), with the reason in the report; same output."""
+    source = HERE / "normalize_refusals" / "clamped_refusals.c"
+    reference = run_program(build_c(source, tmp_path / "orig", {}, openmp=False))
+    out_c, nests, _err = _transform(source, tmp_path)
+    for line, message in CLAMPED_REFUSALS:
+        host = nests[line]["schedule"][0]
+        assert host["kind"] == "host-loop" and host["iterator"] == "y", nests[line]
+        assert message in host["reason"], (line, host["reason"])
+    for threads in (1, 3):
+        got = run_program(build_c(out_c, tmp_path / "par", {}, openmp=True), threads=threads)
+        assert compare_outputs(reference, got) is None
+
+
+@pytest.mark.parametrize("target", ["opencl", "cuda"])
+def test_guarded_reads_stay_off_gpu(target: str, tmp_path: Path) -> None:
+    """GPU kernels may read inputs ahead of a select (``__local`` caches): such nests are kept."""
+    _out, _nests, err = _transform(CASES_DIR / "clamped_rows.c", tmp_path, ("--target", target))
+    for where in ("8:5", "16:5"):
+        assert "[gpu-guarded-read]" in err.split(f"clamped_rows.c:{where}:")[1].splitlines()[0], err
