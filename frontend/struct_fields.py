@@ -124,8 +124,11 @@ def spelled_views(text: str, views: Iterable[FieldView] | Iterable[tuple[str, st
     """``text`` (a message) with each ``V[e]`` of a view spelled as the user wrote it, ``A[e].f``."""
     for fv in views:
         name, base = (fv.name, fv.base) if isinstance(fv, FieldView) else fv
-        member = view_member(name)
-        text = re.sub(rf"\b{re.escape(name)}{_SUBSCRIPT}", lambda m, b=base, f=member: f"{b}[{m.group(1)}].{f}", text)
+        member = view_member(name) or ""
+
+        def element(m: re.Match[str], b: str = base, f: str = member) -> str:
+            return f"{b}[{m.group(1)}].{f}"
+        text = re.sub(rf"\b{re.escape(name)}{_SUBSCRIPT}", element, text)
         text = re.sub(rf"\b{re.escape(name)}\b", f"{base}[].{member}", text)
     return text
 
