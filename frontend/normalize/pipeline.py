@@ -5,7 +5,8 @@ nest sits, for the liveness questions the extractor asks about the code around i
 tree the splicer and the reference text come from is never touched, so the nest as written stays
 the fallback. The order matters: member reads become names before local pointers are resolved
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
-subscripts they produce; selects come last, once subscripts are expressions of their own.
+subscripts they produce; selects come last, once subscripts are expressions of their own. Calls
+of pure helper functions are expanded first (``inline_calls``): their arguments may hold members.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
+from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
@@ -111,7 +113,7 @@ def _worth_copying(nest: c_ast.Node) -> bool:
     stack = [nest]
     while stack:
         n = stack.pop()
-        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment):
+        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment | c_ast.FuncCall):
             return True
         stack.extend(child for _name, child in n.children())
     return False
@@ -141,6 +143,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
+    inline_pure_calls(node, parsed.ast)  # before members: an argument may read one
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
                             views)

@@ -1,4 +1,4 @@
-/* Arrays of structs: option pricing writing three members, an n-body step over particles whose
+/* Arrays of structs: option pricing writing three members (through a pure helper, cnd), an n-body step over particles whose
  * positions and velocities are members, a member array behind a struct pointer, and loops whose
  * bound is a widened product of sizes ((long)w * h * nc, ((long) c.rows) * c.cols). */
 #include <math.h>
@@ -15,7 +15,7 @@ typedef struct { float x, y, vx, vy, m; } Particle;
 typedef struct { int n; Particle *parts; float dt; } System;
 
 typedef struct { int rows, cols; } Shape;
-
+static float cnd(float d) { return 0.5f * erfcf(-d * 0.70710678f); }
 static void price(Option *opt, int n) {
     for (int i = 0; i < n; i++) {
         float sqrt_t = sqrtf(opt[i].years);
@@ -23,7 +23,7 @@ static void price(Option *opt, int n) {
                    / (opt[i].vol * sqrt_t);
         float d2 = d1 - opt[i].vol * sqrt_t;
         float disc = expf(-opt[i].rate * opt[i].years);
-        float n1 = 0.5f * erfcf(-d1 * 0.70710678f), n2 = 0.5f * erfcf(-d2 * 0.70710678f);
+        float n1 = cnd(d1), n2 = cnd(d2);
         opt[i].call = opt[i].spot * n1 - opt[i].strike * disc * n2;
         opt[i].put = opt[i].strike * disc * (1.0f - n2) - opt[i].spot * (1.0f - n1);
         opt[i].delta = n1;

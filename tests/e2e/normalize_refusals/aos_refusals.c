@@ -42,6 +42,20 @@ static void narrowing_bound(float *a, long w, int h) {
         a[i] += 2.0f;
 }
 
+float scale_of(float v) { return 2.0f * v; }
+static float g_bias = 1.0f;
+static float biased(float v) { return v + g_bias; }
+
+static void helpers(float *o, int n) {
+    for (int i = 0; i < n; i++)
+        o[i] = scale_of(o[i]) + 1.0f;
+}
+
+static void helpers_global(float *o, int n) {
+    for (int i = 0; i < n; i++)
+        o[i] = biased(o[i]);
+}
+
 int main(void) {
     static P a[16], g[8][8];
     static Q q[16];
@@ -57,6 +71,8 @@ int main(void) {
     unions(u, 16);
     wrapping_bound(o, 2, 3);
     narrowing_bound(o, 3, 2);
+    helpers(o, 16);
+    helpers_global(o, 16);
     double t = 0.0;
     for (int i = 0; i < 16; i++) t += a[i].x + a[i].y * 3 + o[i] * (i + 1) + u[i].f + (ptrs[i] == &a[i].x);
     printf("%.4f\n", t);
