@@ -102,20 +102,19 @@ def _expanded(call: c_ast.FuncCall, helpers: dict[str, _Helper], depth: int) -> 
     if len(args) != len(h.params) or depth > MAX_DEPTH:
         return None
     binds = {p: c_ast.Cast(_typename(t), copy.deepcopy(a), coord=call.coord) for (p, t), a in zip(h.params, args)}
-    body = copy.deepcopy(h.expr)
+    holder = c_ast.Return(copy.deepcopy(h.expr))
+    replace_top_down(holder, lambda n: copy.deepcopy(binds[n.name]) if isinstance(n, c_ast.ID) and n.name in binds
+                     else None)  # the parameters first: a nested helper's arguments hold them
     failed = False
 
     def rewrite(n: c_ast.Node) -> c_ast.Node | None:
         nonlocal failed
-        if isinstance(n, c_ast.ID) and n.name in binds:
-            return copy.deepcopy(binds[n.name])
         if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in helpers:
             inner = _expanded(n, helpers, depth + 1)
             failed = failed or inner is None
             return inner if inner is not None else n
         return None
 
-    holder = c_ast.Return(body)
     replace_top_down(holder, rewrite)
     if failed:
         return None

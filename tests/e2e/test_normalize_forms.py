@@ -4,7 +4,8 @@ programs write it (``normalize_cases/*.c``): index temporaries and clamped selec
 feed-forward block over nested and typedef'd structs),
 per-head local pointers (attention), hoisted members under overlapping arguments, and arrays of
 structs (``opt[i].call``, ``parts[i].x += ...``, ``s->parts[i].vx``) next to loops bounded by
-widened products of sizes (``i < (long)w * h * nc``).
+widened products of sizes (``i < (long)w * h * nc``), clamped neighbours on flat images with a
+run-time row length, and calls of pure static helpers (expanded in place).
 
 Each program is built as written (sequential) and through ``mdpoly --all-nests --no-tune``; the
 report must list the intended nests as ``transformed``; the OpenMP build runs at 1-4 threads and
@@ -41,6 +42,7 @@ TRANSFORMED = {
     "heat3d_rt.c": (7,),
     "aos_fields.c": (20, 34, 44, 51, 58, 63),
     "clamped_rows.c": (8, 16),
+    "inline_helpers.c": (12, 19),
     "split_temp.c": (),  # kept: its recurrence is sequential, and no piece of it may lose 'c = 2 * i;'
 }
 
