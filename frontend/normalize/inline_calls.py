@@ -20,7 +20,7 @@ import copy
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import replace_top_down
+from mdpoly.frontend.normalize.ast_util import declared_names, replace_top_down
 from mdpoly.frontend.symbols import FUNC_DECLS
 
 MAX_DEPTH = 4
@@ -128,12 +128,13 @@ def _set_coord(n: c_ast.Node, coord: object) -> None:
         _set_coord(child, coord)
 
 
-def inline_pure_calls(nest: c_ast.Node, ast: c_ast.FileAST) -> int:
-    """Replace, in ``nest`` (a copy, edited in place), each call of a pure helper; the count."""
+def inline_pure_calls(nest: c_ast.Node, ast: c_ast.FileAST, shadowed: set[str]) -> int:
+    """Replace, in ``nest`` (a copy, edited in place), each call of a pure helper; the count.
+    ``shadowed``: names the enclosing function declares (a local ``cnd`` hides the helper)."""
     calls = [n for n in _calls(nest) if isinstance(n.name, c_ast.ID)]
     if not calls:
         return 0
-    helpers = helpers_of(ast)
+    helpers = {n: h for n, h in helpers_of(ast).items() if n not in shadowed | declared_names(nest)}
     count = 0
 
     def rewrite(n: c_ast.Node) -> c_ast.Node | None:

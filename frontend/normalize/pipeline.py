@@ -143,7 +143,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    inline_pure_calls(node, parsed.ast)  # before members: an argument may read one
+    inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments may read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
                             views)
