@@ -113,7 +113,7 @@ def test_refused_forms_stay_as_written(tmp_path: Path) -> None:
 
 @needs_opencl
 @pytest.mark.parametrize("name", ["heat3d.c", "blur2d.c", "rmsnorm.c", "nbody.c", "jacobi_struct.c", "attention.c",
-                                  "alias_members.c", "ffn.c"])
+                                  "alias_members.c", "ffn.c", "inline_helpers.c"])
 def test_normalized_program_on_opencl(name: str, tmp_path: Path) -> None:
     source = CASES_DIR / name
     reference = run_program(build_c(source, tmp_path / "orig", {}, openmp=False))
