@@ -15,9 +15,9 @@ checks take a view's range in whole structs of ``A`` (``(opt) + lo`` .. ``(opt) 
 of the same array are not checked against each other (``mdpoly.frontend.alias``): they are the
 same memory, and the dependence analysis already knows their members apart.
 
-Only the plain form is rewritten: one subscript, one member of arithmetic type, an array that is
+Only the plain forms are rewritten (``A[e].f``, ``(A + e)->f``): one subscript, one member of arithmetic type, an array that is
 a parameter or variable of the function (or an invariant member, ``s->parts[i].x``) which the
-nest does not assign. Anything else (``A[i][j].f``, ``A[i].pos.x``, ``(A + k)->f``, ``&A[i].f``,
+nest does not assign. Anything else (``A[i][j].f``, ``A[i].pos.x``, ``&A[i].f``,
 a store of a whole struct ``A[i] = s``) stays refused, located, by the callers.
 """
 
@@ -65,11 +65,11 @@ def _pointer_to(t: c_ast.Node, name: str) -> c_ast.PtrDecl | None:
 
 def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assigned: set[str],
                views: dict[str, FieldView]) -> tuple[c_ast.Node | None, str]:
-    """``node`` (``A[e].f``) as ``V[e]``, with ``V`` recorded in ``views``; or None and why not."""
-    arr = node.name
-    if node.type != "." or not isinstance(arr, c_ast.ArrayRef) or not isinstance(node.field, c_ast.ID):
+    """``node`` (``A[e].f``, ``(A + e)->f``) as ``V[e]``, with ``V`` recorded in ``views``; or None and why not."""
+    element = _element(node, types)
+    if element is None or not isinstance(node.field, c_ast.ID):
         return None, "a member of a computed struct"
-    base = arr.name
+    base, subscript = element
     root = _root(base)
     if not isinstance(base, c_ast.ID | c_ast.StructRef) or root is None:
         return None, "an array-of-structs field of more than one subscript"
@@ -103,12 +103,28 @@ def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assig
         views[name] = view
     elif view.base != text:
         return None, "two arrays of structs spelled alike"
-    return c_ast.ArrayRef(c_ast.ID(name, coord=node.coord), arr.subscript, coord=node.coord), ""
+    return c_ast.ArrayRef(c_ast.ID(name, coord=node.coord), subscript, coord=node.coord), ""
+
+
+def _element(node: c_ast.StructRef, types: MemberTypes) -> tuple[c_ast.Node, c_ast.Node] | None:
+    """The array and the subscript of the element whose member ``node`` reads: ``A[e].f`` and
+    ``(A + e)->f`` / ``(e + A)->f`` (``A`` a pointer or array) give ``(A, e)``."""
+    if node.type == "." and isinstance(node.name, c_ast.ArrayRef):
+        return node.name.name, node.name.subscript
+    if node.type == "->" and isinstance(node.name, c_ast.BinaryOp) and node.name.op == "+":
+        for base, sub in ((node.name.left, node.name.right), (node.name.right, node.name.left)):
+            if isinstance(base, c_ast.ID | c_ast.StructRef) and \
+                    isinstance(types.unalias(types.type_of(base)), c_ast.PtrDecl | c_ast.ArrayDecl):
+                return base, sub
+    return None
 
 
 def is_field_access(node: c_ast.Node) -> bool:
-    """Whether ``node`` is ``A[e].f`` (an array element's member), the form ``field_view`` rewrites."""
-    return isinstance(node, c_ast.StructRef) and node.type == "." and isinstance(node.name, c_ast.ArrayRef)
+    """Whether ``node`` is ``A[e].f`` or ``(A + e)->f`` (an array element's member), the forms
+    ``field_view`` rewrites."""
+    return isinstance(node, c_ast.StructRef) and (
+        (node.type == "." and isinstance(node.name, c_ast.ArrayRef))
+        or (node.type == "->" and isinstance(node.name, c_ast.BinaryOp) and node.name.op == "+"))
 
 
 def view_variable(v: Variable, view: FieldView, spelled: Callable[[str], str]) -> Variable:

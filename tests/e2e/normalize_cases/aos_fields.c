@@ -43,7 +43,7 @@ static void forces(Particle *p, float *ax, float *ay, int n) {
 static void kick(Particle *parts, const float *ax, const float *ay, int n, float dt) {
     for (int i = 0; i < n; i++) {
         parts[i].vx += dt * ax[i];
-        parts[i].vy += dt * ay[i];
+        (parts + i)->vy += dt * ay[i];
     }
 }
 
