@@ -15,9 +15,10 @@ checks take a view's range in whole structs of ``A`` (``(opt) + lo`` .. ``(opt) 
 of the same array are not checked against each other (``mdpoly.frontend.alias``): they are the
 same memory, and the dependence analysis already knows their members apart.
 
-Only the plain forms are rewritten (``A[e].f``, ``(A + e)->f``): one subscript, one member of arithmetic type, an array that is
+Only the plain forms are rewritten (``A[e].f``, ``(A + e)->f``, ``G[i][j].f`` with rows of a
+known size, ``P (*G)[m]``): one member of arithmetic type, an array that is
 a parameter or variable of the function (or an invariant member, ``s->parts[i].x``) which the
-nest does not assign. Anything else (``A[i][j].f``, ``A[i].pos.x``, ``&A[i].f``,
+nest does not assign. Anything else (``A[i].pos.x``, ``&A[i].f``,
 a store of a whole struct ``A[i] = s``) stays refused, located, by the callers.
 """
 
@@ -54,13 +55,17 @@ def _root(n: c_ast.Node) -> c_ast.ID | None:
     return n if isinstance(n, c_ast.ID) else None
 
 
-def _pointer_to(t: c_ast.Node, name: str) -> c_ast.PtrDecl | None:
-    """``t`` (a scalar or struct type node) as ``t *name``; None for anything else."""
+def _pointer_to(t: c_ast.Node, name: str, rows: list[c_ast.ArrayDecl]) -> c_ast.PtrDecl | None:
+    """``t`` (a scalar or struct type node) as ``t (*name)[d1]...`` (``rows``: the inner
+    dimensions of the array); None for anything else."""
     t = copy.deepcopy(t)
     if not isinstance(t, c_ast.TypeDecl):
         return None
     t.declname = name
-    return c_ast.PtrDecl([], t)
+    inner: c_ast.Node = t
+    for row in reversed(rows):
+        inner = c_ast.ArrayDecl(inner, copy.deepcopy(row.dim), list(row.dim_quals or []))
+    return c_ast.PtrDecl([], inner)
 
 
 def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assigned: set[str],
@@ -69,15 +74,22 @@ def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assig
     element = _element(node, types)
     if element is None or not isinstance(node.field, c_ast.ID):
         return None, "a member of a computed struct"
-    base, subscript = element
+    base, subscripts = element
     root = _root(base)
     if not isinstance(base, c_ast.ID | c_ast.StructRef) or root is None:
-        return None, "an array-of-structs field of more than one subscript"
+        return None, "a member of a computed struct"
     if root.name in local or root.name in assigned or types.symbols.decls.get(root.name) is None:
         return None, f"an array-of-structs field of '{root.name}', which the nest declares or assigns"
     if types.symbols.is_volatile(root.name):
         return None, "an array-of-structs field of a volatile object"
     arr_t = types.unalias(types.type_of(base))
+    rows: list[c_ast.ArrayDecl] = []  # A[i][j].f: the row types of A's elements
+    for _ in subscripts[1:]:
+        row = types.unalias(arr_t.type) if isinstance(arr_t, c_ast.PtrDecl | c_ast.ArrayDecl) else None
+        if not isinstance(row, c_ast.ArrayDecl) or row.dim is None:
+            return None, "an array-of-structs field whose rows are not arrays of a known size"
+        rows.append(row)
+        arr_t = row
     if not isinstance(arr_t, c_ast.PtrDecl | c_ast.ArrayDecl) or types.aggregate(arr_t.type) is None:
         return None, "an array-of-structs field whose array type is not known"
     member_t = None
@@ -95,7 +107,7 @@ def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assig
     name = view_name("_".join(text.replace("->", "_").replace(".", "_").split()), node.field.name)
     view = views.get(name)
     if view is None:
-        ptr, param = _pointer_to(member_t, name), _pointer_to(arr_t.type, name)
+        ptr, param = _pointer_to(member_t, name, rows), _pointer_to(arr_t.type, name, rows)
         if ptr is None or param is None:
             return None, "an array-of-structs field whose types are not known"
         view = FieldView(name, text, node.field.name, c_ast.Decl(name, [], [], [], [], ptr, None, None),
@@ -103,19 +115,28 @@ def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assig
         views[name] = view
     elif view.base != text:
         return None, "two arrays of structs spelled alike"
-    return c_ast.ArrayRef(c_ast.ID(name, coord=node.coord), subscript, coord=node.coord), ""
+    out: c_ast.Node = c_ast.ID(name, coord=node.coord)
+    for sub in subscripts:
+        out = c_ast.ArrayRef(out, sub, coord=node.coord)
+    return out, ""
 
 
-def _element(node: c_ast.StructRef, types: MemberTypes) -> tuple[c_ast.Node, c_ast.Node] | None:
-    """The array and the subscript of the element whose member ``node`` reads: ``A[e].f`` and
-    ``(A + e)->f`` / ``(e + A)->f`` (``A`` a pointer or array) give ``(A, e)``."""
+def _element(node: c_ast.StructRef, types: MemberTypes) -> tuple[c_ast.Node, list[c_ast.Node]] | None:
+    """The array and the subscripts of the element whose member ``node`` reads: ``A[e].f`` and
+    ``(A + e)->f`` / ``(e + A)->f`` (``A`` a pointer or array) give ``(A, [e])``, ``A[i][j].f``
+    gives ``(A, [i, j])``."""
     if node.type == "." and isinstance(node.name, c_ast.ArrayRef):
-        return node.name.name, node.name.subscript
+        subs: list[c_ast.Node] = []
+        arr: c_ast.Node = node.name
+        while isinstance(arr, c_ast.ArrayRef):
+            subs.append(arr.subscript)
+            arr = arr.name
+        return arr, subs[::-1]
     if node.type == "->" and isinstance(node.name, c_ast.BinaryOp) and node.name.op == "+":
         for base, sub in ((node.name.left, node.name.right), (node.name.right, node.name.left)):
             if isinstance(base, c_ast.ID | c_ast.StructRef) and \
                     isinstance(types.unalias(types.type_of(base)), c_ast.PtrDecl | c_ast.ArrayDecl):
-                return base, sub
+                return base, [sub]
     return None
 
 

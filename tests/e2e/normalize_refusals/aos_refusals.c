@@ -22,7 +22,7 @@ static void nested(Q *q, float *o, int n) {
         o[i] = q[i].pos.x * q[i].w;
 }
 
-static void grid(P (*g)[8], float *o) {
+static void grid(P **g, float *o) {
     for (int i = 0; i < 8; i++)
         o[i] = g[i][i].y;
 }
@@ -67,7 +67,9 @@ int main(void) {
     store_whole(a, s, o, 16);
     address_of(a, ptrs, 16);
     nested(q, o, 16);
-    grid(g, o + 8);
+    P *rows[8];
+    for (int i = 0; i < 8; i++) rows[i] = g[i];
+    grid(rows, o + 8);
     unions(u, 16);
     wrapping_bound(o, 2, 3);
     narrowing_bound(o, 3, 2);
