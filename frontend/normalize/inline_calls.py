@@ -17,6 +17,7 @@ it at link time. Anything else is left as written, for the extractor to refuse.
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 from pycparser import c_ast
 
@@ -35,13 +36,13 @@ def _typename(t: c_ast.TypeDecl) -> c_ast.Typename:
     return c_ast.Typename(None, [], None, inner)
 
 
+@dataclass(frozen=True, slots=True)
 class _Helper:
     """One inlinable function: its parameters (name, type) and return type and expression."""
 
-    def __init__(self, params: list[tuple[str, c_ast.TypeDecl]], ret: c_ast.TypeDecl, expr: c_ast.Node) -> None:
-        self.params = params
-        self.ret = ret
-        self.expr = expr
+    params: tuple[tuple[str, c_ast.TypeDecl], ...]
+    ret: c_ast.TypeDecl
+    expr: c_ast.Node
 
 
 def _pure_expression(e: c_ast.Node, params: set[str], helpers: set[str], pure: frozenset[str]) -> bool:
@@ -89,7 +90,7 @@ def helpers_of(ast: c_ast.FileAST) -> dict[str, _Helper]:
                 break
             params.append((p.name, p.type))
         if ok and ftype.type.type.names != ["void"]:
-            out[name] = _Helper(params, ftype.type, body[0].expr)
+            out[name] = _Helper(tuple(params), ftype.type, body[0].expr)
     names = set(out)
     return {n: h for n, h in out.items()
             if _pure_expression(h.expr, {p for p, _ in h.params}, names, PURE_FUNCTIONS)}
