@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from pycparser import c_ast, c_generator, c_parser
 
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import (
     AddressRange,
@@ -197,7 +198,8 @@ class CEmitter:
             node: c_ast.Node = c_ast.ID(v.name)
             for e in v.index:
                 node = c_ast.ArrayRef(node, self.affine(e))
-            return node
+            member = view_member(v.name)  # an array-of-structs field: V[e].f (mdpoly.ir.fields)
+            return c_ast.StructRef(node, ".", c_ast.ID(member)) if member and v.index else node
         if isinstance(v, Var):
             return c_ast.ID(v.name)
         if isinstance(v, Const):
@@ -464,8 +466,9 @@ class CEmitter:
 
     def precondition(self, p: Precondition) -> c_ast.Node:
         """``p.c_expr`` as an expression (verbatim, parenthesized, when pycparser cannot parse it)."""
-        parsed = self._parse_plain(p.c_expr)
-        return _clone(parsed) if parsed is not None else c_ast.ID(f"({p.c_expr})")
+        text = _valued(p.c_expr, self.values)  # a front-end size parameter is its C expression here
+        parsed = self._parse_plain(text)
+        return _clone(parsed) if parsed is not None else c_ast.ID(f"({text})")
 
     def _buffer(self, name: str) -> c_ast.ID:
         """A buffer at the call site: its name, or the C expression it stands for (``Buffer.c_value``)."""

@@ -20,6 +20,7 @@ from itertools import combinations
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.box import bounding_box
+from mdpoly.frontend.struct_fields import same_struct_array
 from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
 from mdpoly.ir.scop import Scop, Statement, Variable
 
@@ -41,7 +42,7 @@ def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
     ranges = _ranges(scop)
     checks: list[AliasCheck] = []
     for x, y in combinations(vars_, 2):
-        if not _may_overlap(x, y) or (x.name not in written and y.name not in written):
+        if not _may_overlap(x, y) or (x.name not in written and y.name not in written) or same_struct_array(x, y):
             continue
         for a in ranges.get(x.name, [AddressRange(x.name)]):
             for b in ranges.get(y.name, [AddressRange(y.name)]):

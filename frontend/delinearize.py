@@ -30,7 +30,9 @@ touches is the one the flat subscript names -- when ``0 <= e_k < d_k`` for every
 (the outermost dimension is unbounded). That is checked over the domain's bounding box
 (``mdpoly.frontend.box``), decided now when it is constant, else emitted as a run-time
 ``Precondition`` computed in ``long long`` from the parameters: one O(1) test per call, the
-original nest runs when it fails (``preconditions``).
+original nest runs when it fails (``preconditions``). A read of an array the nest does not
+write that sits under selects is checked only over the points its selects' conditions let it be
+evaluated at (``mdpoly.frontend.guarded_reads``: the clamped neighbour ``x == 0 ? in[c] : in[c-1]``).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ from itertools import pairwise
 
 from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import NameTypes, expr_type
+from mdpoly.frontend.guarded_reads import Bound, narrowed
 from mdpoly.frontend.loop_types import math_text
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, Precondition
@@ -75,6 +78,8 @@ class Use:
 
     array: str
     subs: tuple[Affine, ...]
+    #: the selects' conditions under which it is evaluated (``mdpoly.frontend.guarded_reads``)
+    guard: tuple[Bound, ...] = ()
 
 
 class Relayout(Exception):
@@ -196,6 +201,10 @@ class Delinearizer:
         #: run-time quotient extents: name -> (dividend, divisor) as ``long long`` C text
         self.quotients: dict[str, tuple[str, str]] = {}
         self.shown: dict[str, str] = {}  # run-time quotient name -> its text for the reasons (``kv/hs``)
+        #: the bounds of the selects around the access being built (``guarded_reads.guarded``)
+        self.guards: list[Bound] = []
+        #: read-only arrays whose range check used a read's guard (``Variable.lazy``)
+        self.lazy: set[str] = set()
 
     def viewed(self, array: str) -> bool:
         """Whether ``array`` has a view in this nest (so far, or from the hints)."""
@@ -249,7 +258,7 @@ class Delinearizer:
                     return None
                 terms[name] = terms.get(name, 0) + c
             subs.append(Affine.of(terms, dim.get((), 0)))
-        self.uses.append(Use(array, tuple(subs)))
+        self.uses.append(Use(array, tuple(subs), tuple(self.guards)))
         return tuple(subs)
 
     def offsets(self) -> dict[str, str]:
@@ -306,12 +315,18 @@ class Delinearizer:
         where = {lp.iterator: box[k] for k, lp in enumerate(scop.loops)}
         its = set(where)
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
+        written = {s.write.buffer for s in scop.statements}
         out: list[Precondition] = []
         for use in self.uses:
             shape = shapes[use.array]
+            at = where
+            if use.guard and use.array not in written:  # evaluated only under its selects' conditions
+                at = narrowed(where, use.guard)
+                if at != where:
+                    self.lazy.add(use.array)
             for k in range(1, len(shape)):
                 sub, ext = use.subs[k], shape[k]
-                lo, hi = box_extremes(sub, where)
+                lo, hi = box_extremes(sub, at)
                 shown = [self.shown.get(d, d) for d in shape]
                 why = (f"the subscripts of '{use.array}' viewed as {use.array}{''.join(f'[{d}]' for d in shown)} stay "
                        f"within their dimensions ({sub.to_c()} in [0, {shown[k]}))")

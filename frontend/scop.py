@@ -29,6 +29,7 @@ from mdpoly.frontend.candidates import (
     stray_mdh_pragmas,
 )
 from mdpoly.frontend.delinearize import Layout, Refuted, Relayout, row_elements
+from mdpoly.frontend.guarded_reads import mark_lazy
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize import normalize_candidate
 from mdpoly.frontend.parse import ParsedFile, pragma_text
@@ -104,6 +105,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             ranges = self.delin.preconditions(scop, shapes)
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", f"a flat subscript cannot be delinearized: {e}") from None
+        scop = mark_lazy(scop, self.delin.lazy)  # reads checked under their selects (frontend.guarded_reads)
         return replace(scop, preconditions=scop.preconditions + tuple(p for p in ranges if p not in scop.preconditions))
 
     def _add_shape_sizes(self) -> None:

@@ -13,9 +13,11 @@ from functools import partial
 
 from pycparser import c_ast
 
+from mdpoly.frontend.bound_products import exact_signed
 from mdpoly.frontend.delinearize import may_wrap
-from mdpoly.frontend.expr_types import involves_unsigned
-from mdpoly.frontend.scop_state import NestState, _int_constant, _NotAffine, _NotPrivate, _Stale
+from mdpoly.frontend.expr_types import expr_type, involves_unsigned
+from mdpoly.frontend.guarded_reads import bounds_of, guarded
+from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _Stale
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine
@@ -116,7 +118,9 @@ class NestExprs(NestState):
         overflow is undefined in the original, so the model's exact product is what it computes;
         an unsigned one wraps, and stays non-affine."""
         its = set(self._iterators())
-        if (a.names() | b.names()) & its or involves_unsigned(self.expr(node), self.name_type):
+        e = self.expr(node)
+        if (a.names() | b.names()) & its or (involves_unsigned(e, self.name_type)
+                                             and not exact_signed(e, self.name_type)):  # (long) n * m
             raise _NotAffine
         out: dict[str, int] = {}
         for x, cx in (*a.terms, ("", a.constant)):
@@ -315,6 +319,21 @@ def _product_name(nb: NestExprs, names: tuple[str, ...]) -> str | None:
     return name
 
 
+def _guard_side(nb: NestExprs, node: c_ast.Node) -> Affine | None:
+    """A select condition's side in size parameters the nest already has (``frontend.guarded_reads``)."""
+    known = set(nb.params) | set(nb._iterators()) | set(nb.sym.enum_values)
+    if not _names_in(node) <= known:
+        return None
+    try:
+        e = nb.expr(node)
+        t = expr_type(e, nb.name_type)
+        if t is None or not t.is_integer or not t.signed or not exact_signed(e, nb.name_type):
+            return None  # an unsigned comparison wraps
+        return nb.affine(node)
+    except _NotAffine:
+        return None
+
+
 def _declare_value(nb: NestExprs, name: str, value: str) -> None:
     """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent)."""
     if name not in nb.variables:
@@ -391,7 +410,11 @@ class _ExprBuilder(c_ast.NodeVisitor):
         return Cast(t, self.visit(node.expr), resolved if resolved != t else "")
 
     def visit_TernaryOp(self, node: c_ast.TernaryOp) -> Expr:
-        return Cond(self.visit(node.cond), self.visit(node.iftrue), self.visit(node.iffalse))
+        cond, its, aff = self.visit(node.cond), set(self.nb._iterators()), partial(_guard_side, self.nb)
+        with guarded(self.nb.delin.guards, bounds_of(node.cond, True, its, aff)):  # frontend.guarded_reads
+            then = self.visit(node.iftrue)
+        with guarded(self.nb.delin.guards, bounds_of(node.cond, False, its, aff)):
+            return Cond(cond, then, self.visit(node.iffalse))
 
     def visit_FuncCall(self, node: c_ast.FuncCall) -> Expr:
         name = node.name.name if isinstance(node.name, c_ast.ID) else c_text(node.name)

@@ -164,7 +164,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
     written = {s.write.buffer for s in scop.statements}
     buffers = tuple(Buffer(v.name, v.elem_type, v.shape, v.kind, v.name in written,
                            v.c_decl if v.kind != "scalar" and v.c_decl else None, v.rows_of, v.c_value,
-                           base_offset=v.base_offset)
+                           base_offset=v.base_offset, lazy=v.lazy)
                     for v in scop.variables if v.kind != "local")
     sizes = {**(known_sizes or {}), **dict(options.sizes)}
     for v in scop.variables:  # a front-end parameter (a strided trip count) from the sizes it is made of

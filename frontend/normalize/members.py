@@ -9,9 +9,10 @@ no-overlap checks; a scalar member is an object the checks compare with every wr
 range (``&p->dim`` may lie in the memory a pointer writes). That a store through a ``float *``
 cannot change a ``float *`` member is C's type rule (the object has another type).
 
-Refused, located: a nest that assigns a member or takes its address (``p->n = 0``,
-``&s->acc``), that assigns the struct pointer itself, and an array-of-structs field
-(``p[i].prob``: a strided access, not modelled). A function call elsewhere in the nest is
+An array-of-structs field (``p[i].prob``, read or written) becomes an access to a view of its
+own (``mdpoly.frontend.struct_fields``). Refused, located: a nest that assigns a member or takes
+its address (``p->n = 0``, ``&s->acc``, ``&p[i].prob``), that assigns the struct pointer itself,
+a store of a whole struct, and the array-of-structs forms the views do not cover. A function call elsewhere in the nest is
 refused by the extractor.
 """
 
@@ -32,6 +33,7 @@ from mdpoly.frontend.normalize.ast_util import (
     written_roots,
 )
 from mdpoly.frontend.normalize.struct_types import MemberTypes
+from mdpoly.frontend.struct_fields import FieldView, field_view, is_field_access
 from mdpoly.frontend.symbols import c_text
 
 PREFIX = "mdp_m_"
@@ -83,11 +85,12 @@ def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> None:
         if n is None:
             return
         target: c_ast.Node | None = None
+        what_op = n.op if isinstance(n, c_ast.UnaryOp) else ""
         if isinstance(n, c_ast.Assignment):
             target = n.lvalue
         elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
             target = n.expr
-        if isinstance(target, c_ast.StructRef):
+        if isinstance(target, c_ast.StructRef) and not (is_field_access(target) and what_op != "&"):
             what = "takes the address of" if isinstance(n, c_ast.UnaryOp) and n.op == "&" else "writes"
             raise UnsupportedInput(f"the nest {what} the struct member '{c_text(target)}', so member reads cannot "
                                    "be loaded once before it", loc_of(n, fallback), "struct-member-write")
@@ -97,11 +100,15 @@ def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> None:
     walk(nest)
 
 
-def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fallback: SourceLoc) -> list[Hoisted]:
+def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fallback: SourceLoc,
+                  views: dict[str, FieldView] | None = None) -> list[Hoisted]:
     """Replace, in ``nest`` (a copy, edited in place), every invariant member read by a new name.
 
     ``assigned``: the names the nest assigns (a struct pointer among them is refused).
-    :raises UnsupportedInput: a member written, the struct pointer assigned, an array-of-structs field.
+    ``views``: where array-of-structs fields (``A[e].f``) are rewritten as accesses to views
+    (``mdpoly.frontend.struct_fields``); None refuses them.
+    :raises UnsupportedInput: a member written, the struct pointer assigned, an array-of-structs
+        field that is not rewritten.
     """
     _member_writes(nest, fallback)
     local = declared_names(nest)
@@ -113,6 +120,12 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
             return None
         base, fields = _chain(n)
         if not isinstance(base, c_ast.ID):
+            if views is not None and is_field_access(n):  # A[e].f: a view of its own (struct_fields)
+                view, why = field_view(n, types, local, assigned, views)
+                if view is not None:
+                    return view
+                raise UnsupportedInput(f"'{c_text(n)}' is {why}: a strided access, which is not modelled",
+                                       loc_of(n, fallback), "unsupported-statement")
             kind = "an array-of-structs field" if isinstance(base, c_ast.ArrayRef) else "a member of a computed struct"
             raise UnsupportedInput(f"'{c_text(n)}' is {kind}: a strided access, which is not modelled",
                                    loc_of(n, fallback), "unsupported-statement")
@@ -143,7 +156,7 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
         return c_ast.ID(hoisted.name, coord=n.coord)
 
     replace_top_down(nest, rewrite)
-    if by_text:
+    if by_text or views:
         _struct_stores(nest, types, fallback)
     return list(by_text.values())
 

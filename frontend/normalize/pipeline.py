@@ -5,7 +5,8 @@ nest sits, for the liveness questions the extractor asks about the code around i
 tree the splicer and the reference text come from is never touched, so the nest as written stays
 the fallback. The order matters: member reads become names before local pointers are resolved
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
-subscripts they produce; selects come last, once subscripts are expressions of their own.
+subscripts they produce; selects come last, once subscripts are expressions of their own. Calls
+of pure helper functions are expanded first (``inline_calls``): their arguments may hold members.
 """
 
 from __future__ import annotations
@@ -20,11 +21,14 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
+from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes
+from mdpoly.frontend.struct_fields import FieldView, spelled_views, view_variable
 from mdpoly.frontend.symbols import SymbolTable
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.scop import AliasClass, Scop, Variable
 
 if TYPE_CHECKING:
@@ -43,21 +47,28 @@ class Normalized:
     values: tuple[tuple[str, str], ...] = ()
     #: hoisted scalars: objects a written pointer may overlap (checked at run time)
     objects: frozenset[str] = frozenset()
+    #: array-of-structs field views (``mdpoly.frontend.struct_fields``)
+    views: tuple[FieldView, ...] = ()
 
     def spelled(self, text: str) -> str:
         """``text`` with the hoisted names spelled as the member expressions they stand for."""
-        return _spelled(text, self.values)
+        return _spelled(spelled_views(text, self.views), self.values)
 
     def explained(self, e: UnsupportedInput) -> UnsupportedInput:
         """``e`` as the user reads it: its message over the user's names."""
+        if self.views:
+            e = UnsupportedInput(spelled_views(str(e.message), self.views), e.loc, e.code)
         return _explained(e, self.values)
 
     def finish(self, scop: Scop) -> Scop:
-        """``scop`` with the hoisted variables' ``c_value`` (and alias class) set."""
-        if not self.values:
+        """``scop`` with the hoisted variables' ``c_value`` (and alias class) set, and the field
+        views passed as the user's arrays of structs."""
+        if not self.values and not self.views:
             return scop
         values, spelled = dict(self.values), self.spelled
-        variables = tuple(replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
+        views = {fv.name: fv for fv in self.views}
+        variables = tuple(view_variable(v, views[v.name], spelled) if v.name in views
+                          else replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
                           if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
                           for v in scop.variables)
         pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=spelled(p.reason)) for p in scop.preconditions)
@@ -68,6 +79,9 @@ class Normalized:
 def respelled(e: UnsupportedInput, scop: Scop) -> UnsupportedInput:
     """``e`` (raised by a later stage about ``scop``) with hoisted names spelled as the user's
     member expressions (``'mdp_m_s_x'`` -> ``'(s->x)'``)."""
+    views = [(v.name, v.c_value) for v in scop.variables if view_member(v.name) and v.c_value]
+    if views:
+        e = UnsupportedInput(spelled_views(str(e.message), views), e.loc, e.code)
     return _explained(e, tuple((v.name, v.c_value) for v in scop.variables
                                if v.name.startswith(PREFIX) and v.c_value))
 
@@ -99,7 +113,7 @@ def _worth_copying(nest: c_ast.Node) -> bool:
     stack = [nest]
     while stack:
         n = stack.pop()
-        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment):
+        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment | c_ast.FuncCall):
             return True
         stack.extend(child for _name, child in n.children())
     return False
@@ -129,16 +143,22 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc)
+    inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments may read them
+    views: dict[str, FieldView] = {}
+    hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
+                            views)
     for h in hoisted:
         symbols.decls[h.name] = h.decl.type
         symbols.locals.add(h.name)
+    for fv in views.values():
+        symbols.decls[fv.name] = fv.decl.type
+        symbols.locals.add(fv.name)
     values = tuple((h.name, h.text) for h in hoisted)
     try:
         resolve_local_pointers(node, symbols, cand.loc)
         substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
     except UnsupportedInput as e:
-        raise _explained(e, values) from None
+        raise Normalized(cand, symbols, values, views=tuple(views.values())).explained(e) from None
     split_selects(node)
     return Normalized(replace(cand, node=node, func=func), symbols, values,
-                      frozenset(h.name for h in hoisted if h.scalar))
+                      frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()))

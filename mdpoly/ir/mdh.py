@@ -168,6 +168,9 @@ class Buffer:
     #: a flat pointer viewed from an invariant offset (``A[loff + t*kv + i]``): the call site passes
     #: ``A + base_offset`` (C text over the user's names)
     base_offset: str = ""
+    #: some read of it is evaluated only under a select's condition (``frontend.guarded_reads``):
+    #: never read it ahead (packed panels, ``__local`` caches), the addresses may lie outside it
+    lazy: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -176,6 +176,9 @@ class Variable:
     #: a size parameter the front end introduced (a strided loop's trip count): the C expression
     #: the call site passes for it, over the user's variables
     c_value: str = ""
+    #: read only under conditions the model's box does not show (``mdpoly.frontend.guarded_reads``):
+    #: no stage may read it ahead of the user's expression
+    lazy: bool = False
 
     @property
     def is_float(self) -> bool:

@@ -37,6 +37,7 @@ from dataclasses import replace
 from typing import Any
 
 from mdpoly.diagnostics import CompilerBug, UnsupportedInput
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.kernel import (
     KAccess,
     KBuffer,
@@ -213,6 +214,13 @@ class _GpuLowerer:
             if b.kind not in ("array", "pointer", "scalar"):
                 raise UnsupportedInput(f"'{b.name}' is not one dense array (rows reached through pointers)",
                                        self.m.loc, code="gpu-indirect-buffer")
+            if b.lazy:  # __local caches read inputs ahead (mdpoly.frontend.guarded_reads)
+                raise UnsupportedInput(f"'{b.name}' is read under selects that keep some of its reads outside its "
+                                       "rows; kernels may read inputs ahead of the select", self.m.loc, code="gpu-guarded-read")
+            if view_member(b.name):  # the kernel source would need the struct's definition
+                raise UnsupportedInput(f"'{b.c_value}[].{view_member(b.name)}' is an array-of-structs field, which "
+                                       "kernels do not take (the struct type is not declared in the kernel source)",
+                                       self.m.loc, code="gpu-struct-field")
             dev = device_type(b.elem_type, self.m)
             if b.kind == "scalar" and not b.written:
                 out.append(KBuffer(b.name, b.elem_type, dev, "value"))

@@ -374,7 +374,7 @@ def packable_inputs(m: MdhExpr, p: TuningParams) -> dict[int, int]:
         buf = m.buffer(acc.buffer)
         names = set().union(*(e.names() for e in acc.index)) if acc.index else set()
         along = [blocked[x] for x in names if x in blocked]
-        if buf.kind != "scalar" and not buf.written and len(along) == 1:
+        if buf.kind != "scalar" and not buf.written and not buf.lazy and len(along) == 1:
             out[n] = along[0]
     return out
 

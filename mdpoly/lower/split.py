@@ -26,6 +26,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from mdpoly.backends.mpi import MPI_OPS, mpi_type
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.ranks import EXTENT, LO, Gather, RankRefusal, RankSplit
 from mdpoly.lower.lower import function_params
@@ -64,6 +65,8 @@ def split_for_ranks(mdh: MdhExpr) -> RankSplit | RankRefusal:
         return RankRefusal("mpi-shared-output", "two outputs write the same variable")
     if any(bufs[n].kind == "indirect" for n in out_bufs):
         return RankRefusal("mpi-indirect-output", "an output is reached through row pointers")
+    if any(view_member(n) for n in out_bufs):  # a gather would move whole elements of the member's type
+        return RankRefusal("mpi-struct-field-output", "an output is an array-of-structs field")
     red_its = {mdh.dims[k].iterator for k in reds}
     if any(o.access.index and any(e.names() & red_its for e in o.access.index) for o in mdh.outputs):
         return RankRefusal("mpi-nothing-to-split", "an output subscript names a reduction iterator")

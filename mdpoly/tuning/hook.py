@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.nest import NestAnalysis
 from mdpoly.ir.target import TargetCaps
@@ -87,6 +88,9 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
     tuning chose them."""
     default = target.default_params(mdh, target.caps, options.strict_fp)
     if not options.tune:
+        return default, target.caps, None
+    if any(view_member(b.name) for b in mdh.buffers):  # the tuner's buffers are arrays of the element type
+        _remark(sink, nest, "not-tuned", "not tuned: it accesses array-of-structs fields")
         return default, target.caps, None
     sizes = known_sizes(mdh, dict(options.sizes))
     missing = missing_sizes(mdh, sizes)

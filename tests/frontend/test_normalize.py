@@ -106,8 +106,8 @@ REFUSED = [
     ("struct-member-write", "whole struct stored",
      "void f(Config *p, Config *q, Config c, float *x) {\n  for (int i = 0; i < p->dim; i++) {\n    x[i] = p->eps;\n"
      "    q[i] = c;\n  }\n}\n", (8, 5)),
-    ("unsupported-statement", "array of structs",
-     "void f(struct cell *c, float *x) {\n  for (int i = 0; i < 100; i++)\n    x[i] = c[i].prob;\n}\n", (7, 12)),
+    ("unsupported-statement", "array of structs through row pointers",
+     "void f(struct cell **c, float *x) {\n  for (int i = 0; i < 100; i++)\n    x[i] = c[i][1].prob;\n}\n", (7, 12)),
     ("pointer-arithmetic", "local pointer re-assigned",
      "void f(float *a) {\n  for (int h = 0; h < 8; h++) {\n    float *q = a + h * 16;\n    for (int i = 0; i < 16; i++) {\n"
      "      *q = 0.0f;\n      q++;\n    }\n  }\n}\n", (10, 7)),
