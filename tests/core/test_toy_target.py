@@ -11,6 +11,7 @@ the target's name."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import replace
 from pathlib import Path
@@ -39,7 +40,9 @@ class OffloadBackend(OpenMPBackend):
 
     def render(self, plan: Plan) -> GeneratedCode:
         code = super().render(plan)
-        return replace(code, definition=code.definition.replace("#pragma omp parallel for", f"#pragma {OFFLOAD}"))
+        # an offloaded loop's teams are the device's: no host team size (mdp_team() reads host state)
+        text = re.sub(r" num_threads\(mdp_team(_upto\([^()]*\))?(\(\))?\)", "", code.definition)
+        return replace(code, definition=text.replace("#pragma omp parallel for", f"#pragma {OFFLOAD}"))
 
 
 def _offload_backend(caps: TargetCaps) -> OffloadBackend:

@@ -28,7 +28,8 @@ CASES_DIR = Path(__file__).resolve().parent / "region_loops_cases"
 #: case -> (the schedule remark's shape or "" when kept, words the OpenMP output must contain)
 CASES = {
     "adi": ("t:seq-in-region{ [i:++ private-body] [i:++ private-body] }",
-            ("#pragma omp parallel private(t)", "#pragma omp for schedule(static) private(j)")),
+            ("#pragma omp parallel num_threads(mdp_region1_nt) private(t)",
+             "#pragma omp for schedule(static) private(j)")),
     "thomas_rows": ("[i:++ private-body]", ("#pragma omp parallel for schedule(static) private(j)",)),
     "row_scalar": ("t:seq-in-region{ [i:++ with private s] [i:++ j:++ MDH at line 26] }",
                    ("#pragma omp for schedule(static) private(j) firstprivate(mdp_priv_s) lastprivate(mdp_priv_s)",)),
