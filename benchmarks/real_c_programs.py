@@ -71,7 +71,11 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("conv2d_nhwc", ("6",)),
     RealProgram("resize_bilinear", ("12",), tight=frozenset({"up", "down", "mse"})),
     RealProgram("blocked_gemm", ("6",)),
-    RealProgram("lbm_d2q9", ("4", "40")),
+    # uy is the transverse velocity of an x-driven channel flow: per cell it is a cancelling sum of
+    # O(0.1) populations giving O(1e-4), so reassociating the 9-term moment sums (the default,
+    # --strict-fp keeps them in order and is then exact) moves it by 2.5e-4 of |uy| at the default
+    # size and 2e-3 at "4 40", as reversing the q loop in the sequential original does too.
+    RealProgram("lbm_d2q9", ("4", "40"), loose=(("uy", 5e-3),)),
     RealProgram("black_scholes", ("16", "8"),
                 tight=frozenset({"calls", "puts", "deltas", "total", "max_call"})),
 )

@@ -114,3 +114,40 @@ def test_real_program(name: str, mode: str, tmp_path: Path) -> None:
         got = RC.parse_output(run_program(exe, threads=threads))
         diff = RC.compare(got, ref, program)
         assert diff is None, f"{name}.c [{mode}] at OMP_NUM_THREADS={threads}: {diff}\n{proc.stderr[-3000:]}"
+
+
+#: the moment sums of lbm_d2q9's collision, and the same sums with the q loop reversed
+_LBM_MOMENTS = "                for (int q = 0; q < Q; q++) {\n                    rho += f[q];"
+_LBM_MOMENTS_REVERSED = "                for (int q = Q - 1; q >= 0; q--) {\n                    rho += f[q];"
+
+
+def test_lbm_strict_fp_is_exact(tmp_path: Path) -> None:
+    """lbm_d2q9 with ``--strict-fp``: every transformed nest is a map or an ordered sum, so every
+    checksum equals the sequential original's (``TIGHT_RTOL``) at 1 to 4 threads; the ``uy``
+    difference of the default build comes from reassociating the moment sums alone."""
+    program = RC.PROGRAMS_BY_NAME["lbm_d2q9"]
+    ref = RC.parse_output(_reference(program, tmp_path))
+    out = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(program.path), "-o", str(out), "--no-tune", "--all-nests",
+                     "--strict-fp"], env=child_env(), timeout=600)
+    assert "--strict-fp forbids reassociating" in proc.stderr
+    exact = RC.RealProgram(program.name, program.bench_args, tight=frozenset(ref.floats))
+    exe = build_c(out, tmp_path / "par", {}, openmp=True)
+    for threads in THREADS:
+        diff = RC.compare(RC.parse_output(run_program(exe, threads=threads)), ref, exact)
+        assert diff is None, f"lbm_d2q9.c --strict-fp at OMP_NUM_THREADS={threads}: {diff}"
+
+
+def test_lbm_tolerance_covers_reassociation(tmp_path: Path) -> None:
+    """The sequential original with its moment sums added in reverse order is within the
+    program's tolerances (and outside the default 1e-4 for ``uy``): the looser ``uy`` bound is
+    the rounding of a reassociated sum, not room for a wrong transformation."""
+    program = RC.PROGRAMS_BY_NAME["lbm_d2q9"]
+    ref = RC.parse_output(_reference(program, tmp_path))
+    text = program.path.read_text()
+    assert text.count(_LBM_MOMENTS) == 1
+    src = tmp_path / "reversed.c"
+    src.write_text(text.replace(_LBM_MOMENTS, _LBM_MOMENTS_REVERSED))
+    got = RC.parse_output(run_program(build_c(src, tmp_path / "rev", {}, openmp=False)))
+    assert RC.compare(got, ref, program) is None
+    assert RC.compare(got, ref, RC.RealProgram(program.name, program.bench_args)) is not None
