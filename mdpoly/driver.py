@@ -24,7 +24,7 @@ from mdpoly.diagnostics import (
     UnsupportedInput,
 )
 from mdpoly.host_schedule import render_schedule_regions
-from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
     ORIGINAL_NEST,
@@ -120,6 +120,13 @@ def _guarded(mdh: MdhExpr, cost: CostDecision) -> MdhExpr:
     return mdh if pre is None else replace(mdh, preconditions=(pre, *mdh.preconditions))
 
 
+#: Generated OpenMP code that cannot beat the nest as written on one thread (no tiled reduction,
+#: register blocks or reordered loops: ``gains_on_one_thread``) runs only with a team of two or more
+#: (``mdp_team()``, the preamble's run-time team size: OMP_NUM_THREADS=1, or every other core busy);
+#: otherwise the nest as written runs. Not inside host loops, whose regions choose their team themselves.
+ONE_THREAD = Precondition("mdp_team() > 1", "a team of two or more threads (with one, the nest as written is faster)")
+
+
 def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
                     used_names: set[str], in_host_loop: bool = False) -> tuple[GeneratedCode | None, NestOutcome]:
     """One band: its generated code and outcome, or ``None`` and why it is kept (the cost model
@@ -162,8 +169,11 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             plan = target.lower(mdh, params, caps)
         if split is None:   # the run-time guard: at the call, and (OpenMP) the team's condition inside
             if isinstance(plan, Plan):
-                cost = cost.for_plan(gains_on_one_thread(plan))
+                gains = gains_on_one_thread(plan)
+                cost = cost.for_plan(gains)
                 plan = replace(plan, parallel_if=cost.parallel_if or "")
+                if not gains and not in_host_loop and cost.choice != "forced":
+                    plan = replace(plan, mdh=replace(plan.mdh, preconditions=(ONE_THREAD, *plan.mdh.preconditions)))
             plan = replace(plan, mdh=_guarded(plan.mdh, cost))
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:

@@ -165,7 +165,9 @@ def test_small_calls_run_the_original_large_ones_in_parallel(tmp_path: Path) -> 
         for threads in (1, 2, 3, 4):
             got, regions, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
-            assert (regions, one) == _expect(threads, parallel, 0), f"n={n}: {regions} parallel regions, {one} on one"
+            # on one thread the axpy (no gains on one thread) runs as written: no team at all
+            expected = _expect(threads, parallel, 0) if threads > 1 else (0, 0)
+            assert (regions, one) == expected, f"n={n}: {regions} parallel regions, {one} on one"
 
 
 def test_a_shrinking_step_loop_decides_per_step_and_is_no_region(tmp_path: Path) -> None:
