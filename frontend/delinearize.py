@@ -205,6 +205,9 @@ class Delinearizer:
         self.guards: list[Bound] = []
         #: read-only arrays whose range check used a read's guard (``Variable.lazy``)
         self.lazy: set[str] = set()
+        #: of each such array: first view subscript's extremes over its reads' narrowed boxes (None:
+        #: not comparable, the alias ranges take the whole box)
+        self.lazy_rows: dict[str, tuple[Affine, Affine] | None] = {}
 
     def viewed(self, array: str) -> bool:
         """Whether ``array`` has a view in this nest (so far, or from the hints)."""
@@ -317,6 +320,7 @@ class Delinearizer:
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
         written = {s.write.buffer for s in scop.statements}
         out: list[Precondition] = []
+        rows: dict[str, tuple[Affine, Affine] | None] = {}
         for use in self.uses:
             shape = shapes[use.array]
             at = where
@@ -324,6 +328,9 @@ class Delinearizer:
                 at = narrowed(where, use.guard)
                 if at != where:
                     self.lazy.add(use.array)
+            if use.array not in written and use.subs:
+                here = box_extremes(use.subs[0], at)
+                rows[use.array] = _widen(rows[use.array], here) if use.array in rows else here
             for k in range(1, len(shape)):
                 sub, ext = use.subs[k], shape[k]
                 lo, hi = box_extremes(sub, at)
@@ -344,7 +351,15 @@ class Delinearizer:
                         text = f"{divisor} > 0 && {math_text(below)} <= {dividend} / ({divisor})"
                     if text not in {p.c_expr for p in out}:
                         out.append(Precondition(text, why))
+        self.lazy_rows = {a: r for a, r in rows.items() if a in self.lazy}
         return tuple(out)
+
+
+def _widen(a: tuple[Affine, Affine] | None, b: tuple[Affine, Affine]) -> tuple[Affine, Affine] | None:
+    """The (lowest, highest) covering both, where the bounds differ by constants; else None."""
+    if a is None or a[0].terms != b[0].terms or a[1].terms != b[1].terms:
+        return None
+    return (Affine(a[0].terms, min(a[0].constant, b[0].constant)), Affine(a[1].terms, max(a[1].constant, b[1].constant)))
 
 
 def _minus(a: Affine, b: Affine) -> Affine:

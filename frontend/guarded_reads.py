@@ -19,13 +19,16 @@ write (no dependence involves them; the dependence analysis sees the read at eve
 box, a superset). The arrays it applied to are marked ``Variable.lazy``: a stage that reads
 inputs ahead of their evaluation (the micro-kernel's packed panels, GPU ``__local`` caches) could
 touch the never-evaluated, out-of-array addresses, so packing skips them and GPU targets keep
-the nest (``gpu-guarded-read``). The alias ranges are unaffected: they cover whole rows of the
-unnarrowed box, a superset of every evaluated address.
+the nest (``gpu-guarded-read``). The alias ranges (``mdpoly.frontend.alias``) of such an array
+cover whole rows between the lowest and highest first view subscript over the narrowed boxes of
+all its reads (``Variable.lazy_rows``), a superset of every evaluated address: the clamped halo
+rows ``in[z - 1]`` at ``z == 0`` are never read, so a buffer that ends just before ``in`` (the
+next ``malloc``'s block, a swapped time-step buffer) does not fail the no-overlap check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -120,8 +123,11 @@ def narrowed(box: dict[str, BoxBounds], bounds: tuple[Bound, ...]) -> dict[str, 
     return out
 
 
-def mark_lazy(scop: Scop, arrays: set[str]) -> Scop:
-    """``scop`` with the arrays whose reads were checked under their guards marked ``lazy``."""
+def mark_lazy(scop: Scop, arrays: set[str], rows: Mapping[str, tuple[Affine, Affine] | None] | None = None) -> Scop:
+    """``scop`` with the arrays whose reads were checked under their guards marked ``lazy``, with
+    ``rows`` (array -> first view subscript's extremes over its evaluated reads) as ``lazy_rows``."""
     if not arrays:
         return scop
-    return replace(scop, variables=tuple(replace(v, lazy=True) if v.name in arrays else v for v in scop.variables))
+    rows = rows or {}
+    return replace(scop, variables=tuple(replace(v, lazy=True, lazy_rows=rows.get(v.name)) if v.name in arrays else v
+                                         for v in scop.variables))
