@@ -123,6 +123,28 @@ def narrowed(box: dict[str, BoxBounds], bounds: tuple[Bound, ...]) -> dict[str, 
     return out
 
 
+def within_domain(sub: Affine, lo: Affine, hi: Affine, domain: tuple[Affine, ...],
+                  iterators: set[str]) -> tuple[Affine, Affine, bool]:
+    """``lo``/``hi`` (``sub``'s extremes over the box) tightened by the read's ``if`` conditions
+    (each ``g >= 0``): ``g = sub - d`` gives ``sub >= d``, ``g = d - sub`` gives ``sub <= d``, ``d``
+    in parameters only (``iy = oy + r - pad`` under ``iy >= 0 && iy < H``: ``0 <= iy <= H - 1``).
+    A bound replaces the box's where the box's is not already known to be at least as tight (the
+    difference is not a constant of the right sign); the flag says whether any did."""
+    tightened = False
+    for g in domain:
+        low = _minus(sub, g)  # sub >= low
+        if not low.names() & iterators:
+            gap = _minus(low, lo)
+            if not (gap.is_constant and gap.constant <= 0):
+                lo, tightened = low, True
+        high = _minus(sub, Affine.of({n: -c for n, c in g.terms}, -g.constant))  # sub <= sub + g
+        if not high.names() & iterators:
+            gap = _minus(hi, high)
+            if not (gap.is_constant and gap.constant <= 0):
+                hi, tightened = high, True
+    return lo, hi, tightened
+
+
 def mark_lazy(scop: Scop, arrays: set[str], rows: Mapping[str, tuple[Affine, Affine] | None] | None = None) -> Scop:
     """``scop`` with the arrays whose reads were checked under their guards marked ``lazy``, with
     ``rows`` (array -> first view subscript's extremes over its evaluated reads) as ``lazy_rows``."""
