@@ -14,7 +14,9 @@ The rules, in order:
    Reduction dims get ``REDUCTION_TILE`` (the SIMD one stays whole); concat-only nests tile the
    non-SIMD dims by ``CONCAT_TILE`` for the parallel loop and leave the SIMD dim whole.
 4. Parallel dims: the concat dims with most tiles until there are ``PAR_SLACK * caps.cores``
-   tiles, shrinking tiles when there are too few; if the concat tiles still cannot feed
+   tiles, shrinking tiles when there are too few; every tiled concat dim whose extent is known
+   only at run time, all collapsed: any one of them may be short (``nz = 8`` planes of a 3-D
+   stencil under a tile of 64, a batch of 2), one parallel loop over it alone a single chunk; if the concat tiles still cannot feed
    ``caps.cores`` threads and the concat domain is small and static, split the largest reduction
    dim over the threads instead (not under ``strict_fp``).
 5. Register block (nests that reduce, not split, ``f`` not using indices): with a concat SIMD
@@ -183,7 +185,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
         chosen: list[int] = []
         n: float = 1
         for d in cands:
-            if n >= want:
+            if n >= want and not (math.isinf(n) and ext[d] is None):
                 break
             chosen.append(d)
             n *= _count(ext[d], tiles[d])
