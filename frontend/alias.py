@@ -78,6 +78,8 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
 
 def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange:
     lo, hi = _extremes(scop, s, acc.index[0])
+    if var.lazy_rows is not None and acc is not s.write and not _written(scop, var.name):
+        lo, hi = var.lazy_rows  # its reads' rows where evaluated (``mdpoly.frontend.guarded_reads``)
     if var.kind != "indirect":
         # at the call site a size parameter of the front end's (``mdp_q_kv_by_hs``) is its C expression
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
@@ -89,6 +91,10 @@ def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange
                                "'T **A' / 'T *A[N]' can be checked for overlap", s.loc, "may-alias")
     row_lo, row_hi = _extremes(scop, s, acc.index[1])
     return AddressRange(acc.buffer, lo, hi, row_lo, row_hi)
+
+
+def _written(scop: Scop, name: str) -> bool:
+    return any(s.write.buffer == name for s in scop.statements)
 
 
 def _extremes(scop: Scop, s: Statement, e: Affine) -> tuple[Affine, Affine]:

@@ -32,7 +32,10 @@ touches is the one the flat subscript names -- when ``0 <= e_k < d_k`` for every
 ``Precondition`` computed in ``long long`` from the parameters: one O(1) test per call, the
 original nest runs when it fails (``preconditions``). A read of an array the nest does not
 write that sits under selects is checked only over the points its selects' conditions let it be
-evaluated at (``mdpoly.frontend.guarded_reads``: the clamped neighbour ``x == 0 ? in[c] : in[c-1]``).
+evaluated at (``mdpoly.frontend.guarded_reads``: the clamped neighbour ``x == 0 ? in[c] : in[c-1]``),
+and under ``if``s only where their affine conditions bound the subscript (``within_domain``: the
+zero-padded convolution's ``if (iy >= 0 && iy < H) ... in[(iy*W + ix)*C + c]``); such arrays are
+marked lazy, and their alias rows (``Variable.lazy_rows``) are those of the evaluated reads.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from itertools import pairwise
 
 from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import NameTypes, expr_type
-from mdpoly.frontend.guarded_reads import Bound, narrowed
+from mdpoly.frontend.guarded_reads import Bound, narrowed, within_domain
 from mdpoly.frontend.loop_types import math_text
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, Precondition
@@ -80,6 +83,9 @@ class Use:
     subs: tuple[Affine, ...]
     #: the selects' conditions under which it is evaluated (``mdpoly.frontend.guarded_reads``)
     guard: tuple[Bound, ...] = ()
+    #: the enclosing ``if``s' affine conditions (``Statement.guards``, each ``>= 0``): it is
+    #: evaluated only where they hold (the domain's ``where``)
+    domain: tuple[Affine, ...] = ()
 
 
 class Relayout(Exception):
@@ -205,6 +211,9 @@ class Delinearizer:
         self.guards: list[Bound] = []
         #: read-only arrays whose range check used a read's guard (``Variable.lazy``)
         self.lazy: set[str] = set()
+        #: of each such array: first view subscript's extremes over its reads' narrowed boxes (None:
+        #: not comparable, the alias ranges take the whole box)
+        self.lazy_rows: dict[str, tuple[Affine, Affine] | None] = {}
 
     def viewed(self, array: str) -> bool:
         """Whether ``array`` has a view in this nest (so far, or from the hints)."""
@@ -216,8 +225,10 @@ class Delinearizer:
 
     def access(self, array: str, poly: Poly, iterators: Sequence[str],
                param: Callable[[Monomial], str | None],
-               extents: Mapping[str, Monomial] | None = None) -> tuple[Affine, ...] | None:
+               extents: Mapping[str, Monomial] | None = None,
+               domain: tuple[Affine, ...] = ()) -> tuple[Affine, ...] | None:
         """``array[poly]`` as per-dimension subscripts (outermost first) of ``array``'s view;
+        ``domain``: the enclosing ``if``s' conditions (``Use.domain``);
         ``param`` names a product of size parameters (``None``: cannot); ``extents``: the iterators
         that run from 0 to a product of parameters, that product (for ``choose_layout``). ``None``
         when the subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
@@ -258,7 +269,7 @@ class Delinearizer:
                     return None
                 terms[name] = terms.get(name, 0) + c
             subs.append(Affine.of(terms, dim.get((), 0)))
-        self.uses.append(Use(array, tuple(subs), tuple(self.guards)))
+        self.uses.append(Use(array, tuple(subs), tuple(self.guards), tuple(domain)))
         return tuple(subs)
 
     def offsets(self) -> dict[str, str]:
@@ -317,6 +328,7 @@ class Delinearizer:
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
         written = {s.write.buffer for s in scop.statements}
         out: list[Precondition] = []
+        rows: dict[str, tuple[Affine, Affine] | None] = {}
         for use in self.uses:
             shape = shapes[use.array]
             at = where
@@ -324,9 +336,19 @@ class Delinearizer:
                 at = narrowed(where, use.guard)
                 if at != where:
                     self.lazy.add(use.array)
+            if use.array not in written and use.subs:
+                low, high, tightened = within_domain(use.subs[0], *box_extremes(use.subs[0], at), use.domain, its)
+                if tightened:
+                    self.lazy.add(use.array)
+                here = (low, high)
+                rows[use.array] = _widen(rows[use.array], here) if use.array in rows else here
             for k in range(1, len(shape)):
                 sub, ext = use.subs[k], shape[k]
                 lo, hi = box_extremes(sub, at)
+                if use.array not in written:  # evaluated only in its statement's domain
+                    lo, hi, tightened = within_domain(sub, lo, hi, use.domain, its)
+                    if tightened:
+                        self.lazy.add(use.array)
                 shown = [self.shown.get(d, d) for d in shape]
                 why = (f"the subscripts of '{use.array}' viewed as {use.array}{''.join(f'[{d}]' for d in shown)} stay "
                        f"within their dimensions ({sub.to_c()} in [0, {shown[k]}))")
@@ -344,7 +366,15 @@ class Delinearizer:
                         text = f"{divisor} > 0 && {math_text(below)} <= {dividend} / ({divisor})"
                     if text not in {p.c_expr for p in out}:
                         out.append(Precondition(text, why))
+        self.lazy_rows = {a: r for a, r in rows.items() if a in self.lazy}
         return tuple(out)
+
+
+def _widen(a: tuple[Affine, Affine] | None, b: tuple[Affine, Affine]) -> tuple[Affine, Affine] | None:
+    """The (lowest, highest) covering both, where the bounds differ by constants; else None."""
+    if a is None or a[0].terms != b[0].terms or a[1].terms != b[1].terms:
+        return None
+    return (Affine(a[0].terms, min(a[0].constant, b[0].constant)), Affine(a[1].terms, max(a[1].constant, b[1].constant)))
 
 
 def _minus(a: Affine, b: Affine) -> Affine:

@@ -19,13 +19,16 @@ write (no dependence involves them; the dependence analysis sees the read at eve
 box, a superset). The arrays it applied to are marked ``Variable.lazy``: a stage that reads
 inputs ahead of their evaluation (the micro-kernel's packed panels, GPU ``__local`` caches) could
 touch the never-evaluated, out-of-array addresses, so packing skips them and GPU targets keep
-the nest (``gpu-guarded-read``). The alias ranges are unaffected: they cover whole rows of the
-unnarrowed box, a superset of every evaluated address.
+the nest (``gpu-guarded-read``). The alias ranges (``mdpoly.frontend.alias``) of such an array
+cover whole rows between the lowest and highest first view subscript over the narrowed boxes of
+all its reads (``Variable.lazy_rows``), a superset of every evaluated address: the clamped halo
+rows ``in[z - 1]`` at ``z == 0`` are never read, so a buffer that ends just before ``in`` (the
+next ``malloc``'s block, a swapped time-step buffer) does not fail the no-overlap check.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 
@@ -120,8 +123,33 @@ def narrowed(box: dict[str, BoxBounds], bounds: tuple[Bound, ...]) -> dict[str, 
     return out
 
 
-def mark_lazy(scop: Scop, arrays: set[str]) -> Scop:
-    """``scop`` with the arrays whose reads were checked under their guards marked ``lazy``."""
+def within_domain(sub: Affine, lo: Affine, hi: Affine, domain: tuple[Affine, ...],
+                  iterators: set[str]) -> tuple[Affine, Affine, bool]:
+    """``lo``/``hi`` (``sub``'s extremes over the box) tightened by the read's ``if`` conditions
+    (each ``g >= 0``): ``g = sub - d`` gives ``sub >= d``, ``g = d - sub`` gives ``sub <= d``, ``d``
+    in parameters only (``iy = oy + r - pad`` under ``iy >= 0 && iy < H``: ``0 <= iy <= H - 1``).
+    A bound replaces the box's where the box's is not already known to be at least as tight (the
+    difference is not a constant of the right sign); the flag says whether any did."""
+    tightened = False
+    for g in domain:
+        low = _minus(sub, g)  # sub >= low
+        if not low.names() & iterators:
+            gap = _minus(low, lo)
+            if not (gap.is_constant and gap.constant <= 0):
+                lo, tightened = low, True
+        high = _minus(sub, Affine.of({n: -c for n, c in g.terms}, -g.constant))  # sub <= sub + g
+        if not high.names() & iterators:
+            gap = _minus(hi, high)
+            if not (gap.is_constant and gap.constant <= 0):
+                hi, tightened = high, True
+    return lo, hi, tightened
+
+
+def mark_lazy(scop: Scop, arrays: set[str], rows: Mapping[str, tuple[Affine, Affine] | None] | None = None) -> Scop:
+    """``scop`` with the arrays whose reads were checked under their guards marked ``lazy``, with
+    ``rows`` (array -> first view subscript's extremes over its evaluated reads) as ``lazy_rows``."""
     if not arrays:
         return scop
-    return replace(scop, variables=tuple(replace(v, lazy=True) if v.name in arrays else v for v in scop.variables))
+    rows = rows or {}
+    return replace(scop, variables=tuple(replace(v, lazy=True, lazy_rows=rows.get(v.name)) if v.name in arrays else v
+                                         for v in scop.variables))

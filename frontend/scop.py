@@ -105,7 +105,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             ranges = self.delin.preconditions(scop, shapes)
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", f"a flat subscript cannot be delinearized: {e}") from None
-        scop = mark_lazy(scop, self.delin.lazy)  # reads checked under their selects (frontend.guarded_reads)
+        scop = mark_lazy(scop, self.delin.lazy, self.delin.lazy_rows)  # reads checked under their selects (frontend.guarded_reads)
         return replace(scop, preconditions=scop.preconditions + tuple(p for p in ranges if p not in scop.preconditions))
 
     def _add_shape_sizes(self) -> None:

@@ -258,7 +258,8 @@ class NestExprs(NestState):
             if lp.lower == Affine() and lp.upper.constant == 0 and [c for _, c in lp.upper.terms] == [1]:
                 bound = lp.upper.terms[0][0]
                 extents[lp.iterator] = tuple(sorted(self.products.get(bound, (bound,))))
-        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self), extents)
+        index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self), extents,
+                                  domain=self.guards)
         if index is None:
             return None
         if may_wrap(self.expr(subs[0]), self.name_type):

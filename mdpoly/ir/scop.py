@@ -179,6 +179,10 @@ class Variable:
     #: read only under conditions the model's box does not show (``mdpoly.frontend.guarded_reads``):
     #: no stage may read it ahead of the user's expression
     lazy: bool = False
+    #: of a ``lazy`` array the nest does not write: the smallest and largest first view subscript of
+    #: its evaluated reads (each read over the box narrowed by its selects' conditions), in size
+    #: parameters; the alias ranges use it (``mdpoly.frontend.alias``). None: the whole box's.
+    lazy_rows: tuple[Affine, Affine] | None = None
 
     @property
     def is_float(self) -> bool:

@@ -215,7 +215,7 @@ class _GpuLowerer:
                 raise UnsupportedInput(f"'{b.name}' is not one dense array (rows reached through pointers)",
                                        self.m.loc, code="gpu-indirect-buffer")
             if b.lazy:  # __local caches read inputs ahead (mdpoly.frontend.guarded_reads)
-                raise UnsupportedInput(f"'{b.name}' is read under selects that keep some of its reads outside its "
+                raise UnsupportedInput(f"'{b.name}' is read under selects or ifs that keep some of its reads outside its "
                                        "rows; kernels may read inputs ahead of the select", self.m.loc, code="gpu-guarded-read")
             if view_member(b.name):  # the kernel source would need the struct's definition
                 raise UnsupportedInput(f"'{b.c_value}[].{view_member(b.name)}' is an array-of-structs field, which "

@@ -14,9 +14,12 @@ The rules, in order:
    Reduction dims get ``REDUCTION_TILE`` (the SIMD one stays whole); concat-only nests tile the
    non-SIMD dims by ``CONCAT_TILE`` for the parallel loop and leave the SIMD dim whole.
 4. Parallel dims: the concat dims with most tiles until there are ``PAR_SLACK * caps.cores``
-   tiles, shrinking tiles when there are too few; if the concat tiles still cannot feed
+   tiles, shrinking tiles when there are too few; every tiled concat dim whose extent is known
+   only at run time, all collapsed: any one of them may be short (``nz = 8`` planes of a 3-D
+   stencil under a tile of 64, a batch of 2), one parallel loop over it alone a single chunk; if the concat tiles still cannot feed
    ``caps.cores`` threads and the concat domain is small and static, split the largest reduction
-   dim over the threads instead (not under ``strict_fp``).
+   dim over the threads instead (not under ``strict_fp``); of run-time extent, with other dims
+   inside, in chunks of one point (a plane of a 3-D sum).
 5. Register block (nests that reduce, not split, ``f`` not using indices): with a concat SIMD
    dim, ``REGISTER_VECTORS`` vectors of ``caps.vector_bytes`` along it times ``REGISTER_ROWS``
    points of the innermost other concat dim (whose tile is rounded down to a multiple of them);
@@ -183,7 +186,7 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
         chosen: list[int] = []
         n: float = 1
         for d in cands:
-            if n >= want:
+            if n >= want and not (math.isinf(n) and ext[d] is None):
                 break
             chosen.append(d)
             n *= _count(ext[d], tiles[d])
@@ -212,6 +215,10 @@ def default_params(mdh: MdhExpr, caps: TargetCaps, strict_fp: bool = False) -> T
         # an unknown extent (often a host loop's iterator: a triangle's row) gets small chunks, shared
         # out contiguously by the static schedule: one chunk of a short row would leave a thread idle
         chunk = max(256, math.ceil(e / (PAR_SLACK * caps.cores))) if e is not None else 256
+        if e is None and split != v and len(dims) > 1:
+            # a point of it is a whole loop nest of its own (a plane of a 3-D sum): one per
+            # chunk, as the extent may be short (8 planes under chunks of 256 were one chunk)
+            chunk = 1
         tiles[split] = (chunk,) if e is None else (min(chunk, e),)
         for d in concat:
             tiles[d] = ()

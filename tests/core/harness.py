@@ -16,6 +16,7 @@ import subprocess
 from pathlib import Path
 
 from mdpoly.backends.base import GeneratedCode
+from mdpoly.backends.openmp import preamble
 from mdpoly.ir.mdh import MdhExpr
 from mdpoly.ir.plan import Plan
 
@@ -33,8 +34,7 @@ def program(plan: Plan, code: GeneratedCode, ref_body: str, shapes: dict[str, tu
     mdh: MdhExpr = plan.mdh
     sig = code.definition.split("{", 1)[0].replace(plan.name, "ref", 1)
     lines = ["#include <stdio.h>", "#include <stdlib.h>", "#include <string.h>", "#include <math.h>"]
-    # the generated code's own preamble (headers and the team-size helper), as the driver splices it
-    lines += [code.preamble] if code.preamble else [f"#include <{h}>" for h in code.headers]
+    lines += [preamble(code.headers)]  # the includes and mdp_team(), as spliced files get them
     lines += [code.definition, sig + "{\n" + ref_body + "\n}", "int main(void) {",
               "  unsigned long h = 12345u; int bad = 0;"]
     for b in plan.params:

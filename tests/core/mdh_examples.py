@@ -139,3 +139,34 @@ def contraction(a: int, b: int, c: int, d: int, e: int, ty: str = "float") -> Md
         outputs=(OutputWrite(Access("C", idx("a", "b", "c")), ty, "accumulate"),),
         f=ScalarFunction(("x", "y"), ("x * y",)),
     )
+
+
+def stencil3d_symbolic(ty: str = "float") -> MdhExpr:
+    """B[z][y][x] = A[z][y][x] + A[z][y][x+1] over z < nz, y < ny, x < nx - 1 (sizes passed as ints)."""
+    return MdhExpr(
+        name="mdp_st3", loc=LOC,
+        dims=(Dim("z", A(), A({"nz": 1}), Combine.CONCAT, LOC), Dim("y", A(), A({"ny": 1}), Combine.CONCAT, LOC),
+              Dim("x", A(), A({"nx": 1}, -1), Combine.CONCAT, LOC)),
+        buffers=(Buffer("A", ty, ("", "ny", "nx"), "array"), Buffer("B", ty, ("", "ny", "nx"), "array", written=True),
+                 Buffer("nz", "int", (), "scalar"), Buffer("ny", "int", (), "scalar"), Buffer("nx", "int", (), "scalar")),
+        inputs=(Access("A", idx("z", "y", "x")), Access("A", idx("z", "y", ("x", 1)))),
+        outputs=(OutputWrite(Access("B", idx("z", "y", "x")), ty),),
+        f=ScalarFunction(("a", "b"), ("a + 2 * b",)),
+        params=(("nz", None), ("ny", None), ("nx", None)),
+    )
+
+
+def sum3d_symbolic(ty: str = "double") -> MdhExpr:
+    """S[0] = sum over z < nz, y < ny, x < nx of A[z][y][x] (sizes passed as ints)."""
+    red = Combine.ADD
+    return MdhExpr(
+        name="mdp_sum3", loc=LOC,
+        dims=(Dim("z", A(), A({"nz": 1}), red, LOC), Dim("y", A(), A({"ny": 1}), red, LOC),
+              Dim("x", A(), A({"nx": 1}), red, LOC)),
+        buffers=(Buffer("A", ty, ("", "ny", "nx"), "array"), Buffer("S", ty, ("1",), "array", written=True),
+                 Buffer("nz", "int", (), "scalar"), Buffer("ny", "int", (), "scalar"), Buffer("nx", "int", (), "scalar")),
+        inputs=(Access("A", idx("z", "y", "x")),),
+        outputs=(OutputWrite(Access("S", (A(),)), ty, "assign", "0.0"),),
+        f=ScalarFunction(("a",), ("a",)),
+        params=(("nz", None), ("ny", None), ("nx", None)),
+    )
