@@ -75,7 +75,8 @@ def test_replace_omp_replaces_what_it_proves(tmp_path: Path) -> None:
     # the user's pragma line of the replaced loop went with it; the kept ones are still there
     assert "void user_loop(void) {" in text
     k = lines.index("void user_loop(void) {")
-    assert "#pragma omp" not in lines[k + 1] and "mdpoly_user_loop" in lines[k + 1], lines[k:k + 3]
+    body = lines[k + 1:lines.index("}", k)]   # the call, under its run-time checks, and the fallback
+    assert not any("#pragma omp" in line for line in body) and any("mdpoly_user_loop" in line for line in body), body
     assert "#pragma omp parallel for ordered" in text
     assert_same_as_sequential(USER_OMP, out, tmp_path)
 
