@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Any
 
 import real_c_programs as rc
+from suite import mdpoly_command, mdpoly_env
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -86,17 +87,6 @@ def _step(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> 
     return proc
 
 
-def mdpoly_command() -> list[str]:
-    override = os.environ.get("MDPOLY_COMMAND")
-    if override:
-        return shlex.split(override)
-    return [sys.executable, "-c", "import sys; from mdpoly.cli import main; sys.exit(main())"]
-
-
-def _mdpoly_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    return env
 
 
 def _build(src: Path, exe: Path, openmp: bool) -> None:
@@ -122,7 +112,7 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
             tune = ["--no-tune"] if name == "mdpoly" else ["--tune-time", str(tune_time)]
             cmd = [*mdpoly_command(), str(prog.path), "-o", str(out_c), "--report", str(rep), *tune]
             t0 = time.perf_counter()
-            _step(cmd, MDPOLY_TIMEOUT_S, env=_mdpoly_env())
+            _step(cmd, MDPOLY_TIMEOUT_S, env=mdpoly_env())
             v.mdpoly_seconds = time.perf_counter() - t0
             cov = rc.coverage(rc.read_report(rep), rc.outermost_loops(prog.path), rc.hot_lines(prog.path.read_text()))
             v.nests = (f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations, "

@@ -25,7 +25,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.frontend.liveness import live_after
-from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, loc_of, names_in
+from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, ids_in, loc_of, names_in
 from mdpoly.frontend.symbols import SymbolTable, c_text
 from mdpoly.ir.c_types import INT, CType, parse_type, promote, usual_conversions
 
@@ -256,21 +256,8 @@ def _assignment_counts(nest: c_ast.Node) -> dict[str, int]:
 
 
 def _ids(node: c_ast.Node, name: str) -> list[c_ast.ID]:
-    out: list[c_ast.ID] = []
-
-    def walk(n: c_ast.Node | None) -> None:
-        if n is None:
-            return
-        if isinstance(n, c_ast.ID) and n.name == name:
-            out.append(n)
-        if isinstance(n, c_ast.StructRef):
-            walk(n.name)
-            return
-        for _name, child in n.children():
-            walk(child)
-
-    walk(node)
-    return out
+    """The ``ID`` nodes naming ``name`` under ``node``."""
+    return [i for i in ids_in(node) if i.name == name]
 
 
 def _contains(tree: c_ast.Node, node: c_ast.Node) -> bool:
