@@ -83,9 +83,11 @@ def _opencl_device():
 
 
 def test_opencl_kernel_prelude_builds_as_opencl_c():
-    import pyopencl as cl
+    cl = pytest.importorskip("pyopencl", reason="pyopencl is not installed (pip install 'mdpoly[opencl]')")
     dev = _opencl_device().device
-    src = c_file("opencl_kernel.cl") + "__kernel void k(__global float *x) { x[0] = sqrtf(x[0]) + INFINITY; }\n"
+    # C's float functions take an int argument too (sqrtf(n)): OpenCL's overloads alone are ambiguous
+    src = c_file("opencl_kernel.cl") + ("__kernel void k(__global float *x, int n) "
+                                        "{ x[0] = sqrtf(x[0]) + sqrtf(n) + powf(n, 2) + INFINITY; }\n")
     cl.Program(cl.Context([dev]), src).build(options=["-cl-std=CL1.2"])
 
 
