@@ -20,7 +20,9 @@ go to any worker (said in the log).
 What runs in parallel (``DaskEvaluator.prefetch``): the search hands over batches -- the whole
 neighbourhood of the local refinement, and in the global phase the technique's proposal filled
 up with random configurations to the number of workers (``mdpoly.tuning.atf.batched_search``);
-each batch is submitted at once and its results are taken in order. What does not: the
+each batch is submitted at once, its jobs spread round-robin over the eligible workers (a loose
+preference the scheduler may override for a busy or lost worker), and its results are taken in
+order. What does not: the
 reference (on the client), the default's measurement, and the confirmation of the winner.
 Times from different machines are not comparable, so the winner is re-measured against the
 default, interleaved, on one worker (the one that measured the default) before it is accepted
@@ -175,6 +177,9 @@ class DaskEvaluator(NestEvaluator):
                                f"need (start workers with --resources {resource}=1)")
         #: how many jobs a batch should hold: one per eligible worker
         self.width = len(eligible)
+        #: the eligible workers, in the order jobs are spread over them
+        self.eligible = list(eligible)
+        self._next_worker = 0
         self._scattered: Any = None
         self._pending: dict[str, Any] = {}
         self._candidates: dict[Any, Candidate] = {}
@@ -203,6 +208,12 @@ class DaskEvaluator(NestEvaluator):
         if self._pin is not None:
             kwargs["workers"] = [self._pin]
             kwargs["allow_other_workers"] = False
+        else:
+            # spread jobs round-robin: a loose preference, so a busy or lost worker's job may move,
+            # but a batch of fast candidates does not all land on the first worker that is free
+            kwargs["workers"] = [self.eligible[self._next_worker % len(self.eligible)]]
+            kwargs["allow_other_workers"] = True
+            self._next_worker += 1
         return self.client.submit(run_job, job, self._inputs(), **kwargs)
 
     def candidate(self, params: Any) -> Candidate:
