@@ -44,7 +44,7 @@ class GeneratedCode:
     #: where the target or the plan has none)
     team: TeamCode | None = None
     #: a GPU computation's device buffers and run-time checks, for keeping its arrays on the
-    #: device over a host loop around it (``mdpoly.residency``; ``None``: it cannot take part)
+    #: device over a host loop around it (``mdpoly.backends.residency``; ``None``: it cannot take part)
     device_data: DeviceData | None = None
 
 

@@ -28,7 +28,7 @@ first use, reallocated only when a call needs more bytes, freed at exit), copies
 reads or writes only in part and out what it writes, launches the main kernel (one-dimensional
 grid of all blocks; the kernel decodes the group indices) and, with partials, the combine kernel,
 and synchronizes. A buffer that a data region around the call keeps on the device
-(``mdpoly.residency``; ``mdp_cu_resident_find`` by host address) is used as it is: no copy in or
+(``mdpoly.backends.residency``; ``mdp_cu_resident_find`` by host address) is used as it is: no copy in or
 out, and a call that copied nothing does not synchronize.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu_init``), five

@@ -12,7 +12,7 @@ reads or writes only in part, sets the kernel arguments whose values changed sin
 size and local memory on the device (``mdp_cl_launchable``: else it says why and exits with
 status 3 before launching), launches the main kernel (and the combine kernel when the plan has partials),
 and copies back what it writes. A buffer that a data region around the call keeps on the device
-(``mdpoly.residency``; ``mdp_cl_resident_find`` by host address) is used as it is: no copy in or
+(``mdpoly.backends.residency``; ``mdp_cl_resident_find`` by host address) is used as it is: no copy in or
 out, and a call that copied nothing does not wait for the queue. Nothing here is specific to one
 OpenCL implementation.
 

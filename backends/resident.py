@@ -1,7 +1,7 @@
 """Device residency in C: what a GPU computation uses (``device_data``) and the C of a data region.
 
 ``device_data(plan)`` describes a ``KernelPlan``'s global buffers for the region planner
-(``mdpoly.residency``) as ``DeviceData``; ``region_c(region, api, number, loop, fallback)``
+(``mdpoly.backends.residency``) as ``DeviceData``; ``region_c(region, api, number, loop, fallback)``
 renders a planned ``DataRegion``: the run-time checks once, then either the arrays registered
 with the API's runtime (``mdp_cl_resident_enter``/``mdp_cu_resident_enter`` in
 ``backends/c/<api>_host.h``), the loop, and their release (copies back of the written ones), or

@@ -21,7 +21,7 @@ Every other dependence must not be carried by the band. The band's iterations ar
 independent; inner loops' iterators become private; one read after the nest is lastprivate when
 every band iteration assigns it (a loop directly in the band's body), else the nest is refused.
 Run-time alias checks and the model's preconditions select the original nest when they fail.
-The result is a ``PrivateLoop`` (rendered by ``mdpoly.host_schedule`` for OpenMP); a refusal is a
+The result is a ``PrivateLoop`` (rendered by ``mdpoly.backends.host_schedule`` for OpenMP); a refusal is a
 sentence saying which temporary and why.
 """
 

@@ -24,7 +24,7 @@ loop of a matrix product that first scales ``C[i][*]``). When the nest as a whol
 Before either, ``scheduled`` tries ``mdpoly.frontend.privatize``: outer loops that carry
 dependences only on temporaries (doitgen's ``sum[p]``) become parallel with a copy of each
 temporary per thread, which beats host loops around small computations. How a host loop is
-rendered (for OpenMP, one parallel region around it) is ``mdpoly.host_schedule``'s business.
+rendered (for OpenMP, one parallel region around it) is ``mdpoly.backends.host_schedule``'s business.
 
 **Parallel loops around sequential bodies.** A loop (at any depth) that is no computation but
 carries no dependence once its temporaries are private -- ADI's row loop around a Thomas solve,

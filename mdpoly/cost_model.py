@@ -33,7 +33,7 @@ generated code on one thread up to ``min_phase_ops`` (the OpenMP ``if`` clause,
 
 GPU targets: the device pays when ``S >= device_margin * (launches * launch_ns + bytes *
 transfer_ns_per_byte)``; inside host loops the transfers are not charged (the data may stay on
-the device over the loop, ``mdpoly.residency``) and no run-time guard is added (it would read
+the device over the loop, ``mdpoly.backends.residency``) and no run-time guard is added (it would read
 the loop's iterators and end that residency). The per-program context and module set-up
 (``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
 nests (a whole program whose kernels run under ~30 ms sequentially is still better off on the

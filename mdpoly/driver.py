@@ -14,8 +14,10 @@ from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
+from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.backends.openmp import preamble as openmp_preamble
+from mdpoly.backends.residency import render_resident
 from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
@@ -23,7 +25,6 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
-from mdpoly.host_schedule import render_schedule_regions
 from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
@@ -43,7 +44,6 @@ from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options, for_function
 from mdpoly.profitability import reduction_in_host_loop, reductions_in_host_loops
-from mdpoly.residency import render_resident
 from mdpoly.splice import Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
 from mdpoly.tuning.hook import choose

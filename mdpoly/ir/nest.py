@@ -258,7 +258,7 @@ class NestOutcome:
     #: ``--devices``: which dimension was split over the devices, or why none was
     devices: str | None = None
     #: a scheduled GPU nest: for each outermost host loop (by its location), which arrays stay on
-    #: the device over it (``mdpoly.residency``), or why none do
+    #: the device over it (``mdpoly.backends.residency``), or why none do
     resident: tuple[tuple[SourceLoc, str], ...] = ()
     #: a scheduled nest: for each ``PrivateLoop`` (by its location), ``""`` when it runs in
     #: parallel, else the reason code under which it runs as written

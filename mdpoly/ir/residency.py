@@ -9,7 +9,7 @@ they are given), and copied back once after the loop (``download``: only what is
 * ``DeviceUse``: what one generated GPU computation tells the planner about one of its global
   buffers (produced by the OpenCL/CUDA backends, ``GeneratedCode.device_data``);
 * ``DeviceData``: all of a computation's uses plus its run-time check text;
-* ``ResidentArray``/``DataRegion``: the plan (``mdpoly.residency``), rendered by the host writers
+* ``ResidentArray``/``DataRegion``: the plan (``mdpoly.backends.residency``), rendered by the host writers
   (``mdpoly.backends.resident``) without further decisions.
 """
 

@@ -1,4 +1,4 @@
-"""One OpenMP parallel region around a sequential host loop (``mdpoly.host_schedule``).
+"""One OpenMP parallel region around a sequential host loop (``mdpoly.backends.host_schedule``).
 
 Each kernel in ``region_cases/`` is a time-iterated loop around parallel bands, written from its
 textbook definition. mdpoly's output must print what the original prints at 1, 2 and 3 threads

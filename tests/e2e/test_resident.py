@@ -1,4 +1,4 @@
-"""Data kept on the GPU over sequential host loops (``mdpoly.residency``, issue 11 item 3).
+"""Data kept on the GPU over sequential host loops (``mdpoly.backends.residency``, issue 11 item 3).
 
 Each kernel in ``resident_cases/`` is written from its textbook definition with a sequential outer
 loop around parallel bands (Jacobi 1-D/2-D, a heat-3D-like stencil, Floyd-Warshall's k loop, an

@@ -9,7 +9,7 @@ by the host address and copy nothing (``backends/c/<api>_host.h``).
 
 The loop keeps one consistent path. Its computations' run-time checks (alias checks,
 preconditions) are evaluated once before it when nothing in the loop can change what they read
-(the same analysis as the OpenMP region's, ``mdpoly.host_schedule._invariant``), together with
+(the same analysis as the OpenMP region's, ``mdpoly.backends.host_schedule._invariant``), together with
 checks that the resident arrays overlap neither each other nor the computations' other arrays;
 when one fails, the loop runs as written before, with per-call copies and each computation's
 own fallback. A host statement of the loop that uses resident arrays only by their elements
@@ -27,9 +27,7 @@ from dataclasses import replace
 
 from pycparser import c_ast, c_parser
 
-from mdpoly.backends.resident import region_c, sync_c
-from mdpoly.diagnostics import SourceLoc
-from mdpoly.host_schedule import (
+from mdpoly.backends.host_schedule import (
     _CALLED,
     _JUMP,
     _NAME,
@@ -42,6 +40,8 @@ from mdpoly.host_schedule import (
     _texts,
     render_schedule,
 )
+from mdpoly.backends.resident import region_c, sync_c
+from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.nest import (
     Computation,
     HostLoop,

@@ -5,7 +5,7 @@ code generator); here each loop over the tiles of one wavefront becomes an orpha
 loop (``#pragma omp for``, its implicit barrier ends the wavefront). Outside a parallel region
 the loops run in a ``#pragma omp parallel`` of their own (its team chosen at run time,
 ``mdp_team()`` of the OpenMP preamble); inside one (a host loop's region,
-``mdpoly.host_schedule``) every thread runs the wavefront loop and shares the tiles. Afterwards
+``mdpoly.backends.host_schedule``) every thread runs the wavefront loop and shares the tiles. Afterwards
 one thread runs the band's headers around nothing (the iterators' exit values), and when a
 run-time alias check or precondition fails the band runs as written, on one thread.
 """

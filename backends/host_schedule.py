@@ -12,6 +12,7 @@ from typing import cast
 
 from mdpoly.backends.base import TeamCode
 from mdpoly.backends.c_emit import CEmitter, Dialect
+from mdpoly.backends.wavefront_code import wavefront_in_region, wavefront_parallel
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.nest import (
     ORIGINAL_NEST,
@@ -25,7 +26,6 @@ from mdpoly.ir.nest import (
     schedule_items_of,
     schedule_wavefronts,
 )
-from mdpoly.wavefront_code import wavefront_in_region, wavefront_parallel
 
 _INDENT = "  "
 
