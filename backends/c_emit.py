@@ -14,6 +14,7 @@ from typing import Protocol, runtime_checkable
 
 from pycparser import c_ast, c_generator, c_parser
 
+from mdpoly.backends.shared_temps import TemporaryNames, clone, share_in_block
 from mdpoly.ir.fields import view_member
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import (
@@ -182,6 +183,8 @@ class CEmitter:
         self.wide = frozenset(wide)
         #: names printed as C expressions (``Buffer.c_value``), set while rendering a call site
         self.values: dict[str, str] = {}
+        #: locals of repeated temporaries (``mdpoly.backends.shared_temps``)
+        self.temporaries = TemporaryNames()
 
     def affine(self, a: Affine) -> c_ast.Node:
         return affine(a, self.wide, self.values)
@@ -236,7 +239,7 @@ class CEmitter:
         binds = {name: val for name, val in v.bindings}
         parsed = self._parse_expr(v.text)
         if parsed is not None:
-            return _substitute(_clone(parsed), {n: (lambda x=x: self.value(x)) for n, x in binds.items()})
+            return _substitute(clone(parsed), {n: (lambda x=x: self.value(x)) for n, x in binds.items()})
         text = v.text
         for name, val in binds.items():
             rendered = "(" + self.gen.visit(self.value(val)) + ")"
@@ -251,7 +254,7 @@ class CEmitter:
         out: list[c_ast.Node] = []
         for s in body:
             out += self.stmt(s)
-        return out
+        return share_in_block(out, self.temporaries)
 
     def stmt(self, s: Stmt) -> list[c_ast.Node]:
         if isinstance(s, Declare) and s.heap:
@@ -468,7 +471,7 @@ class CEmitter:
         """``p.c_expr`` as an expression (verbatim, parenthesized, when pycparser cannot parse it)."""
         text = _valued(p.c_expr, self.values)  # a front-end size parameter is its C expression here
         parsed = self._parse_plain(text)
-        return _clone(parsed) if parsed is not None else c_ast.ID(f"({text})")
+        return clone(parsed) if parsed is not None else c_ast.ID(f"({text})")
 
     def _buffer(self, name: str) -> c_ast.ID:
         """A buffer at the call site: its name, or the C expression it stands for (``Buffer.c_value``)."""
@@ -485,8 +488,8 @@ class CEmitter:
         lo, end = self.affine(r.lo), self.affine(_plus_one(r.hi))
         if r.rows_of:  # a flat pointer viewed as rows: offsets count rows of ``rows_of`` elements
             stride = _index_cast(c_ast.ID(f"({_valued(r.rows_of, self.values)})"))  # call-site names (frontend.alias)
-            lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, _clone(stride))
-        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", _clone(base), end)))
+            lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, clone(stride))
+        return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", clone(base), end)))
 
     def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
         assert r.row_lo is not None and r.row_hi is not None
@@ -576,22 +579,6 @@ def _all(conds: list[c_ast.Node]) -> c_ast.Node:
 def _verbatim(text: str) -> Callable[[re.Match[str]], str]:
     """A ``re.sub`` replacement that inserts ``text`` as is (a replacement string would expand its backslashes)."""
     return lambda _m: text
-
-
-def _clone(node: c_ast.Node) -> c_ast.Node:
-    """A deep copy of a c_ast expression (nodes are mutable and get shared otherwise)."""
-    cls = type(node)
-    kwargs = {}
-    for attr in node.__slots__:
-        if attr in ("coord", "__weakref__"):
-            continue
-        val = getattr(node, attr)
-        if isinstance(val, c_ast.Node):
-            val = _clone(val)
-        elif isinstance(val, list):
-            val = [_clone(x) if isinstance(x, c_ast.Node) else x for x in val]
-        kwargs[attr] = val
-    return cls(**kwargs)
 
 
 def _substitute(node: c_ast.Node, binds: dict[str, object]) -> c_ast.Node:
