@@ -412,7 +412,7 @@ def _skeleton(loop: HostLoop, depth: int) -> list[str]:
 
 
 #: Words of a parallel loop's pragma besides the region's (set aside around it).
-_LOOP_WORDS = ("for", "collapse", "schedule", "static", "firstprivate", "lastprivate")
+_LOOP_WORDS = ("for", "collapse", "schedule", "static", "firstprivate", "lastprivate", "reduction", "max", "min")
 
 
 def _loop_clauses(loop: PrivateLoop) -> list[str]:
@@ -429,7 +429,15 @@ def _loop_clauses(loop: PrivateLoop) -> list[str]:
         clauses.append(f"firstprivate({', '.join(c.private for c in loop.copies)})")
     if loop.copies or loop.lastprivate:
         clauses.append(f"lastprivate({', '.join([*(c.private for c in loop.copies), *loop.lastprivate])})")
+    clauses += [f"reduction({op}:{name})" for name, op in loop.reductions]
     return clauses
+
+
+def _check_emitter(loop: PrivateLoop) -> CEmitter:
+    """An emitter for ``loop``'s run-time checks, which name struct members by the model's names."""
+    emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+    emitter.values = dict(loop.values)
+    return emitter
 
 
 def _shared_private_loop(loop: PrivateLoop) -> str:
@@ -451,7 +459,7 @@ def _private_check(loop: PrivateLoop) -> str:
     """A statement setting ``int mdp_private_ok`` to ``loop``'s run-time checks and preconditions."""
     from pycparser import c_ast
     marker = "mdp_private_ok_marker"
-    emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+    emitter = _check_emitter(loop)
     guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
     return guarded.replace(marker + ";", "mdp_private_ok = 1;").replace(ORIGINAL_NEST, "mdp_private_ok = 0;")
 
@@ -468,7 +476,7 @@ def _private_loop(loop: PrivateLoop) -> str:
     fails."""
     clauses = ["omp parallel for", *_loop_clauses(loop), "num_threads(mdp_team())"]
     words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate",
-             "num_threads")
+             "reduction", "max", "min", "num_threads")
     body = [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
     body += [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
     body += ["#pragma " + " ".join(clauses), loop.text.rstrip()]
@@ -480,7 +488,7 @@ def _private_loop(loop: PrivateLoop) -> str:
     if not loop.checks and not loop.preconditions:
         return text
     from pycparser import c_ast
-    emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+    emitter = _check_emitter(loop)
     marker = "mdp_private_loop_body"
     guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
     guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", loop.original.rstrip())

@@ -94,7 +94,8 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
             return analyze_band(parsed, cand, options, held=refusal)
         return replace(whole, openmp=pragma_text(policy.replaces[0]) if policy.on_loop else "")
     whole = analyze_band(parsed, cand, options)
-    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes))
+    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes),
+                     options.strict_fp)
 
 
 def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,

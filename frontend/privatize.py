@@ -39,11 +39,11 @@ from mdpoly.frontend.alias import alias_checks
 from mdpoly.frontend.blocked import blocked
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
-from mdpoly.frontend.deps import compute_dependences
+from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
-from mdpoly.ir.mdh import Access
+from mdpoly.ir.mdh import Access, Combine
 from mdpoly.ir.nest import PrivateCopy, PrivateLoop
 from mdpoly.ir.scop import Scop, Statement, Variable
 
@@ -57,7 +57,7 @@ class _Refused(Exception):
 
 
 def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None,
-                   plain: bool = False) -> PrivateLoop | str | None:
+                   plain: bool = False, strict_fp: bool = False) -> PrivateLoop | str | None:
     """The nest ``cand`` with its outer band parallel and its temporaries private, the reason it
     cannot be (a sentence), or ``None`` when the band carries no dependence on a temporary.
     ``sizes``: known values of size parameters (``--size``), besides those of the call sites.
@@ -65,14 +65,16 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     copies): a parallel loop whose body, sequential inner loops included, runs as written in each
     iteration (the scheduler's fallback for a loop that is no MDH computation). A loop whose
     iterations run along the arrays' contiguous dimension is then blocked inside its inner loops
-    (``mdpoly.frontend.blocked``)."""
+    (``mdpoly.frontend.blocked``). A scalar that the band only folds into (``changed += ...``,
+    ``m = fmax(m, e)``) is a reduction of the parallel loop (``PrivateLoop.reductions``); with
+    ``strict_fp``, not a floating-point sum or product."""
     try:
         scop = extract_scop(parsed, cand, privatize=False)
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except (UnsupportedInput, isl.Error):
         return None
-    if not scop.statements or any(v.c_value for v in scop.variables):
+    if not scop.statements:
         return None
     # an object the model has no variable for (an inner loop's iterator read outside its loop:
     # its value flows between iterations unseen by the dependences) is not this module's case
@@ -85,10 +87,11 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     refusal: str | None = None
     for k in range(len(loops), 0, -1):
         try:
-            result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain)
+            result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain, strict_fp)
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-                return replace(blocked(result, cand.node), work=instance_count(scop, known))
+                return replace(blocked(result, cand.node), work=instance_count(scop, known),
+                               work_c=instance_bound_c(scop))
         except _Refused as why:
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):
@@ -123,6 +126,25 @@ def instance_count(scop: Scop, known: dict[str, int]) -> int | None:
     return total
 
 
+def instance_bound_c(scop: Scop) -> str:
+    """An estimate of how many statement instances the nest runs, as C in ``double`` arithmetic
+    over the user's names (for a run-time guard): per statement the product of its loops' trip
+    counts; ``""`` when a loop's bounds name an iterator (a triangle: no box here)."""
+    iterators = {lp.iterator for lp in scop.loops}
+    values = {v.name: v.c_value for v in scop.variables if v.c_value}
+    terms = []
+    for st in scop.statements:
+        factors = []
+        for lp in st.loops:
+            extent = scop.loops[lp].extent
+            if any(n in iterators for n, _ in extent.terms):
+                return ""
+            parts = [f"{c}.0 * (double)({values.get(n, n)})" for n, c in extent.terms]
+            factors.append("(" + " + ".join([*parts, f"{extent.constant}.0"]) + ")")
+        terms.append(" * ".join(factors) or "1.0")
+    return " + ".join(terms)
+
+
 def perfect_band(node: c_ast.For) -> list[c_ast.For]:
     """The outermost perfectly nested loops from ``node`` down."""
     out = [node]
@@ -147,12 +169,19 @@ def _band_loops(scop: Scop, depth: int) -> list[int]:
 
 
 def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, band: list[c_ast.For],
-                loops: list[int], plain: bool = False) -> PrivateLoop | None:
+                loops: list[int], plain: bool = False, strict_fp: bool = False) -> PrivateLoop | None:
     k = len(loops)
     names = [scop.loops[lp].iterator for lp in loops]
     carried = [d for d in deps if set(d.carried_by) & set(loops)]
     if not carried and not plain:
         return None  # nothing to privatize: the band is parallel as it is (or not this module's case)
+    # locals declared in the band's body are new in every iteration (C gives them no value on
+    # entry), and scalars the band only folds into are the parallel loop's reductions
+    fresh = fresh_locals(scop, band[-1], {d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
+    reductions = scalar_reductions(scop, {d.source.buffer for d in carried} - fresh, strict_fp)
+    carried = [d for d in carried if not {d.source.buffer, d.sink.buffer} & (fresh | set(reductions))]
+    if not carried and not plain and not reductions:
+        return None
     temps = sorted({d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
     subscripts = [(a.buffer, e) for st in scop.statements for a in (st.write, *st.reads) for e in a.index]
     if any(x == buf and {n for n, _ in e.terms} & set(names) for x in temps for buf, e in subscripts):
@@ -190,7 +219,60 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     gen = SourceGenerator()
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
                        tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params),
-                       lastprivate=tuple(sorted(live)))
+                       lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
+                       values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value))
+
+
+#: OpenMP's reduction identifiers of the reductions a parallel loop may perform
+_OMP_REDUCTION = {Combine.ADD: "+", Combine.MUL: "*", Combine.MAX: "max", Combine.MIN: "min",
+                  Combine.BAND: "&", Combine.BOR: "|", Combine.BXOR: "^"}
+
+
+def scalar_reductions(scop: Scop, names: set[str], strict_fp: bool) -> dict[str, str]:
+    """Of the scalars ``names``, those that every statement touching them folds a term into with
+    one operator (``x += e``, ``x = x > e ? x : e``; the term never reads ``x``), each with its
+    OpenMP reduction identifier: combined per thread and once at the end, they get the value the
+    loop gives them in any order (up to reassociation, which ``strict_fp`` refuses for floats)."""
+    out: dict[str, str] = {}
+    for x in sorted(names):
+        try:
+            var = scop.variable(x)
+        except KeyError:
+            continue
+        if var.shape or var.kind == "local" or var.c_value:
+            continue
+        touching = [st for st in scop.statements if st.write.buffer == x or any(a.buffer == x for a in st.reads)]
+        reds = [reduction_of(st) for st in touching]
+        if not reds or any(r is None or r.accumulator.buffer != x or r.accumulator.index or r.op.is_arg
+                           or r.partner for r in reds):
+            continue
+        ops = {r.op for r in reds if r is not None}
+        op = ops.pop()
+        if ops or op not in _OMP_REDUCTION or any(inexact_reduction(scop, r) for r in reds if r is not None):
+            continue
+        if strict_fp and var.is_float and op in (Combine.ADD, Combine.MUL):
+            continue
+        out[x] = _OMP_REDUCTION[op]
+    return out
+
+
+def fresh_locals(scop: Scop, innermost: c_ast.For, names: set[str]) -> set[str]:
+    """Of ``names``, the scalars declared (not ``static``) in the body of the band's innermost
+    loop ``innermost``."""
+    decls: dict[str, c_ast.Decl] = {}
+
+    class _Decls(c_ast.NodeVisitor):
+        def visit_Decl(self, node: c_ast.Decl) -> None:
+            decls[str(node.name)] = node
+            self.generic_visit(node)
+
+    _Decls().visit(innermost.stmt)
+    out = set()
+    for x in names:
+        d = decls.get(x)
+        if d is not None and "static" not in (d.storage or []) and isinstance(d.type, c_ast.TypeDecl):
+            out.add(x)
+    return out
 
 
 def _text(gen: SourceGenerator, node: c_ast.Node) -> str:

@@ -87,7 +87,7 @@ class _OverBudget(Exception):
 
 
 #: Kept reasons under which privatizing the outer loops' temporaries is tried first.
-_PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement"})
+_PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement", "mixed-reduction-operators"})
 
 #: Kept reasons under which the nest's inner bands are not looked at.
 _NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
@@ -118,8 +118,9 @@ def _coord_key(node: c_ast.Node) -> tuple[int, int]:
 
 class _Scheduler:
     def __init__(self, parsed: ParsedFile, cand: Candidate, analyse_band: AnalyseBand,
-                 sizes: dict[str, int] | None = None) -> None:
+                 sizes: dict[str, int] | None = None, strict_fp: bool = False) -> None:
         self.parsed = parsed
+        self.strict_fp = strict_fp
         self.top = cand
         self.analyse_band = analyse_band
         self.sizes = sizes
@@ -213,7 +214,7 @@ class _Scheduler:
         self.spent += 1
         if self.spent > MAX_BAND_ANALYSES:
             raise _OverBudget
-        result = privatize_nest(self.parsed, cand, self.sizes, plain=True)
+        result = privatize_nest(self.parsed, cand, self.sizes, plain=True, strict_fp=self.strict_fp)
         return result if isinstance(result, PrivateLoop) else None
 
     def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
@@ -383,13 +384,13 @@ def _only_wavefronts(item: ScheduleItem) -> bool:
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
                   analyse_band: AnalyseBand, sizes: dict[str, int] | None = None,
-                  wave_refusals: list[str] | None = None) -> tuple[ScheduleItem, ...] | None:
+                  wave_refusals: list[str] | None = None, strict_fp: bool = False) -> tuple[ScheduleItem, ...] | None:
     """The schedule of a kept nest (see the module docstring), or ``None`` when no band of it is a
     computation, a parallel loop or a wavefront (``wave_refusals`` gets why bands were not
     wavefronts, innermost first)."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
-    scheduler = _Scheduler(parsed, cand, analyse_band, sizes)
+    scheduler = _Scheduler(parsed, cand, analyse_band, sizes, strict_fp)
     try:
         items = scheduler.plan(cand.node, (), whole)
     except _OverBudget:
@@ -404,19 +405,19 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
 
 
 def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_band: AnalyseBand,
-              sizes: dict[str, int] | None = None) -> NestAnalysis:
+              sizes: dict[str, int] | None = None, strict_fp: bool = False) -> NestAnalysis:
     """``whole`` (a nest's analysis as one band) with its schedule when it is kept: its outer loops
     made parallel by privatizing temporaries (``mdpoly.frontend.privatize``) when that applies,
     else host loops around computations (``schedule_nest``), else none (and why privatization
     was refused, when it was tried)."""
     refusal = ""
     if whole.mdh is None and whole.kept is not None and whole.kept.code in _PRIVATIZE:
-        private = privatize_nest(parsed, cand, sizes)
+        private = privatize_nest(parsed, cand, sizes, strict_fp=strict_fp)
         if isinstance(private, PrivateLoop):
             return replace(whole, schedule=(private,))
         refusal = private or ""
     waves: list[str] = []
-    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves)
+    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves, strict_fp)
     if schedule is not None:
         return replace(whole, schedule=schedule, privatization=refusal)
     # the outermost band tried says most about why the nest has no wavefront

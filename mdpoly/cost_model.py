@@ -51,6 +51,7 @@ from dataclasses import asdict, dataclass, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
+from mdpoly.ir.nest import HostLoop, PrivateLoop, ScheduleItem
 from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 # {{{ the constants
@@ -216,6 +217,27 @@ def min_phase_ops(syncs: int = 1, cal: Calibration = CALIBRATION) -> int:
         gain = 1.0 / cal.min_speedup - 1.0 / t
         need = max(need, syncs * cal.sync(t) / gain)
     return math.ceil(need / cal.ns_per_op)
+
+
+def guard_private_loops(items: tuple[ScheduleItem, ...], min_work: int) -> tuple[ScheduleItem, ...]:
+    """``items`` with each parallel loop around a body as written (``PrivateLoop``) whose work
+    is known only at run time guarded like a computation's call: it runs in parallel when its
+    estimated operations (two per statement instance) reach ``min_work`` and the run-time team
+    has more than one thread (the same code on one thread only adds the team's start), else as
+    written. Loops of known work, or without an estimate, are left as they are."""
+    out: list[ScheduleItem] = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            out.append(replace(it, body=guard_private_loops(it.body, min_work)))
+        elif isinstance(it, PrivateLoop) and it.work is None and it.work_c and min_work > 0:
+            team = "" if it.blocked else " && mdp_team() > 1"
+            guard = Precondition(f"2.0 * ({it.work_c}) >= {min_work}.0{team}",
+                                 f"cost: parallel when a call runs >= {min_work} operations (estimated "
+                                 "at run time from the sizes)" + (" on more than one thread" if team else ""))
+            out.append(replace(it, preconditions=(*it.preconditions, guard)))
+        else:
+            out.append(it)
+    return tuple(out)
 
 
 def _gpu_min_ops(inputs: CostInputs, cal: Calibration) -> int:

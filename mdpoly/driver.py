@@ -18,7 +18,14 @@ from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.backends.residency import render_resident
-from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
+from mdpoly.cost_model import (
+    CostDecision,
+    cost_inputs,
+    decide,
+    gains_on_one_thread,
+    guard_private_loops,
+    min_phase_ops,
+)
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -265,8 +272,10 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
-                                       min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
+    min_work = 0 if options.all_nests or nest.requested else min_phase_ops()
+    items = guard_private_loops(nest.schedule, min_work) if target.name == "openmp" else nest.schedule
+    rendered = render_schedule_regions(items, calls, teams, openmp=target.name == "openmp",
+                                       min_work=min_work,
                                        region_only=region_only, per_call=frozenset(per_call))
     for cid in rendered.outside:
         parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
@@ -293,7 +302,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         preambles.append(openmp_preamble(("omp.h",)))   # a region, private loop or wavefront's team size
     definitions = [d for k, d in enumerate(definitions) if k not in own or own[k] + "(" in rendered.text]
     definitions.extend(rendered.definitions)
-    outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
+    outcome = NestOutcome(nest=replace(nest, schedule=items), status="transformed", reason=None, code=None,
+                          target=target.name,
                           parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
                           resident=resident, private_loops=rendered.private)
     return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),

@@ -164,6 +164,10 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                          "parallel": list(it.iterators), "private": [c.name for c in it.copies]}
                 if it.blocked:
                     entry["blocked"] = it.blocked
+                if it.reductions:
+                    entry["reductions"] = {name: op for name, op in it.reductions}
+                if it.preconditions:
+                    entry["preconditions"] = [{"c": p.c_expr, "reason": p.reason} for p in it.preconditions]
                 if it.loc in kept:
                     entry["kept"] = kept[it.loc]
                 out.append(entry)

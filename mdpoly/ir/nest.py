@@ -161,6 +161,13 @@ class PrivateLoop:
     work: int | None = None
     lastprivate: tuple[str, ...] = ()
     blocked: int = 0
+    #: scalars the loop folds into: ``(name, OpenMP reduction identifier)`` (``reduction(+:x)``)
+    reductions: tuple[tuple[str, str], ...] = ()
+    #: the model's names of struct members and other C values that ``checks`` and
+    #: ``preconditions`` use, with the C text they stand for (``mdp_m_km_n`` -> ``km->n``)
+    values: tuple[tuple[str, str], ...] = ()
+    #: where ``work`` is unknown: an estimate of it as C over the user's names (``double``), ``""``: none
+    work_c: str = ""
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.
