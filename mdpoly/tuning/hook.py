@@ -113,7 +113,7 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
                 f"{_rejections(result)}){'; ' + result.reference if result.reference else ''}")
         return default, target.caps, None
     speed = (f", {result.default_seconds / result.tuned_seconds:.2f}x over the default"
-             if result.default_seconds and result.tuned_seconds else "")
+             if result.default_seconds and result.tuned_seconds and not result.unconfirmed else "")
     origin = "from the tuning cache" if result.from_cache else (
         f"{result.evaluations} evaluations in {result.tuning_seconds:.1f} s, {result.technique}")
     where = f" on {tuner.identity().get('device', '')}" if tuner is not None else ""
@@ -121,7 +121,9 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
         from mdpoly.tuning.distributed import workers_summary
         origin += f"; candidates measured on {workers_summary(dict(result.workers))}"
     origin += _rejections(result)
-    _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {_ms(result.tuned_seconds)} vs default "
-            f"{_ms(result.default_seconds)}{speed}; {result.description}"
+    times = (f"default kept ({_ms(result.default_seconds)}), unconfirmed: {result.unconfirmed}"
+             if result.unconfirmed else
+             f"{_ms(result.tuned_seconds)} vs default {_ms(result.default_seconds)}{speed}")
+    _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {times}; {result.description}"
             f"{'; ' + result.reference if result.reference else ''}")
     return result.params, (tuner.caps if tuner is not None else target.caps), result
