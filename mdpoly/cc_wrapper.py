@@ -24,6 +24,7 @@ Environment: ``MDPOLY_CC`` is the real compiler (default ``cc``; may hold a pref
 that runs mdpoly (default: this package's ``mdpoly.cli.main`` under the current Python),
 ``MDPOLY_CC_TIMEOUT`` bounds each mdpoly run in seconds (default 600). With ``--mpi`` the real
 compiler is ``MDPOLY_MPICC`` (default ``mpicc``) instead. The exit status is the real compiler's.
+``mdpoly-cc --mdpoly-help`` prints this usage (``USAGE``; ``--help`` is the compiler's).
 """
 
 from __future__ import annotations
@@ -56,6 +57,34 @@ def target_flags(target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     except MdpolyError:
         return (), ()
 
+
+HELP_FLAG = "--mdpoly-help"
+USAGE = """\
+usage: mdpoly-cc [mdpoly options] -- <compiler arguments>
+       mdpoly-cc <compiler arguments>          (e.g. make CC=mdpoly-cc)
+
+A drop-in C compiler: runs mdpoly on each .c file a command compiles (into a temporary
+folder, preprocessed by the real compiler with the command's flags), then the real
+compiler on the result, adding what the target needs (-fopenmp for OpenMP). A file mdpoly
+cannot transform is compiled unchanged, with a 'mdpoly-cc: warning:' line. Queries (-E,
+-M, -MM, --version, -v) and response files (@file) go straight to the real compiler.
+The exit status is the real compiler's.
+
+Tuning is off by default (it measures each nest for up to a minute): mdpoly-cc passes
+--no-tune first; turn it on with MDPOLY_FLAGS='--tune' (or '--tune-time 30'), or
+'mdpoly-cc --tune -- ...'. Later options win.
+
+Settings (environment):
+  MDPOLY_CC          the real compiler (default 'cc'; may be a prefix such as 'ccache gcc')
+  MDPOLY_FLAGS       mdpoly options added to every run, e.g. '--target opencl -q'
+  MDPOLY_CC_TIMEOUT  seconds one mdpoly run may take (default 600); past it the file is
+                     compiled unchanged
+  MDPOLY_COMMAND     the command that runs mdpoly (default: this Python's mdpoly.cli)
+  MDPOLY_MPICC       the real compiler with --mpi (default 'mpicc')
+  MDPOLY_CACHE_DIR   tuning cache folder (as for mdpoly)
+
+mdpoly's options: 'mdpoly --help'. The compiler's: 'mdpoly-cc --help'.
+"""
 
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
 
@@ -238,7 +267,11 @@ def compile_with_mdpoly(command: CompilerCommand, options: Sequence[str]) -> int
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``mdpoly-cc``; returns the real compiler's exit status."""
-    wrapper_options, compiler_args = split_wrapper_args(sys.argv[1:] if argv is None else argv)
+    args = sys.argv[1:] if argv is None else list(argv)
+    if HELP_FLAG in args:
+        sys.stdout.write(USAGE)
+        return 0
+    wrapper_options, compiler_args = split_wrapper_args(args)
     # No tuning by default inside builds (it measures for up to a minute per nest);
     # MDPOLY_FLAGS="--tune" or "--tune-time 30" turns it on (later flags win).
     options = ["--no-tune", *shlex.split(os.environ.get("MDPOLY_FLAGS", "")), *wrapper_options]
