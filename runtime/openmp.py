@@ -96,6 +96,10 @@ class OpenMPRunner:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
                 raise BuildFailed(f"compilation ran longer than {self.compile_timeout:g} s", cmd, "") from exc
+            except BaseException:   # interrupted, terminated: the compiler goes too, now
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.communicate()
+                raise
         if proc.returncode != 0:
             raise BuildFailed("compilation failed", cmd, stderr[-4000:])
         return Built(request, str(lib), time.perf_counter() - start)
@@ -168,10 +172,12 @@ class OpenMPRunner:
                                     stdout=subprocess.DEVNULL, stderr=err, env=env)
             limit = start + (max(timeout, self.warm_seconds) if self.warm_seconds else timeout)
             warm = not self.warm_seconds
-            while True:
-                try:
-                    return proc.wait(timeout=0.02)
-                except subprocess.TimeoutExpired:
+            try:
+                while True:
+                    try:
+                        return proc.wait(timeout=0.02)
+                    except subprocess.TimeoutExpired:
+                        pass
                     now = time.perf_counter()
                     if not warm and (job / "warm").exists():
                         warm, limit = True, now + timeout
@@ -181,3 +187,8 @@ class OpenMPRunner:
                         what = (f"{repeats} timed calls ran longer than {timeout:.1f} s" if self.warm_seconds and warm
                                 else f"candidate ran longer than {limit - start:.1f} s")
                         raise RunTimedOut(f"{what} (worker killed)") from None
+            except BaseException:   # also interrupted or terminated: no worker outlives the caller
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                raise
