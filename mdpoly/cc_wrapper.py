@@ -41,6 +41,7 @@ from pathlib import Path
 
 from mdpoly.cc_args import CompilerCommand, parse_compiler_args
 from mdpoly.diagnostics import MdpolyError
+from mdpoly.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, terminate_raises
 from mdpoly.targets import target_named
 
 PROG = "mdpoly-cc"
@@ -151,6 +152,38 @@ def preprocessor_command(command: CompilerCommand, target: str) -> list[str]:
     return [*real_compiler(), "-E", *compile_flags, *command.preprocess_flags, "-x", "c"]
 
 
+#: Seconds a stopped mdpoly gets to remove its temporary folders before it is killed.
+STOP_GRACE = 10.0
+
+
+def _waited(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether ``proc`` ended within ``seconds``; its messages are forwarded to our stderr."""
+    try:
+        out, err = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    _forward(out + err)
+    return True
+
+
+def _run_stoppable(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run(cmd, capture_output=True, timeout=timeout)``, except that a wrapper that is
+    stopped (Ctrl-C, SIGTERM) or times out first sends mdpoly SIGTERM, so that it cleans up (its
+    messages are forwarded), and kills it only after ``STOP_GRACE`` seconds."""
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException as exc:
+            # Ctrl-C reached mdpoly too (one process group): give it a moment to stop on its own
+            if not isinstance(exc, KeyboardInterrupt) or not _waited(proc, 2.0):
+                proc.terminate()
+                if not _waited(proc, STOP_GRACE):
+                    proc.kill()
+                    proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Sequence[str]) -> bool:
     """Run mdpoly on ``source`` into ``out``, preprocessing with ``preprocessor`` (a command the
     file name is appended to); forward its messages; return whether it worked."""
@@ -158,7 +191,7 @@ def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Seq
     env = dict(os.environ)
     timeout = float(os.environ.get("MDPOLY_CC_TIMEOUT", "600"))
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout, check=False)
+        proc = _run_stoppable(cmd, env, timeout)
     except subprocess.TimeoutExpired:
         warn(f"mdpoly took longer than {timeout:g}s on {source}; compiling it unchanged")
         return False
@@ -266,7 +299,20 @@ def compile_with_mdpoly(command: CompilerCommand, options: Sequence[str]) -> int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``mdpoly-cc``; returns the real compiler's exit status."""
+    """Entry point of ``mdpoly-cc``; returns the real compiler's exit status (130 after Ctrl-C,
+    143 after SIGTERM, its temporary folder and mdpoly's removed)."""
+    with terminate_raises():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr, flush=True)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print(f"{PROG}: terminated", file=sys.stderr, flush=True)
+            return EXIT_TERMINATED
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if HELP_FLAG in args:
         sys.stdout.write(USAGE)

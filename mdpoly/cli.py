@@ -259,7 +259,8 @@ def _main(argv: Sequence[str] | None) -> int:
     sink = DiagnosticSink(sys.stderr, quiet=ns.quiet)
     try:
         check_output_paths(ns.input, _outputs(ns))
-        if options.tune and ns.emit is None and (ns.cache_dir or os.environ.get("MDPOLY_CACHE_DIR")):
+        if (options.tune and ns.emit is None and options.cache_dir
+                and (ns.cache_dir or os.environ.get("MDPOLY_CACHE_DIR"))):
             check_cache_dir(options.cache_dir, "--cache-dir" if ns.cache_dir else "$MDPOLY_CACHE_DIR")
     except OutputPathError as e:
         print(f"mdpoly: error: {e}", file=sys.stderr)

@@ -26,6 +26,7 @@ class Terminated(BaseException):
 
 
 def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)   # a second SIGTERM must not cut the clean-up short
     raise Terminated()
 
 

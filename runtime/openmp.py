@@ -7,6 +7,7 @@ taking the caller down.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -38,6 +39,12 @@ DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")
 SHARED_INPUT_BYTES = 1 << 20
 #: At most this many such files are kept (the oldest removed first).
 SHARED_INPUT_FILES = 16
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group ``pid`` leads, if any of it is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 class OpenMPRunner:
@@ -97,7 +104,7 @@ class OpenMPRunner:
                 proc.communicate()
                 raise BuildFailed(f"compilation ran longer than {self.compile_timeout:g} s", cmd, "") from exc
             except BaseException:   # interrupted, terminated: the compiler goes too, now
-                os.killpg(proc.pid, signal.SIGKILL)
+                _kill_group(proc.pid)
                 proc.communicate()
                 raise
         if proc.returncode != 0:
