@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 from pycparser.c_parser import ParseError
-from pycparserext.ext_c_parser import GnuCParser
 
 from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
+from mdpoly.frontend.syntax_errors import ExplainingParser, show_bytes, syntax_error
 from mdpoly.options import Options
 
 # glibc's headers use the TS 18661-3 types that pycparser does not know; the text cpp returns
@@ -55,7 +55,6 @@ def _gnu_compat(text: str) -> str:
 
 _CPP_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$",
                        re.MULTILINE)
-_PARSE_LOC = re.compile(r"^(?P<file>[^:\n]*):(?P<line>\d+):(?P<col>\d+):\s*(?P<msg>.*)$", re.DOTALL)
 
 
 # Decoding C bytes to text and back without losing any byte (see the module docstring).
@@ -71,21 +70,6 @@ def decode_source(data: bytes) -> str:
 def encode_source(text: str) -> bytes:
     """The inverse of :func:`decode_source`: the original bytes, byte for byte."""
     return text.encode(SOURCE_ENCODING, SOURCE_ERRORS)
-
-
-_ESCAPED_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])|[\udc80-\udcff]|[\x00-\x08\x0b-\x1f\x7f]")
-
-
-def _show_bytes(message: str) -> str:
-    """A message that may quote text holding non-UTF-8 bytes or control characters, with each
-    such byte as ``\\xNN`` (pycparser prints a non-UTF-8 byte as ``'\\udcNN'``, the escaped
-    surrogate)."""
-    def show(m: re.Match[str]) -> str:
-        if m[1]:
-            return f"\\x{m[1]}"
-        code = ord(m[0])
-        return f"\\x{code - 0xDC00 if code >= 0xDC00 else code:02x}"
-    return _ESCAPED_BYTE.sub(show, message)
 
 
 #: Bytes that never occur in C text (C0 controls but tab, line feed, vertical tab, form feed,
@@ -169,7 +153,7 @@ def parse_c(path: str, options: Options) -> ParsedFile:
         raise InputError(f"cannot read '{path}': {e.strerror}", SourceLoc(path, 1, 1)) from e
     why = binary_reason(data)
     if why is not None:
-        raise InputError(f"'{_show_bytes(path)}' is not a C source file: {why}")
+        raise InputError(f"'{show_bytes(path)}' is not a C source file: {why}")
     source = decode_source(data)
     try:
         ast = _parse(preprocess(path, options), path)
@@ -182,16 +166,13 @@ def parse_c(path: str, options: Options) -> ParsedFile:
 
 
 def _parse(text: str, path: str) -> c_ast.FileAST:
-    """Parse preprocessed text (with the prelude); a failure is a located ``InputError``."""
-    parser = GnuCParser()
+    """Parse preprocessed text (with the prelude); a failure is a located ``InputError`` saying
+    what was expected where the parser knows it (``mdpoly.frontend.syntax_errors``)."""
+    parser = ExplainingParser()
     try:
         return parser.parse(_GLIBC_PRELUDE + _gnu_compat(text), path)
     except ParseError as e:
-        m = _PARSE_LOC.match(str(e))
-        if m:
-            raise InputError(_show_bytes(m["msg"].strip()),
-                             SourceLoc(m["file"] or path, int(m["line"]), int(m["col"]))) from e
-        raise _unlocated_parse_error(parser, _show_bytes(str(e)), path) from e
+        raise syntax_error(parser, str(e), path) from e
 
 
 _STD = re.compile(r"^-std=(?P<gnu>gnu|c)(?P<version>\d\w*)$")
@@ -228,20 +209,6 @@ def _mode_hint(path: str, options: Options) -> str | None:
         return None
     return (f"it parses when preprocessed in {mode} mode: use --preprocessor {shlex.quote(shlex.join(words))} "
             "(or preprocess with the flags your compiler uses)")
-
-
-def _unlocated_parse_error(parser: GnuCParser, message: str, path: str) -> InputError:
-    """Some pycparser errors name only the file; locate them at the parser's next token."""
-    msg = message.split(": ", 1)[1] if ": " in message else message
-    tok = None
-    try:
-        tok = parser._peek()
-    except Exception:  # noqa: BLE001 -- best effort, the message is still reported
-        tok = None
-    if tok is None:
-        return InputError(f"{msg} at end of input", SourceLoc(path, 1, 1))
-    file = getattr(parser.clex, "filename", None) or path
-    return InputError(f"{msg} before '{_show_bytes(str(tok.value))}'", SourceLoc(file, int(tok.lineno), int(tok.column or 1)))
 
 
 def pragma_text(p: c_ast.Pragma) -> str:
