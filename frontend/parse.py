@@ -24,9 +24,9 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 from pycparser.c_parser import ParseError
-from pycparserext.ext_c_parser import GnuCParser
 
-from mdpoly.diagnostics import InputError, SourceLoc
+from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
+from mdpoly.frontend.syntax_errors import ExplainingParser, show_bytes, syntax_error
 from mdpoly.options import Options
 
 # glibc's headers use the TS 18661-3 types that pycparser does not know; the text cpp returns
@@ -55,7 +55,6 @@ def _gnu_compat(text: str) -> str:
 
 _CPP_DIAG = re.compile(r"^(?P<file>[^:\n]+):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?:fatal )?error:\s*(?P<msg>.*)$",
                        re.MULTILINE)
-_PARSE_LOC = re.compile(r"^(?P<file>[^:\n]*):(?P<line>\d+):(?P<col>\d+):\s*(?P<msg>.*)$", re.DOTALL)
 
 
 # Decoding C bytes to text and back without losing any byte (see the module docstring).
@@ -73,13 +72,27 @@ def encode_source(text: str) -> bytes:
     return text.encode(SOURCE_ENCODING, SOURCE_ERRORS)
 
 
-_ESCAPED_BYTE = re.compile(r"\\udc([89a-f][0-9a-f])|[\udc80-\udcff]")
+#: Bytes that never occur in C text (C0 controls but tab, line feed, vertical tab, form feed,
+#: carriage return and escape; DEL): a file with a NUL, or where they are common, is not C.
+#: Bytes that are not UTF-8 do not count: a source in Latin-1 or another 8-bit encoding is text.
+_NON_TEXT = frozenset(range(0x20)) - {0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x1B} | {0x7F}
+#: How much of a file is looked at, and how many such bytes (at least, and as a share) make it binary.
+_SNIFF_BYTES = 8192
+_NON_TEXT_COUNT = 8
+_NON_TEXT_SHARE = 0.02
 
 
-def _show_bytes(message: str) -> str:
-    """A message that may quote text holding non-UTF-8 bytes, with each such byte as ``\\xNN``
-    (pycparser prints them as ``'\\udcNN'``, the escaped surrogate)."""
-    return _ESCAPED_BYTE.sub(lambda m: f"\\x{m[1] if m[1] else format(ord(m[0]) - 0xDC00, '02x')}", message)
+def binary_reason(data: bytes) -> str | None:
+    """Why ``data`` is not C source text (a NUL byte, or many control characters), with no byte
+    of it quoted; ``None`` for text."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        return f"it holds binary data (a NUL byte at offset {nul})"
+    head = data[:_SNIFF_BYTES]
+    controls = sum(1 for b in head if b in _NON_TEXT)
+    if controls >= max(_NON_TEXT_COUNT, _NON_TEXT_SHARE * len(head)):
+        return f"it holds binary data ({controls} control characters in its first {len(head)} bytes)"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +128,7 @@ def preprocess(path: str, options: Options, words: list[str] | None = None) -> s
     try:
         proc = subprocess.run(cmd, capture_output=True, check=False)
     except OSError as e:
-        raise InputError(f"cannot run the preprocessor '{cmd[0]}': {e.strerror}") from e
+        raise EnvironmentFailure(f"cannot run the preprocessor '{cmd[0]}': {e.strerror}") from e
     if proc.returncode != 0:
         stderr = proc.stderr.decode(SOURCE_ENCODING, "replace")
         m = _CPP_DIAG.search(stderr)
@@ -135,9 +148,13 @@ def parse_c(path: str, options: Options) -> ParsedFile:
     """
     try:
         with open(path, "rb") as fh:
-            source = decode_source(fh.read())
+            data = fh.read()
     except OSError as e:
         raise InputError(f"cannot read '{path}': {e.strerror}", SourceLoc(path, 1, 1)) from e
+    why = binary_reason(data)
+    if why is not None:
+        raise InputError(f"'{show_bytes(path)}' is not a C source file: {why}")
+    source = decode_source(data)
     try:
         ast = _parse(preprocess(path, options), path)
     except InputError as e:
@@ -149,16 +166,13 @@ def parse_c(path: str, options: Options) -> ParsedFile:
 
 
 def _parse(text: str, path: str) -> c_ast.FileAST:
-    """Parse preprocessed text (with the prelude); a failure is a located ``InputError``."""
-    parser = GnuCParser()
+    """Parse preprocessed text (with the prelude); a failure is a located ``InputError`` saying
+    what was expected where the parser knows it (``mdpoly.frontend.syntax_errors``)."""
+    parser = ExplainingParser()
     try:
         return parser.parse(_GLIBC_PRELUDE + _gnu_compat(text), path)
     except ParseError as e:
-        m = _PARSE_LOC.match(str(e))
-        if m:
-            raise InputError(_show_bytes(m["msg"].strip()),
-                             SourceLoc(m["file"] or path, int(m["line"]), int(m["col"]))) from e
-        raise _unlocated_parse_error(parser, _show_bytes(str(e)), path) from e
+        raise syntax_error(parser, str(e), path) from e
 
 
 _STD = re.compile(r"^-std=(?P<gnu>gnu|c)(?P<version>\d\w*)$")
@@ -191,24 +205,10 @@ def _mode_hint(path: str, options: Options) -> str | None:
     words, mode = other
     try:
         _parse(preprocess(path, options, words), path)
-    except InputError:
+    except MdpolyError:
         return None
     return (f"it parses when preprocessed in {mode} mode: use --preprocessor {shlex.quote(shlex.join(words))} "
             "(or preprocess with the flags your compiler uses)")
-
-
-def _unlocated_parse_error(parser: GnuCParser, message: str, path: str) -> InputError:
-    """Some pycparser errors name only the file; locate them at the parser's next token."""
-    msg = message.split(": ", 1)[1] if ": " in message else message
-    tok = None
-    try:
-        tok = parser._peek()
-    except Exception:  # noqa: BLE001 -- best effort, the message is still reported
-        tok = None
-    if tok is None:
-        return InputError(f"{msg} at end of input", SourceLoc(path, 1, 1))
-    file = getattr(parser.clex, "filename", None) or path
-    return InputError(f"{msg} before '{_show_bytes(str(tok.value))}'", SourceLoc(file, int(tok.lineno), int(tok.column or 1)))
 
 
 def pragma_text(p: c_ast.Pragma) -> str:

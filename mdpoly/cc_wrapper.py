@@ -24,6 +24,7 @@ Environment: ``MDPOLY_CC`` is the real compiler (default ``cc``; may hold a pref
 that runs mdpoly (default: this package's ``mdpoly.cli.main`` under the current Python),
 ``MDPOLY_CC_TIMEOUT`` bounds each mdpoly run in seconds (default 600). With ``--mpi`` the real
 compiler is ``MDPOLY_MPICC`` (default ``mpicc``) instead. The exit status is the real compiler's.
+``mdpoly-cc --mdpoly-help`` prints this usage (``USAGE``; ``--help`` is the compiler's).
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ from pathlib import Path
 
 from mdpoly.cc_args import CompilerCommand, parse_compiler_args
 from mdpoly.diagnostics import MdpolyError
+from mdpoly.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, terminate_raises
 from mdpoly.targets import target_named
 
 PROG = "mdpoly-cc"
@@ -56,6 +58,34 @@ def target_flags(target: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     except MdpolyError:
         return (), ()
 
+
+HELP_FLAG = "--mdpoly-help"
+USAGE = """\
+usage: mdpoly-cc [mdpoly options] -- <compiler arguments>
+       mdpoly-cc <compiler arguments>          (e.g. make CC=mdpoly-cc)
+
+A drop-in C compiler: runs mdpoly on each .c file a command compiles (into a temporary
+folder, preprocessed by the real compiler with the command's flags), then the real
+compiler on the result, adding what the target needs (-fopenmp for OpenMP). A file mdpoly
+cannot transform is compiled unchanged, with a 'mdpoly-cc: warning:' line. Queries (-E,
+-M, -MM, --version, -v) and response files (@file) go straight to the real compiler.
+The exit status is the real compiler's.
+
+Tuning is off by default (it measures each nest for up to a minute): mdpoly-cc passes
+--no-tune first; turn it on with MDPOLY_FLAGS='--tune' (or '--tune-time 30'), or
+'mdpoly-cc --tune -- ...'. Later options win.
+
+Settings (environment):
+  MDPOLY_CC          the real compiler (default 'cc'; may be a prefix such as 'ccache gcc')
+  MDPOLY_FLAGS       mdpoly options added to every run, e.g. '--target opencl -q'
+  MDPOLY_CC_TIMEOUT  seconds one mdpoly run may take (default 600); past it the file is
+                     compiled unchanged
+  MDPOLY_COMMAND     the command that runs mdpoly (default: this Python's mdpoly.cli)
+  MDPOLY_MPICC       the real compiler with --mpi (default 'mpicc')
+  MDPOLY_CACHE_DIR   tuning cache folder (as for mdpoly)
+
+mdpoly's options: 'mdpoly --help'. The compiler's: 'mdpoly-cc --help'.
+"""
 
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
 
@@ -122,6 +152,38 @@ def preprocessor_command(command: CompilerCommand, target: str) -> list[str]:
     return [*real_compiler(), "-E", *compile_flags, *command.preprocess_flags, "-x", "c"]
 
 
+#: Seconds a stopped mdpoly gets to remove its temporary folders before it is killed.
+STOP_GRACE = 10.0
+
+
+def _waited(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Whether ``proc`` ended within ``seconds``; its messages are forwarded to our stderr."""
+    try:
+        out, err = proc.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        return False
+    _forward(out + err)
+    return True
+
+
+def _run_stoppable(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[bytes]:
+    """``subprocess.run(cmd, capture_output=True, timeout=timeout)``, except that a wrapper that is
+    stopped (Ctrl-C, SIGTERM) or times out first sends mdpoly SIGTERM, so that it cleans up (its
+    messages are forwarded), and kills it only after ``STOP_GRACE`` seconds."""
+    with subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+        try:
+            out, err = proc.communicate(timeout=timeout)
+        except BaseException as exc:
+            # Ctrl-C reached mdpoly too (one process group): give it a moment to stop on its own
+            if not isinstance(exc, KeyboardInterrupt) or not _waited(proc, 2.0):
+                proc.terminate()
+                if not _waited(proc, STOP_GRACE):
+                    proc.kill()
+                    proc.communicate()
+            raise
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
 def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Sequence[str]) -> bool:
     """Run mdpoly on ``source`` into ``out``, preprocessing with ``preprocessor`` (a command the
     file name is appended to); forward its messages; return whether it worked."""
@@ -129,7 +191,7 @@ def run_mdpoly(source: str, out: Path, options: Sequence[str], preprocessor: Seq
     env = dict(os.environ)
     timeout = float(os.environ.get("MDPOLY_CC_TIMEOUT", "600"))
     try:
-        proc = subprocess.run(cmd, env=env, capture_output=True, timeout=timeout, check=False)
+        proc = _run_stoppable(cmd, env, timeout)
     except subprocess.TimeoutExpired:
         warn(f"mdpoly took longer than {timeout:g}s on {source}; compiling it unchanged")
         return False
@@ -237,8 +299,25 @@ def compile_with_mdpoly(command: CompilerCommand, options: Sequence[str]) -> int
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of ``mdpoly-cc``; returns the real compiler's exit status."""
-    wrapper_options, compiler_args = split_wrapper_args(sys.argv[1:] if argv is None else argv)
+    """Entry point of ``mdpoly-cc``; returns the real compiler's exit status (130 after Ctrl-C,
+    143 after SIGTERM, its temporary folder and mdpoly's removed)."""
+    with terminate_raises():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            print(f"{PROG}: interrupted", file=sys.stderr, flush=True)
+            return EXIT_INTERRUPTED
+        except Terminated:
+            print(f"{PROG}: terminated", file=sys.stderr, flush=True)
+            return EXIT_TERMINATED
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if HELP_FLAG in args:
+        sys.stdout.write(USAGE)
+        return 0
+    wrapper_options, compiler_args = split_wrapper_args(args)
     # No tuning by default inside builds (it measures for up to a minute per nest);
     # MDPOLY_FLAGS="--tune" or "--tune-time 30" turns it on (later flags win).
     options = ["--no-tune", *shlex.split(os.environ.get("MDPOLY_FLAGS", "")), *wrapper_options]

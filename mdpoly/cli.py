@@ -6,9 +6,13 @@ gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR]
 [--tune-workers ADDRESS] [--cache-dir DIR]``.
 Tuning is on by default (60 s per nest, cached in ``--cache-dir``, ``$MDPOLY_CACHE_DIR`` or the XDG
 cache; measured on the Dask cluster of ``--tune-workers`` or ``$MDPOLY_DASK_SCHEDULER`` if given).
-Exit status 0 on success, 1 on an error in the input (located ``file:line:col: error: ...``,
-no output written), 2 on misuse of the command line. Every output path (``-o``, ``--report``) is
-checked before any work and all outputs are written atomically, or none (``mdpoly.output_files``);
+Exit status (``EXIT_STATUS_HELP``): 0 on success, 1 on an error in the input (located
+``file:line:col: error: ...``, no output written), 2 on misuse of the command line, 3 on an output
+or environment error (an output that cannot be written, a preprocessor that cannot run), 130 on
+Ctrl-C and 143 on SIGTERM (``mdpoly.interrupts``: temporary folders removed, nothing written, the
+tuning results of the nests tuned so far kept in the cache). Every output path (``-o``,
+``--report``, and ``--cache-dir`` when tuning) is checked before any work and all outputs are
+written atomically, or none (``mdpoly.output_files``);
 C text goes out byte for byte as it came in (``mdpoly.frontend.parse.encode_source``).
 By default the file is preprocessed like the user's compiler compiles the output:
 ``$MDPOLY_CC -E`` (default ``cc``, in its default language mode) with the target's compile
@@ -29,11 +33,13 @@ from typing import TYPE_CHECKING
 
 from mdpoly import __version__
 from mdpoly.backends.devices import DEVICE_TARGETS, check_spec
-from mdpoly.diagnostics import Diagnostic, DiagnosticSink, MdpolyError, Severity
+from mdpoly.diagnostics import Diagnostic, DiagnosticSink, EnvironmentFailure, MdpolyError, Severity
+from mdpoly.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, terminate_raises
 from mdpoly.options import Options
 from mdpoly.output_files import (
     OutputFile,
     OutputPathError,
+    check_cache_dir,
     check_output_paths,
     write_files_atomically,
 )
@@ -45,6 +51,17 @@ if TYPE_CHECKING:
     from mdpoly.ir.nest import NestOutcome
 
 
+#: Exit statuses of the command.
+EXIT_OK, EXIT_INPUT, EXIT_USAGE, EXIT_ENVIRONMENT = 0, 1, 2, 3
+
+EXIT_STATUS_HELP = (
+    "exit status: 0 success; 1 error in the input (located file:line:col, nothing written); "
+    "2 command-line misuse; 3 output or environment error (an output or --cache-dir that cannot be "
+    "written, a preprocessor that cannot run; nothing written); 130 interrupted (Ctrl-C) and 143 "
+    "terminated (SIGTERM): nothing written, temporary folders removed, nests tuned so far kept "
+    "in the tuning cache.")
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         self.print_usage(sys.stderr)
@@ -53,7 +70,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="mdpoly", description="Polyhedral auto-parallelizer for C based on MDH expressions.")
+    p = _Parser(prog="mdpoly", description="Polyhedral auto-parallelizer for C based on MDH expressions.",
+                epilog=EXIT_STATUS_HELP)
     p.add_argument("input", help="C source file")
     p.add_argument("-o", dest="output", metavar="FILE", help="write the transformed C source to FILE")
     p.add_argument("--target", choices=spellings(), default="openmp")
@@ -206,36 +224,62 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``mdpoly`` command; returns its exit status (``EXIT_STATUS_HELP``)."""
+    with terminate_raises():
+        try:
+            return _main(argv)
+        except KeyboardInterrupt:
+            _stopped("interrupted")
+            return EXIT_INTERRUPTED
+        except Terminated:
+            _stopped("terminated")
+            return EXIT_TERMINATED
+
+
+def _stopped(how: str) -> None:
+    """The one line on stderr of a command stopped by a signal (after the clean-up ran)."""
+    print(f"mdpoly: {how}; nothing written (tuning results of the nests tuned so far are in the cache)",
+          file=sys.stderr, flush=True)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     try:
         ns = parser.parse_args(list(argv) if argv is not None else None)
     except SystemExit as e:
-        return int(e.code or 0) if isinstance(e.code, int) else 2
+        return int(e.code or 0) if isinstance(e.code, int) else EXIT_USAGE
     try:
         options = options_from_args(parser, ns)
     except SystemExit as e:
-        return int(e.code) if isinstance(e.code, int) else 2
+        return int(e.code) if isinstance(e.code, int) else EXIT_USAGE
     if ns.output is None and ns.emit is None:
         parser.print_usage(sys.stderr)
         print("mdpoly: error: no output file given (use -o FILE)", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     sink = DiagnosticSink(sys.stderr, quiet=ns.quiet)
     try:
         check_output_paths(ns.input, _outputs(ns))
+        if (options.tune and ns.emit is None and options.cache_dir
+                and (ns.cache_dir or os.environ.get("MDPOLY_CACHE_DIR"))):
+            check_cache_dir(options.cache_dir, "--cache-dir" if ns.cache_dir else "$MDPOLY_CACHE_DIR")
     except OutputPathError as e:
         print(f"mdpoly: error: {e}", file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     except OSError as e:
         sink.emit(Diagnostic(Severity.ERROR, "io-error", None, f"cannot write '{e.filename}': {e.strerror}"))
-        return 1
+        return EXIT_ENVIRONMENT
     try:
         return _run(ns, options, sink)
+    except EnvironmentFailure as e:
+        sink.emit(e.to_diagnostic())
+        return EXIT_ENVIRONMENT
     except MdpolyError as e:
         sink.emit(e.to_diagnostic())
-        return 1
+        return EXIT_INPUT
     except OSError as e:
-        sink.emit(Diagnostic(Severity.ERROR, "io-error", None, f"{e.filename or ''}: {e.strerror}"))
-        return 1
+        what = f"cannot write '{e.filename}'" if e.filename else "input/output error"
+        sink.emit(Diagnostic(Severity.ERROR, "io-error", None, f"{what}: {e.strerror}"))
+        return EXIT_ENVIRONMENT
 
 
 def _outputs(ns: argparse.Namespace) -> list[OutputFile]:
@@ -293,7 +337,7 @@ def _run(ns: argparse.Namespace, options: Options, sink: DiagnosticSink) -> int:
         sink.emit(Diagnostic(Severity.ERROR, "no-driver", None,
                              f"code generation is not available in this build (mdpoly.driver: {e}); "
                              "use --emit mdh to see the analysis"))
-        return 1
+        return EXIT_ENVIRONMENT
     text, outcomes = transform(analysis, options, sink)
     emit_outcomes(tuple(outcomes), sink)
     _write_outputs(ns, text, tuple(outcomes), options)

@@ -6,6 +6,7 @@ rendered in clang's shape (``in.c:12:5: remark: ...``) followed by the source li
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass
 from enum import StrEnum
@@ -22,6 +23,10 @@ class SourceLoc:
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.column}"
+
+
+#: Control characters, which an echoed source line shows as ``?`` (a terminal would act on them).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 class Severity(StrEnum):
@@ -46,7 +51,7 @@ class Diagnostic:
         if self.code:
             text += f" [{self.code}]"
         if source_line is not None and self.loc is not None:
-            line = source_line.rstrip("\n").expandtabs(1)
+            line = _CONTROL.sub("?", source_line.rstrip("\n").expandtabs(1))
             caret = " " * max(self.loc.column - 1, 0) + "^"
             text += f"\n{line}\n{caret}"
         return text
@@ -103,6 +108,13 @@ class InputError(MdpolyError):
     """The input file cannot be read, preprocessed or parsed."""
 
     code = "bad-input"
+
+
+class EnvironmentFailure(MdpolyError):
+    """Something mdpoly needs outside the input is missing or broken (the preprocessor cannot
+    run, no code generator): not the input's fault (the CLI's exit status 3)."""
+
+    code = "environment"
 
 
 class UnsupportedInput(MdpolyError):

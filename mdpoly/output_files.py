@@ -3,8 +3,9 @@
 ``check_output_paths(input_path, outputs)`` runs before any work: it refuses an output that is
 the input file or the same file as another output (:class:`OutputPathError`, a command-line
 misuse), whatever the spelling (relative, absolute, through symbolic or hard links), and reports
-an output whose folder does not exist or that names a folder (``OSError``, naming the user's
-path). ``write_files_atomically(files)`` writes every file to a temporary file next to its
+an output whose folder does not exist, that names a folder, or that cannot be written (its
+folder takes no new file, a device refuses writing; ``OSError``, naming the user's path);
+``check_cache_dir`` does the same for a cache folder (created when missing). ``write_files_atomically(files)`` writes every file to a temporary file next to its
 target first and renames them into place only when all were written, so a failure leaves every
 existing file as it was. A symbolic link is written through (its target is replaced, the link
 stays); a device or FIFO (``-o /dev/stdout``) is written directly. New files get the usual
@@ -84,6 +85,35 @@ def check_output_paths(input_path: str, outputs: Sequence[OutputFile]) -> None:
         folder = os.path.dirname(os.path.realpath(out.path))
         if not os.path.isdir(folder):
             raise OSError(errno.ENOENT, os.strerror(errno.ENOENT), out.path)
+        if _is_special(out.path):
+            if not os.access(out.path, os.W_OK):
+                raise OSError(errno.EACCES, os.strerror(errno.EACCES), out.path)
+        else:
+            _probe_folder(folder, out.path)
+
+
+def _probe_folder(folder: str, name: str) -> None:
+    """Create and remove a temporary file in ``folder``, as the atomic write will (permissions
+    alone do not tell: root, read-only file systems, ``/proc``); an ``OSError`` names ``name``."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".mdpoly-", suffix=".tmp", dir=folder)
+    except OSError as e:
+        raise OSError(e.errno, e.strerror, name) from e
+    os.close(fd)
+    os.unlink(tmp)
+
+
+def check_cache_dir(path: str, option: str) -> None:
+    """The cache folder ``path`` exists (created with its parents when missing) and takes new files.
+
+    :raises OSError: naming ``path`` (``option`` is only for the message's context)."""
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise OSError(e.errno, f"{e.strerror} ({option})", path) from e
+    if not os.path.isdir(path):
+        raise OSError(errno.ENOTDIR, f"{os.strerror(errno.ENOTDIR)} ({option})", path)
+    _probe_folder(path, path)
 
 
 def _new_file_mode() -> int:

@@ -7,6 +7,7 @@ taking the caller down.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -38,6 +39,12 @@ DEFAULT_FLAGS = ("-O3", "-march=native", "-fopenmp", "-shared", "-fPIC")
 SHARED_INPUT_BYTES = 1 << 20
 #: At most this many such files are kept (the oldest removed first).
 SHARED_INPUT_FILES = 16
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL to the process group ``pid`` leads, if any of it is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 class OpenMPRunner:
@@ -96,6 +103,10 @@ class OpenMPRunner:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
                 raise BuildFailed(f"compilation ran longer than {self.compile_timeout:g} s", cmd, "") from exc
+            except BaseException:   # interrupted, terminated: the compiler goes too, now
+                _kill_group(proc.pid)
+                proc.communicate()
+                raise
         if proc.returncode != 0:
             raise BuildFailed("compilation failed", cmd, stderr[-4000:])
         return Built(request, str(lib), time.perf_counter() - start)
@@ -168,10 +179,12 @@ class OpenMPRunner:
                                     stdout=subprocess.DEVNULL, stderr=err, env=env)
             limit = start + (max(timeout, self.warm_seconds) if self.warm_seconds else timeout)
             warm = not self.warm_seconds
-            while True:
-                try:
-                    return proc.wait(timeout=0.02)
-                except subprocess.TimeoutExpired:
+            try:
+                while True:
+                    try:
+                        return proc.wait(timeout=0.02)
+                    except subprocess.TimeoutExpired:
+                        pass
                     now = time.perf_counter()
                     if not warm and (job / "warm").exists():
                         warm, limit = True, now + timeout
@@ -181,3 +194,8 @@ class OpenMPRunner:
                         what = (f"{repeats} timed calls ran longer than {timeout:.1f} s" if self.warm_seconds and warm
                                 else f"candidate ran longer than {limit - start:.1f} s")
                         raise RunTimedOut(f"{what} (worker killed)") from None
+            except BaseException:   # also interrupted or terminated: no worker outlives the caller
+                if proc.poll() is None:
+                    proc.kill()
+                    proc.wait()
+                raise

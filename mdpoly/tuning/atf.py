@@ -9,6 +9,8 @@ predicate is wrapped in a callable whose signature lists exactly the names it re
 from __future__ import annotations
 
 import inspect
+import signal
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -41,8 +43,21 @@ def _signed_constraint(spec: ParamSpec) -> Callable[..., bool]:
     return constraint
 
 
+def _import_pyatf() -> None:
+    """Import pyatf, undoing what its import does to the process: it replaces the SIGINT handler
+    by one that prints to stdout and lets a running search end early as if it had finished, so
+    Ctrl-C would neither stop mdpoly nor say so on stderr. Python's handler (``KeyboardInterrupt``)
+    is put back."""
+    import pyatf.tuner as tuner
+
+    if (threading.current_thread() is threading.main_thread()
+            and signal.getsignal(signal.SIGINT) is tuner.sigint_handler):
+        signal.signal(signal.SIGINT, tuner.original_sigint_handler)
+
+
 def build_search_space(specs: tuple[ParamSpec, ...], one_dimensional: bool = False) -> Any:
     """The constrained space (pyATF ``SearchSpace``); every configuration in it is valid."""
+    _import_pyatf()
     from pyatf import TP, Set
     from pyatf.search_space import SearchSpace
 
@@ -54,6 +69,7 @@ TECHNIQUES = ("auc_bandit", "simulated_annealing", "random", "exhaustive")
 
 
 def _technique(name: str) -> Any:
+    _import_pyatf()
     from pyatf.search_techniques import (
         AUCBandit,
         Exhaustive,
@@ -77,6 +93,7 @@ def search(specs: tuple[ParamSpec, ...], evaluate: Callable[[Config], float], *,
     Stops after ``seconds`` or ``evaluations`` (whichever first) or when the space is exhausted.
     Returns the best configuration and its cost (``None, inf`` when no configuration was valid).
     """
+    _import_pyatf()
     from pyatf import Tuner
     from pyatf.abort_conditions import Duration, Evaluations, Or
     from pyatf.tuning_data import CostFunctionError

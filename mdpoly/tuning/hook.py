@@ -7,6 +7,11 @@ reference does not run gets the defaults and a remark saying why it was not tune
 nest gets a remark with the chosen parameters, the times and where they came from (search or
 cache).
 
+Progress: on a terminal, ``tune_nest``'s live bar; on any other stderr (make, CI logs) one line
+when a nest's tuning starts and one when it ends (tuned, default kept, not tuned; the time it
+took), ``mdpoly: tuning in.c:5:3 (up to 60 s)`` / ``mdpoly: in.c:5:3: tuned in 12.3 s, 1.52x over
+the default``; ``-q`` silences both.
+
 A target with a ``tuner`` (work-group targets) is tuned on a real device, chosen as the
 generated host code chooses it (``Target.device``: OpenCL ``MDPOLY_OPENCL_DEVICE``, else the first
 GPU, else the first device; CUDA ``MDPOLY_CUDA_DEVICE``, else device 0), with that device's
@@ -18,9 +23,10 @@ tune on". The device is opened once per process. Other targets are tuned on the 
 
 from __future__ import annotations
 
+import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
 from mdpoly.ir.fields import view_member
@@ -63,6 +69,42 @@ def _rejections(result: TuningResult) -> str:
     return "; rejected: " + ", ".join(f"{kind} {n}" for kind, n in result.rejected)
 
 
+def progress_stream(options: Options, sink: DiagnosticSink | None) -> TextIO | None:
+    """Where the per-nest start and end lines go: the sink's stream unless it is a terminal
+    (where the live bar shows) or ``-q`` is given; else ``None``."""
+    if sink is None or options.quiet:
+        return None
+    isatty = getattr(sink.stream, "isatty", None)
+    return None if isatty is not None and isatty() else sink.stream
+
+
+def _line(stream: TextIO | None, text: str) -> None:
+    if stream is not None:
+        print(f"mdpoly: {text}", file=stream, flush=True)
+
+
+def _budget(options: Options) -> str:
+    parts = []
+    if options.tune_seconds is not None:
+        parts.append(f"up to {options.tune_seconds:g} s")
+    if options.tune_evals is not None:
+        parts.append(f"at most {options.tune_evals} evaluations")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
+def _ending(result: TuningResult, default: Any) -> str:
+    """How a nest's tuning ended, for its progress line."""
+    if result.tuned_seconds == float("inf"):
+        return "not tuned: no candidate ran correctly"
+    if result.unconfirmed:
+        return "default kept: the search's best was unconfirmed"
+    if result.from_cache:
+        return "tuned, from the tuning cache"
+    if result.params == default or not result.default_seconds or not result.tuned_seconds:
+        return "default kept: it was the fastest"
+    return f"tuned, {result.default_seconds / result.tuned_seconds:.2f}x over the default"
+
+
 #: One opened device tuner per (target name, device), or why there is none, for the life of the process.
 _TUNERS: dict[tuple[str, str | None], Any] = {}
 
@@ -102,18 +144,23 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
     if isinstance(tuner, str):
         _remark(sink, nest, "not-tuned", f"not tuned: no {target.word} device available to tune on ({tuner})")
         return default, target.caps, None
+    lines = progress_stream(options, sink)
+    _line(lines, f"tuning {nest.loc}{_budget(options)}")
+    start = time.perf_counter()
     try:
         settings = replace(settings_from(options), device=target.device(options))
         result = tune_nest(mdh, nest.reference_c, sizes, target.backend(target.caps), settings, target=tuner)
     except Exception as exc:  # noqa: BLE001 - tuning is an optimisation: any failure keeps the defaults, said
+        _line(lines, f"{nest.loc}: not tuned ({type(exc).__name__}) after {time.perf_counter() - start:.1f} s")
         _remark(sink, nest, "not-tuned", f"not tuned: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
         return default, target.caps, None
+    _line(lines, f"{nest.loc}: {_ending(result, default)} ({time.perf_counter() - start:.1f} s)")
     if result.tuned_seconds == float("inf"):
         _remark(sink, nest, "not-tuned", f"not tuned: no candidate ran correctly ({result.evaluations} tried"
                 f"{_rejections(result)}){'; ' + result.reference if result.reference else ''}")
         return default, target.caps, None
     speed = (f", {result.default_seconds / result.tuned_seconds:.2f}x over the default"
-             if result.default_seconds and result.tuned_seconds else "")
+             if result.default_seconds and result.tuned_seconds and not result.unconfirmed else "")
     origin = "from the tuning cache" if result.from_cache else (
         f"{result.evaluations} evaluations in {result.tuning_seconds:.1f} s, {result.technique}")
     where = f" on {tuner.identity().get('device', '')}" if tuner is not None else ""
@@ -121,7 +168,9 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
         from mdpoly.tuning.distributed import workers_summary
         origin += f"; candidates measured on {workers_summary(dict(result.workers))}"
     origin += _rejections(result)
-    _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {_ms(result.tuned_seconds)} vs default "
-            f"{_ms(result.default_seconds)}{speed}; {result.description}"
+    times = (f"default kept ({_ms(result.default_seconds)}), unconfirmed: {result.unconfirmed}"
+             if result.unconfirmed else
+             f"{_ms(result.tuned_seconds)} vs default {_ms(result.default_seconds)}{speed}")
+    _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {times}; {result.description}"
             f"{'; ' + result.reference if result.reference else ''}")
     return result.params, (tuner.caps if tuner is not None else target.caps), result

@@ -106,6 +106,11 @@ class TuningResult:
     reference: str = ""
     #: rejected candidates by kind (``launch``: the device cannot launch them; ``wrong``, ``build``, ...)
     rejected: tuple[tuple[str, int], ...] = field(default=())
+    #: why the search's winner was not confirmed against the default (``_confirm``), which then
+    #: is the result; "" when the winner was confirmed or the default won the search
+    unconfirmed: str = ""
+    #: the confirmation could not measure (a failure, not a verdict): the result is not cached
+    confirm_failed: bool = field(default=False, compare=False)
 
     def to_report(self) -> dict[str, Any]:
         config = self.config if self.config is not None else params_to_dict(self.params)
@@ -119,6 +124,8 @@ class TuningResult:
             out["reference"] = self.reference
         if self.rejected:
             out["rejected"] = dict(self.rejected)
+        if self.unconfirmed:
+            out["unconfirmed"] = self.unconfirmed
         return out
 
 
@@ -297,7 +304,7 @@ def tune_nest(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], backend: Ba
         finally:
             log.close()
     result = replace(result, log_path=str(log_path) if log_path else None, config=tg.to_dict(result.params))
-    if db is not None and (target is None or result.tuned_seconds != float("inf")):
+    if db is not None and not result.confirm_failed and (target is None or result.tuned_seconds != float("inf")):
         db.put(fields, CacheEntry(tg.to_dict(result.params), result.tuned_seconds, result.default_seconds,
                                   result.evaluations, result.tuning_seconds))
     return result
@@ -331,12 +338,27 @@ def _spread(times: list[float]) -> float:
     return max(times) / min(times) - 1.0 if times and min(times) > 0 else 0.0
 
 
+@dataclass(frozen=True, slots=True)
+class Confirmation:
+    """What ``_confirm`` decided: the chosen configuration and both times, and why the winner was
+    not confirmed ("" when it was)."""
+
+    seconds: float
+    params: Any
+    default_seconds: float
+    unconfirmed: str = ""
+    #: re-measuring failed (no verdict on the winner, only on this run)
+    failed: bool = False
+
+
 def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winner_seconds: float,
-             default_seconds: float) -> tuple[float, Any, float]:
+             default_seconds: float) -> Confirmation:
     """Re-measure winner and default alternately; keep the winner only if it stays faster.
 
-    Returns the chosen configuration's time, the configuration, and the default's time, both from
-    the paired re-measurements (so the reported speedup compares like with like).
+    The chosen configuration's time and the default's come from the paired re-measurements (so
+    the reported speedup compares like with like). When re-measuring fails (a candidate that
+    crashes or times out this time), the default is kept with its time from the search, and the
+    winner is reported unconfirmed with why: a winner is never kept unchecked.
 
     Timings on a loaded machine fluctuate more than many candidates differ, and the search keeps the
     minimum of noisy measurements, which favours lucky ones. Interleaving the two in
@@ -354,14 +376,21 @@ def _confirm(ev: NestEvaluator, log: TuningLog, default: Any, winner: Any, winne
             d_times.append(ev.remeasure(default))
             w_times.append(ev.remeasure(winner))
     except Rejected as exc:
-        log.write({"event": "confirm", "status": "failed", "why": exc.why[:500]})
-        return winner_seconds, winner, default_seconds
+        why = exc.why.strip().splitlines()[0][:300] if exc.why.strip() else exc.kind
+        log.write({"event": "confirm", "status": "failed; default kept", "why": exc.why[:500],
+                   "winner_search_seconds": winner_seconds})
+        return Confirmation(default_seconds, default, default_seconds,
+                            f"re-measuring it failed ({exc.kind}: {why})", failed=True)
     d_med, w_med = statistics.median(d_times), statistics.median(w_times)
     pairs_won = sum(w < d for w, d in zip(w_times, d_times))
     keep = w_med <= CONFIRM_MARGIN * d_med and 2 * pairs_won > len(d_times)
     log.write({"event": "confirm", "default_seconds": d_times, "winner_seconds": w_times,
                "status": "winner kept" if keep else "default kept"})
-    return (w_med, winner, d_med) if keep else (d_med, default, d_med)
+    if keep:
+        return Confirmation(w_med, winner, d_med)
+    return Confirmation(d_med, default, d_med,
+                        f"not faster in {len(d_times)} paired re-measurements (median {w_med * 1e3:.3f} ms vs "
+                        f"default {d_med * 1e3:.3f} ms, faster in {pairs_won} of {len(d_times)})")
 
 
 @contextmanager
@@ -514,15 +543,21 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                             elapsed, None, target.describe(mdh, default), reference=note,
                             rejected=tuple(sorted(rejected.items())))
     seconds, params = best
+    unconfirmed, confirm_failed = "", False
     if default_seconds is not None and params != default:
-        seconds, params, default_seconds = _confirm(ev, log, default, params, seconds, default_seconds)
+        c = _confirm(ev, log, default, params, seconds, default_seconds)
+        if c.unconfirmed:
+            unconfirmed = f"the search's best ({target.describe(mdh, params)}) {c.unconfirmed}"
+        seconds, params, default_seconds, confirm_failed = c.seconds, c.params, c.default_seconds, c.failed
     workers = tuple(sorted(getattr(ev, "by_worker", {}).items()))
     log.write({"event": "result", "params": target.describe(mdh, params), "config": target.to_dict(params),
                "seconds": seconds,
                "default_seconds": default_seconds, "evaluations": len(ev.history), "rejected": rejected,
                "improvements": improvements, "tuning_seconds": round(elapsed, 3),
-               **({"workers": dict(workers)} if workers else {})})
+               **({"workers": dict(workers)} if workers else {}),
+               **({"unconfirmed": unconfirmed} if unconfirmed else {})})
     return TuningResult(params, seconds, default_seconds, len(ev.history), False, settings.technique, elapsed,
                         None, target.describe(mdh, params), tuple(improvements), workers=workers, reference=note,
-                        rejected=tuple(sorted(rejected.items())))
+                        rejected=tuple(sorted(rejected.items())), unconfirmed=unconfirmed,
+                        confirm_failed=confirm_failed)
 

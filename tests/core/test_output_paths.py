@@ -3,7 +3,7 @@ written all or none, and messages name the paths the user gave.
 
 ``--report`` or ``-o`` naming the input (under any spelling: relative, ``./``, absolute, a
 symbolic or a hard link) and ``--report`` naming the ``-o`` file are refused with exit status 2
-and every file untouched; an output in a missing folder fails with exit status 1 before anything
+and every file untouched; an output in a missing folder fails with exit status 3 (output error) before anything
 is written, even the outputs that could have been.
 """
 
@@ -77,7 +77,7 @@ def test_report_naming_the_output_is_refused(workdir: Path, capsys: pytest.Captu
 
 def test_report_in_a_missing_folder_writes_nothing(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "out.c").write_text("previous output\n")
-    assert _mdpoly("-o", "out.c", "--report", "nodir/r.json") == 1
+    assert _mdpoly("-o", "out.c", "--report", "nodir/r.json") == 3
     assert (workdir / "out.c").read_text() == "previous output\n"
     err = capsys.readouterr().err
     assert "'nodir/r.json'" in err and "No such file or directory" in err and ".mdpoly-" not in err
@@ -86,7 +86,7 @@ def test_report_in_a_missing_folder_writes_nothing(workdir: Path, capsys: pytest
 
 def test_output_that_is_a_folder_is_refused_before_any_work(workdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workdir / "d").mkdir()
-    assert _mdpoly("-o", "d", "--report", "r.json") == 1
+    assert _mdpoly("-o", "d", "--report", "r.json") == 3
     assert not (workdir / "r.json").exists()
     assert "'d'" in capsys.readouterr().err
 

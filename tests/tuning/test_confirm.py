@@ -32,7 +32,8 @@ class Log:
 
 def confirm(default: list[float], winner: list[float]) -> tuple[tuple[float, Any, float], ScriptedTimes, Log]:
     ev, log = ScriptedTimes(default, winner), Log()
-    return tune._confirm(ev, log, "default", "winner", 0.5, 1.0), ev, log  # type: ignore[arg-type]
+    c = tune._confirm(ev, log, "default", "winner", 0.5, 1.0)  # type: ignore[arg-type]
+    return (c.seconds, c.params, c.default_seconds), ev, log
 
 
 def test_a_steady_win_on_a_quiet_machine_takes_three_rounds():
@@ -66,11 +67,20 @@ def test_a_real_win_on_a_noisy_machine_survives_the_extra_rounds():
     assert chosen == "winner" and seconds == 0.8 and default_s == 1.0
 
 
-def test_a_failed_remeasurement_keeps_the_search_result():
+def test_a_failed_remeasurement_keeps_the_default_unconfirmed():
     class Failing:
         def remeasure(self, params: str) -> float:
-            raise Rejected("timeout", "took too long")
+            raise Rejected("timeout", "candidate ran longer than 2.0 s (worker killed)")
 
     log = Log()
-    assert tune._confirm(Failing(), log, "default", "winner", 0.5, 1.0) == (0.5, "winner", 1.0)  # type: ignore[arg-type]
-    assert log.records[-1]["status"] == "failed"
+    c = tune._confirm(Failing(), log, "default", "winner", 0.5, 1.0)  # type: ignore[arg-type]
+    assert (c.seconds, c.params, c.default_seconds) == (1.0, "default", 1.0)
+    assert c.failed and "candidate ran longer than 2.0 s (worker killed)" in c.unconfirmed
+    assert log.records[-1]["status"].startswith("failed")
+
+
+def test_a_winner_that_does_not_stay_faster_is_reported_unconfirmed():
+    (_, chosen, _), _, _ = confirm([1.0, 1.0, 1.0], [1.1, 1.1, 1.1])
+    c = tune._confirm(ScriptedTimes([1.0] * 3, [1.1] * 3), Log(), "default", "winner", 0.5, 1.0)  # type: ignore[arg-type]
+    assert chosen == "default" and c.unconfirmed.startswith("not faster in 3 paired re-measurements")
+    assert not c.failed
