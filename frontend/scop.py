@@ -119,9 +119,15 @@ class NestBuilder(NestStatements, LoopHeaders):
                 size = self.sym.variable(name)
                 if size is None or name in self.sym.enums:
                     continue
-                if written_in_func is None:
-                    written_in_func = self.written_in(self.cand.func.body)
-                if size.kind != "scalar" or not size.is_integer or name in written_in_func or (
+                # a declared VLA type keeps the size its declaration saw: the function must never
+                # change it; a delinearized view's row size is read at the call: the nest must not
+                if var.rows_of:
+                    written = self.written_in(self.cand.node)
+                else:
+                    if written_in_func is None:
+                        written_in_func = self.written_in(self.cand.func.body)
+                    written = written_in_func
+                if size.kind != "scalar" or not size.is_integer or name in written or (
                         name not in self.sym.params and name not in self.sym.locals):
                     raise self._fail(self.cand.node, "vla-size",
                                      f"the size '{name}' in the type of '{var.name}' is not a constant, an "

@@ -63,3 +63,43 @@ def test_clamped_last_column_keeps_the_row_loop_parallel(tmp_path: Path) -> None
             got = subprocess.run([str(par), *size], check=True, capture_output=True, text=True,
                                  env={"OMP_NUM_THREADS": threads}).stdout
             assert got == expected, (size, threads)
+
+
+UNPACK = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    int w, h, nc, x, y, c;
+    w = atoi(argv[1]);
+    h = atoi(argv[2]);
+    nc = 3;   /* a local assigned before the nest: the row size of the interleaved view */
+    unsigned char *data = malloc((size_t)w * h * nc);
+    float *planes = malloc(sizeof(float) * w * h * nc);
+    for (int i = 0; i < w * h * nc; i++) data[i] = (unsigned char)(i * 7);
+    for (c = 0; c < nc; c++)
+        for (y = 0; y < h; y++)
+            for (x = 0; x < w; x++)
+                planes[(c * h + y) * w + x] = data[(y * w + x) * nc + c] / 255.0f;
+    double s = 0;
+    for (int i = 0; i < w * h * nc; i++) s += planes[i] * (i % 5 + 1);
+    printf("%.6f\n", s);
+    return 0;
+}
+"""
+
+
+def test_interleaved_view_sized_by_a_local_assigned_before_the_nest(tmp_path: Path) -> None:
+    src = tmp_path / "unpack.c"
+    src.write_text(UNPACK)
+    out = tmp_path / "out.c"
+    proc = run_mdpoly(src, out, {})
+    assert "loop nest parallelized: c:++ y:++ x:++" in proc.stderr, proc.stderr
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    for size in (("1", "1"), ("13", "7")):
+        expected = subprocess.run([str(seq), *size], check=True, capture_output=True, text=True).stdout
+        for threads in ("1", "3"):
+            got = subprocess.run([str(par), *size], check=True, capture_output=True, text=True,
+                                 env={"OMP_NUM_THREADS": threads}).stdout
+            assert got == expected, (size, threads)
