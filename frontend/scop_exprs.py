@@ -9,6 +9,7 @@ are the affine arithmetic the other parts use.
 
 from __future__ import annotations
 
+import re
 from functools import partial
 
 from pycparser import c_ast
@@ -20,7 +21,7 @@ from mdpoly.frontend.guarded_reads import bounds_of, guarded
 from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _Stale
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
-from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import Binary, Call, Cast, Cond, Const, Expr, Ref, Unary, Var, Variable
 
 # Side-effect-free math functions a statement may call.
@@ -66,8 +67,15 @@ class NestExprs(NestState):
             return Affine.of(constant=size)
         if isinstance(node, c_ast.BinaryOp) and node.op == "/":
             a, b = self.affine(node.left), self.affine(node.right)
-            if not (a.is_constant and b.is_constant) or b.constant == 0:
+            if not b.is_constant or b.constant == 0:
                 raise _NotAffine
+            if not a.is_constant and not a.names() & set(self._iterators()):
+                return Affine.of({self._quotient_parameter(node): 1})
+            if not a.is_constant:
+                poly = self._exact_quotient(node, _poly_of(a), b.constant)
+                if any(len(m) > 1 for m in poly):
+                    raise _NotAffine
+                return Affine.of({m[0]: c for m, c in poly.items() if m}, poly.get((), 0))
             q = abs(a.constant) // abs(b.constant)
             return Affine.of(constant=q if (a.constant >= 0) == (b.constant > 0) else -q)
         if isinstance(node, c_ast.ID):
@@ -287,6 +295,14 @@ class NestExprs(NestState):
         if isinstance(node, c_ast.Cast):
             self.affine(c_ast.Cast(node.to_type, c_ast.Constant("int", "0")))  # an integer cast, else _NotAffine
             return self.polynomial(node.expr)
+        if isinstance(node, c_ast.BinaryOp) and node.op == "/":
+            divisor = self.affine(node.right)
+            if not divisor.is_constant or divisor.constant == 0:
+                raise _NotAffine
+            dividend = self.polynomial(node.left)
+            if not any(n in self._iterators() for m in dividend for n in m):
+                return {(self._quotient_parameter(node),): 1}
+            return self._exact_quotient(node, dividend, divisor.constant)
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
             a, b = self.polynomial(node.left), self.polynomial(node.right)
             out: dict[tuple[str, ...], int] = {}
@@ -304,6 +320,55 @@ class NestExprs(NestState):
 
     def expr(self, node: c_ast.Node) -> Expr:
         return _ExprBuilder(self).visit(node)
+
+    def _quotient_parameter(self, node: c_ast.BinaryOp) -> str:
+        """``n / 2`` of size parameters: a size parameter of its own, whose value the call site
+        computes as the nest does (C's division, the same operands)."""
+        name = "mdp_d_" + "_".join(_IDENT_OR_NUMBER.findall(c_text(node)))
+        _declare_value(self, name, c_text(node))
+        return name
+
+    def _exact_quotient(self, node: c_ast.BinaryOp, poly: dict[tuple[str, ...], int],
+                        divisor: int) -> dict[tuple[str, ...], int]:
+        """``poly / divisor`` where it divides exactly, so that C's truncating division is the
+        exact quotient whatever the signs: a monomial's coefficient divisible by ``divisor``, or a
+        monomial holding a size parameter ``p`` the nest does not change, read as ``p / divisor``
+        (a parameter of its own, ``mdp_d_p_divisor``) under the run-time precondition
+        ``p % divisor == 0`` -- the row index ``(i*n + j) / GS`` of a quantized matrix's scales,
+        with ``j`` a multiple of ``GS``. Anything else raises ``_NotAffine``."""
+        if divisor < 0:
+            poly, divisor = {m: -c for m, c in poly.items()}, -divisor
+        its = set(self._iterators())
+        out: dict[tuple[str, ...], int] = {}
+        for mono, c in poly.items():
+            if c % divisor == 0:
+                out[mono] = out.get(mono, 0) + c // divisor
+                continue
+            size = next((n for n in mono if n not in its and n in self.params and not n.startswith("mdp_p_")
+                         and n not in self.products), None)
+            if size is None or self.name_type(size) is None:
+                raise _NotAffine
+            name = f"mdp_d_{size}_{divisor}"
+            _declare_value(self, name, f"({size}) / {divisor}")
+            pre = Precondition(f"{size} % {divisor} == 0",
+                               f"'{size}' is a multiple of {divisor}: '{c_text(node)}' divides exactly")
+            if pre not in self.preconditions:
+                self.preconditions.append(pre)
+            rest = list(mono)
+            rest.remove(size)
+            m = tuple(sorted([*rest, name]))
+            out[m] = out.get(m, 0) + c
+        return {m: c for m, c in out.items() if c}
+
+
+_IDENT_OR_NUMBER = re.compile(r"\w+")
+
+
+def _poly_of(a: Affine) -> dict[tuple[str, ...], int]:
+    poly: dict[tuple[str, ...], int] = {(n,): c for n, c in a.terms}
+    if a.constant:
+        poly[()] = a.constant
+    return poly
 
 
 def _product_name(nb: NestExprs, names: tuple[str, ...]) -> str | None:

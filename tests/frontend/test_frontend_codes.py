@@ -7,7 +7,7 @@ import pytest
 CASES = [
     ("non-affine-subscript", "  for (int i = 0; i < n; i++)\n    for (int j = 0; j < n; j++)\n      B[i] = A[i * j];\n",
      (5, 14)),
-    ("non-affine-bound", "  for (int i = 0; i < n / 2; i++)\n    B[i] = A[i];\n", (3, 23)),
+    ("non-affine-bound", "  for (int i = 0; i < n % 2; i++)\n    B[i] = A[i];\n", (3, 23)),
     ("side-effect-call", "  for (int i = 0; i < n; i++)\n    printf(\"%f\", A[i]);\n", (4, 5)),
     ("side-effect-call", "  for (int i = 0; i < n; i++)\n    B[i] = rand() + A[i];\n", (4, 12)),
     ("goto", "  for (int i = 0; i < n; i++) {\n    B[i] = A[i];\n    goto out;\n  }\nout:;\n", (5, 5)),
