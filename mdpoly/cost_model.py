@@ -156,6 +156,9 @@ class CostDecision:
     seq_ns: float | None = None
     par_ns: float | None = None
     loaded_ns: float | None = None
+    #: the generated code may beat the nest as written on one thread (``gains_on_one_thread``;
+    #: ``None``: not asked, no OpenMP plan)
+    one_thread_gain: bool | None = None
 
     @property
     def parallel(self) -> bool:
@@ -172,9 +175,10 @@ class CostDecision:
         written on one thread (``gains_on_one_thread``): without gains, calls too small for a
         team run the nest as written (no one-thread band)."""
         if gains or self.parallel_if is None:
-            return self
+            return replace(self, one_thread_gain=gains)
         points = max(1, math.ceil(self.min_ops / self.inputs.ops_per_point))
-        return replace(self, guard=f"{self.inputs.points_c} >= {points}.0", parallel_if=None, min_call_ops=0)
+        return replace(self, guard=f"{self.inputs.points_c} >= {points}.0", parallel_if=None, min_call_ops=0,
+                       one_thread_gain=gains)
 
     def text(self) -> str:
         """One line for a remark, e.g. ``cost: guarded: parallel when ops >= 200000``."""
@@ -192,7 +196,7 @@ class CostDecision:
                                   "guard": self.guard, "parallel_if": self.parallel_if,
                                   "min_call_ops": self.min_call_ops, "threads": self.threads, "seq_ns": self.seq_ns,
                                   "par_ns": self.par_ns, "loaded_ns": self.loaded_ns,
-                                  "inputs": asdict(self.inputs)}
+                                  "gains_on_one_thread": self.one_thread_gain, "inputs": asdict(self.inputs)}
         return out
 
 

@@ -39,8 +39,11 @@ from mdpoly.ir.nest import (
     HostLoop,
     NestAnalysis,
     NestOutcome,
+    PrivateLoop,
+    ScheduleItem,
     kept_status,
     schedule_computations,
+    schedule_items_of,
     schedule_wavefronts,
 )
 from mdpoly.ir.plan import Plan
@@ -306,5 +309,26 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
                           target=target.name,
                           parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
                           resident=resident, private_loops=rendered.private)
-    return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
+    text = rendered.text
+    if _one_thread_runs_original(nest, target, options, parts, items):
+        text = f"if (mdp_team() > 1)\n{text}\nelse\n{{\n{ORIGINAL_NEST}\n}}"   # the splicer's copy of the nest
+        if not any("MDP_TEAM_H" in p for p in preambles):
+            preambles.append(openmp_preamble(("omp.h",)))
+        outcome = replace(outcome, one_thread="the nest as written runs when the team has one thread")
+    return (Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)),
             outcome)
+
+
+def _one_thread_runs_original(nest: NestAnalysis, target: Target[Any, Any], options: Options,
+                              parts: list[NestOutcome], items: tuple[ScheduleItem, ...]) -> bool:
+    """Whether a scheduled nest's OpenMP code should give way to the nest as written when the
+    run-time team has one thread: none of its generated computations beats the nest as written
+    on one thread (``gains_on_one_thread``), and it has no tiled wavefront or blocked parallel
+    loop (which may); the same rule as ``ONE_THREAD`` for a nest of one computation, which a
+    schedule's computations cannot apply themselves inside host loops."""
+    if target.name != "openmp" or options.mpi or options.devices is not None or options.all_nests or nest.requested:
+        return False
+    if schedule_wavefronts(items) or any(p.blocked for p in schedule_items_of(items, PrivateLoop)):
+        return False
+    done = [p for p in parts if p.status == "transformed"]
+    return all(p.cost is not None and p.cost.get("gains_on_one_thread") is False for p in done)

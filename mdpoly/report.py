@@ -68,8 +68,10 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     n = o.nest
     if o.status == "transformed" and n.schedule is not None:
         resident = "".join(f"; {note}" for _, note in o.resident)
+        one = f"; {o.one_thread}" if o.one_thread else ""
         return Diagnostic(Severity.REMARK, "", n.loc,
-                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}{resident}")
+                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
+                          f"{resident}{one}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
@@ -216,6 +218,8 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
         if o.nest.schedule is not None and (o.parts or any(isinstance(i, PrivateLoop) for i in o.nest.schedule)
                                              or o.private_loops or schedule_wavefronts(o.nest.schedule)):
             entry["schedule"] = schedule_dict(o.nest.schedule, o.parts, o.regions, o.private_loops)
+            if o.one_thread:
+                entry["one_thread"] = o.one_thread
             if o.resident:   # GPU: the data kept on the device over each outermost host loop
                 entry["device_data"] = [{"line": loc.line, "column": loc.column, "note": note}
                                         for loc, note in o.resident]

@@ -95,8 +95,11 @@ class OpenMPRunner:
         cmd = [request.compiler, *self.flags, *request.flags, str(src), "-o", str(lib), *self.libs]
         start = time.perf_counter()
         # a session of its own: on a timeout the compiler's own children (cc1) end with it
+        # the compiler's temporary files (``cc*.s``) go to the work folder, removed with it even
+        # when the compiler is killed before it could remove them itself
+        env = {**os.environ, "TMPDIR": str(self.work_dir)}
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              start_new_session=True) as proc:
+                              start_new_session=True, env=env) as proc:
             try:
                 _, stderr = proc.communicate(timeout=self.compile_timeout)
             except subprocess.TimeoutExpired as exc:

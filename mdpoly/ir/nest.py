@@ -273,6 +273,8 @@ class NestOutcome:
     #: the cost model's decision on a computation (``CostDecision.to_report()``) and its remark text
     cost: dict[str, object] | None = None
     cost_text: str = ""
+    #: a scheduled nest that gives way to the nest as written on a one-thread team: why (``""``: it does not)
+    one_thread: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -116,7 +116,9 @@ def test_run_time_sizes_guard_the_parallel_loop(tmp_path: Path) -> None:
     src = tmp_path / "kmeans.c"
     src.write_text(KMEANS)
     out, report = tmp_path / "out.c", tmp_path / "r.json"
-    _mdpoly(src, out, report)
+    stderr = _mdpoly(src, out, report)
+    assert "the nest as written runs when the team has one thread" in stderr   # no gain on one thread
+    assert _assign_nest(report)["one_thread"]
     code = out.read_text()
     guard = re.search(r"if \(2\.0 \* \((.*)\) >= (\d+)\.0 && mdp_team\(\) > 1", code)
     assert guard is not None and "km->n" in guard.group(1)
