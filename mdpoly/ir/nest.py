@@ -266,6 +266,8 @@ class NestOutcome:
     #: the cost model's decision on a computation (``CostDecision.to_report()``) and its remark text
     cost: dict[str, object] | None = None
     cost_text: str = ""
+    #: a GPU computation: the device limits its code was planned with (``PlanningLimits.to_report()``)
+    limits: dict[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)
