@@ -18,10 +18,13 @@ OpenCL implementation.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, at initialization) the queue
 is created with ``CL_QUEUE_PROFILING_ENABLE``, every command of a nest gets an event, and each
-call adds its kernels' and its transfers' ``CL_PROFILING_COMMAND_START..END`` to the nest's sums;
-at exit one line per nest goes to stderr::
+call adds its kernels' and its transfers' ``CL_PROFILING_COMMAND_START..END`` (the device's own
+execution of each command: no host work, no launch latency) to the nest's sums, and its host
+overhead (the call's host clock time from its launch set-up on -- the first call's kernel build
+excluded -- less its kernel and transfer time: buffer look-ups, argument set-up, enqueueing,
+waiting); at exit one line per nest goes to stderr::
 
-    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
+    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total> host_ms=<total>
 
 Unset, no events are requested (the commands get ``NULL``) and the queue is an ordinary one.
 """
@@ -65,6 +68,9 @@ class OpenCLHostWriter(HostWriter):
         for var, kernel in self.kernels():
             self.w(f"if (!{var})")
             self.w(f'    {var} = mdp_cl_kernel(mdp_src_{name}, "{name}", "{kernel}");')
+
+    def host_clock(self) -> None:
+        self.w("const double mdp_host0 = mdp_cl_profile ? mdp_cl_now_ms() : 0.0;")
 
     def launch_shape(self) -> None:
         for k, ln in enumerate(self.spec.launches):
@@ -135,8 +141,10 @@ class OpenCLHostWriter(HostWriter):
             self.w('    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
         else:
             self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
-        self.w("if (mdp_cl_profile)")
+        self.w("if (mdp_cl_profile) {")
         self.w(f'    mdp_cl_profile_add("{self.name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
+        self.w(f'    mdp_cl_profile_host("{self.name}", mdp_host0);')
+        self.w("}")
 
 
 #: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).

@@ -27,7 +27,7 @@ from pathlib import Path
 from mdpoly.targets import target_named
 
 REPO = Path(__file__).resolve().parents[1]
-PROFILE = re.compile(r"^mdpoly-profile: (\S+) calls=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=([0-9.eE+-]+)$",
+PROFILE = re.compile(r"^mdpoly-profile: (\S+) calls=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=([0-9.eE+-]+)(?: host_ms=[0-9.eE+-]+)?$",
                      re.MULTILINE)
 
 

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <ctype.h>
 #include <errno.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -54,8 +55,17 @@ static int mdp_cu_ready;
 static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
 static int mdp_cu_nmodules;
 static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
-static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
-static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+/* events 0-1: copies in; 5-2: the launches (5 recorded behind the gate, see mdp_cu_gate_hold); 3-4: copies out */
+static CUevent mdp_cu_ev[6];
+static struct { const char *nest; long calls; double kernel_ms, transfer_ms, host_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+/* MDPOLY_PROFILE: the stream waits on this host-mapped word (cuStreamWaitValue32) until the call's
+   launches and their events are all queued, so that the kernel events time the kernels alone, not
+   the host's launch calls between them (0 where the device cannot wait on a value: then the
+   events are recorded as they are queued and include the launch latency) */
+static volatile unsigned int *mdp_cu_gate;
+static CUdeviceptr mdp_cu_gate_dev;
+static unsigned int mdp_cu_gate_seq;
+static int mdp_cu_gated;
 static int mdp_cu_nprof;
 /* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from
    before its copies in to after its copies out (the whole call); a tuner reads it back. */
@@ -94,9 +104,13 @@ static void mdp_cu_release(void)
         if (*mdp_cu_buffers[i])
             cuMemFree(*mdp_cu_buffers[i]);
     mdp_cu_nbuffers = 0;
-    for (i = 0; i < 5; ++i)
+    for (i = 0; i < 6; ++i)
         if (mdp_cu_ev[i])
             cuEventDestroy(mdp_cu_ev[i]);
+    if (mdp_cu_gate)
+        cuMemFreeHost((void *)mdp_cu_gate);
+    mdp_cu_gate = NULL;
+    mdp_cu_gated = 0;
     if (mdp_cu_ready)
         cuDevicePrimaryCtxRelease(mdp_cu_device);
     mdp_cu_ready = 0;
@@ -115,11 +129,50 @@ static void mdp_cu_profile_record(int which)
     mdp_cu_check(cuEventRecord(mdp_cu_ev[which], NULL), "cuEventRecord");
 }
 
+/* MDPOLY_PROFILE: the host's monotonic clock in milliseconds (POSIX; C11 without it; else processor time). */
+static double mdp_cu_now_ms(void)
+{
+#if defined(CLOCK_MONOTONIC)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#elif defined(TIME_UTC)
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#else   /* strict ISO C99 without POSIX: the processor time */
+    return (double)clock() * 1e3 / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* MDPOLY_PROFILE, before a call's launches: the stream waits until mdp_cu_gate_open (after the
+   launches and the event behind them are queued), then records event 5 and runs the kernels back to
+   back; without the gate, event 5 is recorded now. */
+static void mdp_cu_gate_hold(void)
+{
+    if (mdp_cu_gated && cuStreamWaitValue32(NULL, mdp_cu_gate_dev, ++mdp_cu_gate_seq, CU_STREAM_WAIT_VALUE_GEQ)
+                            != CUDA_SUCCESS)
+        mdp_cu_gated = 0;   /* not supported here: events as queued */
+    mdp_cu_profile_record(5);
+}
+
+static void mdp_cu_gate_open(void)
+{
+    mdp_cu_profile_record(2);
+    if (mdp_cu_gated) {
+        *mdp_cu_gate = mdp_cu_gate_seq;
+        __sync_synchronize();   /* the store leaves the CPU now, for the device's next poll */
+    }
+}
+
 /* Adds one call of 'nest' once its last event (after the copies out) has completed; 'copied': whether
-   the call copied anything (else its transfer time is 0, not the empty intervals between the events). */
-static void mdp_cu_profile_add(const char *nest, int copied)
+   the call copied anything (else its transfer time is 0, not the empty intervals between the events);
+   'host_start': the host clock (mdp_cu_now_ms) when the call's device work began to be set up: the
+   call's host overhead is its host time since then less its kernel and transfer time. */
+static void mdp_cu_profile_add(const char *nest, int copied, double host_start)
 {
     int slot;
+    double host;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
     for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
         ;
@@ -130,19 +183,22 @@ static void mdp_cu_profile_add(const char *nest, int copied)
         ++mdp_cu_nprof;
     }
     mdp_cu_prof[slot].calls++;
-    mdp_cu_last.kernel_ms = mdp_cu_elapsed(1, 2);
+    mdp_cu_last.kernel_ms = mdp_cu_elapsed(5, 2);
     mdp_cu_last.transfer_ms = copied ? mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4) : 0.0;
     mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
+    host = mdp_cu_now_ms() - host_start - mdp_cu_last.kernel_ms - mdp_cu_last.transfer_ms;
     mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
     mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
+    mdp_cu_prof[slot].host_ms += host > 0.0 ? host : 0.0;
 }
 
 static void mdp_cu_profile_report(void)
 {
     int i;
     for (i = 0; i < mdp_cu_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cu_prof[i].nest,
-                mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms);
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f host_ms=%.6f\n",
+                mdp_cu_prof[i].nest, mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms,
+                mdp_cu_prof[i].host_ms);
     fflush(stderr);
 }
 
@@ -187,8 +243,12 @@ static void mdp_cu_init(void)
     mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
     if (mdp_cu_profile) {
         int i;
-        for (i = 0; i < 5; ++i)
+        for (i = 0; i < 6; ++i)
             mdp_cu_check(cuEventCreate(&mdp_cu_ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+        if (cuMemHostAlloc((void **)&mdp_cu_gate, sizeof *mdp_cu_gate, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
+            *mdp_cu_gate = 0;
+            mdp_cu_gated = cuMemHostGetDevicePointer(&mdp_cu_gate_dev, (void *)mdp_cu_gate, 0) == CUDA_SUCCESS;
+        }
         atexit(mdp_cu_profile_report);
     }
 }

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <time.h>
 #define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
 #define MDP_CL_MAX_OBJECTS 256
@@ -27,7 +28,7 @@ static cl_program mdp_cl_programs[MDP_CL_MAX_OBJECTS];
 static cl_kernel mdp_cl_kernels[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprograms, mdp_cl_nkernels;
 static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
-static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
+static struct { const char *nest; long calls; double kernel_ns, transfer_ns, host_ms; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprof;
 /* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from its
    first command's start to its last command's end (the whole call); a tuner reads it back. */
@@ -151,12 +152,41 @@ static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_e
     mdp_cl_last.call_ms = last > first ? (double)(last - first) * 1e-6 : 0.0;
 }
 
+/* MDPOLY_PROFILE: the host's monotonic clock in milliseconds (POSIX; C11 without it; else processor time). */
+static double mdp_cl_now_ms(void)
+{
+#if defined(CLOCK_MONOTONIC)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#elif defined(TIME_UTC)
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#else   /* strict ISO C99 without POSIX: the processor time */
+    return (double)clock() * 1e3 / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* After mdp_cl_profile_add: the host overhead of the call of 'nest' that began setting up its device
+   work at 'host_start' (mdp_cl_now_ms): its host time since then less its kernel and transfer time. */
+static void mdp_cl_profile_host(const char *nest, double host_start)
+{
+    int slot;
+    double host = mdp_cl_now_ms() - host_start - mdp_cl_last.kernel_ms - mdp_cl_last.transfer_ms;
+    for (slot = 0; slot < mdp_cl_nprof && strcmp(mdp_cl_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot < mdp_cl_nprof)
+        mdp_cl_prof[slot].host_ms += host > 0.0 ? host : 0.0;
+}
+
 static void mdp_cl_profile_report(void)
 {
     int i;
     for (i = 0; i < mdp_cl_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cl_prof[i].nest,
-                mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6, mdp_cl_prof[i].transfer_ns * 1e-6);
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f host_ms=%.6f\n",
+                mdp_cl_prof[i].nest, mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6,
+                mdp_cl_prof[i].transfer_ns * 1e-6, mdp_cl_prof[i].host_ms);
     fflush(stderr);
 }
 
