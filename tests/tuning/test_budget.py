@@ -84,9 +84,9 @@ def test_reported_tuned_time_is_the_shipped_functions_time_per_call(analyze: Any
     runner = OpenMPRunner(work_dir=str(tmp_path / "rt"))
     result = tune_nest(nest.mdh, nest.reference_c, {}, OpenMPBackend(), settings, runner=runner)
     target = OpenMPTarget(OpenMPBackend(), runner)
-    from mdpoly.tuning.buffers import make_buffers, numpy_dtype
     from mdpoly.lower.lower import function_params
     from mdpoly.runtime.base import ArgSpec
+    from mdpoly.tuning.buffers import make_buffers, numpy_dtype
     params = function_params(nest.mdh)
     inputs = make_buffers(nest.mdh, {}, 1)
     args = tuple(ArgSpec(b.name, numpy_dtype(b.elem_type), tuple(inputs[b.name].shape), b.written) for b in params)
