@@ -54,7 +54,7 @@ from __future__ import annotations
 import re
 
 from mdpoly.backends.c_files import c_file
-from mdpoly.backends.gpu_host import HostWriter, count_c
+from mdpoly.backends.gpu_host import HostWriter, count_c, launch_of
 from mdpoly.ir.kernel import KernelPlan
 
 #: Upper-case identifiers that ``cuda.h``/``nvrtc.h`` use outside directives (parameter names such
@@ -199,5 +199,24 @@ def _suffix(k: int) -> str:
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
-    data region's device copy of a buffer where there is one)."""
-    return CudaHostWriter(plan, resident=True).function(source)
+    data region's device copy of a buffer where there is one), then ``<name>_fits()``
+    (``fits_function``)."""
+    return CudaHostWriter(plan, resident=True).function(source) + fits_function(plan)
+
+
+def fits_function(plan: KernelPlan) -> str:
+    """``int <name>_fits(void)``: whether this device can launch the plan's kernels with their
+    block sizes, registers and shared memory (``mdp_cu_check_launch`` without exiting; asked once,
+    on the module the function loads). The call site runs the original code when it cannot (code
+    planned for a larger device than the one it runs on, ``--device-limits``)."""
+    fmad = 1 if contracts_fma(plan) else 0
+    lines = [f"MDP_FITS_FN {plan.name}_fits(void)", "{", "    static int mdp_fits = -1;", "    if (mdp_fits < 0) {",
+             f'        CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{plan.name}, "{plan.name}", {fmad});',
+             "        mdp_fits = 1;"]
+    for k, ln in enumerate(launch_of(plan).launches):
+        size = ", ".join(str(x) for x in (*ln.group_size, 1, 1, 1)[:3])
+        lines.append(f"        {{ static const unsigned int mdp_b{k}[3] = {{{size}}};")
+        lines.append(f'          mdp_fits = mdp_fits && mdp_cu_check_launch(mdp_cu_function(mdp_mod, "{ln.kernel}"), '
+                     f'"{ln.kernel}", mdp_b{k}, 0); }}')
+    lines += ["    }", "    return mdp_fits;", "}"]
+    return "\n".join(lines) + "\n"

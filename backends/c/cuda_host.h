@@ -48,6 +48,13 @@
 #include <unistd.h>
 #define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#ifndef MDP_FITS_FN
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_FITS_FN __attribute__((unused)) static int   /* a nest's launch check, called at its call site */
+#else
+#define MDP_FITS_FN static int
+#endif
+#endif
 #define MDP_CU_MAX_MODULES 256
 static CUdevice mdp_cu_device;
 static CUcontext mdp_cu_context;
@@ -410,12 +417,17 @@ static char *mdp_cu_compile(const char *source, const char *nest, const char *ar
 /* The module of one nest's kernels: from the disk cache, else compiled by NVRTC (and cached). */
 static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
 {
+    static const char *last_source;   /* a nest's <nest>_fits check loads the module its function uses */
+    static int last_fmad;
+    static CUmodule last_mod;
     char arch_opt[64], dir[4000], path[4200], key[64];
     int cubin = 0, arch, major = 0, minor = 0, have_dir;
     unsigned long long h;
     size_t size = 0;
     char *image;
     CUmodule mod;
+    if (last_source == source && last_fmad == fmad && mdp_cu_ready)
+        return last_mod;
     mdp_cu_init();
     arch = mdp_cu_arch(&cubin);
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
@@ -439,6 +451,9 @@ static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
     if (mdp_cu_nmodules == MDP_CU_MAX_MODULES)
         mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_module (too many modules)");
     mdp_cu_modules[mdp_cu_nmodules++] = mod;
+    last_source = source;
+    last_fmad = fmad;
+    last_mod = mod;
     return mod;
 }
 
@@ -451,10 +466,11 @@ static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
 
 /* Whether kernel 'f' can run blocks of 'block' threads, from what the compiled kernel allows
    (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers decide it; its static shared memory
-   against the device's per-block limit). When it cannot, says why and exits with status 3 before
-   the launch (which would fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a tuner counts the
-   configuration as one the device cannot launch, not as a crash). */
-static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3])
+   against the device's per-block limit). When it cannot: with 'fatal', says why and exits with
+   status 3 before the launch (which would fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a tuner
+   counts the configuration as one the device cannot launch, not as a crash); without, says why the
+   original code runs instead (the call site's <nest>_fits check) and returns 0. 1 when it can. */
+static int mdp_cu_check_launch(CUfunction f, const char *kernel, const unsigned int block[3], int fatal)
 {
     int limit = 0, regs = 0, shared = 0, avail = 0;
     unsigned int threads = block[0] * block[1] * block[2];
@@ -464,11 +480,20 @@ static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned i
     mdp_cu_check(cuDeviceGetAttribute(&avail, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, mdp_cu_device),
                  "cuDeviceGetAttribute");
     if (threads > (unsigned int)limit || shared > avail) {
-        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a block of %u threads with %d bytes of shared memory; "
+        fprintf(stderr, "%s kernel '%s': a block of %u threads with %d bytes of shared memory; "
                 "with %d registers per thread the compiled kernel allows at most %d threads, the device %d bytes\n",
+                fatal ? "mdpoly: launch refused:" : "mdpoly: note: the original code runs instead of",
                 kernel, threads, shared, regs, limit, avail);
-        exit(3);
+        if (fatal)
+            exit(3);
+        return 0;
     }
+    return 1;
+}
+
+static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3])
+{
+    (void)mdp_cu_check_launch(f, kernel, block, 1);
 }
 
 /* A nest's device buffer, kept across its calls: (re)allocated only when 'bytes' exceeds its

@@ -20,6 +20,13 @@
 #include <time.h>
 #define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#ifndef MDP_FITS_FN
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_FITS_FN __attribute__((unused)) static int   /* a nest's launch check, called at its call site */
+#else
+#define MDP_FITS_FN static int
+#endif
+#endif
 #define MDP_CL_MAX_OBJECTS 256
 static cl_device_id mdp_cl_device;
 static cl_context mdp_cl_context;
@@ -316,10 +323,13 @@ static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char 
 /* Whether kernel 'k' can run work-groups of 'n' dims of 'local' work-items on the device, from what
    the compiled kernel allows (CL_KERNEL_WORK_GROUP_SIZE: its registers and private memory decide
    it; CL_KERNEL_LOCAL_MEM_SIZE against the device's local memory; the device's per-dim limits).
-   When it cannot, says why and exits with status 3 before the launch (a tuner counts the
-   configuration as one the device cannot launch, not as a crash). Returns 1 (checked once per call site). */
-static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const size_t *local)
+   When it cannot: with 'fatal', says why and exits with status 3 before the launch (a tuner counts
+   the configuration as one the device cannot launch, not as a crash); without, says why the
+   original code runs instead (the call site's <nest>_fits check, code planned for a larger device)
+   and returns 0. Returns 1 when it can. */
+static int mdp_cl_check_launch(cl_kernel k, const char *kernel, cl_uint n, const size_t *local, int fatal)
 {
+    const char *head = fatal ? "mdpoly: launch refused:" : "mdpoly: note: the original code runs instead of";
     size_t limit = 0, items = 1, dims[3] = {0, 0, 0};
     cl_ulong used = 0, avail = 0;
     cl_uint i;
@@ -333,17 +343,26 @@ static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const s
     mdp_cl_check(clGetDeviceInfo(mdp_cl_device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dims, dims, NULL), "clGetDeviceInfo");
     for (i = 0; i < n && i < 3; ++i)
         if (local[i] > dims[i]) {
-            fprintf(stderr, "mdpoly: launch refused: kernel '%s': %zu work-items along dim %u exceed the device's "
-                    "limit of %zu\n", kernel, local[i], (unsigned)i, dims[i]);
-            exit(3);
+            fprintf(stderr, "%s kernel '%s': %zu work-items along dim %u exceed the device's limit of %zu\n", head,
+                    kernel, local[i], (unsigned)i, dims[i]);
+            if (fatal)
+                exit(3);
+            return 0;
         }
     if (items > limit || used > avail) {
-        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a work-group of %zu work-items and %lu bytes of local "
-                "memory; the compiled kernel allows at most %zu work-items, the device %lu bytes\n", kernel, items,
+        fprintf(stderr, "%s kernel '%s': a work-group of %zu work-items and %lu bytes of local memory; the compiled "
+                "kernel allows at most %zu work-items, the device %lu bytes\n", head, kernel, items,
                 (unsigned long)used, limit, (unsigned long)avail);
-        exit(3);
+        if (fatal)
+            exit(3);
+        return 0;
     }
     return 1;
+}
+
+static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const size_t *local)
+{
+    return mdp_cl_check_launch(k, kernel, n, local, 1);
 }
 
 /* A nest's device buffer, kept across its calls: (re)created only when 'bytes' exceeds its
