@@ -87,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="tune each nest by measuring candidates (default)")
     tune.add_argument("--no-tune", dest="tune", action="store_false", help="use the heuristic defaults, measure nothing")
     tune.add_argument("--tune-time", type=_positive_float, action=_Enable, metavar="SECONDS",
-                      help="tuning time budget per nest, spent in full (default: up to 60, scaled down to "
+                      help="tuning time budget per nest, an upper bound for the whole tuning (default: up to 60, scaled down to "
                            "2000 runs of the nest's default code, at least 5)")
     tune.add_argument("--tune-evals", type=_positive_int, action=_Enable, metavar="N",
                       help="at most N evaluations per nest")
