@@ -104,6 +104,10 @@ static void mdp_nvrtc_check(nvrtcResult err, const char *call)
 static void mdp_cu_release(void)
 {
     int i;
+    if (mdp_cu_gated) {   /* an exit between a call's gate and its opening (a failed launch): let the stream go */
+        *mdp_cu_gate = mdp_cu_gate_seq;
+        __sync_synchronize();
+    }
     for (i = 0; i < mdp_cu_nmodules; ++i)
         cuModuleUnload(mdp_cu_modules[i]);
     mdp_cu_nmodules = 0;
