@@ -28,7 +28,7 @@ from mdpoly.backends.base import Backend, GeneratedCode
 from mdpoly.backends.c_emit import CEmitter
 from mdpoly.backends.c_files import c_file
 from mdpoly.backends.cuda_host import host_function, host_preamble
-from mdpoly.backends.opencl import KernelWriter, _Lines, _NoDialect
+from mdpoly.backends.opencl import KernelWriter, _Lines, _NoDialect, with_launch_check
 from mdpoly.backends.resident import device_data
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.target import TargetCaps
@@ -125,7 +125,7 @@ class CudaBackend(Backend[KernelPlan]):
     def render(self, plan: KernelPlan) -> GeneratedCode:
         source = kernel_source(plan)
         definition = host_function(plan, source)
-        call = CEmitter(_NoDialect()).call(plan)
+        call = CEmitter(_NoDialect()).call(with_launch_check(plan))
         return GeneratedCode(name=plan.name, definition=definition, call=call,
                              headers=("cuda.h", "nvrtc.h", "stdio.h", "stdlib.h", "string.h"),
                              flags=("-lcuda", "-lnvrtc"), device_sources=((plan.name + ".cu", source),),

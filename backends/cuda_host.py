@@ -31,13 +31,20 @@ and synchronizes. A buffer that a data region around the call keeps on the devic
 (``mdpoly.backends.residency``; ``mdp_cu_resident_find`` by host address) is used as it is: no copy in or
 out, and a call that copied nothing does not synchronize.
 
-Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu_init``), five
+Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, in ``mdp_cu_init``), six
 events (created once) are recorded on the default stream around each call's copies in, its
-launches and its copies out; the nest's sums of ``cuEventElapsedTime`` (kernels: from before the
-first launch to after the last, so a few microseconds of launch latency are included; transfers:
-the two copy intervals, 0 for a call that copied nothing) go to stderr at exit, one line per nest::
+launches and its copies out. The launches' pair brackets the kernels alone: before them the stream
+waits (``cuStreamWaitValue32``) on a host-mapped word that the host sets only after the launches
+and the closing event are queued (``mdp_cu_gate_hold``/``mdp_cu_gate_open``), so the device runs
+the opening event and the kernels back to back and the host's launch calls, argument set-up and
+launch latency fall outside (where the device cannot wait on a value the events are recorded as
+queued, a few microseconds of launch latency included). The nest's sums of ``cuEventElapsedTime``
+(kernels; transfers: the two copy intervals, 0 for a call that copied nothing) and of the host
+overhead (the call's host clock time from its launch set-up on -- the first call's kernel build
+excluded -- less its kernel and transfer time: buffer look-ups, argument set-up, launch calls,
+synchronization) go to stderr at exit, one line per nest::
 
-    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
+    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total> host_ms=<total>
 
 Unset, each call only tests the flag.
 """
@@ -47,7 +54,7 @@ from __future__ import annotations
 import re
 
 from mdpoly.backends.c_files import c_file
-from mdpoly.backends.gpu_host import HostWriter, count_c
+from mdpoly.backends.gpu_host import HostWriter, count_c, launch_of
 from mdpoly.ir.kernel import KernelPlan
 
 #: Upper-case identifiers that ``cuda.h``/``nvrtc.h`` use outside directives (parameter names such
@@ -104,6 +111,9 @@ class CudaHostWriter(HostWriter):
             self.w(f'    mdp_cu_launchable({var}, "{kernel}", mdp_block{_suffix(k)});')
         self.w("}")
 
+    def host_clock(self) -> None:
+        self.w("const double mdp_host0 = mdp_cu_profile ? mdp_cu_now_ms() : 0.0;")
+
     def launch_shape(self) -> None:
         # every launch is a one-dimensional grid of all its blocks (the kernels decode the axes)
         for k, ln in enumerate(self.spec.launches):
@@ -128,7 +138,7 @@ class CudaHostWriter(HostWriter):
             self.w(f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
         for s in self.spec.scratch:
             self.w(f"mdp_cu_buffer(&mdp_mem_{s.name}, &mdp_cap_{s.name}, {self.scratch_bytes(s)});")
-        # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launches, 3-4 around the copies out
+        # MDPOLY_PROFILE: events 0-1 around the copies in, 5-2 around the launches, 3-4 around the copies out
         self.w("if (mdp_cu_profile)")
         self.w("    mdp_cu_profile_record(0);")
         for b in self.globals:
@@ -146,15 +156,18 @@ class CudaHostWriter(HostWriter):
     def launch(self) -> None:
         args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
         self.w(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
+        # the kernel events go right around the launches, the device held until all are queued
+        self.w("  if (mdp_cu_profile)")
+        self.w("      mdp_cu_gate_hold();")
         for k, (var, _) in enumerate(self.kernels()):
             x = _suffix(k)
             self.w(f"  mdp_cu_check(cuLaunchKernel({var}, (unsigned int)mdp_blocks{x}, 1, 1, mdp_block{x}[0], "
                    f'mdp_block{x}[1], mdp_block{x}[2], 0, NULL, mdp_args, NULL), "cuLaunchKernel");')
+        self.w("  if (mdp_cu_profile)")
+        self.w("      mdp_cu_gate_open();")
         self.w("}")
 
     def before_copy_out(self) -> None:
-        self.w("if (mdp_cu_profile)")
-        self.w("    mdp_cu_profile_record(2);")
         if self.resident:   # with all data on the device, the next launches queue behind these
             self.w(f"if (mdp_cu_profile || !({self.all_resident()}))")
             self.w('    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");')
@@ -169,7 +182,7 @@ class CudaHostWriter(HostWriter):
     def finish(self) -> None:
         self.w("if (mdp_cu_profile) {")
         self.w("    mdp_cu_profile_record(4);")
-        self.w(f'    mdp_cu_profile_add("{self.name}", !({self.all_resident()}));')
+        self.w(f'    mdp_cu_profile_add("{self.name}", !({self.all_resident()}), mdp_host0);')
         self.w("}")
 
 
@@ -186,5 +199,24 @@ def _suffix(k: int) -> str:
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
-    data region's device copy of a buffer where there is one)."""
-    return CudaHostWriter(plan, resident=True).function(source)
+    data region's device copy of a buffer where there is one), then ``<name>_fits()``
+    (``fits_function``)."""
+    return CudaHostWriter(plan, resident=True).function(source) + fits_function(plan)
+
+
+def fits_function(plan: KernelPlan) -> str:
+    """``int <name>_fits(void)``: whether this device can launch the plan's kernels with their
+    block sizes, registers and shared memory (``mdp_cu_check_launch`` without exiting; asked once,
+    on the module the function loads). The call site runs the original code when it cannot (code
+    planned for a larger device than the one it runs on, ``--device-limits``)."""
+    fmad = 1 if contracts_fma(plan) else 0
+    lines = [f"MDP_FITS_FN {plan.name}_fits(void)", "{", "    static int mdp_fits = -1;", "    if (mdp_fits < 0) {",
+             f'        CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{plan.name}, "{plan.name}", {fmad});',
+             "        mdp_fits = 1;"]
+    for k, ln in enumerate(launch_of(plan).launches):
+        size = ", ".join(str(x) for x in (*ln.group_size, 1, 1, 1)[:3])
+        lines.append(f"        {{ static const unsigned int mdp_b{k}[3] = {{{size}}};")
+        lines.append(f'          mdp_fits = mdp_fits && mdp_cu_check_launch(mdp_cu_function(mdp_mod, "{ln.kernel}"), '
+                     f'"{ln.kernel}", mdp_b{k}, 0); }}')
+    lines += ["    }", "    return mdp_fits;", "}"]
+    return "\n".join(lines) + "\n"

@@ -124,6 +124,7 @@ class HostWriter:
         for c in self.spec.counts:
             self.w(f"{c.name} = {count_c(c.count, self.ix)};")
         self.load_kernels()
+        self.host_clock()
         self.launch_shape()
         self.buffers_in()
         self.launch()
@@ -212,6 +213,9 @@ class HostWriter:
     def load_kernels(self) -> None:
         """Creates ``mdp_kernel`` (and ``mdp_combine``) on first use."""
         raise NotImplementedError
+
+    def host_clock(self) -> None:
+        """``MDPOLY_PROFILE``: starts the call's host clock ``mdp_host0`` (after the kernels are built)."""
 
     def launch_shape(self) -> None:
         """Sets the launch shape from ``plan.grid_axes``."""

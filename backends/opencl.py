@@ -19,7 +19,7 @@ from mdpoly.backends.c_files import c_file
 from mdpoly.backends.opencl_host import host_function, host_preamble
 from mdpoly.backends.resident import device_data
 from mdpoly.ir.kernel import KDim, KernelPlan, KInput, KOutput
-from mdpoly.ir.mdh import Combine
+from mdpoly.ir.mdh import Combine, Precondition
 from mdpoly.ir.plan import FExpr, Loop, ParallelRegion, ThreadCount, Var
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu_params import async_buffer_elems
@@ -978,6 +978,20 @@ def kernel_source(plan: KernelPlan) -> str:
     return KernelWriter(plan).source()
 
 
+#: The reason of the call site's launch check (``<name>_fits()``, ``with_launch_check``).
+LAUNCH_CHECK_REASON = "the device can launch the kernels (work-group sizes, local memory)"
+
+
+def with_launch_check(plan: KernelPlan) -> KernelPlan:
+    """``plan`` as its call site is written: with ``<name>_fits()`` last among its preconditions, so
+    that the original code runs where the device cannot launch the kernels that were planned for a
+    larger one (the host function itself refuses the launch, exit status 3, where it is called
+    without the check: the tuner, data regions). Only the call site sees it; the report's
+    preconditions and the residency planner see the plan as it is."""
+    check = Precondition(f"{plan.name}_fits()", LAUNCH_CHECK_REASON)
+    return replace(plan, mdh=replace(plan.mdh, preconditions=(*plan.mdh.preconditions, check)))
+
+
 class OpenCLBackend(Backend[KernelPlan]):
     """OpenCL 1.2 kernels plus C host code; the generated file links with ``-lOpenCL``."""
 
@@ -989,7 +1003,7 @@ class OpenCLBackend(Backend[KernelPlan]):
     def render(self, plan: KernelPlan) -> GeneratedCode:
         source = kernel_source(plan)
         definition = host_function(plan, source)
-        call = CEmitter(_NoDialect()).call(plan)
+        call = CEmitter(_NoDialect()).call(with_launch_check(plan))
         return GeneratedCode(name=plan.name, definition=definition, call=call,
                              headers=("CL/cl.h", "stdio.h", "stdlib.h", "string.h"), flags=("-lOpenCL",),
                              device_sources=((plan.name + ".cl", source),), preamble=host_preamble(),

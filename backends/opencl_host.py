@@ -18,10 +18,13 @@ OpenCL implementation.
 
 Profiling: when ``MDPOLY_PROFILE`` is set (and not ``0``; read once, at initialization) the queue
 is created with ``CL_QUEUE_PROFILING_ENABLE``, every command of a nest gets an event, and each
-call adds its kernels' and its transfers' ``CL_PROFILING_COMMAND_START..END`` to the nest's sums;
-at exit one line per nest goes to stderr::
+call adds its kernels' and its transfers' ``CL_PROFILING_COMMAND_START..END`` (the device's own
+execution of each command: no host work, no launch latency) to the nest's sums, and its host
+overhead (the call's host clock time from its launch set-up on -- the first call's kernel build
+excluded -- less its kernel and transfer time: buffer look-ups, argument set-up, enqueueing,
+waiting); at exit one line per nest goes to stderr::
 
-    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total>
+    mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total> host_ms=<total>
 
 Unset, no events are requested (the commands get ``NULL``) and the queue is an ordinary one.
 """
@@ -29,7 +32,7 @@ Unset, no events are requested (the commands get ``NULL``) and the queue is an o
 from __future__ import annotations
 
 from mdpoly.backends.c_files import c_file
-from mdpoly.backends.gpu_host import HostWriter, count_c
+from mdpoly.backends.gpu_host import HostWriter, count_c, launch_of
 from mdpoly.ir.kernel import KernelPlan
 
 
@@ -65,6 +68,9 @@ class OpenCLHostWriter(HostWriter):
         for var, kernel in self.kernels():
             self.w(f"if (!{var})")
             self.w(f'    {var} = mdp_cl_kernel(mdp_src_{name}, "{name}", "{kernel}");')
+
+    def host_clock(self) -> None:
+        self.w("const double mdp_host0 = mdp_cl_profile ? mdp_cl_now_ms() : 0.0;")
 
     def launch_shape(self) -> None:
         for k, ln in enumerate(self.spec.launches):
@@ -135,8 +141,10 @@ class OpenCLHostWriter(HostWriter):
             self.w('    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
         else:
             self.w('mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");')
-        self.w("if (mdp_cl_profile)")
+        self.w("if (mdp_cl_profile) {")
         self.w(f'    mdp_cl_profile_add("{self.name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);')
+        self.w(f'    mdp_cl_profile_host("{self.name}", mdp_host0);')
+        self.w("}")
 
 
 #: The preamble's struct of the last call's profile (``mdpoly.backends.entry.timing_function``).
@@ -152,5 +160,29 @@ def _suffix(k: int) -> str:
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
-    data region's device copy of a buffer where there is one)."""
-    return OpenCLHostWriter(plan, resident=True).function(source)
+    data region's device copy of a buffer where there is one), then ``<name>_fits()``
+    (``fits_function``)."""
+    return OpenCLHostWriter(plan, resident=True).function(source) + fits_function(plan)
+
+
+def fits_name(plan: KernelPlan) -> str:
+    """The name of ``plan``'s launch check, ``<name>_fits``."""
+    return f"{plan.name}_fits"
+
+
+def fits_function(plan: KernelPlan) -> str:
+    """``int <name>_fits(void)``: whether this device can launch the plan's kernels with their
+    work-group sizes and local memory (``mdp_cl_check_launch`` without exiting; asked once, the
+    kernels built here as the function builds them). The call site runs the original code when it
+    cannot (code planned for a larger device than the one it runs on, ``--device-limits``)."""
+    lines = [f"MDP_FITS_FN {fits_name(plan)}(void)", "{", "    static int mdp_fits = -1;", "    if (mdp_fits < 0) {",
+             "        mdp_fits = 1;"]
+    for k, ln in enumerate(launch_of(plan).launches):
+        if ln.items is not None:   # work-groups of the implementation's choice
+            continue
+        sizes = ", ".join(str(x) for x in ln.group_size)
+        lines.append(f"        {{ static const size_t mdp_l{k}[{len(ln.group_size)}] = {{{sizes}}};")
+        lines.append(f'          mdp_fits = mdp_fits && mdp_cl_check_launch(mdp_cl_kernel(mdp_src_{plan.name}, '
+                     f'"{plan.name}", "{ln.kernel}"), "{ln.kernel}", {len(ln.group_size)}, mdp_l{k}, 0); }}')
+    lines += ["    }", "    return mdp_fits;", "}"]
+    return "\n".join(lines) + "\n"

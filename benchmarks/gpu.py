@@ -53,7 +53,7 @@ SCRIPTS = ("gpu.py", "gpu_vendor.py", "gpu_report.py")
 NCU_METRIC = "gpu__time_duration.sum"
 NCU_UNITS = {"nsecond": 1e-6, "ns": 1e-6, "usecond": 1e-3, "us": 1e-3, "msecond": 1.0, "ms": 1.0, "second": 1e3,
              "s": 1e3}
-PROFILE_LINE = re.compile(r"^mdpoly-profile: (\S+) calls=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=([0-9.eE+-]+)$",
+PROFILE_LINE = re.compile(r"^mdpoly-profile: (\S+) calls=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=([0-9.eE+-]+)(?: host_ms=[0-9.eE+-]+)?$",
                           re.MULTILINE)
 
 

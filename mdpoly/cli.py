@@ -92,6 +92,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--devices", metavar="all|N|LIST",
                    help="split each computation over local devices (--target opencl or cuda): all of them, "
                         "the first N, or the device indices LIST such as 0,1 (MDPOLY_DEVICES overrides at run time)")
+    p.add_argument("--device-limits", metavar="generic|FILE.json|KEY=VAL,...", type=_device_limits,
+                   help="plan untuned OpenCL/CUDA code for these device limits instead of the device found at "
+                        "generation time, e.g. cu=132,wg=1024,lmem=48K,warp=32,gpu=1 (keys: cu, wg, items, lmem, "
+                        "warp, gpu, async, name) or a JSON file of them; 'generic': the generic limits")
     p.add_argument("--preprocessor", metavar="CMD", type=_command,
                    help="preprocess with CMD (shell-quoted, the file name is appended) instead of "
                         "'$MDPOLY_CC -E' (default 'cc -E', plus the target's flags such as -fopenmp), "
@@ -101,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="tune each nest by measuring candidates (default)")
     tune.add_argument("--no-tune", dest="tune", action="store_false", help="use the heuristic defaults, measure nothing")
     tune.add_argument("--tune-time", type=_positive_float, action=_Enable, metavar="SECONDS",
-                      help="tuning time budget per nest, spent in full (default: up to 60, scaled down to "
+                      help="tuning time budget per nest, an upper bound for the whole tuning (default: up to 60, scaled down to "
                            "2000 runs of the nest's default code, at least 5)")
     tune.add_argument("--tune-evals", type=_positive_int, action=_Enable, metavar="N",
                       help="at most N evaluations per nest")
@@ -125,6 +129,15 @@ def _positive_float(text: str) -> float:
     if not value > 0 or value == float("inf"):   # also refuses nan
         raise argparse.ArgumentTypeError(f"must be a positive number, got '{text}'")
     return value
+
+
+def _device_limits(text: str) -> str:
+    from mdpoly.device_limits import parse_limits
+    try:
+        parse_limits(text)
+    except MdpolyError as exc:
+        raise argparse.ArgumentTypeError(exc.message.removeprefix("--device-limits: ")) from None
+    return text
 
 
 def _positive_int(text: str) -> int:
@@ -219,7 +232,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         tune_workers=ns.tune_workers or os.environ.get("MDPOLY_DASK_SCHEDULER") or None,
         opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
         cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
-        mpi=ns.mpi, devices=_devices(parser, ns),
+        mpi=ns.mpi, devices=_devices(parser, ns), device_limits=ns.device_limits,
     )
 
 

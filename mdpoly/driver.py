@@ -26,6 +26,7 @@ from mdpoly.cost_model import (
     guard_private_loops,
     min_phase_ops,
 )
+from mdpoly.device_limits import planning_limits
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -200,7 +201,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
                              devices=devices_note(split) if split is not None and on_devices else None,
-                             cost=cost.to_report(), cost_text=cost.text())
+                             cost=cost.to_report(), cost_text=cost.text(),
+                             limits=planning_limits(target, options).to_report() if target.limits else None)
 
 
 def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: RankSplit, options: Options,

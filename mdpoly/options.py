@@ -43,6 +43,9 @@ class Options:
     mpi: bool = False
     # --devices: each computation split over these local devices (opencl/cuda; backends/devices.py)
     devices: str | None = None
+    # --device-limits: the limits GPU code is planned with (``mdpoly.device_limits``): ``generic``, a JSON
+    # file or ``key=value,...``; None = query the device the host code will use, else the generic limits
+    device_limits: str | None = None
 
 
 def for_function(options: Options, function: str) -> Options:

@@ -8,7 +8,11 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
                 "tuning": {"params", "config", "tuned_seconds", "default_seconds", "evaluations",
                            "from_cache", "technique", ...} or null,
                 "cost": {"choice", "reason", "min_ops", "guard", "parallel_if", "min_call_ops",
-                         "threads", "seq_ns", "par_ns", "loaded_ns", "inputs": {...}}}]}
+                         "threads", "seq_ns", "par_ns", "loaded_ns", "inputs": {...}},
+                "limits": {"source": "device"|"given"|"generic", "name", "compute_units", ...}}]}
+
+``limits`` (OpenCL/CUDA computations) are the device limits the code was planned with
+(``mdpoly.device_limits``): the device found at generation time, ``--device-limits``, or the generic ones.
 
 ``cost`` (schema 3) is the cost model's decision on an MDH computation (``mdpoly.cost_model``):
 ``choice`` ``parallel``, ``guarded`` (parallel when the run-time ``guard`` holds), ``sequential``
@@ -247,6 +251,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
     }
     if o.cost is not None:   # the cost model's decision (mdpoly.cost_model.CostDecision.to_report)
         out["cost"] = o.cost
+    if o.limits is not None:   # GPU targets: the device limits the code was planned with
+        out["limits"] = o.limits
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
     if o.devices is not None:   # --devices: the dimension split over the devices, or why none

@@ -64,7 +64,9 @@ class Target(Generic[P, L]):
     ``device``: the device the generated host code will use, from ``Options`` (``None``: the
     host CPU); ``tuner(options)``: the tuning target (``mdpoly.tuning.target.TuningTarget``) on
     that device, or a ``str`` saying why there is none; ``None`` for the OpenMP tuner that
-    ``mdpoly.tuning.tune.tune_nest`` builds around its own runner.
+    ``mdpoly.tuning.tune.tune_nest`` builds around its own runner; ``limits(options)``: that
+    device's name and limits (``caps_from_device``'s keys), queried at generation time, raising
+    when there is no device (``mdpoly.device_limits``); ``None`` for a target planned without them.
     """
 
     name: str
@@ -82,6 +84,7 @@ class Target(Generic[P, L]):
     toolchain: Toolchain
     device: Callable[[Options], str | None] = lambda options: None
     tuner: Callable[[Options], Any] | None = None
+    limits: Callable[[Options], tuple[str, dict[str, Any]]] | None = None
 
     def render(self, plan: L, caps: TargetCaps) -> GeneratedCode:
         """``plan`` (checked) as C text, by this target's backend for ``caps``."""
@@ -122,6 +125,18 @@ def _cuda_tuner(options: Options) -> Any:
     return cuda_target(options.cuda_device or None)
 
 
+def _opencl_limits(options: Options) -> tuple[str, dict[str, Any]]:
+    from mdpoly.runtime.opencl import OpenCLDevice
+    dev = OpenCLDevice(options.opencl_device or None)
+    return str(dev.device.name).strip(), dev.device_limits()
+
+
+def _cuda_limits(options: Options) -> tuple[str, dict[str, Any]]:
+    from mdpoly.runtime.cuda import CudaDevice
+    dev = CudaDevice(options.cuda_device or None)
+    return dev.device_name(), dev.device_limits()
+
+
 def _cuda_flags() -> tuple[tuple[str, ...], tuple[str, ...]] | None:
     """The CUDA toolkit's ``-I``/``-L`` flags and libraries (``mdpoly.cuda_toolkit``), if found."""
     from mdpoly.cuda_toolkit import find_cuda
@@ -144,7 +159,7 @@ OPENCL: Target[GpuParams, KernelPlan] = Target(
     to_dict=gpu_params_to_dict, from_dict=gpu_params_from_dict,
     lower=lower_gpu, check=check_kernel_plan, backend=OpenCLBackend,
     toolchain=Toolchain((), ("-lOpenCL",)),
-    device=lambda options: options.opencl_device, tuner=_opencl_tuner)
+    device=lambda options: options.opencl_device, tuner=_opencl_tuner, limits=_opencl_limits)
 
 CUDA: Target[GpuParams, KernelPlan] = Target(
     name="cuda", word="CUDA", spellings=("cuda",), caps=CUDA_CAPS,
@@ -152,7 +167,7 @@ CUDA: Target[GpuParams, KernelPlan] = Target(
     to_dict=gpu_params_to_dict, from_dict=gpu_params_from_dict,
     lower=lower_gpu, check=check_kernel_plan, backend=CudaBackend,
     toolchain=Toolchain((), ("-lcuda", "-lnvrtc"), _cuda_flags),
-    device=lambda options: options.cuda_device, tuner=_cuda_tuner)
+    device=lambda options: options.cuda_device, tuner=_cuda_tuner, limits=_cuda_limits)
 
 #: Every target by name. Filled here at import; ``register`` adds more.
 TARGETS: dict[str, Target[Any, Any]] = {t.name: t for t in (OPENMP, OPENCL, CUDA)}

@@ -112,7 +112,13 @@ class CudaDevice:
             "is_gpu": True,
             "preferred_wg_multiple": self._attr("CU_DEVICE_ATTRIBUTE_WARP_SIZE"),
             "async_copy": self.compute_capability[0] >= 8,
+            "local_mem_optin": self._attr("CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN"),
+            "registers_per_block": self._attr("CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK"),
         }
+
+    def device_name(self) -> str:
+        raw = self._call(self._drv.cuDeviceGetName(256, self.device), "cuDeviceGetName")
+        return str(raw.split(b"\0", 1)[0].decode())
 
     def arch(self) -> tuple[str, bool]:
         """(``sm_XY`` or ``compute_XY``, whether it is CUBIN) for this device and this NVRTC."""

@@ -96,4 +96,26 @@ class OpenCLDevice:
             "local_mem_size": int(d.local_mem_size),
             "max_compute_units": int(d.max_compute_units),
             "is_gpu": bool(d.type & self._cl.device_type.GPU),
+            "preferred_wg_multiple": self.simd_width(),
         }
+
+    def simd_width(self) -> int:
+        """The warp/wavefront width: the vendor attribute where there is one (NVIDIA's warp size,
+        AMD's wavefront width), else on a GPU a trivial kernel's preferred work-group size
+        multiple, else 32 (a CPU device: no warps to fill)."""
+        cl, d = self._cl, self.device
+        for attr in ("WARP_SIZE_NV", "WAVEFRONT_WIDTH_AMD"):
+            code = getattr(cl.device_info, attr, None)
+            if code is not None:
+                try:
+                    return int(d.get_info(code))
+                except (cl.Error, cl.LogicError, ValueError):
+                    pass
+        if not d.type & cl.device_type.GPU:
+            return 32
+        try:
+            ctx = cl.Context([d])
+            prg = cl.Program(ctx, "__kernel void mdp_probe(__global int *a) { a[get_global_id(0)] = 0; }").build()
+            return int(prg.mdp_probe.get_work_group_info(cl.kernel_work_group_info.PREFERRED_WORK_GROUP_SIZE_MULTIPLE, d))
+        except Exception:  # noqa: BLE001 - a device that cannot build the probe keeps the usual width
+            return 32

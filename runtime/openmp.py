@@ -61,6 +61,9 @@ class OpenMPRunner:
     #: seconds one compilation may take: a candidate the compiler labours on (gcc 12 spent over
     #: 8 minutes on a 2 x 4 block with a SIMD reduction over 8 accumulators) fails to build
     compile_timeout: float = 60.0
+    #: ``time.perf_counter()`` by which every build and run must be over (a tuner's budget; ``None``:
+    #: only the limits above): a compilation or a worker still going then is killed
+    deadline: float | None = None
 
     def __init__(self, work_dir: str | None = None, threads: int | None = None) -> None:
         self.work_dir = Path(work_dir or tempfile.mkdtemp(prefix="mdpoly-rt-"))
@@ -94,6 +97,9 @@ class OpenMPRunner:
         src.write_text(request.source)
         cmd = [request.compiler, *self.flags, *request.flags, str(src), "-o", str(lib), *self.libs]
         start = time.perf_counter()
+        limit = self.compile_timeout
+        if self.deadline is not None:
+            limit = max(0.0, min(limit, self.deadline - start))
         # a session of its own: on a timeout the compiler's own children (cc1) end with it
         # the compiler's temporary files (``cc*.s``) go to the work folder, removed with it even
         # when the compiler is killed before it could remove them itself
@@ -101,11 +107,13 @@ class OpenMPRunner:
         with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               start_new_session=True, env=env) as proc:
             try:
-                _, stderr = proc.communicate(timeout=self.compile_timeout)
+                _, stderr = proc.communicate(timeout=limit)
             except subprocess.TimeoutExpired as exc:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.communicate()
-                raise BuildFailed(f"compilation ran longer than {self.compile_timeout:g} s", cmd, "") from exc
+                why = "the tuning budget ended" if limit < self.compile_timeout else ""
+                raise BuildFailed(f"compilation ran longer than {limit:g} s{' (' + why + ')' if why else ''}",
+                                  cmd, "") from exc
             except BaseException:   # interrupted, terminated: the compiler goes too, now
                 _kill_group(proc.pid)
                 proc.communicate()
@@ -181,6 +189,8 @@ class OpenMPRunner:
             proc = subprocess.Popen([sys.executable, "-m", "mdpoly.runtime.ctypes_worker", str(job)],
                                     stdout=subprocess.DEVNULL, stderr=err, env=env)
             limit = start + (max(timeout, self.warm_seconds) if self.warm_seconds else timeout)
+            if self.deadline is not None:
+                limit = min(limit, self.deadline)
             warm = not self.warm_seconds
             try:
                 while True:
@@ -191,6 +201,8 @@ class OpenMPRunner:
                     now = time.perf_counter()
                     if not warm and (job / "warm").exists():
                         warm, limit = True, now + timeout
+                        if self.deadline is not None:
+                            limit = min(limit, self.deadline)
                     if now > limit:
                         proc.kill()
                         proc.wait()

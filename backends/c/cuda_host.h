@@ -42,11 +42,19 @@
 #include <string.h>
 #include <ctype.h>
 #include <errno.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 #define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#ifndef MDP_FITS_FN
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_FITS_FN __attribute__((unused)) static int   /* a nest's launch check, called at its call site */
+#else
+#define MDP_FITS_FN static int
+#endif
+#endif
 #define MDP_CU_MAX_MODULES 256
 static CUdevice mdp_cu_device;
 static CUcontext mdp_cu_context;
@@ -54,8 +62,17 @@ static int mdp_cu_ready;
 static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
 static int mdp_cu_nmodules;
 static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
-static CUevent mdp_cu_ev[5]; /* copies in | kernels | (synchronize) | copies out */
-static struct { const char *nest; long calls; double kernel_ms, transfer_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+/* events 0-1: copies in; 5-2: the launches (5 recorded behind the gate, see mdp_cu_gate_hold); 3-4: copies out */
+static CUevent mdp_cu_ev[6];
+static struct { const char *nest; long calls; double kernel_ms, transfer_ms, host_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
+/* MDPOLY_PROFILE: the stream waits on this host-mapped word (cuStreamWaitValue32) until the call's
+   launches and their events are all queued, so that the kernel events time the kernels alone, not
+   the host's launch calls between them (0 where the device cannot wait on a value: then the
+   events are recorded as they are queued and include the launch latency) */
+static volatile unsigned int *mdp_cu_gate;
+static CUdeviceptr mdp_cu_gate_dev;
+static unsigned int mdp_cu_gate_seq;
+static int mdp_cu_gated;
 static int mdp_cu_nprof;
 /* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from
    before its copies in to after its copies out (the whole call); a tuner reads it back. */
@@ -87,6 +104,10 @@ static void mdp_nvrtc_check(nvrtcResult err, const char *call)
 static void mdp_cu_release(void)
 {
     int i;
+    if (mdp_cu_gated) {   /* an exit between a call's gate and its opening (a failed launch): let the stream go */
+        *mdp_cu_gate = mdp_cu_gate_seq;
+        __sync_synchronize();
+    }
     for (i = 0; i < mdp_cu_nmodules; ++i)
         cuModuleUnload(mdp_cu_modules[i]);
     mdp_cu_nmodules = 0;
@@ -94,9 +115,13 @@ static void mdp_cu_release(void)
         if (*mdp_cu_buffers[i])
             cuMemFree(*mdp_cu_buffers[i]);
     mdp_cu_nbuffers = 0;
-    for (i = 0; i < 5; ++i)
+    for (i = 0; i < 6; ++i)
         if (mdp_cu_ev[i])
             cuEventDestroy(mdp_cu_ev[i]);
+    if (mdp_cu_gate)
+        cuMemFreeHost((void *)mdp_cu_gate);
+    mdp_cu_gate = NULL;
+    mdp_cu_gated = 0;
     if (mdp_cu_ready)
         cuDevicePrimaryCtxRelease(mdp_cu_device);
     mdp_cu_ready = 0;
@@ -115,11 +140,50 @@ static void mdp_cu_profile_record(int which)
     mdp_cu_check(cuEventRecord(mdp_cu_ev[which], NULL), "cuEventRecord");
 }
 
+/* MDPOLY_PROFILE: the host's monotonic clock in milliseconds (POSIX; C11 without it; else processor time). */
+static double mdp_cu_now_ms(void)
+{
+#if defined(CLOCK_MONOTONIC)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#elif defined(TIME_UTC)
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#else   /* strict ISO C99 without POSIX: the processor time */
+    return (double)clock() * 1e3 / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* MDPOLY_PROFILE, before a call's launches: the stream waits until mdp_cu_gate_open (after the
+   launches and the event behind them are queued), then records event 5 and runs the kernels back to
+   back; without the gate, event 5 is recorded now. */
+static void mdp_cu_gate_hold(void)
+{
+    if (mdp_cu_gated && cuStreamWaitValue32(NULL, mdp_cu_gate_dev, ++mdp_cu_gate_seq, CU_STREAM_WAIT_VALUE_GEQ)
+                            != CUDA_SUCCESS)
+        mdp_cu_gated = 0;   /* not supported here: events as queued */
+    mdp_cu_profile_record(5);
+}
+
+static void mdp_cu_gate_open(void)
+{
+    mdp_cu_profile_record(2);
+    if (mdp_cu_gated) {
+        *mdp_cu_gate = mdp_cu_gate_seq;
+        __sync_synchronize();   /* the store leaves the CPU now, for the device's next poll */
+    }
+}
+
 /* Adds one call of 'nest' once its last event (after the copies out) has completed; 'copied': whether
-   the call copied anything (else its transfer time is 0, not the empty intervals between the events). */
-static void mdp_cu_profile_add(const char *nest, int copied)
+   the call copied anything (else its transfer time is 0, not the empty intervals between the events);
+   'host_start': the host clock (mdp_cu_now_ms) when the call's device work began to be set up: the
+   call's host overhead is its host time since then less its kernel and transfer time. */
+static void mdp_cu_profile_add(const char *nest, int copied, double host_start)
 {
     int slot;
+    double host;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
     for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
         ;
@@ -130,19 +194,22 @@ static void mdp_cu_profile_add(const char *nest, int copied)
         ++mdp_cu_nprof;
     }
     mdp_cu_prof[slot].calls++;
-    mdp_cu_last.kernel_ms = mdp_cu_elapsed(1, 2);
+    mdp_cu_last.kernel_ms = mdp_cu_elapsed(5, 2);
     mdp_cu_last.transfer_ms = copied ? mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4) : 0.0;
     mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
+    host = mdp_cu_now_ms() - host_start - mdp_cu_last.kernel_ms - mdp_cu_last.transfer_ms;
     mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
     mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
+    mdp_cu_prof[slot].host_ms += host > 0.0 ? host : 0.0;
 }
 
 static void mdp_cu_profile_report(void)
 {
     int i;
     for (i = 0; i < mdp_cu_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cu_prof[i].nest,
-                mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms);
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f host_ms=%.6f\n",
+                mdp_cu_prof[i].nest, mdp_cu_prof[i].calls, mdp_cu_prof[i].kernel_ms, mdp_cu_prof[i].transfer_ms,
+                mdp_cu_prof[i].host_ms);
     fflush(stderr);
 }
 
@@ -187,8 +254,12 @@ static void mdp_cu_init(void)
     mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
     if (mdp_cu_profile) {
         int i;
-        for (i = 0; i < 5; ++i)
+        for (i = 0; i < 6; ++i)
             mdp_cu_check(cuEventCreate(&mdp_cu_ev[i], CU_EVENT_DEFAULT), "cuEventCreate");
+        if (cuMemHostAlloc((void **)&mdp_cu_gate, sizeof *mdp_cu_gate, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
+            *mdp_cu_gate = 0;
+            mdp_cu_gated = cuMemHostGetDevicePointer(&mdp_cu_gate_dev, (void *)mdp_cu_gate, 0) == CUDA_SUCCESS;
+        }
         atexit(mdp_cu_profile_report);
     }
 }
@@ -350,12 +421,17 @@ static char *mdp_cu_compile(const char *source, const char *nest, const char *ar
 /* The module of one nest's kernels: from the disk cache, else compiled by NVRTC (and cached). */
 static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
 {
+    static const char *last_source;   /* a nest's <nest>_fits check loads the module its function uses */
+    static int last_fmad;
+    static CUmodule last_mod;
     char arch_opt[64], dir[4000], path[4200], key[64];
     int cubin = 0, arch, major = 0, minor = 0, have_dir;
     unsigned long long h;
     size_t size = 0;
     char *image;
     CUmodule mod;
+    if (last_source == source && last_fmad == fmad && mdp_cu_ready)
+        return last_mod;
     mdp_cu_init();
     arch = mdp_cu_arch(&cubin);
     snprintf(arch_opt, sizeof arch_opt, "--gpu-architecture=%s_%d", cubin ? "sm" : "compute", arch);
@@ -379,6 +455,9 @@ static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
     if (mdp_cu_nmodules == MDP_CU_MAX_MODULES)
         mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_module (too many modules)");
     mdp_cu_modules[mdp_cu_nmodules++] = mod;
+    last_source = source;
+    last_fmad = fmad;
+    last_mod = mod;
     return mod;
 }
 
@@ -391,10 +470,11 @@ static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
 
 /* Whether kernel 'f' can run blocks of 'block' threads, from what the compiled kernel allows
    (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: its registers decide it; its static shared memory
-   against the device's per-block limit). When it cannot, says why and exits with status 3 before
-   the launch (which would fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a tuner counts the
-   configuration as one the device cannot launch, not as a crash). */
-static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3])
+   against the device's per-block limit). When it cannot: with 'fatal', says why and exits with
+   status 3 before the launch (which would fail with CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES; a tuner
+   counts the configuration as one the device cannot launch, not as a crash); without, says why the
+   original code runs instead (the call site's <nest>_fits check) and returns 0. 1 when it can. */
+static int mdp_cu_check_launch(CUfunction f, const char *kernel, const unsigned int block[3], int fatal)
 {
     int limit = 0, regs = 0, shared = 0, avail = 0;
     unsigned int threads = block[0] * block[1] * block[2];
@@ -404,11 +484,20 @@ static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned i
     mdp_cu_check(cuDeviceGetAttribute(&avail, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK, mdp_cu_device),
                  "cuDeviceGetAttribute");
     if (threads > (unsigned int)limit || shared > avail) {
-        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a block of %u threads with %d bytes of shared memory; "
+        fprintf(stderr, "%s kernel '%s': a block of %u threads with %d bytes of shared memory; "
                 "with %d registers per thread the compiled kernel allows at most %d threads, the device %d bytes\n",
+                fatal ? "mdpoly: launch refused:" : "mdpoly: note: the original code runs instead of",
                 kernel, threads, shared, regs, limit, avail);
-        exit(3);
+        if (fatal)
+            exit(3);
+        return 0;
     }
+    return 1;
+}
+
+static void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3])
+{
+    (void)mdp_cu_check_launch(f, kernel, block, 1);
 }
 
 /* A nest's device buffer, kept across its calls: (re)allocated only when 'bytes' exceeds its

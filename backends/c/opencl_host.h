@@ -17,8 +17,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <ctype.h>
+#include <time.h>
 #define MDP_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define MDP_CDIV(a, b) (((a) + (b) - 1) / (b))
+#ifndef MDP_FITS_FN
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_FITS_FN __attribute__((unused)) static int   /* a nest's launch check, called at its call site */
+#else
+#define MDP_FITS_FN static int
+#endif
+#endif
 #define MDP_CL_MAX_OBJECTS 256
 static cl_device_id mdp_cl_device;
 static cl_context mdp_cl_context;
@@ -27,7 +35,7 @@ static cl_program mdp_cl_programs[MDP_CL_MAX_OBJECTS];
 static cl_kernel mdp_cl_kernels[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprograms, mdp_cl_nkernels;
 static int mdp_cl_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cl_init) */
-static struct { const char *nest; long calls; double kernel_ns, transfer_ns; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
+static struct { const char *nest; long calls; double kernel_ns, transfer_ns, host_ms; } mdp_cl_prof[MDP_CL_MAX_OBJECTS];
 static int mdp_cl_nprof;
 /* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from its
    first command's start to its last command's end (the whole call); a tuner reads it back. */
@@ -151,12 +159,41 @@ static void mdp_cl_profile_add(const char *nest, cl_event *kernels, int nk, cl_e
     mdp_cl_last.call_ms = last > first ? (double)(last - first) * 1e-6 : 0.0;
 }
 
+/* MDPOLY_PROFILE: the host's monotonic clock in milliseconds (POSIX; C11 without it; else processor time). */
+static double mdp_cl_now_ms(void)
+{
+#if defined(CLOCK_MONOTONIC)
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#elif defined(TIME_UTC)
+    struct timespec t;
+    timespec_get(&t, TIME_UTC);
+    return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+#else   /* strict ISO C99 without POSIX: the processor time */
+    return (double)clock() * 1e3 / (double)CLOCKS_PER_SEC;
+#endif
+}
+
+/* After mdp_cl_profile_add: the host overhead of the call of 'nest' that began setting up its device
+   work at 'host_start' (mdp_cl_now_ms): its host time since then less its kernel and transfer time. */
+static void mdp_cl_profile_host(const char *nest, double host_start)
+{
+    int slot;
+    double host = mdp_cl_now_ms() - host_start - mdp_cl_last.kernel_ms - mdp_cl_last.transfer_ms;
+    for (slot = 0; slot < mdp_cl_nprof && strcmp(mdp_cl_prof[slot].nest, nest) != 0; ++slot)
+        ;
+    if (slot < mdp_cl_nprof)
+        mdp_cl_prof[slot].host_ms += host > 0.0 ? host : 0.0;
+}
+
 static void mdp_cl_profile_report(void)
 {
     int i;
     for (i = 0; i < mdp_cl_nprof; ++i)
-        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f\n", mdp_cl_prof[i].nest,
-                mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6, mdp_cl_prof[i].transfer_ns * 1e-6);
+        fprintf(stderr, "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f host_ms=%.6f\n",
+                mdp_cl_prof[i].nest, mdp_cl_prof[i].calls, mdp_cl_prof[i].kernel_ns * 1e-6,
+                mdp_cl_prof[i].transfer_ns * 1e-6, mdp_cl_prof[i].host_ms);
     fflush(stderr);
 }
 
@@ -286,10 +323,13 @@ static cl_kernel mdp_cl_kernel(const char *source, const char *nest, const char 
 /* Whether kernel 'k' can run work-groups of 'n' dims of 'local' work-items on the device, from what
    the compiled kernel allows (CL_KERNEL_WORK_GROUP_SIZE: its registers and private memory decide
    it; CL_KERNEL_LOCAL_MEM_SIZE against the device's local memory; the device's per-dim limits).
-   When it cannot, says why and exits with status 3 before the launch (a tuner counts the
-   configuration as one the device cannot launch, not as a crash). Returns 1 (checked once per call site). */
-static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const size_t *local)
+   When it cannot: with 'fatal', says why and exits with status 3 before the launch (a tuner counts
+   the configuration as one the device cannot launch, not as a crash); without, says why the
+   original code runs instead (the call site's <nest>_fits check, code planned for a larger device)
+   and returns 0. Returns 1 when it can. */
+static int mdp_cl_check_launch(cl_kernel k, const char *kernel, cl_uint n, const size_t *local, int fatal)
 {
+    const char *head = fatal ? "mdpoly: launch refused:" : "mdpoly: note: the original code runs instead of";
     size_t limit = 0, items = 1, dims[3] = {0, 0, 0};
     cl_ulong used = 0, avail = 0;
     cl_uint i;
@@ -303,17 +343,26 @@ static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const s
     mdp_cl_check(clGetDeviceInfo(mdp_cl_device, CL_DEVICE_MAX_WORK_ITEM_SIZES, sizeof dims, dims, NULL), "clGetDeviceInfo");
     for (i = 0; i < n && i < 3; ++i)
         if (local[i] > dims[i]) {
-            fprintf(stderr, "mdpoly: launch refused: kernel '%s': %zu work-items along dim %u exceed the device's "
-                    "limit of %zu\n", kernel, local[i], (unsigned)i, dims[i]);
-            exit(3);
+            fprintf(stderr, "%s kernel '%s': %zu work-items along dim %u exceed the device's limit of %zu\n", head,
+                    kernel, local[i], (unsigned)i, dims[i]);
+            if (fatal)
+                exit(3);
+            return 0;
         }
     if (items > limit || used > avail) {
-        fprintf(stderr, "mdpoly: launch refused: kernel '%s': a work-group of %zu work-items and %lu bytes of local "
-                "memory; the compiled kernel allows at most %zu work-items, the device %lu bytes\n", kernel, items,
+        fprintf(stderr, "%s kernel '%s': a work-group of %zu work-items and %lu bytes of local memory; the compiled "
+                "kernel allows at most %zu work-items, the device %lu bytes\n", head, kernel, items,
                 (unsigned long)used, limit, (unsigned long)avail);
-        exit(3);
+        if (fatal)
+            exit(3);
+        return 0;
     }
     return 1;
+}
+
+static int mdp_cl_launchable(cl_kernel k, const char *kernel, cl_uint n, const size_t *local)
+{
+    return mdp_cl_check_launch(k, kernel, n, local, 1);
 }
 
 /* A nest's device buffer, kept across its calls: (re)created only when 'bytes' exceeds its

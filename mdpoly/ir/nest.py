@@ -275,6 +275,8 @@ class NestOutcome:
     cost_text: str = ""
     #: a scheduled nest that gives way to the nest as written on a one-thread team: why (``""``: it does not)
     one_thread: str = ""
+    #: a GPU computation: the device limits its code was planned with (``PlanningLimits.to_report()``)
+    limits: dict[str, object] | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,7 +46,7 @@ from mdpoly.runtime.base import ArgSpec, BuildRequest, Measurement, Runner, Runt
 from mdpoly.tuning.buffers import make_buffers, numpy_dtype
 from mdpoly.tuning.target import ENTRY, Candidate, Rejected, TuningTarget
 
-__all__ = ["ENTRY", "NestEvaluator", "Outcome", "Rejected", "Render", "TuningLog"]
+__all__ = ["ENTRY", "BudgetSpent", "NestEvaluator", "Outcome", "Rejected", "Render", "TuningLog"]
 REFERENCE = "mdpoly_reference"
 REFERENCE_HEADERS = ("math.h", "stdlib.h", "string.h", "limits.h", "float.h", "stdint.h", "stddef.h")
 FLOAT_RTOL = 1e-3
@@ -64,6 +64,12 @@ REFERENCE_TIMEOUT = 600.0
 #: No sequential nest runs faster than this per point of its domain: a nest whose point count
 #: times this exceeds ``reference_wait`` is not waited for at all.
 MIN_POINT_SECONDS = 0.25e-9
+
+
+class BudgetSpent(Exception):
+    """Raised by ``NestEvaluator.evaluate`` instead of starting a candidate that cannot finish before
+    the search deadline (its evaluation would take longer than the fastest one so far): the search
+    stops there, with the best found so far."""
 
 
 class TuningLog:
@@ -143,7 +149,8 @@ class NestEvaluator:
 
     def __init__(self, mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
                  reference_runner: Runner, log: TuningLog, default: Any, seed: int = 0,
-                 deadline: float | None = None, reference_wait: float | None = None) -> None:
+                 deadline: float | None = None, reference_wait: float | None = None,
+                 end: float | None = None) -> None:
         self.mdh = mdh
         self.sizes = dict(sizes)
         self.target = target
@@ -166,6 +173,13 @@ class NestEvaluator:
         #: ``time.perf_counter()`` by which tuning must end; no measurement's timeout reaches past
         #: it by more than ``DEADLINE_MARGIN`` (``None``: no time budget).
         self.deadline = deadline
+        #: ``time.perf_counter()`` by which everything -- reference, builds, runs, confirmation -- must
+        #: be over (the whole budget; ``None``: no time budget): no build or run reaches past it
+        self.end = end
+        self._bound_runners()
+        #: the shortest wall seconds an ``ok`` evaluation took (build and run): what the next one is
+        #: expected to take at least, so that one that cannot finish before the deadline is not started
+        self.fastest_eval: float | None = None
         self.reference_wait = reference_wait
         #: the CPU original still running in the background (cross-checked by ``finish_reference``)
         self.pending: _Background | None = None
@@ -206,8 +220,7 @@ class NestEvaluator:
         start = time.perf_counter()
         try:
             cand = self.candidate(self.default)
-            m = self._run(cand, repeats=MIN_REPEATS if self.pending else 1,
-                          timeout=REFERENCE_TIMEOUT if self.pending is None else self._budgeted(REFERENCE_TIMEOUT))
+            m = self._run(cand, repeats=MIN_REPEATS if self.pending else 1, timeout=REFERENCE_TIMEOUT)
         except (RuntimeFailure, MdpolyError, Rejected) as exc:
             raise Rejected("reference", f"neither the original nest nor the default plan ran: {exc}") from exc
         self._calibrate(m.median)
@@ -244,6 +257,8 @@ class NestEvaluator:
         if job is None:
             return self.reference_note
         left = None if self.deadline is None else max(0.0, self.deadline - time.perf_counter()) + DEADLINE_MARGIN
+        if self.end is not None:
+            left = min(left if left is not None else REFERENCE_TIMEOUT, max(0.0, self.end - time.perf_counter()))
         record: dict[str, Any] = {"event": "cross-check"}
         if not job.wait(left):
             record.update(status="not run", why="the CPU original did not finish within the budget")
@@ -309,10 +324,26 @@ class NestEvaluator:
         return self.runner.run(built, inputs, repeats=repeats, warmup=1, timeout=self._budgeted(timeout))
 
     def _budgeted(self, timeout: float) -> float:
-        """``timeout``, cut to end at most ``DEADLINE_MARGIN`` seconds past the deadline."""
-        if self.deadline is None:
-            return timeout
-        return min(timeout, max(0.0, self.deadline - time.perf_counter()) + DEADLINE_MARGIN)
+        """``timeout``, cut to end at most ``DEADLINE_MARGIN`` seconds past the deadline, and never
+        past ``end``."""
+        now = time.perf_counter()
+        if self.deadline is not None:
+            timeout = min(timeout, max(0.0, self.deadline - now) + DEADLINE_MARGIN)
+        if self.end is not None:
+            timeout = min(timeout, max(0.0, self.end - now))
+        return timeout
+
+    def _bound_runners(self) -> None:
+        """Every build and run of the target's and the reference's runners ends by ``end`` (their
+        ``deadline``: compilation and the worker's warm-up included, which their own limits do not bound)."""
+        for r in (self.runner, self.reference_runner):
+            if hasattr(r, "deadline"):
+                r.deadline = self.end
+
+    def set_end(self, end: float | None) -> None:
+        """A new ``end`` (an implicit budget scaled after the default's measurement)."""
+        self.end = end
+        self._bound_runners()
 
     def _log_extra(self, params: Any) -> dict[str, Any]:
         """Fields a subclass adds to a candidate's log record (``DaskEvaluator``: its worker)."""
@@ -321,8 +352,13 @@ class NestEvaluator:
     def remeasure(self, params: Any) -> float:
         """A fresh median of an already valid ``params`` (no memo), for paired confirmation runs.
 
-        :raises Rejected: when the candidate fails this time.
+        :raises Rejected: when the candidate fails this time, or (``timeout``) when the rest of the
+            budget cannot hold another run of it (its last run's wall time).
         """
+        if self.end is not None:
+            wall = self.runs.get(params, (None, 0.0, 0, None))[1]
+            if time.perf_counter() + wall > self.end:
+                raise Rejected("timeout", "the tuning budget has no time left for another run")
         try:
             return self._run(self.candidate(params), self.repeats, self.timeout).median
         except (RuntimeFailure, MdpolyError) as exc:
@@ -353,6 +389,10 @@ class NestEvaluator:
                 raise Rejected(o.kind, o.why)
             return o.seconds
         start = time.perf_counter()
+        if (self.deadline is not None and self.fastest_eval is not None
+                and start + self.fastest_eval > self.deadline + DEADLINE_MARGIN):
+            raise BudgetSpent(f"{self.deadline + DEADLINE_MARGIN - start:.1f} s left, an evaluation takes "
+                              f"{self.fastest_eval:.1f} s at least")
         cand: Candidate | None = None
         m: Measurement | None = None
         try:
@@ -373,4 +413,6 @@ class NestEvaluator:
         self._remember(params, outcome, m, cand, start)
         if outcome.seconds is None:
             raise Rejected(outcome.kind, outcome.why)
+        took = time.perf_counter() - start
+        self.fastest_eval = took if self.fastest_eval is None else min(self.fastest_eval, took)
         return outcome.seconds

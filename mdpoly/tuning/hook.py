@@ -1,7 +1,8 @@
 """The driver's tuning hook: ``choose(target, nest, mdh, options, sink) -> (params, caps, TuningResult|None)``.
 
 Without ``options.tune`` (or when tuning cannot run) the parameters are the target's default for
-its caps. Otherwise the nest is tuned at its sizes (static ones from the MDH, symbolic ones from
+the limits it plans with (``mdpoly.device_limits.planning_limits``: ``--device-limits``, else the
+device found at generation time, else the generic limits), said in a ``device-limits`` remark. Otherwise the nest is tuned at its sizes (static ones from the MDH, symbolic ones from
 ``--size``); a nest with an unknown size, an element type the runtime cannot allocate, or whose
 reference does not run gets the defaults and a remark saying why it was not tuned. Each tuned
 nest gets a remark with the chosen parameters, the times and where they came from (search or
@@ -28,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
+from mdpoly.device_limits import planning_limits
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity
 from mdpoly.ir.fields import view_member
 from mdpoly.ir.mdh import MdhExpr
@@ -128,37 +130,45 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
     """The parameters to lower ``mdh`` with for ``target``, the caps they were chosen for (the
     tuning device's, or the target's when not tuned on a device), and the tuning result when
     tuning chose them."""
-    default = target.default_params(mdh, target.caps, options.strict_fp)
+    limits = planning_limits(target, options)
+    caps = limits.caps
+    default = target.default_params(mdh, caps, options.strict_fp)
+
+    def untuned() -> tuple[Any, TargetCaps, None]:
+        if target.limits is not None:
+            _remark(sink, nest, "device-limits", f"untuned parameters planned with {limits.text()}")
+        return default, caps, None
+
     if not options.tune:
-        return default, target.caps, None
+        return untuned()
     if any(view_member(b.name) for b in mdh.buffers):  # the tuner's buffers are arrays of the element type
         _remark(sink, nest, "not-tuned", "not tuned: it accesses array-of-structs fields")
-        return default, target.caps, None
+        return untuned()
     sizes = known_sizes(mdh, dict(options.sizes))
     missing = missing_sizes(mdh, sizes)
     if missing:
         n = missing[0]
         _remark(sink, nest, "not-tuned", f"not tuned: size of '{n}' unknown (use --size {n}=VALUE)")
-        return default, target.caps, None
+        return untuned()
     tuner = device_tuner(target, options)
     if isinstance(tuner, str):
         _remark(sink, nest, "not-tuned", f"not tuned: no {target.word} device available to tune on ({tuner})")
-        return default, target.caps, None
+        return untuned()
     lines = progress_stream(options, sink)
     _line(lines, f"tuning {nest.loc}{_budget(options)}")
     start = time.perf_counter()
     try:
         settings = replace(settings_from(options), device=target.device(options))
-        result = tune_nest(mdh, nest.reference_c, sizes, target.backend(target.caps), settings, target=tuner)
+        result = tune_nest(mdh, nest.reference_c, sizes, target.backend(caps), settings, target=tuner)
     except Exception as exc:  # noqa: BLE001 - tuning is an optimisation: any failure keeps the defaults, said
         _line(lines, f"{nest.loc}: not tuned ({type(exc).__name__}) after {time.perf_counter() - start:.1f} s")
         _remark(sink, nest, "not-tuned", f"not tuned: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
-        return default, target.caps, None
+        return untuned()
     _line(lines, f"{nest.loc}: {_ending(result, default)} ({time.perf_counter() - start:.1f} s)")
     if result.tuned_seconds == float("inf"):
         _remark(sink, nest, "not-tuned", f"not tuned: no candidate ran correctly ({result.evaluations} tried"
                 f"{_rejections(result)}){'; ' + result.reference if result.reference else ''}")
-        return default, target.caps, None
+        return untuned()
     speed = (f", {result.default_seconds / result.tuned_seconds:.2f}x over the default"
              if result.default_seconds and result.tuned_seconds and not result.unconfirmed else "")
     origin = "from the tuning cache" if result.from_cache else (
@@ -173,4 +183,4 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
              f"{_ms(result.tuned_seconds)} vs default {_ms(result.default_seconds)}{speed}")
     _remark(sink, nest, "tuned", f"tuned{where} ({origin}): {times}; {result.description}"
             f"{'; ' + result.reference if result.reference else ''}")
-    return result.params, (tuner.caps if tuner is not None else target.caps), result
+    return result.params, (tuner.caps if tuner is not None else caps), result

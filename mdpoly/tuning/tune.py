@@ -27,7 +27,7 @@ from mdpoly.ir.mdh import MdhExpr
 from mdpoly.runtime.openmp import OpenMPRunner
 from mdpoly.tuning.atf import TECHNIQUES, Config, InvalidConfiguration, batched_search, search
 from mdpoly.tuning.cache import CacheEntry, TuningCache, cache_key
-from mdpoly.tuning.evaluate import REFERENCE_TIMEOUT, NestEvaluator, Rejected, Render, TuningLog
+from mdpoly.tuning.evaluate import REFERENCE_TIMEOUT, BudgetSpent, NestEvaluator, Rejected, Render, TuningLog
 from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import (
     OpenMPTarget,
@@ -439,11 +439,23 @@ def _evaluator(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tu
         if target.calibrate_from_default:
             wait = settings.reference_share * (REFERENCE_TIMEOUT if settings.seconds is None else settings.seconds)
         return NestEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline,
-                             reference_wait=wait)
+                             reference_wait=wait, end=deadline)
     from mdpoly.tuning.distributed import DaskEvaluator, RunnerSpec
     spec = RunnerSpec(target.name, settings.device, getattr(target.runner, "threads", None))
     return DaskEvaluator(mdh, reference_c, sizes, target, reference_runner, log, default, deadline=deadline,
-                         client=client, spec=spec)
+                         client=client, spec=spec, end=deadline)
+
+
+#: The share of the budget kept for the confirmation of a winner (``_confirm``) at most ...
+CONFIRM_SHARE = 0.25
+
+
+def _confirm_reserve(ev: NestEvaluator, default: Any, seconds: float) -> float:
+    """Seconds of the budget ``seconds`` kept after the search for the confirmation: the paired
+    re-measurements of ``CONFIRM_ROUNDS`` rounds, each run as long as the default's run took
+    (its wall time: the worker's start, warm-up and timed calls), at most ``CONFIRM_SHARE``."""
+    wall = ev.runs.get(default, (None, 0.0, 0, None))[1]
+    return min(CONFIRM_SHARE * seconds, 2 * CONFIRM_ROUNDS * wall)
 
 
 def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: TuningTarget[Any],
@@ -454,6 +466,8 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                "device": target.identity().get("device"),
                "technique": settings.technique, "seconds": settings.seconds, "evaluations": settings.evaluations,
                "default": target.describe(mdh, default)})
+    # the budget covers everything from here: the reference, the default's measurement, the search
+    # and the confirmation; the search ends early enough to leave the confirmation its time
     deadline = None if settings.seconds is None else start + settings.seconds
     ev = _evaluator(mdh, reference_c, sizes, target, settings, reference_runner, log, default, deadline, client)
     prefetch = getattr(ev, "prefetch", None)     # measures batches (DaskEvaluator)
@@ -485,7 +499,9 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                            "why": f"implicit budget scaled to {AMORTIZE_RUNS} default runs"})
                 settings = replace(settings, seconds=budget)
                 progress.rescale(settings)
-                ev.deadline = None if budget is None else start + budget
+                ev.set_end(None if budget is None else start + budget)
+        if settings.seconds is not None:
+            ev.deadline = start + settings.seconds - _confirm_reserve(ev, default, settings.seconds)
         progress.update(len(ev.history), best[0] if best else None, default_seconds)
 
         def cost(cfg: Config) -> float:
@@ -514,21 +530,24 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
                 progress.update(len(ev.history), best[0] if best else None, default_seconds)
             return out
 
-        if prefetch is None:
-            _refine(ev, space, target, default if best is None else best[1], consider, settings, start,
-                    lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
-                    lambda: best)
-        else:
-            _refine_batched(ev, space, target, default if best is None else best[1], measure, settings, start,
-                            lambda: best)
-        left = None if settings.seconds is None else max(1.0, settings.seconds - (time.perf_counter() - start))
-        evals = None if settings.evaluations is None else settings.evaluations - len(ev.history)
-        if (evals is None or evals > 0) and prefetch is None:
-            search(space.specs, cost, technique=settings.technique, seconds=left, evaluations=evals)
-        elif evals is None or evals > 0:
-            batched_search(space.specs, lambda cfgs: measure([space.to_params(c) for c in cfgs]),
-                           width=getattr(ev, "width", 1), technique=settings.technique, seconds=left,
-                           evaluations=evals)
+        try:
+            if prefetch is None:
+                _refine(ev, space, target, default if best is None else best[1], consider, settings, start,
+                        lambda: progress.update(len(ev.history), best[0] if best else None, default_seconds),
+                        lambda: best)
+            else:
+                _refine_batched(ev, space, target, default if best is None else best[1], measure, settings, start,
+                                lambda: best)
+            left = None if ev.deadline is None else ev.deadline - time.perf_counter()
+            evals = None if settings.evaluations is None else settings.evaluations - len(ev.history)
+            if (evals is None or evals > 0) and (left is None or left > 0) and prefetch is None:
+                search(space.specs, cost, technique=settings.technique, seconds=left, evaluations=evals)
+            elif (evals is None or evals > 0) and (left is None or left > 0):
+                batched_search(space.specs, lambda cfgs: measure([space.to_params(c) for c in cfgs]),
+                               width=getattr(ev, "width", 1), technique=settings.technique, seconds=left,
+                               evaluations=evals)
+        except BudgetSpent as exc:   # the next evaluation could not finish in time: the best so far
+            log.write({"event": "budget-spent", "why": str(exc)})
     finally:
         progress.close()
     note = ev.finish_reference()
@@ -536,8 +555,8 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
     for o in ev.history:
         if o.kind != "ok":
             rejected[o.kind] = rejected.get(o.kind, 0) + 1
-    elapsed = time.perf_counter() - start
     if best is None:
+        elapsed = time.perf_counter() - start
         log.write({"event": "result", "status": "no valid configuration; default kept", "rejected": rejected})
         return TuningResult(default, float("inf"), default_seconds, len(ev.history), False, settings.technique,
                             elapsed, None, target.describe(mdh, default), reference=note,
@@ -549,6 +568,7 @@ def _search(mdh: MdhExpr, reference_c: str, sizes: dict[str, int], target: Tunin
         if c.unconfirmed:
             unconfirmed = f"the search's best ({target.describe(mdh, params)}) {c.unconfirmed}"
         seconds, params, default_seconds, confirm_failed = c.seconds, c.params, c.default_seconds, c.failed
+    elapsed = time.perf_counter() - start   # the whole budget's use, the confirmation included
     workers = tuple(sorted(getattr(ev, "by_worker", {}).items()))
     log.write({"event": "result", "params": target.describe(mdh, params), "config": target.to_dict(params),
                "seconds": seconds,

@@ -162,14 +162,25 @@ def test_kernels_compile_with_nvrtc_for_sm90(name: str, tmp_path: Path) -> None:
 
 
 def test_profile_events_bracket_copies_and_launches() -> None:
-    """``MDPOLY_PROFILE``: events 0/1 around the copies in, 1/2 around the launches, 3/4 around the copies out."""
+    """``MDPOLY_PROFILE``: events 0/1 around the copies in, 3/4 around the copies out; the kernels'
+    pair (5, then 2 in ``mdp_cu_gate_open``) goes right around the launches, behind the stream's
+    wait on the gate (``mdp_cu_gate_hold``), which opens only after every launch is queued: no
+    host work between the kernel events on the device's timeline."""
     code = CudaBackend().render(plan_of("dot"))
     body = code.definition
-    order = [body.index(f"mdp_cu_profile_record({i});") for i in range(5)]
-    assert order == sorted(order)
-    assert order[0] > body.rindex("mdp_cu_buffer(") and order[1] > body.rindex("cuMemcpyHtoD")
-    assert order[1] < body.index("cuLaunchKernel") and order[2] > body.rindex("cuLaunchKernel")
-    assert order[2] < body.index("cuCtxSynchronize") < order[3] < body.index("cuMemcpyDtoH") < order[4]
-    assert body.index("mdp_cu_profile_add(") > order[4]
+    rec = {i: body.index(f"mdp_cu_profile_record({i});") for i in (0, 1, 3, 4)}
+    hold, opened = body.index("mdp_cu_gate_hold();"), body.index("mdp_cu_gate_open();")
+    assert rec[0] > body.rindex("mdp_cu_buffer(") and rec[1] > body.rindex("cuMemcpyHtoD") and rec[0] < rec[1]
+    assert rec[1] < body.index("mdp_args[]") < hold < body.index("cuLaunchKernel")
+    assert opened > body.rindex("cuLaunchKernel") and opened < body.index("cuCtxSynchronize")
+    assert body.index("cuCtxSynchronize") < rec[3] < body.index("cuMemcpyDtoH") < rec[4]
+    assert body.index("mdp_cu_profile_add(") > rec[4]
+    assert body.index("mdp_host0 = mdp_cu_profile ? mdp_cu_now_ms()") > body.index("mdp_cu_function(")
+    gate = code.preamble[code.preamble.index("static void mdp_cu_gate_hold"):]
+    assert gate.index("cuStreamWaitValue32") < gate.index("mdp_cu_profile_record(5)")
+    opening = code.preamble[code.preamble.index("static void mdp_cu_gate_open"):]
+    assert opening.index("mdp_cu_profile_record(2)") < opening.index("*mdp_cu_gate = mdp_cu_gate_seq")
+    assert "mdp_cu_last.kernel_ms = mdp_cu_elapsed(5, 2);" in code.preamble
     assert 'getenv("MDPOLY_PROFILE")' in code.preamble and "atexit(mdp_cu_profile_report)" in code.preamble
+    assert "host_ms=%.6f" in code.preamble
     assert "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f" in code.preamble

@@ -125,8 +125,9 @@ def test_preconditions_guard_every_backends_call() -> None:
     for backend in (OpenCLBackend(), CudaBackend()):
         plan = lower_gpu(mdh, default_gpu_params(mdh, backend.caps), backend.caps)
         calls.append(backend.render(plan).call)
-    for call in calls:
-        assert call.startswith("if (n <= 1000 && m > 0)"), call
+    for k, call in enumerate(calls):
+        # the GPU calls also ask, last, whether the device can launch the kernels (<name>_fits())
+        assert call.startswith("if (n <= 1000 && m > 0)" if k == 0 else "if (n <= 1000 && m > 0 && mdp_mm_sym_fits())"), call
         assert ORIGINAL_NEST.rstrip(";") in call.split("else", 1)[1]
 
 

@@ -155,7 +155,7 @@ def test_a_triangle_counts_half_its_box() -> None:
 
 def test_without_gains_on_one_thread_small_calls_run_as_written() -> None:
     d = decide(_inputs(None, points_in_c="(double)(m)"), SLOW)
-    assert d.for_plan(True) == d
+    assert d.for_plan(True) == replace(d, one_thread_gain=True)
     flat = d.for_plan(False)
     assert flat.guard == f"(double)(n) >= {math.ceil(SLOW_MIN / 2)}.0" and flat.parallel_if is None
     assert flat.min_call_ops == 0

@@ -431,9 +431,12 @@ def test_a_candidate_is_plain_data_another_runner_can_evaluate():
 
 def _function_in(out_c: str, name: str) -> str:
     """The generated host function ``name`` of ``out_c`` as its backend rendered it: from its kernel
-    source string to the end of its body."""
+    source string to the end of its body, and its launch check ``<name>_fits`` after it."""
     start = out_c.index(f"static const char mdp_src_{name}[] =")
     end = out_c.index("\n}\n", out_c.index(f"static void {name}(", start)) + 3
+    fits = f"MDP_FITS_FN {name}_fits(void)"
+    if out_c.startswith(fits, end):
+        end = out_c.index("\n}\n", end) + 3
     return out_c[start:end]
 
 
