@@ -40,6 +40,7 @@ from mdpoly.backends.host_schedule import (
     _texts,
     render_schedule,
 )
+from mdpoly.backends.footprint import footprints
 from mdpoly.backends.resident import region_c, sync_c
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.nest import (
@@ -261,31 +262,65 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     others = tuple(a for a in kept.values() if all(not (set(_NAME.findall(c)) & written) for c in a.counts))
     if len(others) != len(kept):
         return "an array that is not resident changes its size inside the loop"
-    syncs: list[HostSync] = []
-    for s in statements:
-        used = tuple(a.name for a in final if re.search(rf"\b{re.escape(a.name)}\b", s.text))
-        if used:
-            syncs.append(HostSync(s.loc, used, tuple(n for n in used if n in (writes[id(s)] or ()))))
+    syncs = _plan_syncs(loop.body, final, swaps.statements)
     return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others, tuple(dict.fromkeys(why_not)),
                       tuple(syncs))
 
 
+def _host_only(loop: HostLoop, skip: set[int]) -> bool:
+    """Whether ``loop`` runs nothing but host statements (none of them in ``skip``)."""
+    return all(isinstance(it, HostLoop) and _host_only(it, skip)
+               or isinstance(it, HostStatement) and id(it) not in skip for it in loop.body)
+
+
+def _plan_syncs(items: tuple[ScheduleItem, ...], arrays: tuple[ResidentArray, ...],
+                skip: set[int]) -> list[HostSync]:
+    """The copies around each host statement of ``items`` (and around each loop of them only:
+    one copy over the loop's range rather than one per iteration) that uses ``arrays``: back
+    before it those a computation of the loop writes (the host's copy of the others is current),
+    in again after it those it writes; each only over its footprint where that is known
+    (``mdpoly.backends.footprint``). ``skip``: the pointer swaps, which need none."""
+    out: list[HostSync] = []
+    for it in items:
+        if isinstance(it, HostLoop) and not _host_only(it, skip):
+            out += _plan_syncs(it.body, arrays, skip)
+            continue
+        if not isinstance(it, HostStatement | HostLoop) or id(it) in skip:
+            continue
+        text = it.text if isinstance(it, HostStatement) else render_schedule((it,), {})
+        writes = _host_writes(text)
+        if writes is None and isinstance(it, HostLoop):   # the statements one by one
+            out += _plan_syncs(it.body, arrays, skip)
+            continue
+        used = tuple(a for a in arrays if re.search(rf"\b{re.escape(a.name)}\b", text))
+        down = tuple(a.name for a in used if a.download)
+        up = tuple(a.name for a in used if a.name in (writes or ()))
+        if not down and not up:
+            continue
+        prints = footprints(text, tuple(a.name for a in used))
+        out.append(HostSync(it.loc, down, up, tuple(prints[n] for n in dict.fromkeys((*down, *up)) if n in prints)))
+    return out
+
+
 def _with_syncs(items: tuple[ScheduleItem, ...], region: DataRegion, api: str) -> tuple[ScheduleItem, ...]:
-    """``items`` with the region's copies around the statements that use resident arrays."""
+    """``items`` with the region's copies around the statements (and loops of statements) that
+    use resident arrays."""
     at = {s.loc: s for s in region.syncs}
+    types = {a.name: a.host_type for a in region.arrays}
     out: list[ScheduleItem] = []
     for it in items:
-        if isinstance(it, HostLoop):
+        sync = at.get(it.loc) if isinstance(it, HostStatement | HostLoop) else None
+        if isinstance(it, HostLoop) and sync is None:
             out.append(replace(it, body=_with_syncs(it.body, region, api)))
             continue
-        sync = at.get(it.loc) if isinstance(it, HostStatement) else None
-        if sync is None or not isinstance(it, HostStatement):
+        if sync is None or not isinstance(it, HostStatement | HostLoop):
             out.append(it)
             continue
-        out.append(HostStatement(sync_c(api, sync.download, to_host=True), it.loc))
+        if sync.download:
+            out.append(HostStatement(sync_c(api, sync, types, to_host=True), it.loc))
         out.append(it)
         if sync.upload:
-            out.append(HostStatement(sync_c(api, sync.upload, to_host=False), it.loc))
+            out.append(HostStatement(sync_c(api, sync, types, to_host=False), it.loc))
     return tuple(out)
 
 

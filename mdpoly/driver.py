@@ -52,6 +52,8 @@ from mdpoly.tuning.tune import TuningResult
 #: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
 #: a file that uses such a name itself (a macro could break generated code) is kept as written.
 RESERVED_PREFIXES = ("mdp_", "MDP_")
+#: the names of mdpoly's output that a program may use (residency across calls, README)
+USER_API = frozenset({"MDP_RESIDENT_API", "mdp_resident_keep", "mdp_resident_release", "mdp_resident_invalidate"})
 
 
 class _Analysis(Protocol):
@@ -84,7 +86,7 @@ def transform(analysis: _Analysis, options: Options,
     outcomes: list[NestOutcome] = []
     reps: list[Replacement] = []
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
-    reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES))
+    reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES) and w not in USER_API)
     for nest in analysis.nests:
         nest_options = for_function(options, nest.function)   # --size FUNC:NAME=VALUE
         if reserved and (nest.mdh is not None or nest.schedule is not None):

@@ -76,6 +76,9 @@ class KBuffer:
     copy_in: bool = False
     copy_out: bool = False
     count: str = "1"
+    #: a C condition (over the host function's parameters) under which the nest writes every
+    #: element of the buffer, so that its copy in is skipped (``""``: none)
+    copy_in_unless: str = ""
 
 
 @dataclass(frozen=True, slots=True)
