@@ -37,17 +37,20 @@ def device_data(plan: KernelPlan) -> DeviceData:
     return DeviceData(tuple(uses), check, overlap_only)
 
 
-def _offset(name: str, subscripts: tuple[str, ...]) -> str:
-    """The byte offset of ``name[s0][s1]...`` from ``name`` as integer arithmetic (``sizeof`` of
-    each dimension's element: no address is formed, so any subscript value is defined)."""
-    return " + ".join(f"{s} * (long long)sizeof({name}{'[0]' * (d + 1)})" for d, s in enumerate(subscripts))
+def _offset(name: str, subscripts: tuple[str, ...], first: int) -> str:
+    """The byte offset of ``name[0]..[0][s_first]..[s_last]`` (the dimensions before ``first`` at
+    0) as integer arithmetic: ``sizeof`` of each dimension's element, so no address is formed
+    and any subscript value is defined."""
+    return " + ".join(f"{s} * (long long)sizeof({name}{'[0]' * (d + 1)})"
+                      for d, s in enumerate(subscripts) if d >= first) or "0LL"
 
 
 def sync_c(api: str, sync: HostSync, types: dict[str, str], to_host: bool) -> str:
     """Copies of resident arrays to the host (``to_host``: ``sync.download``, before a statement
     of the loop uses them) or back to the device (``sync.upload``, after it wrote them): each
-    whole, or only from the lowest to the highest element of its footprint's boxes (``types``:
-    the arrays' element types, which tell that the subscripts reach elements)."""
+    whole, or only the bounding box of its footprint's boxes, as rows (the first subscript) and
+    the bytes within a row (the others): one range where that is contiguous, else a rectangle
+    (``types``: the arrays' element types, which tell that the subscripts reach elements)."""
     pre = _PREFIX[api]
     way = "download" if to_host else "upload"
     out: list[str] = []
@@ -57,10 +60,15 @@ def sync_c(api: str, sync: HostSync, types: dict[str, str], to_host: bool) -> st
         if not boxes:
             out.append(f"{pre}_resident_{way}((const void *){name});")
             continue
-        element = f"{name}{'[0]' * len(boxes[0].low)}"
-        out.append(f"{pre}_span_reset(sizeof({element}) == sizeof({types[name]}));")
+        rank = len(boxes[0].low)
+        element = f"{name}{'[0]' * rank}"
+        pitch = f"(long long)sizeof({name}[0])" if rank > 1 else "0LL"
+        out.append(f"{pre}_span_reset(sizeof({element}) == sizeof({types[name]}), {pitch});")
         for low, high in dict.fromkeys((b.low, b.high) for b in boxes):
-            out.append(f"{pre}_span_add({_offset(name, low)}, {_offset(name, high)} + (long long)sizeof({element}));")
+            rows = f"{low[0]}, {high[0]}" if rank > 1 else "0LL, 0LL"
+            first = 1 if rank > 1 else 0
+            out.append(f"{pre}_span_add({rows}, {_offset(name, low, first)}, "
+                       f"{_offset(name, high, first)} + (long long)sizeof({element}));")
         out.append(f"{pre}_resident_{way}_span((const void *){name});")
     return "\n".join(out)
 

@@ -615,48 +615,113 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload_range(const void *host, l
         mdp_cu_resident_copy(mdp_cu_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 0);
 }
 
-/* The footprint of a host statement: the byte range from the lowest to the highest element of
-   its accesses to one array (mdp_cu_span_add per access, empty ones ignored), or the whole array
+/* The footprint of a host statement on one array, as rows [row_lo, row_hi] (the first subscript;
+   'pitch': the bytes of one row) and bytes [from, to) within a row (the other subscripts): the
+   bounding box of its accesses (one mdp_cu_span_add per access, empty ones ignored). Copied as one
+   range when it is contiguous (or its bytes leave the row), else as a rectangle; the whole array
    when mdp_cu_span_reset was told the subscripts do not name its elements. */
-static long long mdp_cu_span_from, mdp_cu_span_to;
-static int mdp_cu_span_whole;
+static long long mdp_cu_span_pitch, mdp_cu_span_row_lo, mdp_cu_span_row_hi, mdp_cu_span_from, mdp_cu_span_to;
+static int mdp_cu_span_whole, mdp_cu_span_empty;
 
-MDP_CU_MAYBE_UNUSED static void mdp_cu_span_reset(int exact)
+MDP_CU_MAYBE_UNUSED static void mdp_cu_span_reset(int exact, long long pitch)
 {
-    mdp_cu_span_from = 0;
-    mdp_cu_span_to = -1;
     mdp_cu_span_whole = !exact;
+    mdp_cu_span_empty = 1;
+    mdp_cu_span_pitch = pitch;
 }
 
-MDP_CU_MAYBE_UNUSED static void mdp_cu_span_add(long long from, long long to)
+MDP_CU_MAYBE_UNUSED static void mdp_cu_span_add(long long row_lo, long long row_hi, long long from, long long to)
 {
-    if (to <= from)
+    if (row_hi < row_lo || to <= from)
         return;
-    if (mdp_cu_span_to < mdp_cu_span_from) {
+    if (mdp_cu_span_empty) {
+        mdp_cu_span_empty = 0;
+        mdp_cu_span_row_lo = row_lo;
+        mdp_cu_span_row_hi = row_hi;
         mdp_cu_span_from = from;
         mdp_cu_span_to = to;
         return;
     }
-    if (from < mdp_cu_span_from)
-        mdp_cu_span_from = from;
-    if (to > mdp_cu_span_to)
-        mdp_cu_span_to = to;
+    mdp_cu_span_row_lo = row_lo < mdp_cu_span_row_lo ? row_lo : mdp_cu_span_row_lo;
+    mdp_cu_span_row_hi = row_hi > mdp_cu_span_row_hi ? row_hi : mdp_cu_span_row_hi;
+    mdp_cu_span_from = from < mdp_cu_span_from ? from : mdp_cu_span_from;
+    mdp_cu_span_to = to > mdp_cu_span_to ? to : mdp_cu_span_to;
+}
+
+static void mdp_cu_resident_span(const void *host, int to_host)
+{
+    int i;
+    long long pitch = mdp_cu_span_pitch, row_lo = mdp_cu_span_row_lo, row_hi = mdp_cu_span_row_hi;
+    long long from = mdp_cu_span_from, to = mdp_cu_span_to;
+    if (mdp_cu_span_whole) {
+        if (to_host)
+            mdp_cu_resident_download(host);
+        else
+            mdp_cu_resident_upload(host);
+        return;
+    }
+    if (mdp_cu_span_empty)
+        return;
+    i = mdp_cu_resident_slot(host);
+    if (pitch <= 0 || row_lo == row_hi || from < 0 || to > pitch || (from == 0 && to == pitch)) {
+        /* one range, from the lowest element to the highest (whatever the subscripts' ranges) */
+        long long a = pitch > 0 ? row_lo * pitch + from : from, b = pitch > 0 ? row_hi * pitch + to : to;
+        if (a < 0)
+            a = 0;
+        if (b > a)
+            mdp_cu_resident_copy(i, (size_t)a, (size_t)b, to_host);
+        return;
+    }
+    /* a rectangle: rows within the array, the same bytes of each */
+    if (row_lo < 0)
+        row_lo = 0;
+    if ((row_hi + 1) * pitch > (long long)mdp_cu_res[i].bytes)
+        row_hi = (long long)mdp_cu_res[i].bytes / pitch - 1;
+    if (row_hi < row_lo)
+        return;
+    {
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcXInBytes = c.dstXInBytes = (size_t)from;
+        c.srcY = c.dstY = (size_t)row_lo;
+        c.srcPitch = c.dstPitch = (size_t)pitch;
+        c.WidthInBytes = (size_t)(to - from);
+        c.Height = (size_t)(row_hi - row_lo + 1);
+        if (to_host) {
+            c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.srcDevice = mdp_cu_res[i].mem;
+            c.dstMemoryType = CU_MEMORYTYPE_HOST;
+            c.dstHost = (void *)mdp_cu_res[i].host;
+            mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
+        } else {
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = mdp_cu_res[i].host;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = mdp_cu_res[i].mem;
+        }
+        mdp_cu_check(cuMemcpy2D(&c), "cuMemcpy2D");
+        if (mdp_cu_profile) {
+            unsigned long long moved = (unsigned long long)(to - from) * (unsigned long long)(row_hi - row_lo + 1);
+            if (to_host) {
+                ++mdp_cu_res_downloads;
+                mdp_cu_res_down_bytes += moved;
+            } else {
+                ++mdp_cu_res_uploads;
+                mdp_cu_res_up_bytes += moved;
+            }
+            mdp_cu_count(mdp_cu_res[i].name, !to_host, (size_t)moved);
+        }
+    }
 }
 
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_download_span(const void *host)
 {
-    if (mdp_cu_span_whole)
-        mdp_cu_resident_download(host);
-    else
-        mdp_cu_resident_download_range(host, mdp_cu_span_from, mdp_cu_span_to);
+    mdp_cu_resident_span(host, 1);
 }
 
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload_span(const void *host)
 {
-    if (mdp_cu_span_whole)
-        mdp_cu_resident_upload(host);
-    else
-        mdp_cu_resident_upload_range(host, mdp_cu_span_from, mdp_cu_span_to);
+    mdp_cu_resident_span(host, 0);
 }
 
 /* Residency across calls (the user's mdp_resident_keep): an array kept here has one device copy

@@ -550,48 +550,111 @@ MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload_range(const void *host, l
         mdp_cl_resident_copy(mdp_cl_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 0);
 }
 
-/* The footprint of a host statement: the byte range from the lowest to the highest element of
-   its accesses to one array (mdp_cl_span_add per access, empty ones ignored), or the whole array
+/* The footprint of a host statement on one array, as rows [row_lo, row_hi] (the first subscript;
+   'pitch': the bytes of one row) and bytes [from, to) within a row (the other subscripts): the
+   bounding box of its accesses (one mdp_cl_span_add per access, empty ones ignored). Copied as one
+   range when it is contiguous (or its bytes leave the row), else as a rectangle; the whole array
    when mdp_cl_span_reset was told the subscripts do not name its elements. */
-static long long mdp_cl_span_from, mdp_cl_span_to;
-static int mdp_cl_span_whole;
+static long long mdp_cl_span_pitch, mdp_cl_span_row_lo, mdp_cl_span_row_hi, mdp_cl_span_from, mdp_cl_span_to;
+static int mdp_cl_span_whole, mdp_cl_span_empty;
 
-MDP_CL_MAYBE_UNUSED static void mdp_cl_span_reset(int exact)
+MDP_CL_MAYBE_UNUSED static void mdp_cl_span_reset(int exact, long long pitch)
 {
-    mdp_cl_span_from = 0;
-    mdp_cl_span_to = -1;
     mdp_cl_span_whole = !exact;
+    mdp_cl_span_empty = 1;
+    mdp_cl_span_pitch = pitch;
 }
 
-MDP_CL_MAYBE_UNUSED static void mdp_cl_span_add(long long from, long long to)
+MDP_CL_MAYBE_UNUSED static void mdp_cl_span_add(long long row_lo, long long row_hi, long long from, long long to)
 {
-    if (to <= from)
+    if (row_hi < row_lo || to <= from)
         return;
-    if (mdp_cl_span_to < mdp_cl_span_from) {
+    if (mdp_cl_span_empty) {
+        mdp_cl_span_empty = 0;
+        mdp_cl_span_row_lo = row_lo;
+        mdp_cl_span_row_hi = row_hi;
         mdp_cl_span_from = from;
         mdp_cl_span_to = to;
         return;
     }
-    if (from < mdp_cl_span_from)
-        mdp_cl_span_from = from;
-    if (to > mdp_cl_span_to)
-        mdp_cl_span_to = to;
+    mdp_cl_span_row_lo = row_lo < mdp_cl_span_row_lo ? row_lo : mdp_cl_span_row_lo;
+    mdp_cl_span_row_hi = row_hi > mdp_cl_span_row_hi ? row_hi : mdp_cl_span_row_hi;
+    mdp_cl_span_from = from < mdp_cl_span_from ? from : mdp_cl_span_from;
+    mdp_cl_span_to = to > mdp_cl_span_to ? to : mdp_cl_span_to;
+}
+
+static void mdp_cl_resident_span(const void *host, int to_host)
+{
+    int i;
+    long long pitch = mdp_cl_span_pitch, row_lo = mdp_cl_span_row_lo, row_hi = mdp_cl_span_row_hi;
+    long long from = mdp_cl_span_from, to = mdp_cl_span_to;
+    if (mdp_cl_span_whole) {
+        if (to_host)
+            mdp_cl_resident_download(host);
+        else
+            mdp_cl_resident_upload(host);
+        return;
+    }
+    if (mdp_cl_span_empty)
+        return;
+    i = mdp_cl_resident_slot(host);
+    if (pitch <= 0 || row_lo == row_hi || from < 0 || to > pitch || (from == 0 && to == pitch)) {
+        /* one range, from the lowest element to the highest (whatever the subscripts' ranges) */
+        long long a = pitch > 0 ? row_lo * pitch + from : from, b = pitch > 0 ? row_hi * pitch + to : to;
+        if (a < 0)
+            a = 0;
+        if (b > a)
+            mdp_cl_resident_copy(i, (size_t)a, (size_t)b, to_host);
+        return;
+    }
+    /* a rectangle: rows within the array, the same bytes of each */
+    if (row_lo < 0)
+        row_lo = 0;
+    if ((row_hi + 1) * pitch > (long long)mdp_cl_res[i].bytes)
+        row_hi = (long long)mdp_cl_res[i].bytes / pitch - 1;
+    if (row_hi < row_lo)
+        return;
+    {
+        size_t origin[3], region[3];
+        cl_event ev;
+        origin[0] = (size_t)from;
+        origin[1] = (size_t)row_lo;
+        origin[2] = 0;
+        region[0] = (size_t)(to - from);
+        region[1] = (size_t)(row_hi - row_lo + 1);
+        region[2] = 1;
+        if (to_host)
+            mdp_cl_check(clEnqueueReadBufferRect(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, origin, origin, region,
+                                                 (size_t)pitch, 0, (size_t)pitch, 0, (void *)mdp_cl_res[i].host, 0,
+                                                 NULL, mdp_cl_profile ? &ev : NULL), "clEnqueueReadBufferRect");
+        else
+            mdp_cl_check(clEnqueueWriteBufferRect(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, origin, origin, region,
+                                                  (size_t)pitch, 0, (size_t)pitch, 0, mdp_cl_res[i].host, 0, NULL,
+                                                  mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBufferRect");
+        if (mdp_cl_profile)
+            mdp_cl_res_profile(ev);
+        if (mdp_cl_profile) {
+            unsigned long long moved = (unsigned long long)(to - from) * (unsigned long long)(row_hi - row_lo + 1);
+            if (to_host) {
+                ++mdp_cl_res_downloads;
+                mdp_cl_res_down_bytes += moved;
+            } else {
+                ++mdp_cl_res_uploads;
+                mdp_cl_res_up_bytes += moved;
+            }
+            mdp_cl_count(mdp_cl_res[i].name, !to_host, (size_t)moved);
+        }
+    }
 }
 
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_download_span(const void *host)
 {
-    if (mdp_cl_span_whole)
-        mdp_cl_resident_download(host);
-    else
-        mdp_cl_resident_download_range(host, mdp_cl_span_from, mdp_cl_span_to);
+    mdp_cl_resident_span(host, 1);
 }
 
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload_span(const void *host)
 {
-    if (mdp_cl_span_whole)
-        mdp_cl_resident_upload(host);
-    else
-        mdp_cl_resident_upload_range(host, mdp_cl_span_from, mdp_cl_span_to);
+    mdp_cl_resident_span(host, 0);
 }
 
 /* Residency across calls (the user's mdp_resident_keep): an array kept here has one device copy

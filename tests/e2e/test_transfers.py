@@ -1,9 +1,10 @@
 """What a GPU program copies (issues 22 item 4, 23 items 2-3), counted by ``MDPOLY_PROFILE``.
 
 * **Footprints.** A host statement inside a data region's loop (``transfer_cases/``: a right-looking
-  Cholesky whose diagonal element the host updates, a row scan the host runs over one row, the
-  left-looking LU whose statement reads the rows above) gets only the elements it touches copied
-  back before it and in again after it, not the whole array. Each case runs the original and
+  Cholesky whose diagonal element the host updates, a row scan the host runs over one row, a
+  column scan over one column, the left-looking LU whose statement reads the rows above) gets
+  only the elements it touches copied back before it and in again after it, not the whole array:
+  one range, or a rectangle (rows x bytes within a row) where the box is not contiguous. Each case runs the original and
   ``--target opencl`` on PoCL, compares the outputs, and checks the per-array byte counts of the
   profile (``mdpoly-profile: array A uploads=.. upload_bytes=.. downloads=.. download_bytes=..``)
   against the footprint worked out by hand.
@@ -53,11 +54,17 @@ def _rowscan() -> tuple[int, int, int, int]:
 
 
 def _lu_rows() -> tuple[int, int, int, int]:
-    # A[40][40]; step i's statement reads rows 0..i-1 and row i up to column i-1: the range from
-    # A[0][0] to A[i][i-1], (40 i + i) elements; it writes A[i][0..i-1] (i elements); step 0 touches
-    # nothing
+    # A[40][40]; step i's statement reads rows 0..i and columns 0..i-1 of them (a rectangle of
+    # (i + 1) x i elements); it writes A[i][0..i-1] (i elements); step 0 touches nothing
     whole = 40 * 40 * 8
-    return 1 + 39, whole + sum(8 * i for i in range(1, 40)), 39 + 1, whole + sum(8 * 41 * i for i in range(1, 40))
+    return 1 + 39, whole + sum(8 * i for i in range(1, 40)), 39 + 1, whole + sum(8 * i * (i + 1) for i in range(1, 40))
+
+
+def _colscan() -> tuple[int, int, int, int]:
+    # A[48][48]; each step k: the column scan reads A[0..n-1][k] (a rectangle of 48 rows of one
+    # element) and writes A[1..n-1][k] (47 rows); then A[k][k] += 1 (8 B back, 8 B in)
+    whole = 48 * 48 * 8
+    return 1 + 2 * 48, whole + 48 * (47 * 8 + 8), 2 * 48 + 1, whole + 48 * (48 * 8 + 8)
 
 
 #: case -> (the note's text about the host statements, the profile's expected counts of array A:
@@ -68,6 +75,8 @@ FOOTPRINTS: dict[str, tuple[str, tuple[int, int, int, int]]] = {
               _rchol()),
     "rowscan": ("copied back for the statement at line 7: A (the elements it touches), and in again after it: "
                 "A (the elements it writes)", _rowscan()),
+    "colscan": ("copied back for the statement at line 7: A (the elements it touches), and in again after it: "
+                "A (the elements it writes)", _colscan()),
     "lu_rows": ("copied back for the statement at line 7: A (the elements it touches), and in again after it: "
                 "A (the elements it writes)", _lu_rows()),
 }
