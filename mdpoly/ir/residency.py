@@ -91,6 +91,8 @@ class HostSync:
     download: tuple[str, ...]
     upload: tuple[str, ...]
     footprints: tuple[Footprint, ...] = ()
+    #: the statement's number among the loop's items at ``loc`` (a distributed nest's share one)
+    ordinal: int = 0
 
     def footprint(self, name: str) -> Footprint | None:
         """The footprint of ``name``, or ``None`` (copied whole)."""
