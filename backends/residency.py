@@ -27,6 +27,7 @@ from dataclasses import replace
 
 from pycparser import c_ast, c_parser
 
+from mdpoly.backends.footprint import footprints
 from mdpoly.backends.host_schedule import (
     _CALLED,
     _JUMP,
@@ -40,7 +41,6 @@ from mdpoly.backends.host_schedule import (
     _texts,
     render_schedule,
 )
-from mdpoly.backends.footprint import footprints
 from mdpoly.backends.resident import region_c, sync_c
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.nest import (

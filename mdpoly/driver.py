@@ -37,7 +37,7 @@ from mdpoly.ir.nest import (
     schedule_wavefronts,
 )
 from mdpoly.ir.plan import Plan
-from mdpoly.ir.ranks import RankSplit
+from mdpoly.ir.ranks import RankRefusal, RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
@@ -191,8 +191,18 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
-                             devices=devices_note(split) if split is not None and on_devices else None,
+                             devices=_devices_note(split, used_names) if split is not None and on_devices else None,
                              cost=cost.to_report(), cost_text=cost.text())
+
+
+def _devices_note(split: RankSplit | RankRefusal, used_names: set[str]) -> str:
+    """``devices_note``, and where the program keeps arrays on the device between calls, that a
+    split computation copies them at each call all the same."""
+    note = devices_note(split)
+    if isinstance(split, RankSplit) and "mdp_resident_keep" in used_names:
+        note += ("; arrays kept with mdp_resident_keep stay on the device when the call runs on one device, but "
+                 "are copied at each call when it is split over several (each device holds its own part)")
+    return note
 
 
 def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: RankSplit, options: Options,

@@ -210,3 +210,19 @@ def test_openmp_output_ignores_the_api(tmp_path: Path) -> None:
     exe = tmp_path / "omp"
     subprocess.run([c_compiler(), "-O2", "-fopenmp", "-DKEEP", str(out_c), "-o", str(exe), "-lm"], check=True)
     assert run_program(exe) == _reference("inference", tmp_path, {"KEEP": 1})
+
+
+@needs_opencl
+def test_devices_say_where_kept_arrays_are_copied(tmp_path: Path) -> None:
+    """``--devices``: the remark says that a split call copies kept arrays; on the one PoCL device
+    the call runs unsplit and the weights still move once."""
+    out_c = tmp_path / "dev.c"
+    proc = run_step([*mdpoly_command(), str(CASES_DIR / "inference.c"), "-o", str(out_c), "--target", "opencl",
+                     "--no-tune", "--devices", "all"])
+    assert "inference.c:11:3: remark:" in proc.stderr
+    assert "arrays kept with mdp_resident_keep stay on the device when the call runs on one device" in proc.stderr
+    exe = tmp_path / "dev"
+    run_step([c_compiler(), "-O2", "-DKEEP", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, counts = _profiled(exe)
+    assert got == _reference("inference", tmp_path, {"KEEP": 1})
+    assert counts["W"] == (1, 96 * 80 * 8, 0, 0), counts
