@@ -145,7 +145,8 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(1);")
 
     def copy_in_call(self, name: str) -> str:
-        return (f'{{ mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD"); '
+        return (f"{{ mdp_cu_pin((const void *){name}, mdp_bytes_{name}); "
+                f'mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD"); '
                 f'mdp_cu_count("{name}", 1, mdp_bytes_{name}); }}')
 
     def launch(self) -> None:
@@ -169,7 +170,8 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(3);")
 
     def copy_out(self, name: str) -> str:
-        return (f'{{ mdp_cu_check(cuMemcpyDtoH((void *){name}, mdp_mem_{name}, mdp_bytes_{name}), "cuMemcpyDtoH"); '
+        return (f"{{ mdp_cu_pin((const void *){name}, mdp_bytes_{name}); "
+                f'mdp_cu_check(cuMemcpyDtoH((void *){name}, mdp_mem_{name}, mdp_bytes_{name}), "cuMemcpyDtoH"); '
                 f'mdp_cu_count("{name}", 0, mdp_bytes_{name}); }}')
 
     def finish(self) -> None:

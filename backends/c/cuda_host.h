@@ -146,6 +146,46 @@ static void mdp_cu_profile_report(void)
     fflush(stderr);
 }
 
+/* MDPOLY_PINNED=1 (experimental, off by default): the host side of a copy of at least 1 MiB is
+   page-locked in place (cuMemHostRegister) the first time it is seen, so that this and later
+   copies of it run at the bus's full speed without a staging copy by the driver; it stays locked
+   until exit. A host array freed while locked stays locked (its pages are not returned), so this
+   suits programs whose large arrays live as long as the program. A failed registration is
+   remembered and the copies stay as they are. */
+#define MDP_CU_MAX_PINNED 256
+static struct { const char *host; size_t bytes; int ok; } mdp_cu_pinned[MDP_CU_MAX_PINNED];
+static int mdp_cu_npinned, mdp_cu_pin_mode = -1;
+
+static void mdp_cu_unpin_all(void)
+{
+    for (; mdp_cu_npinned > 0; --mdp_cu_npinned)
+        if (mdp_cu_pinned[mdp_cu_npinned - 1].ok)
+            cuMemHostUnregister((void *)mdp_cu_pinned[mdp_cu_npinned - 1].host);
+}
+
+static void mdp_cu_pin(const void *host, size_t bytes)
+{
+    const char *p = (const char *)host;
+    int i;
+    if (mdp_cu_pin_mode < 0) {
+        const char *want = getenv("MDPOLY_PINNED");
+        mdp_cu_pin_mode = want && *want && strcmp(want, "0") != 0;
+    }
+    if (!mdp_cu_pin_mode || bytes < ((size_t)1 << 20))
+        return;
+    for (i = 0; i < mdp_cu_npinned; ++i)
+        if (p < mdp_cu_pinned[i].host + mdp_cu_pinned[i].bytes && mdp_cu_pinned[i].host < p + bytes)
+            return;   /* locked already (or overlapping what is: left as it is) */
+    if (mdp_cu_npinned == MDP_CU_MAX_PINNED)
+        return;
+    if (mdp_cu_npinned == 0)
+        atexit(mdp_cu_unpin_all);
+    mdp_cu_pinned[mdp_cu_npinned].host = p;
+    mdp_cu_pinned[mdp_cu_npinned].bytes = bytes;
+    mdp_cu_pinned[mdp_cu_npinned].ok = cuMemHostRegister((void *)p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+    ++mdp_cu_npinned;
+}
+
 /* MDPOLY_PROFILE: every copy of each array (by its name in the source; a nest's own copies, a data
    region's and the kept arrays' together), counted and summed in bytes per direction, printed at exit:
        mdpoly-profile: array <name> uploads=<n> upload_bytes=<b> downloads=<n> download_bytes=<b> */
@@ -536,6 +576,7 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter_named(const char *name, co
     mdp_cu_res[mdp_cu_nres].bytes = bytes;
     mdp_cu_res[mdp_cu_nres].download = download;
     mdp_cu_check(cuMemAlloc(&mdp_cu_res[mdp_cu_nres].mem, bytes ? bytes : 1), "cuMemAlloc");
+    mdp_cu_pin(host, bytes);
     ++mdp_cu_nres;
     if (upload)
         mdp_cu_resident_copy(mdp_cu_nres - 1, 0, bytes, 0);
