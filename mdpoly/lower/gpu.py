@@ -186,8 +186,9 @@ class _GpuLowerer:
 
     def _covers_when(self, buf: Buffer) -> str:
         """A C condition under which the outputs on ``buf`` write every element of its declared
-        shape: each dimension indexed by its own concat iterator from 0, whose run-time extent
-        equals the declared extent (``(n) == (N)``); ``""`` when there is none."""
+        shape: each dimension indexed by its own concat iterator plus a constant (``i + c``, a
+        rectangular domain), whose run-time range ``[lower + c, lower + c + extent)`` is the
+        declared one ``[0, N)`` (``(n) == (N)``); ``""`` when there is none."""
         if self.m.domain or not buf.shape or not all(s.strip() for s in buf.shape):
             return ""
         concat = {d.iterator: d for d in self.m.dims if not d.combine.is_reduction}
@@ -196,11 +197,11 @@ class _GpuLowerer:
                 continue
             conds: list[str] = []
             for e, ext in zip(o.access.index, buf.shape):
-                if len(e.terms) != 1 or e.constant != 0 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
+                if len(e.terms) != 1 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
                     break
                 d = concat[e.terms[0][0]]
-                if not (d.lower.is_constant and d.lower.constant == 0):
-                    break
+                if not (d.lower.is_constant and d.lower.constant + e.constant == 0):
+                    conds.append(f"(long long)({d.lower.to_c()}) + {e.constant}LL == 0LL")
                 if d.extent.to_c() != ext.strip():
                     conds.append(f"(long long)({d.extent.to_c()}) == (long long)({ext.strip()})")
             else:

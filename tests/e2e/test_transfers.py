@@ -226,3 +226,17 @@ def test_devices_say_where_kept_arrays_are_copied(tmp_path: Path) -> None:
     got, counts = _profiled(exe)
     assert got == _reference("inference", tmp_path, {"KEEP": 1})
     assert counts["W"] == (1, 96 * 80 * 8, 0, 0), counts
+
+
+@needs_opencl
+def test_output_written_whole_is_not_copied_in(tmp_path: Path) -> None:
+    """``y[i + 1]`` for ``i`` in ``[lo, n - 1)``: with ``lo == -1`` and ``n == N`` it covers y, which
+    is then not copied in; another range copies it in (its other elements must come back as they
+    were)."""
+    out_c, _ = _generate("shifted", "opencl", tmp_path)
+    assert "(long long)(lo) + 1LL == 0LL" in out_c.read_text()
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, counts = _profiled(exe)
+    assert got == _reference("shifted", tmp_path)
+    assert counts["y"] == (1, 300 * 8, 2, 2 * 300 * 8), counts
