@@ -83,7 +83,7 @@ class OpenCLHostWriter(HostWriter):
                 if self.kept:
                     self.w(f"if (!mdp_res_{b.name})")
                     self.w(f'    mdp_res_{b.name} = mdp_cl_kept_find("{b.name}", (const void *){b.name}, '
-                           f"mdp_bytes_{b.name}, {int(b.written)}, &mdp_dev_{b.name});")
+                           f"mdp_bytes_{b.name}, {int(b.written)}, {int(b.name in self.plan.keep)}, &mdp_dev_{b.name});")
                 self.w(f"if (!mdp_res_{b.name}) {{")
                 self.lines.append("    " * 2 + f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, "
                                   f"mdp_bytes_{b.name}, {flags});")

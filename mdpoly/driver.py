@@ -25,6 +25,7 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
+from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
@@ -169,6 +170,9 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
         else:
             plan = target.lower(mdh, params, caps)
+        kept_note = ""
+        if isinstance(plan, KernelPlan) and nest.keep:   # #pragma mdh resident(...)
+            plan, kept_note = _keep(plan, nest.keep)
         if split is None:   # the run-time guard: at the call, and (OpenMP) the team's condition inside
             if isinstance(plan, Plan):
                 gains = gains_on_one_thread(plan)
@@ -191,16 +195,28 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
-                             devices=_devices_note(split, used_names) if split is not None and on_devices else None,
+                             devices=_devices_note(split, "mdp_resident_keep" in used_names or bool(nest.keep))
+                             if split is not None and on_devices else None,
+                             resident=((nest.loc, kept_note),) if kept_note else (),
                              cost=cost.to_report(), cost_text=cost.text())
 
 
-def _devices_note(split: RankSplit | RankRefusal, used_names: set[str]) -> str:
-    """``devices_note``, and where the program keeps arrays on the device between calls, that a
-    split computation copies them at each call all the same."""
+def _keep(plan: KernelPlan, names: tuple[str, ...]) -> tuple[KernelPlan, str]:
+    """``plan`` keeping on the device, between calls, those of ``names`` that it reads and does
+    not write (``#pragma mdh resident(...)``), and the remark's words on what it keeps."""
+    buffers = {b.name: b for b in plan.buffers if b.role == "global"}
+    keep = tuple(n for n in names if n in buffers and not buffers[n].written)
+    words = [f"{', '.join(keep)} kept on the device between calls (#pragma mdh resident)"] if keep else []
+    words += [f"'{n}' not kept: the computation writes it" for n in names if n in buffers and buffers[n].written]
+    return replace(plan, keep=keep), "; ".join(words)
+
+
+def _devices_note(split: RankSplit | RankRefusal, keeps: bool) -> str:
+    """``devices_note``, and where the program keeps arrays on the device between calls
+    (``keeps``), that a split computation copies them at each call all the same."""
     note = devices_note(split)
-    if isinstance(split, RankSplit) and "mdp_resident_keep" in used_names:
-        note += ("; arrays kept with mdp_resident_keep stay on the device when the call runs on one device, but "
+    if isinstance(split, RankSplit) and keeps:
+        note += ("; arrays kept with mdp_resident_keep or #pragma mdh resident stay on the device when the call runs on one device, but "
                  "are copied at each call when it is split over several (each device holds its own part)")
     return note
 

@@ -790,11 +790,39 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_kept_release(void)
             cuMemFree(mdp_cu_kept[mdp_cu_nkept - 1].mem);
 }
 
+/* Keeps the 'bytes' bytes at 'host' on the device between the nests' calls (see above). */
+static void mdp_cu_kept_add(const void *host, size_t bytes)
+{
+    int i;
+    mdp_cu_init();
+    i = mdp_cu_kept_slot(host);
+    if (i >= 0 && mdp_cu_kept[i].bytes >= bytes)
+        return;
+    if (i < 0) {
+        if (mdp_cu_nkept == MDP_CU_MAX_KEPT)
+            return;   /* too many: the array is copied at each call, as without keeping */
+        if (mdp_cu_nkept == 0)
+            atexit(mdp_cu_kept_release);
+        i = mdp_cu_nkept++;
+    } else if (mdp_cu_kept[i].mem) {
+        cuMemFree(mdp_cu_kept[i].mem);
+    }
+    mdp_cu_kept[i].host = host;
+    mdp_cu_kept[i].bytes = bytes;
+    mdp_cu_kept[i].mem = 0;
+    mdp_cu_kept[i].valid = 0;
+}
+
 /* For a nest's buffer of 'bytes' bytes at 'host' named 'name': the kept device copy (copied in
-   first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it). */
-static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, CUdeviceptr *mem)
+   first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it).
+   'add': keep it from now on if it is not yet (#pragma mdh resident). */
+static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, int add, CUdeviceptr *mem)
 {
     int i = mdp_cu_nkept ? mdp_cu_kept_slot(host) : -1;
+    if (i < 0 && add && !written) {   /* #pragma mdh resident: kept from its first use */
+        mdp_cu_kept_add(host, bytes);
+        i = mdp_cu_kept_slot(host);
+    }
     if (i < 0 || bytes > mdp_cu_kept[i].bytes)
         return 0;
     if (written) {
@@ -815,27 +843,10 @@ static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, in
 
 #ifndef MDP_RESIDENT_API
 #define MDP_RESIDENT_API 1
-/* Keeps the 'bytes' bytes at 'host' on the device between the nests' calls (see above). */
+/* The program's calls (README: residency across calls): keep, invalidate, release. */
 MDP_CU_MAYBE_UNUSED static void mdp_resident_keep(const void *host, size_t bytes)
 {
-    int i;
-    mdp_cu_init();
-    i = mdp_cu_kept_slot(host);
-    if (i >= 0 && mdp_cu_kept[i].bytes >= bytes)
-        return;
-    if (i < 0) {
-        if (mdp_cu_nkept == MDP_CU_MAX_KEPT)
-            return;   /* too many: the array is copied at each call, as without keeping */
-        if (mdp_cu_nkept == 0)
-            atexit(mdp_cu_kept_release);
-        i = mdp_cu_nkept++;
-    } else if (mdp_cu_kept[i].mem) {
-        cuMemFree(mdp_cu_kept[i].mem);
-    }
-    mdp_cu_kept[i].host = host;
-    mdp_cu_kept[i].bytes = bytes;
-    mdp_cu_kept[i].mem = 0;
-    mdp_cu_kept[i].valid = 0;
+    mdp_cu_kept_add(host, bytes);
 }
 
 /* The host copy at 'host' changed: the next call that reads it copies it in again. */

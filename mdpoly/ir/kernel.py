@@ -257,6 +257,9 @@ class KernelPlan:
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None
+    #: global buffers the nest only reads that stay on the device between calls (the function's
+    #: ``#pragma mdh resident(...)``): copied in at the first call, then used as they are
+    keep: tuple[str, ...] = ()
 
     @property
     def concat(self) -> tuple[KDim, ...]:

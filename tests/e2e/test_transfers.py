@@ -12,7 +12,7 @@
 * **Residency across calls.** ``inference.c`` calls a matvec 20 times on the same weights: built
   with ``-DKEEP`` it keeps them on the device (``mdp_resident_keep``), and the weights are copied
   in once instead of 20 times; the output vector, which the nest overwrites whole, is never
-  copied in.
+  copied in. ``inference_pragma.c`` says the same with ``#pragma mdh resident(W)`` in matvec.
 * ``--target cuda`` output of the same programs compiles (host code with the toolkit's headers,
   kernels with NVRTC) and, on a GPU (``-m gpu``), gives the same counts.
 """
@@ -166,7 +166,7 @@ def test_invalidate_copies_again(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
-@pytest.mark.parametrize("case", [*sorted(FOOTPRINTS), "inference"])
+@pytest.mark.parametrize("case", [*sorted(FOOTPRINTS), "inference", "inference_pragma"])
 def test_cuda_output_compiles(case: str, tmp_path: Path) -> None:
     kit = find_cuda()
     assert kit is not None
@@ -220,7 +220,8 @@ def test_devices_say_where_kept_arrays_are_copied(tmp_path: Path) -> None:
     proc = run_step([*mdpoly_command(), str(CASES_DIR / "inference.c"), "-o", str(out_c), "--target", "opencl",
                      "--no-tune", "--devices", "all"])
     assert "inference.c:11:3: remark:" in proc.stderr
-    assert "arrays kept with mdp_resident_keep stay on the device when the call runs on one device" in proc.stderr
+    assert "arrays kept with mdp_resident_keep or #pragma mdh resident stay on the device when the call runs on one " \
+           "device" in proc.stderr
     exe = tmp_path / "dev"
     run_step([c_compiler(), "-O2", "-DKEEP", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     got, counts = _profiled(exe)
@@ -240,3 +241,23 @@ def test_output_written_whole_is_not_copied_in(tmp_path: Path) -> None:
     got, counts = _profiled(exe)
     assert got == _reference("shifted", tmp_path)
     assert counts["y"] == (1, 300 * 8, 2, 2 * 300 * 8), counts
+
+
+@needs_opencl
+def test_resident_pragma_keeps_the_weights(tmp_path: Path) -> None:
+    out_c, stderr = _generate("inference_pragma", "opencl", tmp_path)
+    assert "inference_pragma.c:10:3: remark: loop nest parallelized: i:++ j:+; W kept on the device between calls " \
+           "(#pragma mdh resident)" in stderr, stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, counts = _profiled(exe)
+    assert got == _reference("inference_pragma", tmp_path)
+    assert counts["W"] == (1, 96 * 80 * 8, 0, 0), counts
+
+
+def test_resident_pragma_on_a_written_array_says_why_not(tmp_path: Path) -> None:
+    source = tmp_path / "written.c"
+    source.write_text((CASES_DIR / "inference_pragma.c").read_text().replace("resident(W)", "resident(W, y)"))
+    proc = run_step([*mdpoly_command(), str(source), "-o", str(tmp_path / "out.c"), "--target", "opencl", "--no-tune"])
+    assert "W kept on the device between calls (#pragma mdh resident); 'y' not kept: the computation writes it" \
+        in proc.stderr, proc.stderr
