@@ -606,6 +606,8 @@ MDP_CU_MAYBE_UNUSED static int mdp_cu_resident_find(const void *host, size_t byt
     return 0;
 }
 
+static void mdp_cu_kept_stale(const char *host, size_t bytes);
+
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_exit(void)
 {
     if (mdp_cu_nres > 0)
@@ -614,6 +616,7 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_exit(void)
         int i = mdp_cu_nres - 1;
         if (mdp_cu_res[i].download)
             mdp_cu_resident_copy(i, 0, mdp_cu_res[i].bytes, 1);
+        mdp_cu_kept_stale((const char *)mdp_cu_res[i].host, mdp_cu_res[i].bytes);   /* the loop may have changed it */
         mdp_cu_check(cuMemFree(mdp_cu_res[i].mem), "cuMemFree");
     }
 }
@@ -783,6 +786,17 @@ static int mdp_cu_kept_slot(const void *host)
     return -1;
 }
 
+/* Every kept copy that overlaps the 'bytes' at 'host' is stale: the host copy changed there. */
+static void mdp_cu_kept_stale(const char *host, size_t bytes)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nkept; ++i) {
+        const char *lo = (const char *)mdp_cu_kept[i].host;
+        if (host < lo + mdp_cu_kept[i].bytes && lo < host + bytes)
+            mdp_cu_kept[i].valid = 0;
+    }
+}
+
 MDP_CU_MAYBE_UNUSED static void mdp_cu_kept_release(void)
 {
     for (; mdp_cu_nkept > 0; --mdp_cu_nkept)
@@ -819,16 +833,16 @@ static void mdp_cu_kept_add(const void *host, size_t bytes)
 static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, int add, CUdeviceptr *mem)
 {
     int i = mdp_cu_nkept ? mdp_cu_kept_slot(host) : -1;
-    if (i < 0 && add && !written) {   /* #pragma mdh resident: kept from its first use */
+    if (written && mdp_cu_nkept) {   /* copied as usual; the kept copies of what it writes are stale */
+        mdp_cu_kept_stale((const char *)host, bytes);
+        return 0;
+    }
+    if (i < 0 && add) {   /* #pragma mdh resident: kept from its first use */
         mdp_cu_kept_add(host, bytes);
         i = mdp_cu_kept_slot(host);
     }
-    if (i < 0 || bytes > mdp_cu_kept[i].bytes)
+    if (i < 0 || written || bytes > mdp_cu_kept[i].bytes)
         return 0;
-    if (written) {
-        mdp_cu_kept[i].valid = 0;
-        return 0;
-    }
     if (!mdp_cu_kept[i].mem)
         mdp_cu_check(cuMemAlloc(&mdp_cu_kept[i].mem, mdp_cu_kept[i].bytes ? mdp_cu_kept[i].bytes : 1), "cuMemAlloc");
     if (!mdp_cu_kept[i].valid) {

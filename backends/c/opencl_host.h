@@ -502,12 +502,15 @@ MDP_CL_MAYBE_UNUSED static int mdp_cl_resident_find(const void *host, size_t byt
     return 0;
 }
 
+static void mdp_cl_kept_stale(const char *host, size_t bytes);
+
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_exit(void)
 {
     for (; mdp_cl_nres > 0; --mdp_cl_nres) {
         int i = mdp_cl_nres - 1;
         if (mdp_cl_res[i].download)
             mdp_cl_resident_copy(i, 0, mdp_cl_res[i].bytes, 1);
+        mdp_cl_kept_stale((const char *)mdp_cl_res[i].host, mdp_cl_res[i].bytes);   /* the loop may have changed it */
         mdp_cl_check(clReleaseMemObject(mdp_cl_res[i].mem), "clReleaseMemObject");
     }
 }
@@ -675,6 +678,17 @@ static int mdp_cl_kept_slot(const void *host)
     return -1;
 }
 
+/* Every kept copy that overlaps the 'bytes' at 'host' is stale: the host copy changed there. */
+static void mdp_cl_kept_stale(const char *host, size_t bytes)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nkept; ++i) {
+        const char *lo = (const char *)mdp_cl_kept[i].host;
+        if (host < lo + mdp_cl_kept[i].bytes && lo < host + bytes)
+            mdp_cl_kept[i].valid = 0;
+    }
+}
+
 MDP_CL_MAYBE_UNUSED static void mdp_cl_kept_release(void)
 {
     for (; mdp_cl_nkept > 0; --mdp_cl_nkept)
@@ -712,16 +726,16 @@ static int mdp_cl_kept_find(const char *name, const void *host, size_t bytes, in
 {
     cl_int err;
     int i = mdp_cl_nkept ? mdp_cl_kept_slot(host) : -1;
-    if (i < 0 && add && !written) {   /* #pragma mdh resident: kept from its first use */
+    if (written && mdp_cl_nkept) {   /* copied as usual; the kept copies of what it writes are stale */
+        mdp_cl_kept_stale((const char *)host, bytes);
+        return 0;
+    }
+    if (i < 0 && add) {   /* #pragma mdh resident: kept from its first use */
         mdp_cl_kept_add(host, bytes);
         i = mdp_cl_kept_slot(host);
     }
-    if (i < 0 || bytes > mdp_cl_kept[i].bytes)
+    if (i < 0 || written || bytes > mdp_cl_kept[i].bytes)
         return 0;
-    if (written) {
-        mdp_cl_kept[i].valid = 0;
-        return 0;
-    }
     if (!mdp_cl_kept[i].mem) {
         mdp_cl_kept[i].mem = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, mdp_cl_kept[i].bytes, NULL, &err);
         mdp_cl_check(err, "clCreateBuffer");

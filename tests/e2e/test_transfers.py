@@ -261,3 +261,26 @@ def test_resident_pragma_on_a_written_array_says_why_not(tmp_path: Path) -> None
     proc = run_step([*mdpoly_command(), str(source), "-o", str(tmp_path / "out.c"), "--target", "opencl", "--no-tune"])
     assert "W kept on the device between calls (#pragma mdh resident); 'y' not kept: the computation writes it" \
         in proc.stderr, proc.stderr
+
+
+@needs_opencl
+def test_a_nest_writing_a_kept_array_makes_it_stale(tmp_path: Path) -> None:
+    """A GPU nest that writes the kept weights (one ``scale`` call in step 9) copies them as usual;
+    the next matvec copies them in again and computes with the new values."""
+    source = (CASES_DIR / "inference.c").read_text().replace(
+        "int main(void) {",
+        "void scale(int n, int m, double W[N][M]) {\n  int i, j;\n#pragma mdh(W[i][j] : ++, ++)\n"
+        "  for (i = 0; i < n; i++)\n    for (j = 0; j < m; j++)\n      W[i][j] = W[i][j] * 2.0 - 1.0;\n}\n"
+        "int main(void) {").replace("    s += y[t % N];\n", "    s += y[t % N];\n    if (t == 9)\n      scale(N, M, W);\n")
+    case = tmp_path / "scaled.c"
+    case.write_text(source)
+    reference = run_program(build_c(case, tmp_path / "orig", {"KEEP": 1}, openmp=False))
+    out_c = tmp_path / "scaled_cl.c"
+    proc = run_step([*mdpoly_command(), str(case), "-o", str(out_c), "--target", "opencl", "--no-tune"])
+    assert proc.stderr.count("loop nest parallelized") == 2, proc.stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", "-DKEEP", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, counts = _profiled(exe)
+    assert got == reference
+    # kept once, scale's own copy in and back, kept again after it
+    assert counts["W"] == (3, 3 * 96 * 80 * 8, 1, 96 * 80 * 8), counts
