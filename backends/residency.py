@@ -12,11 +12,13 @@ preconditions) are evaluated once before it when nothing in the loop can change 
 (the same analysis as the OpenMP region's, ``mdpoly.backends.host_schedule._invariant``), together with
 checks that the resident arrays overlap neither each other nor the computations' other arrays;
 when one fails, the loop runs as written before, with per-call copies and each computation's
-own fallback. A host statement of the loop that uses resident arrays only by their elements
-(``probe += B[t]``, ``A[0] = A[1]``) gets them copied back before it and, when it writes them
-(pycparser finds its assignments), in again after it (``HostSync``); an array that the host uses
-otherwise (its address, a kept computation, a loop header) is not resident: its per-call copies
-stay. A region is refused when a check reads what the loop changes, when the loop calls a
+own fallback. A host statement of the loop, or a computation kept on the host, that uses
+resident arrays only by their elements (``probe += B[t]``, ``A[0] = A[1]``) gets them copied
+back before it (those a device computation of the loop writes) and, when it writes them
+(pycparser finds its assignments), in again after it (``HostSync``): only the elements it
+touches where its subscripts allow (``mdpoly.backends.footprint``), and around a loop of such
+statements once, over the loop's range; an array that the host uses otherwise (its address, a
+loop header) is not resident: its per-call copies stay. A region is refused when a check reads what the loop changes, when the loop calls a
 function or jumps, or when an array's size changes inside it.
 """
 
