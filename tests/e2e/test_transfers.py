@@ -284,3 +284,19 @@ def test_a_nest_writing_a_kept_array_makes_it_stale(tmp_path: Path) -> None:
     assert got == reference
     # kept once, scale's own copy in and back, kept again after it
     assert counts["W"] == (3, 3 * 96 * 80 * 8, 1, 96 * 80 * 8), counts
+
+
+@needs_opencl
+def test_data_region_exit_makes_a_kept_array_stale(tmp_path: Path) -> None:
+    """smooth()'s time loop keeps W on the device (a data region) and writes it back at its end:
+    the matvec after it copies W in again (the kept copy went stale) and sees the new values."""
+    out_c = tmp_path / "rtk_cl.c"
+    proc = run_step([*mdpoly_command(), str(CASES_DIR / "region_then_kept.c"), "-o", str(out_c), "--target", "opencl",
+                     "--no-tune", "--all-nests"])
+    assert "W, V stay on the device over loop 't'" in proc.stderr, proc.stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    got, counts = _profiled(exe)
+    assert got == _reference("region_then_kept", tmp_path)
+    # kept at the first matvec, into the region, kept again after it; back from main's init nest and the region
+    assert counts["W"] == (3, 3 * 256 * 256 * 8, 2, 2 * 256 * 256 * 8), counts
