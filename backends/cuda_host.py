@@ -130,6 +130,10 @@ class CudaHostWriter(HostWriter):
             if self.resident:
                 self.w(f"mdp_res_{b.name} = mdp_cu_resident_find((const void *){b.name}, mdp_bytes_{b.name}, "
                        f"&mdp_dev_{b.name});")
+                if self.kept:
+                    self.w(f"if (!mdp_res_{b.name})")
+                    self.w(f'    mdp_res_{b.name} = mdp_cu_kept_find("{b.name}", (const void *){b.name}, '
+                           f"mdp_bytes_{b.name}, {int(b.written)}, {int(b.name in self.plan.keep)}, &mdp_dev_{b.name});")
                 self.w(f"if (!mdp_res_{b.name}) {{")
                 self.lines.append("    " * 2 + f"mdp_cu_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, mdp_bytes_{b.name});")
                 self.lines.append("    " * 2 + f"mdp_dev_{b.name} = mdp_mem_{b.name};")
@@ -143,7 +147,7 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(0);")
         for b in self.globals:
             if b.copy_in and self.resident:
-                self.w(f"if (mdp_bytes_{b.name} && !mdp_res_{b.name})")
+                self.w(f"if ({self.copy_in_when(b.name)} && !mdp_res_{b.name})")
                 self.w("    " + self.copy_in_call(b.name))
             elif b.copy_in:
                 self.copy_in(b.name)
@@ -151,7 +155,9 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(1);")
 
     def copy_in_call(self, name: str) -> str:
-        return f'mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD");'
+        return (f"{{ mdp_cu_pin((const void *){name}, mdp_bytes_{name}); "
+                f'mdp_cu_check(cuMemcpyHtoD(mdp_mem_{name}, (const void *){name}, mdp_bytes_{name}), "cuMemcpyHtoD"); '
+                f'mdp_cu_count("{name}", 1, mdp_bytes_{name}); }}')
 
     def launch(self) -> None:
         args = [f"(void *)&{a.var}" if a.user_scalar else f"&{a.var}" for a in self.kernel_args()]
@@ -177,7 +183,9 @@ class CudaHostWriter(HostWriter):
         self.w("    mdp_cu_profile_record(3);")
 
     def copy_out(self, name: str) -> str:
-        return f'mdp_cu_check(cuMemcpyDtoH((void *){name}, mdp_mem_{name}, mdp_bytes_{name}), "cuMemcpyDtoH");'
+        return (f"{{ mdp_cu_pin((const void *){name}, mdp_bytes_{name}); "
+                f'mdp_cu_check(cuMemcpyDtoH((void *){name}, mdp_mem_{name}, mdp_bytes_{name}), "cuMemcpyDtoH"); '
+                f'mdp_cu_count("{name}", 0, mdp_bytes_{name}); }}')
 
     def finish(self) -> None:
         self.w("if (mdp_cu_profile) {")
@@ -199,9 +207,9 @@ def _suffix(k: int) -> str:
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
-    data region's device copy of a buffer where there is one), then ``<name>_fits()``
+    data region's device copy of a buffer, or a kept one, where there is one), then ``<name>_fits()``
     (``fits_function``)."""
-    return CudaHostWriter(plan, resident=True).function(source) + fits_function(plan)
+    return CudaHostWriter(plan, resident=True, kept=True).function(source) + fits_function(plan)
 
 
 def fits_function(plan: KernelPlan) -> str:

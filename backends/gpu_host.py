@@ -81,6 +81,9 @@ class HostWriter:
     :arg plan: the nest's plan.
     :arg resident: look each global buffer up among the arrays a data region keeps on the device
         (``mdpoly.ir.residency``): one found there is used as it is, neither copied in nor out.
+    :arg kept: then also among the arrays the program keeps on the device between calls
+        (``mdp_resident_keep`` in ``backends/c/<api>_host.h``): one the nest only reads is used
+        there, copied in only at its first use (or after ``mdp_resident_invalidate``).
     """
 
     #: the C type of a kernel handle and of a device buffer
@@ -93,9 +96,10 @@ class HostWriter:
     #: name prefix of the embedded kernel source string
     src_prefix = "mdp_src_"
 
-    def __init__(self, plan: KernelPlan, resident: bool = False) -> None:
+    def __init__(self, plan: KernelPlan, resident: bool = False, kept: bool = False) -> None:
         self.plan = plan
         self.resident = resident
+        self.kept = kept and resident
         self.spec = launch_of(plan)
         self.name = plan.name
         self.globals = [b for b in plan.buffers if b.role == "global"]
@@ -176,9 +180,16 @@ class HostWriter:
         return f"{count_c(s.elems, 'size_t')} * sizeof({s.elem_type})"
 
     def copy_in(self, name: str) -> None:
-        """Copies buffer ``name`` to the device when it has any bytes."""
-        self.w(f"if (mdp_bytes_{name})")
+        """Copies buffer ``name`` to the device when it has any bytes (and the nest does not
+        overwrite all of them)."""
+        self.w(f"if ({self.copy_in_when(name)})")
         self.w("    " + self.copy_in_call(name))
+
+    def copy_in_when(self, name: str) -> str:
+        """The C condition of buffer ``name``'s copy in: it has bytes, and the nest does not write
+        every one of them (``KBuffer.copy_in_unless``)."""
+        unless = next((b.copy_in_unless for b in self.globals if b.name == name), "")
+        return f"mdp_bytes_{name}" + (f" && !({unless})" if unless else "")
 
     def all_resident(self) -> str:
         """A C condition: every global buffer of this call is a data region's (nothing was copied,

@@ -86,12 +86,16 @@ class OpenCLHostWriter(HostWriter):
             if self.resident:
                 self.w(f"mdp_res_{b.name} = mdp_cl_resident_find((const void *){b.name}, mdp_bytes_{b.name}, "
                        f"&mdp_dev_{b.name});")
+                if self.kept:
+                    self.w(f"if (!mdp_res_{b.name})")
+                    self.w(f'    mdp_res_{b.name} = mdp_cl_kept_find("{b.name}", (const void *){b.name}, '
+                           f"mdp_bytes_{b.name}, {int(b.written)}, {int(b.name in self.plan.keep)}, &mdp_dev_{b.name});")
                 self.w(f"if (!mdp_res_{b.name}) {{")
                 self.lines.append("    " * 2 + f"mdp_cl_buffer(&mdp_mem_{b.name}, &mdp_cap_{b.name}, "
                                   f"mdp_bytes_{b.name}, {flags});")
                 self.lines.append("    " * 2 + f"mdp_dev_{b.name} = mdp_mem_{b.name};")
                 if b.copy_in:
-                    self.lines.append("    " * 2 + f"if (mdp_bytes_{b.name})")
+                    self.lines.append("    " * 2 + f"if ({self.copy_in_when(b.name)})")
                     self.lines.append("    " * 3 + self.copy_in_call(b.name))
                 self.w("}")
                 continue
@@ -102,8 +106,9 @@ class OpenCLHostWriter(HostWriter):
             self.w(f"mdp_cl_buffer(&mdp_mem_{s.name}, &mdp_cap_{s.name}, {self.scratch_bytes(s)}, CL_MEM_READ_WRITE);")
 
     def copy_in_call(self, name: str) -> str:
-        return (f"mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{name}, CL_FALSE, 0, mdp_bytes_{name}, "
-                f'(const void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer");')
+        return (f"{{ mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{name}, CL_FALSE, 0, mdp_bytes_{name}, "
+                f'(const void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueWriteBuffer"); '
+                f'mdp_cl_count("{name}", 1, mdp_bytes_{name}); }}')
 
     def launch(self) -> None:
         # arguments: set again only where a value (a buffer object, an extent) changed since the last call
@@ -132,8 +137,9 @@ class OpenCLHostWriter(HostWriter):
             self.w("}")
 
     def copy_out(self, name: str) -> str:
-        return (f"mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{name}, CL_TRUE, 0, mdp_bytes_{name}, "
-                f'(void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer");')
+        return (f"{{ mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_mem_{name}, CL_TRUE, 0, mdp_bytes_{name}, "
+                f'(void *){name}, 0, NULL, mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL), "clEnqueueReadBuffer"); '
+                f'mdp_cl_count("{name}", 0, mdp_bytes_{name}); }}')
 
     def finish(self) -> None:
         if self.resident:   # with all data on the device, the next launches queue behind these
@@ -160,9 +166,9 @@ def _suffix(k: int) -> str:
 
 def host_function(plan: KernelPlan, source: str) -> str:
     """The kernel source string and ``static void <name>(params)`` that runs ``plan`` (using a
-    data region's device copy of a buffer where there is one), then ``<name>_fits()``
+    data region's device copy of a buffer, or a kept one, where there is one), then ``<name>_fits()``
     (``fits_function``)."""
-    return OpenCLHostWriter(plan, resident=True).function(source) + fits_function(plan)
+    return OpenCLHostWriter(plan, resident=True, kept=True).function(source) + fits_function(plan)
 
 
 def fits_name(plan: KernelPlan) -> str:

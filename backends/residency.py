@@ -12,11 +12,13 @@ preconditions) are evaluated once before it when nothing in the loop can change 
 (the same analysis as the OpenMP region's, ``mdpoly.backends.host_schedule._invariant``), together with
 checks that the resident arrays overlap neither each other nor the computations' other arrays;
 when one fails, the loop runs as written before, with per-call copies and each computation's
-own fallback. A host statement of the loop that uses resident arrays only by their elements
-(``probe += B[t]``, ``A[0] = A[1]``) gets them copied back before it and, when it writes them
-(pycparser finds its assignments), in again after it (``HostSync``); an array that the host uses
-otherwise (its address, a kept computation, a loop header) is not resident: its per-call copies
-stay. A region is refused when a check reads what the loop changes, when the loop calls a
+own fallback. A host statement of the loop, or a computation kept on the host, that uses
+resident arrays only by their elements (``probe += B[t]``, ``A[0] = A[1]``) gets them copied
+back before it (those a device computation of the loop writes) and, when it writes them
+(pycparser finds its assignments), in again after it (``HostSync``): only the elements it
+touches where its subscripts allow (``mdpoly.backends.footprint``), and around a loop of such
+statements once, over the loop's range; an array that the host uses otherwise (its address, a
+loop header) is not resident: its per-call copies stay. A region is refused when a check reads what the loop changes, when the loop calls a
 function or jumps, or when an array's size changes inside it.
 """
 
@@ -27,6 +29,7 @@ from dataclasses import replace
 
 from pycparser import c_ast, c_parser
 
+from mdpoly.backends.footprint import footprints
 from mdpoly.backends.host_schedule import (
     _CALLED,
     _JUMP,
@@ -199,16 +202,17 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
         return "a pointer the loop swaps is also assigned elsewhere in it"
     # what runs on the host inside the loop: every name it mentions stays on the host
     host_texts = [h.header for h in _host_loops(loop)]
-    host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids]
+    host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids and id(c) in calls]
     host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop | Wavefront)]
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
-    # statements: an array they use only by its elements is copied back before them (and in
-    # again after them when they write it); any other name they mention stays on the host
+    # statements and kept computations: an array they use only by its elements is copied back
+    # before them (and in again after them when they write it); any other name they mention
+    # stays on the host
     statements = [s for s in _statements(loop) if id(s) not in swaps.statements]
-    writes = {id(s): _host_writes(s.text) for s in statements}
-    for s in statements:
-        for n in _NAME.findall(s.text):
-            if writes[id(s)] is None or n in swaps.used or not _subscripted_only(n, s.text):
+    for text in [s.text for s in statements] + [c.nest.reference_c for c in comps if id(c) not in calls]:
+        writes = _host_writes(text)
+        for n in _NAME.findall(text):
+            if writes is None or n in swaps.used or not _subscripted_only(n, text):
                 on_host.add(n)
     checks: list[str] = []
     for c in on_device:
@@ -261,31 +265,99 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     others = tuple(a for a in kept.values() if all(not (set(_NAME.findall(c)) & written) for c in a.counts))
     if len(others) != len(kept):
         return "an array that is not resident changes its size inside the loop"
-    syncs: list[HostSync] = []
-    for s in statements:
-        used = tuple(a.name for a in final if re.search(rf"\b{re.escape(a.name)}\b", s.text))
-        if used:
-            syncs.append(HostSync(s.loc, used, tuple(n for n in used if n in (writes[id(s)] or ()))))
+    syncs = _plan_syncs(loop.body, final, swaps.statements, calls, _ordinals(loop.body))
     return DataRegion(loop.loc, loop.iterator, final, tuple(checks), others, tuple(dict.fromkeys(why_not)),
                       tuple(syncs))
 
 
-def _with_syncs(items: tuple[ScheduleItem, ...], region: DataRegion, api: str) -> tuple[ScheduleItem, ...]:
-    """``items`` with the region's copies around the statements that use resident arrays."""
-    at = {s.loc: s for s in region.syncs}
+def _loc(it: ScheduleItem) -> SourceLoc | None:
+    if isinstance(it, HostStatement | HostLoop):
+        return it.loc
+    return it.nest.loc if isinstance(it, Computation) else None
+
+
+def _ordinals(items: tuple[ScheduleItem, ...]) -> dict[int, int]:
+    """Each item's (by ``id``) number among the items at its location before it, in the order
+    of the source (a distributed nest's computations share one location)."""
+    seen: dict[SourceLoc, int] = {}
+    out: dict[int, int] = {}
+
+    def walk(its: tuple[ScheduleItem, ...]) -> None:
+        for it in its:
+            loc = _loc(it)
+            if loc is not None:
+                out[id(it)] = seen.get(loc, 0)
+                seen[loc] = out[id(it)] + 1
+            if isinstance(it, HostLoop):
+                walk(it.body)
+
+    walk(items)
+    return out
+
+
+def _host_run(it: ScheduleItem, skip: set[int], calls: dict[int, str]) -> bool:
+    """Whether ``it`` runs as written on the host: a statement (none of ``skip``), a computation
+    without a call (kept), or a loop of those only."""
+    if isinstance(it, HostLoop):
+        return all(_host_run(x, skip, calls) for x in it.body)
+    if isinstance(it, Computation):
+        return id(it) not in calls
+    return isinstance(it, HostStatement) and id(it) not in skip
+
+
+def _plan_syncs(items: tuple[ScheduleItem, ...], arrays: tuple[ResidentArray, ...], skip: set[int],
+                calls: dict[int, str], ordinals: dict[int, int]) -> list[HostSync]:
+    """The copies around each host statement and kept computation of ``items`` (and around each
+    loop of them only: one copy over the loop's range rather than one per iteration) that uses
+    ``arrays``: back before it those a computation of the loop writes (the host's copy of the
+    others is current), in again after it those it writes; each only over its footprint where
+    that is known (``mdpoly.backends.footprint``). ``skip``: the pointer swaps, which need none."""
+    out: list[HostSync] = []
+    for it in items:
+        if isinstance(it, HostLoop) and not _host_run(it, skip, calls):
+            out += _plan_syncs(it.body, arrays, skip, calls, ordinals)
+            continue
+        loc = _loc(it)
+        if loc is None or not _host_run(it, skip, calls):
+            continue
+        text = (it.text if isinstance(it, HostStatement) else it.nest.reference_c if isinstance(it, Computation)
+                else render_schedule((it,), {}))
+        writes = _host_writes(text)
+        if writes is None and isinstance(it, HostLoop):   # the statements one by one
+            out += _plan_syncs(it.body, arrays, skip, calls, ordinals)
+            continue
+        used = tuple(a for a in arrays if re.search(rf"\b{re.escape(a.name)}\b", text))
+        down = tuple(a.name for a in used if a.download)
+        up = tuple(a.name for a in used if a.name in (writes or ()))
+        if not down and not up:
+            continue
+        prints = footprints(text, tuple(a.name for a in used))
+        out.append(HostSync(loc, down, up, tuple(prints[n] for n in dict.fromkeys((*down, *up)) if n in prints),
+                            ordinals.get(id(it), 0)))
+    return out
+
+
+def _with_syncs(items: tuple[ScheduleItem, ...], region: DataRegion, api: str,
+                ordinals: dict[int, int]) -> tuple[ScheduleItem, ...]:
+    """``items`` with the region's copies around the statements, kept computations (and loops
+    of those) that use resident arrays."""
+    at = {(s.loc, s.ordinal): s for s in region.syncs}
+    types = {a.name: a.host_type for a in region.arrays}
     out: list[ScheduleItem] = []
     for it in items:
-        if isinstance(it, HostLoop):
-            out.append(replace(it, body=_with_syncs(it.body, region, api)))
+        loc = _loc(it)
+        sync = at.get((loc, ordinals.get(id(it), 0))) if loc is not None else None
+        if isinstance(it, HostLoop) and sync is None:
+            out.append(replace(it, body=_with_syncs(it.body, region, api, ordinals)))
             continue
-        sync = at.get(it.loc) if isinstance(it, HostStatement) else None
-        if sync is None or not isinstance(it, HostStatement):
+        if sync is None or loc is None:
             out.append(it)
             continue
-        out.append(HostStatement(sync_c(api, sync.download, to_host=True), it.loc))
+        if sync.download:
+            out.append(HostStatement(sync_c(api, sync, types, to_host=True), loc))
         out.append(it)
         if sync.upload:
-            out.append(HostStatement(sync_c(api, sync.upload, to_host=False), it.loc))
+            out.append(HostStatement(sync_c(api, sync, types, to_host=False), loc))
     return tuple(out)
 
 
@@ -311,7 +383,7 @@ def render_resident(items: tuple[ScheduleItem, ...], calls: dict[int, str], data
         loop = "\n".join(ln[2:] if ln.startswith("  ") else ln for ln in body.splitlines())
         synced = loop
         if region.syncs:
-            inner = render_schedule((replace(it, body=_with_syncs(it.body, region, api)),), calls)
+            inner = render_schedule((replace(it, body=_with_syncs(it.body, region, api, _ordinals(it.body))),), calls)
             synced = "\n".join(ln[2:] if ln.startswith("  ") else ln for ln in inner.splitlines()[1:-1])
         lines.extend("  " + ln if ln.strip() and not ln.startswith("#") else ln
                      for ln in region_c(region, api, len(notes), synced, loop).splitlines())

@@ -14,7 +14,7 @@ from typing import cast
 
 from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.ir.kernel import KernelPlan
-from mdpoly.ir.residency import DataRegion, DeviceData, DeviceUse, ResidentArray
+from mdpoly.ir.residency import DataRegion, DeviceData, DeviceUse, HostSync, ResidentArray
 
 _PREFIX = {"opencl": "mdp_cl", "cuda": "mdp_cu"}
 
@@ -37,11 +37,40 @@ def device_data(plan: KernelPlan) -> DeviceData:
     return DeviceData(tuple(uses), check, overlap_only)
 
 
-def sync_c(api: str, names: tuple[str, ...], to_host: bool) -> str:
-    """Copies of the resident arrays ``names`` to the host (``to_host``) or back to the device,
-    around a statement of the loop that uses them on the host."""
-    call = f"{_PREFIX[api]}_resident_{'download' if to_host else 'upload'}"
-    return " ".join(f"{call}((const void *){n});" for n in names)
+def _offset(name: str, subscripts: tuple[str, ...], first: int) -> str:
+    """The byte offset of ``name[0]..[0][s_first]..[s_last]`` (the dimensions before ``first`` at
+    0) as integer arithmetic: ``sizeof`` of each dimension's element, so no address is formed
+    and any subscript value is defined."""
+    return " + ".join(f"{s} * (long long)sizeof({name}{'[0]' * (d + 1)})"
+                      for d, s in enumerate(subscripts) if d >= first) or "0LL"
+
+
+def sync_c(api: str, sync: HostSync, types: dict[str, str], to_host: bool) -> str:
+    """Copies of resident arrays to the host (``to_host``: ``sync.download``, before a statement
+    of the loop uses them) or back to the device (``sync.upload``, after it wrote them): each
+    whole, or only the bounding box of its footprint's boxes, as rows (the first subscript) and
+    the bytes within a row (the others): one range where that is contiguous, else a rectangle
+    (``types``: the arrays' element types, which tell that the subscripts reach elements)."""
+    pre = _PREFIX[api]
+    way = "download" if to_host else "upload"
+    out: list[str] = []
+    for name in sync.download if to_host else sync.upload:
+        fp = sync.footprint(name)
+        boxes = [] if fp is None else [b for b in fp.boxes if to_host or b.written]
+        if not boxes:
+            out.append(f"{pre}_resident_{way}((const void *){name});")
+            continue
+        rank = len(boxes[0].low)
+        element = f"{name}{'[0]' * rank}"
+        pitch = f"(long long)sizeof({name}[0])" if rank > 1 else "0LL"
+        out.append(f"{pre}_span_reset(sizeof({element}) == sizeof({types[name]}), {pitch});")
+        for low, high in dict.fromkeys((b.low, b.high) for b in boxes):
+            rows = f"{low[0]}, {high[0]}" if rank > 1 else "0LL, 0LL"
+            first = 1 if rank > 1 else 0
+            out.append(f"{pre}_span_add({rows}, {_offset(name, low, first)}, "
+                       f"{_offset(name, high, first)} + (long long)sizeof({element}));")
+        out.append(f"{pre}_resident_{way}_span((const void *){name});")
+    return "\n".join(out)
 
 
 def _bytes(a: ResidentArray) -> str:
@@ -80,8 +109,8 @@ def region_c(region: DataRegion, api: str, number: int, loop: str, fallback: str
         lines.append(f"  {ok} = {ok} && {_disjoint(x.name, sizes[x.name], y.name, sizes[y.name])};")
     lines.append(f"  if ({ok}) {{")
     for a in region.arrays:
-        lines.append(f"    {pre}_resident_enter((const void *){a.name}, {sizes[a.name]}, {int(a.upload)}, "
-                     f"{int(a.download)});")
+        lines.append(f'    {pre}_resident_enter_named("{a.name}", (const void *){a.name}, {sizes[a.name]}, '
+                     f"{int(a.upload)}, {int(a.download)});")
     lines.extend("    " + ln if ln.strip() and not ln.startswith("#") else ln for ln in loop.splitlines())
     lines.append(f"    {pre}_resident_exit();")
     lines.append("  } else {")

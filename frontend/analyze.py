@@ -23,7 +23,7 @@ from mdpoly.frontend.nest_span import function_start_line, nest_span
 from mdpoly.frontend.normalize import respelled
 from mdpoly.frontend.omp_policy import omp_policy, proven_parallel
 from mdpoly.frontend.parse import ParsedFile, parse_c, pragma_text
-from mdpoly.frontend.pragmas import check_annotation, parse_annotation
+from mdpoly.frontend.pragmas import check_annotation, kept_arrays, parse_annotation
 from mdpoly.frontend.schedule import scheduled
 from mdpoly.frontend.scop import (
     Candidate,
@@ -125,7 +125,8 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
         kept = Diagnostic(severity, e.code, e.loc or cand.loc, e.message)
     return NestAnalysis(loc=cand.loc, span=span, function=cand.function, function_line=func_line, loops=loops,
                         mdh=mdh, kept=kept, marked=cand.marked, requested=cand.pragma is not None,
-                        reference_c=c_generator.CGenerator().visit(cand.node) if mdh is not None else "")
+                        reference_c=c_generator.CGenerator().visit(cand.node) if mdh is not None else "",
+                        keep=kept_arrays(cand.func))
 
 
 def _analyse(parsed: ParsedFile, cand: Candidate, options: Options) -> tuple[Scop, Deps]:

@@ -3,6 +3,10 @@
 The annotation names the output access, then one combine operator per loop, outermost first
 (``++ + * max min``). mdpoly detects operators itself; an annotation is a claim the analysis
 verifies, and any contradiction is a ``DependenceError`` located at the pragma.
+
+``#pragma mdh resident(W, b)`` anywhere in a function's body (``kept_arrays``) is no claim but
+the user's promise for the GPU targets: the host copies of those arrays do not change between
+the function's calls, so its computations keep them on the device (README, residency across calls).
 """
 
 from __future__ import annotations
@@ -10,6 +14,8 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
+
+from pycparser import c_ast
 
 from mdpoly.diagnostics import DependenceError, SourceLoc
 from mdpoly.frontend.deps import Deps
@@ -19,6 +25,7 @@ from mdpoly.ir.scop import Scop
 _OPS = {"++": Combine.CONCAT, "+": Combine.ADD, "*": Combine.MUL, "max": Combine.MAX, "min": Combine.MIN,
         "&": Combine.BAND, "|": Combine.BOR, "^": Combine.BXOR}
 _PRAGMA = re.compile(r"^mdh\s*\((?P<body>.*)\)\s*$", re.DOTALL)
+_RESIDENT = re.compile(r"^mdh\s+resident\s*\((?P<names>\s*[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*)\)\s*$")
 _ACCESS = re.compile(r"^\s*(?P<name>[A-Za-z_]\w*)\s*(?P<subs>(\[[^\[\]]*\]\s*)*)$")
 
 
@@ -113,3 +120,20 @@ def _outputs(scop: Scop, deps: Deps) -> list[Access]:
         if s.write not in out:
             out.append(s.write)
     return out
+
+
+class _Pragmas(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.names: list[str] = []
+
+    def visit_Pragma(self, node: c_ast.Pragma) -> None:
+        m = _RESIDENT.match(" ".join(node.string.split()))
+        if m:
+            self.names += [n.strip() for n in m["names"].split(",")]
+
+
+def kept_arrays(func: c_ast.Node) -> tuple[str, ...]:
+    """The names of every ``#pragma mdh resident(...)`` in ``func``, in order, once each."""
+    v = _Pragmas()
+    v.visit(func)
+    return tuple(dict.fromkeys(v.names))

@@ -33,6 +33,7 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
+from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
@@ -48,7 +49,7 @@ from mdpoly.ir.nest import (
     schedule_wavefronts,
 )
 from mdpoly.ir.plan import Plan
-from mdpoly.ir.ranks import RankSplit
+from mdpoly.ir.ranks import RankRefusal, RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
@@ -63,6 +64,8 @@ from mdpoly.tuning.tune import TuningResult
 #: Prefixes of the names inside generated code (locals, kernels' helpers, GPU runtime statics):
 #: a file that uses such a name itself (a macro could break generated code) is kept as written.
 RESERVED_PREFIXES = ("mdp_", "MDP_")
+#: the names of mdpoly's output that a program may use (residency across calls, README)
+USER_API = frozenset({"MDP_RESIDENT_API", "mdp_resident_keep", "mdp_resident_release", "mdp_resident_invalidate"})
 
 
 class _Analysis(Protocol):
@@ -95,7 +98,7 @@ def transform(analysis: _Analysis, options: Options,
     outcomes: list[NestOutcome] = []
     reps: list[Replacement] = []
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
-    reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES))
+    reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES) and w not in USER_API)
     for nest in analysis.nests:
         nest_options = for_function(options, nest.function)   # --size FUNC:NAME=VALUE
         if reserved and (nest.mdh is not None or nest.schedule is not None):
@@ -178,6 +181,9 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             plan = lower_gpu(mdh, params, caps, within=split.original)   # the whole computation's index type
         else:
             plan = target.lower(mdh, params, caps)
+        kept_note = ""
+        if isinstance(plan, KernelPlan) and nest.keep:   # #pragma mdh resident(...)
+            plan, kept_note = _keep(plan, nest.keep)
         if split is None:   # the run-time guard: at the call, and (OpenMP) the team's condition inside
             if isinstance(plan, Plan):
                 gains = gains_on_one_thread(plan)
@@ -200,9 +206,31 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
-                             devices=devices_note(split) if split is not None and on_devices else None,
+                             devices=_devices_note(split, "mdp_resident_keep" in used_names or bool(nest.keep))
+                             if split is not None and on_devices else None,
+                             resident=((nest.loc, kept_note),) if kept_note else (),
                              cost=cost.to_report(), cost_text=cost.text(),
                              limits=planning_limits(target, options).to_report() if target.limits else None)
+
+
+def _keep(plan: KernelPlan, names: tuple[str, ...]) -> tuple[KernelPlan, str]:
+    """``plan`` keeping on the device, between calls, those of ``names`` that it reads and does
+    not write (``#pragma mdh resident(...)``), and the remark's words on what it keeps."""
+    buffers = {b.name: b for b in plan.buffers if b.role == "global"}
+    keep = tuple(n for n in names if n in buffers and not buffers[n].written)
+    words = [f"{', '.join(keep)} kept on the device between calls (#pragma mdh resident)"] if keep else []
+    words += [f"'{n}' not kept: the computation writes it" for n in names if n in buffers and buffers[n].written]
+    return replace(plan, keep=keep), "; ".join(words)
+
+
+def _devices_note(split: RankSplit | RankRefusal, keeps: bool) -> str:
+    """``devices_note``, and where the program keeps arrays on the device between calls
+    (``keeps``), that a split computation copies them at each call all the same."""
+    note = devices_note(split)
+    if isinstance(split, RankSplit) and keeps:
+        note += ("; arrays kept with mdp_resident_keep or #pragma mdh resident stay on the device when the call runs on one device, but "
+                 "are copied at each call when it is split over several (each device holds its own part)")
+    return note
 
 
 def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: RankSplit, options: Options,

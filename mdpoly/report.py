@@ -80,6 +80,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
         ranks += f"; {o.devices}" if o.devices else ""
+        ranks += "".join(f"; {note}" for _, note in o.resident)
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE

@@ -213,6 +213,88 @@ static void mdp_cu_profile_report(void)
     fflush(stderr);
 }
 
+/* MDPOLY_PINNED=1 (experimental, off by default): the host side of a copy of at least 1 MiB is
+   page-locked in place (cuMemHostRegister) the first time it is seen, so that this and later
+   copies of it run at the bus's full speed without a staging copy by the driver; it stays locked
+   until exit. A host array freed while locked stays locked (its pages are not returned), so this
+   suits programs whose large arrays live as long as the program. A failed registration is
+   remembered and the copies stay as they are. */
+#define MDP_CU_MAX_PINNED 256
+static struct { const char *host; size_t bytes; int ok; } mdp_cu_pinned[MDP_CU_MAX_PINNED];
+static int mdp_cu_npinned, mdp_cu_pin_mode = -1;
+
+static void mdp_cu_unpin_all(void)
+{
+    for (; mdp_cu_npinned > 0; --mdp_cu_npinned)
+        if (mdp_cu_pinned[mdp_cu_npinned - 1].ok)
+            cuMemHostUnregister((void *)mdp_cu_pinned[mdp_cu_npinned - 1].host);
+}
+
+static void mdp_cu_pin(const void *host, size_t bytes)
+{
+    const char *p = (const char *)host;
+    int i;
+    if (mdp_cu_pin_mode < 0) {
+        const char *want = getenv("MDPOLY_PINNED");
+        mdp_cu_pin_mode = want && *want && strcmp(want, "0") != 0;
+    }
+    if (!mdp_cu_pin_mode || bytes < ((size_t)1 << 20))
+        return;
+    for (i = 0; i < mdp_cu_npinned; ++i)
+        if (p < mdp_cu_pinned[i].host + mdp_cu_pinned[i].bytes && mdp_cu_pinned[i].host < p + bytes)
+            return;   /* locked already (or overlapping what is: left as it is) */
+    if (mdp_cu_npinned == MDP_CU_MAX_PINNED)
+        return;
+    if (mdp_cu_npinned == 0)
+        atexit(mdp_cu_unpin_all);
+    mdp_cu_pinned[mdp_cu_npinned].host = p;
+    mdp_cu_pinned[mdp_cu_npinned].bytes = bytes;
+    mdp_cu_pinned[mdp_cu_npinned].ok = cuMemHostRegister((void *)p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+    ++mdp_cu_npinned;
+}
+
+/* MDPOLY_PROFILE: every copy of each array (by its name in the source; a nest's own copies, a data
+   region's and the kept arrays' together), counted and summed in bytes per direction, printed at exit:
+       mdpoly-profile: array <name> uploads=<n> upload_bytes=<b> downloads=<n> download_bytes=<b> */
+#define MDP_CU_MAX_ARRAYS 256
+static struct { const char *name; long up, down; unsigned long long up_bytes, down_bytes; } mdp_cu_moved[MDP_CU_MAX_ARRAYS];
+static int mdp_cu_nmoved;
+
+static void mdp_cu_moved_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nmoved; ++i)
+        fprintf(stderr, "mdpoly-profile: array %s uploads=%ld upload_bytes=%llu downloads=%ld download_bytes=%llu\n",
+                mdp_cu_moved[i].name, mdp_cu_moved[i].up, mdp_cu_moved[i].up_bytes, mdp_cu_moved[i].down,
+                mdp_cu_moved[i].down_bytes);
+    fflush(stderr);
+}
+
+/* Counts one copy of 'bytes' bytes of array 'name' to the device ('up') or back (when profiling). */
+static void mdp_cu_count(const char *name, int up, size_t bytes)
+{
+    int i;
+    if (!mdp_cu_profile)
+        return;
+    for (i = 0; i < mdp_cu_nmoved && strcmp(mdp_cu_moved[i].name, name) != 0; ++i)
+        ;
+    if (i == MDP_CU_MAX_ARRAYS)
+        return;
+    if (i == mdp_cu_nmoved) {
+        if (mdp_cu_nmoved == 0)
+            atexit(mdp_cu_moved_report);
+        mdp_cu_moved[i].name = name;
+        ++mdp_cu_nmoved;
+    }
+    if (up) {
+        mdp_cu_moved[i].up++;
+        mdp_cu_moved[i].up_bytes += bytes;
+    } else {
+        mdp_cu_moved[i].down++;
+        mdp_cu_moved[i].down_bytes += bytes;
+    }
+}
+
 static void mdp_cu_init(void)
 {
     const char *want = getenv("MDPOLY_CUDA_DEVICE");
@@ -531,17 +613,43 @@ static void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes)
 #else
 #define MDP_CU_MAYBE_UNUSED
 #endif
-static struct { const void *host; size_t bytes; CUdeviceptr mem; int download; } mdp_cu_res[MDP_CU_MAX_RESIDENT];
+static struct { const char *name; const void *host; size_t bytes; CUdeviceptr mem; int download; } mdp_cu_res[MDP_CU_MAX_RESIDENT];
 static int mdp_cu_nres;
 static long mdp_cu_res_uploads, mdp_cu_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
+static unsigned long long mdp_cu_res_up_bytes, mdp_cu_res_down_bytes;
 
 static void mdp_cu_resident_report(void)
 {
-    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld\n", mdp_cu_res_uploads, mdp_cu_res_downloads);
+    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld upload_bytes=%llu download_bytes=%llu\n",
+            mdp_cu_res_uploads, mdp_cu_res_downloads, mdp_cu_res_up_bytes, mdp_cu_res_down_bytes);
     fflush(stderr);
 }
 
-MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter(const void *host, size_t bytes, int upload, int download)
+/* Copies bytes [from, to) of resident array 'i' back to the host ('to_host') or to the device. */
+static void mdp_cu_resident_copy(int i, size_t from, size_t to, int to_host)
+{
+    char *host = (char *)mdp_cu_res[i].host;
+    if (to > mdp_cu_res[i].bytes)
+        to = mdp_cu_res[i].bytes;
+    if (from >= to)
+        return;
+    if (to_host) {
+        mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
+        mdp_cu_check(cuMemcpyDtoH(host + from, mdp_cu_res[i].mem + from, to - from), "cuMemcpyDtoH");
+        ++mdp_cu_res_downloads;
+        mdp_cu_res_down_bytes += to - from;
+    } else {
+        mdp_cu_check(cuMemcpyHtoD(mdp_cu_res[i].mem + from, host + from, to - from), "cuMemcpyHtoD");
+        ++mdp_cu_res_uploads;
+        mdp_cu_res_up_bytes += to - from;
+    }
+    mdp_cu_count(mdp_cu_res[i].name, !to_host, to - from);
+}
+
+/* Registers array 'name' ('bytes' bytes at 'host') for the data region starting now: one device
+   buffer, copied in now when 'upload', back at mdp_cu_resident_exit when 'download'. */
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter_named(const char *name, const void *host, size_t bytes,
+                                                            int upload, int download)
 {
     static int reported;
     mdp_cu_init();
@@ -552,15 +660,21 @@ MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter(const void *host, size_t b
     }
     if (mdp_cu_nres == MDP_CU_MAX_RESIDENT)
         mdp_cu_check(CUDA_ERROR_OUT_OF_MEMORY, "mdp_cu_resident_enter (too many arrays)");
+    mdp_cu_res[mdp_cu_nres].name = name;
     mdp_cu_res[mdp_cu_nres].host = host;
     mdp_cu_res[mdp_cu_nres].bytes = bytes;
     mdp_cu_res[mdp_cu_nres].download = download;
     mdp_cu_check(cuMemAlloc(&mdp_cu_res[mdp_cu_nres].mem, bytes ? bytes : 1), "cuMemAlloc");
-    if (upload && bytes) {
-        mdp_cu_check(cuMemcpyHtoD(mdp_cu_res[mdp_cu_nres].mem, host, bytes), "cuMemcpyHtoD");
-        ++mdp_cu_res_uploads;
-    }
+    mdp_cu_pin(host, bytes);
     ++mdp_cu_nres;
+    if (upload)
+        mdp_cu_resident_copy(mdp_cu_nres - 1, 0, bytes, 0);
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_enter(const void *host, size_t bytes, int upload, int download)
+{
+    static const char unnamed[] = "(unnamed)";
+    mdp_cu_resident_enter_named(unnamed, host, bytes, upload, download);
 }
 
 /* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
@@ -581,22 +695,22 @@ MDP_CU_MAYBE_UNUSED static int mdp_cu_resident_find(const void *host, size_t byt
     return 0;
 }
 
+static void mdp_cu_kept_stale(const char *host, size_t bytes);
+
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_exit(void)
 {
     if (mdp_cu_nres > 0)
         mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
     for (; mdp_cu_nres > 0; --mdp_cu_nres) {
         int i = mdp_cu_nres - 1;
-        if (mdp_cu_res[i].download && mdp_cu_res[i].bytes) {
-            mdp_cu_check(cuMemcpyDtoH((void *)mdp_cu_res[i].host, mdp_cu_res[i].mem, mdp_cu_res[i].bytes),
-                         "cuMemcpyDtoH");
-            ++mdp_cu_res_downloads;
-        }
+        if (mdp_cu_res[i].download)
+            mdp_cu_resident_copy(i, 0, mdp_cu_res[i].bytes, 1);
+        mdp_cu_kept_stale((const char *)mdp_cu_res[i].host, mdp_cu_res[i].bytes);   /* the loop may have changed it */
         mdp_cu_check(cuMemFree(mdp_cu_res[i].mem), "cuMemFree");
     }
 }
 
-/* The resident array at 'host', whole (a statement of the loop uses it on the host). */
+/* The resident array at 'host' (a statement of the loop uses it on the host). */
 static int mdp_cu_resident_slot(const void *host)
 {
     int i;
@@ -607,24 +721,254 @@ static int mdp_cu_resident_slot(const void *host)
     exit(1);
 }
 
-/* Copies a resident array back to the host (before a statement of the loop reads or writes it). */
+/* Copies a resident array back to the host, whole (before a statement of the loop uses it). */
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_download(const void *host)
 {
     int i = mdp_cu_resident_slot(host);
-    if (!mdp_cu_res[i].bytes)
-        return;
-    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
-    mdp_cu_check(cuMemcpyDtoH((void *)mdp_cu_res[i].host, mdp_cu_res[i].mem, mdp_cu_res[i].bytes), "cuMemcpyDtoH");
-    ++mdp_cu_res_downloads;
+    mdp_cu_resident_copy(i, 0, mdp_cu_res[i].bytes, 1);
 }
 
-/* Copies a resident array to the device again (after a statement of the loop wrote it). */
+/* Copies a resident array to the device again, whole (after a statement of the loop wrote it). */
 MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload(const void *host)
 {
     int i = mdp_cu_resident_slot(host);
-    if (!mdp_cu_res[i].bytes)
-        return;
-    mdp_cu_check(cuMemcpyHtoD(mdp_cu_res[i].mem, host, mdp_cu_res[i].bytes), "cuMemcpyHtoD");
-    ++mdp_cu_res_uploads;
+    mdp_cu_resident_copy(i, 0, mdp_cu_res[i].bytes, 0);
 }
+
+/* Bytes [from, to) of a resident array, back to the host or to the device (clamped to the array). */
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_download_range(const void *host, long long from, long long to)
+{
+    if (to > from)
+        mdp_cu_resident_copy(mdp_cu_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 1);
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload_range(const void *host, long long from, long long to)
+{
+    if (to > from)
+        mdp_cu_resident_copy(mdp_cu_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 0);
+}
+
+/* The footprint of a host statement on one array, as rows [row_lo, row_hi] (the first subscript;
+   'pitch': the bytes of one row) and bytes [from, to) within a row (the other subscripts): the
+   bounding box of its accesses (one mdp_cu_span_add per access, empty ones ignored). Copied as one
+   range when it is contiguous (or its bytes leave the row), else as a rectangle; the whole array
+   when mdp_cu_span_reset was told the subscripts do not name its elements. */
+static long long mdp_cu_span_pitch, mdp_cu_span_row_lo, mdp_cu_span_row_hi, mdp_cu_span_from, mdp_cu_span_to;
+static int mdp_cu_span_whole, mdp_cu_span_empty;
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_span_reset(int exact, long long pitch)
+{
+    mdp_cu_span_whole = !exact;
+    mdp_cu_span_empty = 1;
+    mdp_cu_span_pitch = pitch;
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_span_add(long long row_lo, long long row_hi, long long from, long long to)
+{
+    if (row_hi < row_lo || to <= from)
+        return;
+    if (mdp_cu_span_empty) {
+        mdp_cu_span_empty = 0;
+        mdp_cu_span_row_lo = row_lo;
+        mdp_cu_span_row_hi = row_hi;
+        mdp_cu_span_from = from;
+        mdp_cu_span_to = to;
+        return;
+    }
+    mdp_cu_span_row_lo = row_lo < mdp_cu_span_row_lo ? row_lo : mdp_cu_span_row_lo;
+    mdp_cu_span_row_hi = row_hi > mdp_cu_span_row_hi ? row_hi : mdp_cu_span_row_hi;
+    mdp_cu_span_from = from < mdp_cu_span_from ? from : mdp_cu_span_from;
+    mdp_cu_span_to = to > mdp_cu_span_to ? to : mdp_cu_span_to;
+}
+
+static void mdp_cu_resident_span(const void *host, int to_host)
+{
+    int i;
+    long long pitch = mdp_cu_span_pitch, row_lo = mdp_cu_span_row_lo, row_hi = mdp_cu_span_row_hi;
+    long long from = mdp_cu_span_from, to = mdp_cu_span_to;
+    if (mdp_cu_span_whole) {
+        if (to_host)
+            mdp_cu_resident_download(host);
+        else
+            mdp_cu_resident_upload(host);
+        return;
+    }
+    if (mdp_cu_span_empty)
+        return;
+    i = mdp_cu_resident_slot(host);
+    if (pitch <= 0 || row_lo == row_hi || from < 0 || to > pitch || (from == 0 && to == pitch)) {
+        /* one range, from the lowest element to the highest (whatever the subscripts' ranges) */
+        long long a = pitch > 0 ? row_lo * pitch + from : from, b = pitch > 0 ? row_hi * pitch + to : to;
+        if (a < 0)
+            a = 0;
+        if (b > a)
+            mdp_cu_resident_copy(i, (size_t)a, (size_t)b, to_host);
+        return;
+    }
+    /* a rectangle: rows within the array, the same bytes of each */
+    if (row_lo < 0)
+        row_lo = 0;
+    if ((row_hi + 1) * pitch > (long long)mdp_cu_res[i].bytes)
+        row_hi = (long long)mdp_cu_res[i].bytes / pitch - 1;
+    if (row_hi < row_lo)
+        return;
+    {
+        CUDA_MEMCPY2D c;
+        memset(&c, 0, sizeof c);
+        c.srcXInBytes = c.dstXInBytes = (size_t)from;
+        c.srcY = c.dstY = (size_t)row_lo;
+        c.srcPitch = c.dstPitch = (size_t)pitch;
+        c.WidthInBytes = (size_t)(to - from);
+        c.Height = (size_t)(row_hi - row_lo + 1);
+        if (to_host) {
+            c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.srcDevice = mdp_cu_res[i].mem;
+            c.dstMemoryType = CU_MEMORYTYPE_HOST;
+            c.dstHost = (void *)mdp_cu_res[i].host;
+            mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");
+        } else {
+            c.srcMemoryType = CU_MEMORYTYPE_HOST;
+            c.srcHost = mdp_cu_res[i].host;
+            c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+            c.dstDevice = mdp_cu_res[i].mem;
+        }
+        mdp_cu_check(cuMemcpy2D(&c), "cuMemcpy2D");
+        if (mdp_cu_profile) {
+            unsigned long long moved = (unsigned long long)(to - from) * (unsigned long long)(row_hi - row_lo + 1);
+            if (to_host) {
+                ++mdp_cu_res_downloads;
+                mdp_cu_res_down_bytes += moved;
+            } else {
+                ++mdp_cu_res_uploads;
+                mdp_cu_res_up_bytes += moved;
+            }
+            mdp_cu_count(mdp_cu_res[i].name, !to_host, (size_t)moved);
+        }
+    }
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_download_span(const void *host)
+{
+    mdp_cu_resident_span(host, 1);
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_resident_upload_span(const void *host)
+{
+    mdp_cu_resident_span(host, 0);
+}
+
+/* Residency across calls (the user's mdp_resident_keep): an array kept here has one device copy
+   that every nest's call reading it uses, copied in at the first such call and again only after
+   mdp_resident_invalidate. The contract: while an array is kept, the program does not change its
+   host copy, or calls mdp_resident_invalidate after changing it. A nest that writes a kept array
+   copies it as usual and invalidates the kept copy. */
+#define MDP_CU_MAX_KEPT 256
+static struct { const void *host; size_t bytes; CUdeviceptr mem; int valid; } mdp_cu_kept[MDP_CU_MAX_KEPT];
+static int mdp_cu_nkept;
+
+static int mdp_cu_kept_slot(const void *host)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nkept; ++i)
+        if (mdp_cu_kept[i].host == host)
+            return i;
+    return -1;
+}
+
+/* Every kept copy that overlaps the 'bytes' at 'host' is stale: the host copy changed there. */
+static void mdp_cu_kept_stale(const char *host, size_t bytes)
+{
+    int i;
+    for (i = 0; i < mdp_cu_nkept; ++i) {
+        const char *lo = (const char *)mdp_cu_kept[i].host;
+        if (host < lo + mdp_cu_kept[i].bytes && lo < host + bytes)
+            mdp_cu_kept[i].valid = 0;
+    }
+}
+
+MDP_CU_MAYBE_UNUSED static void mdp_cu_kept_release(void)
+{
+    for (; mdp_cu_nkept > 0; --mdp_cu_nkept)
+        if (mdp_cu_kept[mdp_cu_nkept - 1].mem && mdp_cu_ready)
+            cuMemFree(mdp_cu_kept[mdp_cu_nkept - 1].mem);
+}
+
+/* Keeps the 'bytes' bytes at 'host' on the device between the nests' calls (see above). */
+static void mdp_cu_kept_add(const void *host, size_t bytes)
+{
+    int i;
+    mdp_cu_init();
+    i = mdp_cu_kept_slot(host);
+    if (i >= 0 && mdp_cu_kept[i].bytes >= bytes)
+        return;
+    if (i < 0) {
+        if (mdp_cu_nkept == MDP_CU_MAX_KEPT)
+            return;   /* too many: the array is copied at each call, as without keeping */
+        if (mdp_cu_nkept == 0)
+            atexit(mdp_cu_kept_release);
+        i = mdp_cu_nkept++;
+    } else if (mdp_cu_kept[i].mem) {
+        cuMemFree(mdp_cu_kept[i].mem);
+    }
+    mdp_cu_kept[i].host = host;
+    mdp_cu_kept[i].bytes = bytes;
+    mdp_cu_kept[i].mem = 0;
+    mdp_cu_kept[i].valid = 0;
+}
+
+/* For a nest's buffer of 'bytes' bytes at 'host' named 'name': the kept device copy (copied in
+   first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it).
+   'add': keep it from now on if it is not yet (#pragma mdh resident). */
+static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, int add, CUdeviceptr *mem)
+{
+    int i = mdp_cu_nkept ? mdp_cu_kept_slot(host) : -1;
+    if (written && mdp_cu_nkept) {   /* copied as usual; the kept copies of what it writes are stale */
+        mdp_cu_kept_stale((const char *)host, bytes);
+        return 0;
+    }
+    if (i < 0 && add) {   /* #pragma mdh resident: kept from its first use */
+        mdp_cu_kept_add(host, bytes);
+        i = mdp_cu_kept_slot(host);
+    }
+    if (i < 0 || written || bytes > mdp_cu_kept[i].bytes)
+        return 0;
+    if (!mdp_cu_kept[i].mem)
+        mdp_cu_check(cuMemAlloc(&mdp_cu_kept[i].mem, mdp_cu_kept[i].bytes ? mdp_cu_kept[i].bytes : 1), "cuMemAlloc");
+    if (!mdp_cu_kept[i].valid) {
+        if (mdp_cu_kept[i].bytes)
+            mdp_cu_check(cuMemcpyHtoD(mdp_cu_kept[i].mem, host, mdp_cu_kept[i].bytes), "cuMemcpyHtoD");
+        mdp_cu_count(name, 1, mdp_cu_kept[i].bytes);
+        mdp_cu_kept[i].valid = 1;
+    }
+    *mem = mdp_cu_kept[i].mem;
+    return 1;
+}
+
+#ifndef MDP_RESIDENT_API
+#define MDP_RESIDENT_API 1
+/* The program's calls (README: residency across calls): keep, invalidate, release. */
+MDP_CU_MAYBE_UNUSED static void mdp_resident_keep(const void *host, size_t bytes)
+{
+    mdp_cu_kept_add(host, bytes);
+}
+
+/* The host copy at 'host' changed: the next call that reads it copies it in again. */
+MDP_CU_MAYBE_UNUSED static void mdp_resident_invalidate(const void *host)
+{
+    int i = mdp_cu_kept_slot(host);
+    if (i >= 0)
+        mdp_cu_kept[i].valid = 0;
+}
+
+/* No longer kept: the device copy is freed, the calls copy the array again. */
+MDP_CU_MAYBE_UNUSED static void mdp_resident_release(const void *host)
+{
+    int i = mdp_cu_kept_slot(host);
+    if (i < 0)
+        return;
+    if (mdp_cu_kept[i].mem)
+        cuMemFree(mdp_cu_kept[i].mem);
+    mdp_cu_kept[i] = mdp_cu_kept[--mdp_cu_nkept];
+}
+#endif
 #endif /* MDP_CUDA_RUNTIME */

@@ -197,6 +197,48 @@ static void mdp_cl_profile_report(void)
     fflush(stderr);
 }
 
+/* MDPOLY_PROFILE: every copy of each array (by its name in the source; a nest's own copies, a data
+   region's and the kept arrays' together), counted and summed in bytes per direction, printed at exit:
+       mdpoly-profile: array <name> uploads=<n> upload_bytes=<b> downloads=<n> download_bytes=<b> */
+#define MDP_CL_MAX_ARRAYS 256
+static struct { const char *name; long up, down; unsigned long long up_bytes, down_bytes; } mdp_cl_moved[MDP_CL_MAX_ARRAYS];
+static int mdp_cl_nmoved;
+
+static void mdp_cl_moved_report(void)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nmoved; ++i)
+        fprintf(stderr, "mdpoly-profile: array %s uploads=%ld upload_bytes=%llu downloads=%ld download_bytes=%llu\n",
+                mdp_cl_moved[i].name, mdp_cl_moved[i].up, mdp_cl_moved[i].up_bytes, mdp_cl_moved[i].down,
+                mdp_cl_moved[i].down_bytes);
+    fflush(stderr);
+}
+
+/* Counts one copy of 'bytes' bytes of array 'name' to the device ('up') or back (when profiling). */
+static void mdp_cl_count(const char *name, int up, size_t bytes)
+{
+    int i;
+    if (!mdp_cl_profile)
+        return;
+    for (i = 0; i < mdp_cl_nmoved && strcmp(mdp_cl_moved[i].name, name) != 0; ++i)
+        ;
+    if (i == MDP_CL_MAX_ARRAYS)
+        return;
+    if (i == mdp_cl_nmoved) {
+        if (mdp_cl_nmoved == 0)
+            atexit(mdp_cl_moved_report);
+        mdp_cl_moved[i].name = name;
+        ++mdp_cl_nmoved;
+    }
+    if (up) {
+        mdp_cl_moved[i].up++;
+        mdp_cl_moved[i].up_bytes += bytes;
+    } else {
+        mdp_cl_moved[i].down++;
+        mdp_cl_moved[i].down_bytes += bytes;
+    }
+}
+
 static void mdp_cl_init(void)
 {
     cl_uint nplat = 0, p, d;
@@ -412,9 +454,10 @@ static void mdp_cl_arg(cl_kernel k, cl_uint index, size_t size, const void *valu
 #else
 #define MDP_CL_MAYBE_UNUSED
 #endif
-static struct { const void *host; size_t bytes; cl_mem mem; int download; } mdp_cl_res[MDP_CL_MAX_RESIDENT];
+static struct { const char *name; const void *host; size_t bytes; cl_mem mem; int download; } mdp_cl_res[MDP_CL_MAX_RESIDENT];
 static int mdp_cl_nres;
 static long mdp_cl_res_uploads, mdp_cl_res_downloads;   /* MDPOLY_PROFILE: the regions' copies */
+static unsigned long long mdp_cl_res_up_bytes, mdp_cl_res_down_bytes;
 static double mdp_cl_res_ns;
 
 static void mdp_cl_res_profile(cl_event ev)
@@ -425,16 +468,47 @@ static void mdp_cl_res_profile(cl_event ev)
 
 static void mdp_cl_resident_report(void)
 {
-    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld transfer_ms=%.6f\n", mdp_cl_res_uploads,
-            mdp_cl_res_downloads, mdp_cl_res_ns * 1e-6);
+    fprintf(stderr, "mdpoly-profile: resident uploads=%ld downloads=%ld transfer_ms=%.6f upload_bytes=%llu "
+            "download_bytes=%llu\n", mdp_cl_res_uploads, mdp_cl_res_downloads, mdp_cl_res_ns * 1e-6,
+            mdp_cl_res_up_bytes, mdp_cl_res_down_bytes);
     fflush(stderr);
 }
 
-MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter(const void *host, size_t bytes, int upload, int download)
+/* Copies bytes [from, to) of resident array 'i' back to the host ('to_host') or to the device. */
+static void mdp_cl_resident_copy(int i, size_t from, size_t to, int to_host)
+{
+    cl_event ev;
+    char *host = (char *)mdp_cl_res[i].host;
+    if (to > mdp_cl_res[i].bytes)
+        to = mdp_cl_res[i].bytes;
+    if (from >= to)
+        return;
+    if (to_host)
+        mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, from, to - from, host + from, 0,
+                                         NULL, mdp_cl_profile ? &ev : NULL), "clEnqueueReadBuffer");
+    else
+        mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, from, to - from, host + from, 0,
+                                          NULL, mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBuffer");
+    if (mdp_cl_profile) {
+        mdp_cl_res_profile(ev);
+        if (to_host) {
+            ++mdp_cl_res_downloads;
+            mdp_cl_res_down_bytes += to - from;
+        } else {
+            ++mdp_cl_res_uploads;
+            mdp_cl_res_up_bytes += to - from;
+        }
+        mdp_cl_count(mdp_cl_res[i].name, !to_host, to - from);
+    }
+}
+
+/* Registers array 'name' ('bytes' bytes at 'host') for the data region starting now: one device
+   buffer, copied in now when 'upload', back at mdp_cl_resident_exit when 'download'. */
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter_named(const char *name, const void *host, size_t bytes,
+                                                            int upload, int download)
 {
     static int reported;
     cl_int err;
-    cl_event ev;
     mdp_cl_init();
     if (mdp_cl_profile && !reported) {
         reported = 1;
@@ -442,21 +516,21 @@ MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter(const void *host, size_t b
     }
     if (mdp_cl_nres == MDP_CL_MAX_RESIDENT)
         mdp_cl_check(CL_OUT_OF_HOST_MEMORY, "mdp_cl_resident_enter (too many arrays)");
+    mdp_cl_res[mdp_cl_nres].name = name;
     mdp_cl_res[mdp_cl_nres].host = host;
     mdp_cl_res[mdp_cl_nres].bytes = bytes;
     mdp_cl_res[mdp_cl_nres].download = download;
     mdp_cl_res[mdp_cl_nres].mem = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
     mdp_cl_check(err, "clCreateBuffer");
-    if (upload && bytes) {
-        mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_res[mdp_cl_nres].mem, CL_FALSE, 0, bytes, host, 0, NULL,
-                                          mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBuffer");
-        if (mdp_cl_profile) {
-            mdp_cl_check(clWaitForEvents(1, &ev), "clWaitForEvents");
-            mdp_cl_res_profile(ev);
-            ++mdp_cl_res_uploads;
-        }
-    }
     ++mdp_cl_nres;
+    if (upload)
+        mdp_cl_resident_copy(mdp_cl_nres - 1, 0, bytes, 0);
+}
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_enter(const void *host, size_t bytes, int upload, int download)
+{
+    static const char unnamed[] = "(unnamed)";
+    mdp_cl_resident_enter_named(unnamed, host, bytes, upload, download);
 }
 
 /* The resident buffer of the 'bytes' bytes at 'host' (1 and '*mem' set), or 0 when there is none. */
@@ -477,25 +551,20 @@ MDP_CL_MAYBE_UNUSED static int mdp_cl_resident_find(const void *host, size_t byt
     return 0;
 }
 
+static void mdp_cl_kept_stale(const char *host, size_t bytes);
+
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_exit(void)
 {
-    cl_event ev;
     for (; mdp_cl_nres > 0; --mdp_cl_nres) {
         int i = mdp_cl_nres - 1;
-        if (mdp_cl_res[i].download && mdp_cl_res[i].bytes) {
-            mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes,
-                                             (void *)mdp_cl_res[i].host, 0, NULL, mdp_cl_profile ? &ev : NULL),
-                         "clEnqueueReadBuffer");
-            if (mdp_cl_profile) {
-                mdp_cl_res_profile(ev);
-                ++mdp_cl_res_downloads;
-            }
-        }
+        if (mdp_cl_res[i].download)
+            mdp_cl_resident_copy(i, 0, mdp_cl_res[i].bytes, 1);
+        mdp_cl_kept_stale((const char *)mdp_cl_res[i].host, mdp_cl_res[i].bytes);   /* the loop may have changed it */
         mdp_cl_check(clReleaseMemObject(mdp_cl_res[i].mem), "clReleaseMemObject");
     }
 }
 
-/* The resident array at 'host', whole (a statement of the loop uses it on the host). */
+/* The resident array at 'host' (a statement of the loop uses it on the host). */
 static int mdp_cl_resident_slot(const void *host)
 {
     int i;
@@ -506,34 +575,255 @@ static int mdp_cl_resident_slot(const void *host)
     exit(1);
 }
 
-/* Copies a resident array back to the host (before a statement of the loop reads or writes it). */
+/* Copies a resident array back to the host, whole (before a statement of the loop uses it). */
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_download(const void *host)
 {
     int i = mdp_cl_resident_slot(host);
-    cl_event ev;
-    if (!mdp_cl_res[i].bytes)
-        return;
-    mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes,
-                                     (void *)mdp_cl_res[i].host, 0, NULL, mdp_cl_profile ? &ev : NULL),
-                 "clEnqueueReadBuffer");
-    if (mdp_cl_profile) {
-        mdp_cl_res_profile(ev);
-        ++mdp_cl_res_downloads;
-    }
+    mdp_cl_resident_copy(i, 0, mdp_cl_res[i].bytes, 1);
 }
 
-/* Copies a resident array to the device again (after a statement of the loop wrote it). */
+/* Copies a resident array to the device again, whole (after a statement of the loop wrote it). */
 MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload(const void *host)
 {
     int i = mdp_cl_resident_slot(host);
-    cl_event ev;
-    if (!mdp_cl_res[i].bytes)
+    mdp_cl_resident_copy(i, 0, mdp_cl_res[i].bytes, 0);
+}
+
+/* Bytes [from, to) of a resident array, back to the host or to the device (clamped to the array). */
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_download_range(const void *host, long long from, long long to)
+{
+    if (to > from)
+        mdp_cl_resident_copy(mdp_cl_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 1);
+}
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload_range(const void *host, long long from, long long to)
+{
+    if (to > from)
+        mdp_cl_resident_copy(mdp_cl_resident_slot(host), from < 0 ? 0 : (size_t)from, (size_t)to, 0);
+}
+
+/* The footprint of a host statement on one array, as rows [row_lo, row_hi] (the first subscript;
+   'pitch': the bytes of one row) and bytes [from, to) within a row (the other subscripts): the
+   bounding box of its accesses (one mdp_cl_span_add per access, empty ones ignored). Copied as one
+   range when it is contiguous (or its bytes leave the row), else as a rectangle; the whole array
+   when mdp_cl_span_reset was told the subscripts do not name its elements. */
+static long long mdp_cl_span_pitch, mdp_cl_span_row_lo, mdp_cl_span_row_hi, mdp_cl_span_from, mdp_cl_span_to;
+static int mdp_cl_span_whole, mdp_cl_span_empty;
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_span_reset(int exact, long long pitch)
+{
+    mdp_cl_span_whole = !exact;
+    mdp_cl_span_empty = 1;
+    mdp_cl_span_pitch = pitch;
+}
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_span_add(long long row_lo, long long row_hi, long long from, long long to)
+{
+    if (row_hi < row_lo || to <= from)
         return;
-    mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, 0, mdp_cl_res[i].bytes, host, 0, NULL,
-                                      mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBuffer");
-    if (mdp_cl_profile) {
-        mdp_cl_res_profile(ev);
-        ++mdp_cl_res_uploads;
+    if (mdp_cl_span_empty) {
+        mdp_cl_span_empty = 0;
+        mdp_cl_span_row_lo = row_lo;
+        mdp_cl_span_row_hi = row_hi;
+        mdp_cl_span_from = from;
+        mdp_cl_span_to = to;
+        return;
+    }
+    mdp_cl_span_row_lo = row_lo < mdp_cl_span_row_lo ? row_lo : mdp_cl_span_row_lo;
+    mdp_cl_span_row_hi = row_hi > mdp_cl_span_row_hi ? row_hi : mdp_cl_span_row_hi;
+    mdp_cl_span_from = from < mdp_cl_span_from ? from : mdp_cl_span_from;
+    mdp_cl_span_to = to > mdp_cl_span_to ? to : mdp_cl_span_to;
+}
+
+static void mdp_cl_resident_span(const void *host, int to_host)
+{
+    int i;
+    long long pitch = mdp_cl_span_pitch, row_lo = mdp_cl_span_row_lo, row_hi = mdp_cl_span_row_hi;
+    long long from = mdp_cl_span_from, to = mdp_cl_span_to;
+    if (mdp_cl_span_whole) {
+        if (to_host)
+            mdp_cl_resident_download(host);
+        else
+            mdp_cl_resident_upload(host);
+        return;
+    }
+    if (mdp_cl_span_empty)
+        return;
+    i = mdp_cl_resident_slot(host);
+    if (pitch <= 0 || row_lo == row_hi || from < 0 || to > pitch || (from == 0 && to == pitch)) {
+        /* one range, from the lowest element to the highest (whatever the subscripts' ranges) */
+        long long a = pitch > 0 ? row_lo * pitch + from : from, b = pitch > 0 ? row_hi * pitch + to : to;
+        if (a < 0)
+            a = 0;
+        if (b > a)
+            mdp_cl_resident_copy(i, (size_t)a, (size_t)b, to_host);
+        return;
+    }
+    /* a rectangle: rows within the array, the same bytes of each */
+    if (row_lo < 0)
+        row_lo = 0;
+    if ((row_hi + 1) * pitch > (long long)mdp_cl_res[i].bytes)
+        row_hi = (long long)mdp_cl_res[i].bytes / pitch - 1;
+    if (row_hi < row_lo)
+        return;
+    {
+        size_t origin[3], region[3];
+        cl_event ev;
+        origin[0] = (size_t)from;
+        origin[1] = (size_t)row_lo;
+        origin[2] = 0;
+        region[0] = (size_t)(to - from);
+        region[1] = (size_t)(row_hi - row_lo + 1);
+        region[2] = 1;
+        if (to_host)
+            mdp_cl_check(clEnqueueReadBufferRect(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, origin, origin, region,
+                                                 (size_t)pitch, 0, (size_t)pitch, 0, (void *)mdp_cl_res[i].host, 0,
+                                                 NULL, mdp_cl_profile ? &ev : NULL), "clEnqueueReadBufferRect");
+        else
+            mdp_cl_check(clEnqueueWriteBufferRect(mdp_cl_queue, mdp_cl_res[i].mem, CL_TRUE, origin, origin, region,
+                                                  (size_t)pitch, 0, (size_t)pitch, 0, mdp_cl_res[i].host, 0, NULL,
+                                                  mdp_cl_profile ? &ev : NULL), "clEnqueueWriteBufferRect");
+        if (mdp_cl_profile)
+            mdp_cl_res_profile(ev);
+        if (mdp_cl_profile) {
+            unsigned long long moved = (unsigned long long)(to - from) * (unsigned long long)(row_hi - row_lo + 1);
+            if (to_host) {
+                ++mdp_cl_res_downloads;
+                mdp_cl_res_down_bytes += moved;
+            } else {
+                ++mdp_cl_res_uploads;
+                mdp_cl_res_up_bytes += moved;
+            }
+            mdp_cl_count(mdp_cl_res[i].name, !to_host, (size_t)moved);
+        }
     }
 }
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_download_span(const void *host)
+{
+    mdp_cl_resident_span(host, 1);
+}
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_resident_upload_span(const void *host)
+{
+    mdp_cl_resident_span(host, 0);
+}
+
+/* Residency across calls (the user's mdp_resident_keep): an array kept here has one device copy
+   that every nest's call reading it uses, copied in at the first such call and again only after
+   mdp_resident_invalidate. The contract: while an array is kept, the program does not change its
+   host copy, or calls mdp_resident_invalidate after changing it. A nest that writes a kept array
+   copies it as usual and invalidates the kept copy. */
+#define MDP_CL_MAX_KEPT 256
+static struct { const void *host; size_t bytes; cl_mem mem; int valid; } mdp_cl_kept[MDP_CL_MAX_KEPT];
+static int mdp_cl_nkept;
+
+static int mdp_cl_kept_slot(const void *host)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nkept; ++i)
+        if (mdp_cl_kept[i].host == host)
+            return i;
+    return -1;
+}
+
+/* Every kept copy that overlaps the 'bytes' at 'host' is stale: the host copy changed there. */
+static void mdp_cl_kept_stale(const char *host, size_t bytes)
+{
+    int i;
+    for (i = 0; i < mdp_cl_nkept; ++i) {
+        const char *lo = (const char *)mdp_cl_kept[i].host;
+        if (host < lo + mdp_cl_kept[i].bytes && lo < host + bytes)
+            mdp_cl_kept[i].valid = 0;
+    }
+}
+
+MDP_CL_MAYBE_UNUSED static void mdp_cl_kept_release(void)
+{
+    for (; mdp_cl_nkept > 0; --mdp_cl_nkept)
+        if (mdp_cl_kept[mdp_cl_nkept - 1].mem)
+            clReleaseMemObject(mdp_cl_kept[mdp_cl_nkept - 1].mem);
+}
+
+/* Keeps the 'bytes' bytes at 'host' on the device between the nests' calls (see above). */
+static void mdp_cl_kept_add(const void *host, size_t bytes)
+{
+    int i;
+    mdp_cl_init();
+    i = mdp_cl_kept_slot(host);
+    if (i >= 0 && mdp_cl_kept[i].bytes >= bytes)
+        return;
+    if (i < 0) {
+        if (mdp_cl_nkept == MDP_CL_MAX_KEPT)
+            return;   /* too many: the array is copied at each call, as without keeping */
+        if (mdp_cl_nkept == 0)
+            atexit(mdp_cl_kept_release);
+        i = mdp_cl_nkept++;
+    } else if (mdp_cl_kept[i].mem) {
+        clReleaseMemObject(mdp_cl_kept[i].mem);
+    }
+    mdp_cl_kept[i].host = host;
+    mdp_cl_kept[i].bytes = bytes;
+    mdp_cl_kept[i].mem = NULL;
+    mdp_cl_kept[i].valid = 0;
+}
+
+/* For a nest's buffer of 'bytes' bytes at 'host' named 'name': the kept device copy (copied in
+   first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it).
+   'add': keep it from now on if it is not yet (#pragma mdh resident). */
+static int mdp_cl_kept_find(const char *name, const void *host, size_t bytes, int written, int add, cl_mem *mem)
+{
+    cl_int err;
+    int i = mdp_cl_nkept ? mdp_cl_kept_slot(host) : -1;
+    if (written && mdp_cl_nkept) {   /* copied as usual; the kept copies of what it writes are stale */
+        mdp_cl_kept_stale((const char *)host, bytes);
+        return 0;
+    }
+    if (i < 0 && add) {   /* #pragma mdh resident: kept from its first use */
+        mdp_cl_kept_add(host, bytes);
+        i = mdp_cl_kept_slot(host);
+    }
+    if (i < 0 || written || bytes > mdp_cl_kept[i].bytes)
+        return 0;
+    if (!mdp_cl_kept[i].mem) {
+        mdp_cl_kept[i].mem = clCreateBuffer(mdp_cl_context, CL_MEM_READ_WRITE, mdp_cl_kept[i].bytes, NULL, &err);
+        mdp_cl_check(err, "clCreateBuffer");
+    }
+    if (!mdp_cl_kept[i].valid) {
+        mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_cl_kept[i].mem, CL_TRUE, 0, mdp_cl_kept[i].bytes, host, 0,
+                                          NULL, NULL), "clEnqueueWriteBuffer");
+        mdp_cl_count(name, 1, mdp_cl_kept[i].bytes);
+        mdp_cl_kept[i].valid = 1;
+    }
+    *mem = mdp_cl_kept[i].mem;
+    return 1;
+}
+
+#ifndef MDP_RESIDENT_API
+#define MDP_RESIDENT_API 1
+/* The program's calls (README: residency across calls): keep, invalidate, release. */
+MDP_CL_MAYBE_UNUSED static void mdp_resident_keep(const void *host, size_t bytes)
+{
+    mdp_cl_kept_add(host, bytes);
+}
+
+/* The host copy at 'host' changed: the next call that reads it copies it in again. */
+MDP_CL_MAYBE_UNUSED static void mdp_resident_invalidate(const void *host)
+{
+    int i = mdp_cl_kept_slot(host);
+    if (i >= 0)
+        mdp_cl_kept[i].valid = 0;
+}
+
+/* No longer kept: the device copy is released, the calls copy the array again. */
+MDP_CL_MAYBE_UNUSED static void mdp_resident_release(const void *host)
+{
+    int i = mdp_cl_kept_slot(host);
+    if (i < 0)
+        return;
+    if (mdp_cl_kept[i].mem)
+        clReleaseMemObject(mdp_cl_kept[i].mem);
+    mdp_cl_kept[i] = mdp_cl_kept[--mdp_cl_nkept];
+}
+#endif
 #endif /* MDP_OPENCL_RUNTIME */

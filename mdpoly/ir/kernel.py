@@ -76,6 +76,9 @@ class KBuffer:
     copy_in: bool = False
     copy_out: bool = False
     count: str = "1"
+    #: a C condition (over the host function's parameters) under which the nest writes every
+    #: element of the buffer, so that its copy in is skipped (``""``: none)
+    copy_in_unless: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +257,9 @@ class KernelPlan:
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None
+    #: global buffers the nest only reads that stay on the device between calls (the function's
+    #: ``#pragma mdh resident(...)``): copied in at the first call, then used as they are
+    keep: tuple[str, ...] = ()
 
     @property
     def concat(self) -> tuple[KDim, ...]:

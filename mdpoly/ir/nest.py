@@ -70,6 +70,8 @@ class NestAnalysis:
     #: the user's OpenMP directive on the loop (``omp parallel for``) that mdpoly's code replaces
     #: (``--replace-omp``): when the nest is kept after all, it stays, and the nest is already parallel
     openmp: str = ""
+    #: the arrays its function's ``#pragma mdh resident(...)`` keeps on the GPU between calls
+    keep: tuple[str, ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.

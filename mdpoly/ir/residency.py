@@ -61,13 +61,42 @@ class ResidentArray:
 
 
 @dataclass(frozen=True, slots=True)
+class AccessBox:
+    """One access of a host statement to a resident array: the lowest and highest value of each
+    subscript (C text over names the statement does not change, evaluated at run time), and
+    whether the access writes."""
+
+    low: tuple[str, ...]
+    high: tuple[str, ...]
+    written: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Footprint:
+    """The elements of resident array ``name`` that a host statement touches: the flattened
+    range from the lowest to the highest element of its ``boxes`` (``mdpoly.backends.footprint``)."""
+
+    name: str
+    boxes: tuple[AccessBox, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class HostSync:
-    """A statement of the loop (at ``loc``) that uses resident arrays on the host: ``download``
-    are copied back to the host before it, ``upload`` to the device after it (those it writes)."""
+    """A statement of the loop (at ``loc``; or a loop of host statements) that uses resident
+    arrays on the host: ``download`` are copied back to the host before it, ``upload`` to the
+    device after it (those it writes). An array with a ``footprints`` entry moves only the
+    range of elements the statement touches (``upload``: of those it writes); others, whole."""
 
     loc: SourceLoc
     download: tuple[str, ...]
     upload: tuple[str, ...]
+    footprints: tuple[Footprint, ...] = ()
+    #: the statement's number among the loop's items at ``loc`` (a distributed nest's share one)
+    ordinal: int = 0
+
+    def footprint(self, name: str) -> Footprint | None:
+        """The footprint of ``name``, or ``None`` (copied whole)."""
+        return next((f for f in self.footprints if f.name == name), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +127,9 @@ class DataRegion:
         down = ", ".join(a.name for a in self.arrays if a.download) or "none"
         rest = "".join(f"; {w}, copied at each call" for w in self.why_not)
         for s in self.syncs:
-            rest += f"; copied back for the statement at line {s.loc.line}: {', '.join(s.download)}"
-            rest += f", and in again after it: {', '.join(s.upload)}" if s.upload else ""
+            back = ", ".join(n if s.footprint(n) is None else f"{n} (the elements it touches)" for n in s.download)
+            again = ", ".join(n if s.footprint(n) is None else f"{n} (the elements it writes)" for n in s.upload)
+            rest += f"; copied back for the statement at line {s.loc.line}: {back or 'nothing'}"
+            rest += f", and in again after it: {again}" if s.upload else ""
         return (f"{names} stay on the device over loop '{self.iterator}' "
                 f"(copied in once before it: {up}; copied back once after it: {down}){rest}")

@@ -184,6 +184,30 @@ class _GpuLowerer:
                 return True
         return False
 
+    def _covers_when(self, buf: Buffer) -> str:
+        """A C condition under which the outputs on ``buf`` write every element of its declared
+        shape: each dimension indexed by its own concat iterator plus a constant (``i + c``, a
+        rectangular domain), whose run-time range ``[lower + c, lower + c + extent)`` is the
+        declared one ``[0, N)`` (``(n) == (N)``); ``""`` when there is none."""
+        if self.m.domain or not buf.shape or not all(s.strip() for s in buf.shape):
+            return ""
+        concat = {d.iterator: d for d in self.m.dims if not d.combine.is_reduction}
+        for o in self.m.outputs:
+            if o.access.buffer != buf.name or len(o.access.index) != len(buf.shape):
+                continue
+            conds: list[str] = []
+            for e, ext in zip(o.access.index, buf.shape):
+                if len(e.terms) != 1 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
+                    break
+                d = concat[e.terms[0][0]]
+                if not (d.lower.is_constant and d.lower.constant + e.constant == 0):
+                    conds.append(f"(long long)({d.lower.to_c()}) + {e.constant}LL == 0LL")
+                if d.extent.to_c() != ext.strip():
+                    conds.append(f"(long long)({d.extent.to_c()}) == (long long)({ext.strip()})")
+            else:
+                return " && ".join(conds) or "1"
+        return ""
+
     def _count(self, buf: Buffer) -> str:
         if buf.kind == "scalar":
             return "1"
@@ -233,8 +257,9 @@ class _GpuLowerer:
                                            code="gpu-unknown-extent")
             written = b.written
             copy_in = self._read(b.name) or (written and not self._covers(b))
+            unless = self._covers_when(b) if copy_in and written and not self._read(b.name) else ""
             out.append(KBuffer(b.name, b.elem_type, dev, "global", written=written, copy_in=copy_in,
-                               copy_out=written, count=self._count(b)))
+                               copy_out=written, count=self._count(b), copy_in_unless=unless))
         return tuple(out)
 
     # }}}

@@ -44,11 +44,12 @@ CASES: dict[str, tuple[str, int, int, str]] = {
     # the host statement reads B in every one of the 20 steps: B is copied back before it
     "host_reads": ("kernel_probe", 3, 2 + 20,
                    "A, C, B stay on the device over loop 't' (copied in once before it: A, C, B; copied back once "
-                   "after it: A, B); copied back for the statement at line 10: B"),
+                   "after it: A, B); copied back for the statement at line 10: B (the elements it touches)"),
     # the host statement writes A[0] in every one of the 16 steps: A back before it, in after it
     "host_writes": ("kernel_boundary", 2 + 16, 2 + 16,
                     "A, B stay on the device over loop 't' (copied in once before it: A, B; copied back once "
-                    "after it: A, B); copied back for the statement at line 13: A, and in again after it: A"),
+                    "after it: A, B); copied back for the statement at line 13: A (the elements it touches), and in again "
+                    "after it: A (the elements it writes)"),
 }
 
 _PROFILE = re.compile(r"mdpoly-profile: (\S+) calls=(\d+) kernel_ms=\S+ transfer_ms=(\S+)")
@@ -91,7 +92,7 @@ def test_resident_loop_matches_original_on_opencl(case: str, tmp_path: Path) -> 
     reference = run_program(build_c(CASES_DIR / f"{case}.c", tmp_path / "orig", {}, openmp=False))
     out_c, _ = _generate(case, "opencl", tmp_path)
     text = out_c.read_text()
-    assert "mdp_cl_resident_enter((" in text
+    assert 'mdp_cl_resident_enter_named("' in text
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     got, profile = _run_profiled(exe)
@@ -122,7 +123,7 @@ def test_kept_floyd_warshall_and_refusals(tmp_path: Path) -> None:
     out_c = tmp_path / "dev.c"
     proc = run_mdpoly(CASES_DIR / "jacobi1d.c", out_c, {}, extra=["--target", "opencl", "--devices", "2"])
     assert "no data stays on the device over loop 't': --devices" in proc.stderr, proc.stderr
-    assert "mdp_cl_resident_enter((" not in out_c.read_text()
+    assert 'mdp_cl_resident_enter_named("' not in out_c.read_text()
 
 
 @pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
@@ -133,7 +134,7 @@ def test_resident_cuda_output_compiles(case: str, tmp_path: Path) -> None:
     out_c, stderr = _generate(case, "cuda", tmp_path)
     assert CASES[case][3] in stderr
     text = out_c.read_text()
-    assert "mdp_cu_resident_enter((" in text and "mdp_cu_resident_find((" in text
+    assert 'mdp_cu_resident_enter_named("' in text and "mdp_cu_resident_find((" in text
     run_step([c_compiler(), "-fsyntax-only", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-Wno-unused-variable",
               *kit.compile_flags(), str(out_c)])
     if nvrtc_unavailable() is None:
@@ -174,7 +175,7 @@ def test_loops_that_keep_their_copies(tmp_path: Path) -> None:
     out_c, stderr = _generate("refusals", "opencl", tmp_path)
     assert "no data stays on the device over loop 't': the loop calls a function" in stderr, stderr
     assert "no data stays on the device over loop 't': a statement in the loop jumps" in stderr, stderr
-    assert "mdp_cl_resident_enter((" not in out_c.read_text()
+    assert 'mdp_cl_resident_enter_named("' not in out_c.read_text()
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     got, profile = _run_profiled(exe)
@@ -191,7 +192,7 @@ def test_json_report_lists_the_region(tmp_path: Path) -> None:
     assert len(nests) == 1 and nests[0]["line"] == 7
     (region,) = nests[0]["device_data"]
     assert region["line"] == 7 and region["note"].startswith("A, C, B stay on the device over loop 't'")
-    assert "copied back for the statement at line 10: B" in region["note"]
+    assert "copied back for the statement at line 10: B (the elements it touches)" in region["note"]
 
 
 @needs_opencl
