@@ -43,6 +43,8 @@ class Options:
     mpi: bool = False
     # --devices: each computation split over these local devices (opencl/cuda; backends/devices.py)
     devices: str | None = None
+    # $MDPOLY_COST_CALIBRATION: overrides of the cost model's constants (``mdpoly.cost_model.Calibration``)
+    cost_calibration: tuple[tuple[str, float], ...] = ()
 
 
 def for_function(options: Options, function: str) -> Options:

@@ -68,8 +68,10 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     n = o.nest
     if o.status == "transformed" and n.schedule is not None:
         resident = "".join(f"; {note}" for _, note in o.resident)
+        device = f"; {o.cost_text}" if o.cost_text else ""   # a GPU target's file: device or host (mdpoly.hybrid)
         return Diagnostic(Severity.REMARK, "", n.loc,
-                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}{resident}")
+                          f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
+                          f"{resident}{device}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""

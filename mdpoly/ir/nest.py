@@ -70,6 +70,10 @@ class NestAnalysis:
     #: the user's OpenMP directive on the loop (``omp parallel for``) that mdpoly's code replaces
     #: (``--replace-omp``): when the nest is kept after all, it stays, and the nest is already parallel
     openmp: str = ""
+    #: a scheduled nest: the values its host loops' bounds take at every call site (names of the
+    #: function's parameters and never-reassigned locals, ``mdpoly.frontend.call_sizes``), for
+    #: the cost model's estimate of the host loops' trip counts
+    host_sizes: tuple[tuple[str, int], ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.

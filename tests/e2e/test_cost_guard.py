@@ -233,10 +233,14 @@ def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
     assert "cost: run-time guard, parallel when a call has >= 200000 operations" in proc.stderr
     (cost,) = _costs(json.loads(report.read_text()))
     assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 66667.0"
+    # the host fallback is the OpenMP target's code (hybrid output), under its own guard
+    assert cost["host"]["choice"] == "guarded" and cost["host"]["guard"] == "((double)(n)) >= 28541.0"
+    assert "otherwise on the host (OpenMP, cost: run-time guard" in proc.stderr
     text = out_c.read_text()
     assert "((double) n) >= 66667.0" in text
-    # the host fallback is the loop as written, in the else branch of the guard
-    assert re.search(r">= 66667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
+    # in the else branch of the device's guard: the OpenMP code's guard, then the loop as written
+    assert re.search(r">= 66667\.0.*\}\s*else\s*\{\s*if \(\(\(double\) n\) >= 28541\.0 && mdp_team\(\) > 1\)"
+                     r".*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     dev = build_opencl(out_c, tmp_path / "dev", {})
     for n in (10, 66666, 66667, 100000):
