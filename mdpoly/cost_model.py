@@ -36,8 +36,12 @@ transfer_ns_per_byte)``; inside host loops the transfers are not charged (the da
 the device over the loop, ``mdpoly.backends.residency``) and no run-time guard is added (it would read
 the loop's iterators and end that residency). The per-program context and module set-up
 (``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
-nests (a whole program whose kernels run under ~30 ms sequentially is still better off on the
-host; that is the user's choice of target).
+nests. Whole nests of a GPU target's file are weighed against the host by ``decide_file``
+(``DeviceInputs`` from ``mdpoly.hybrid``): device time ``max(ops * gpu_ns_per_op, bytes *
+gpu_ns_per_byte) + launches * gpu_launch_ns + copies * gpu_transfer_ns_per_byte`` (plus what
+stays on the host as written) against the OpenMP estimate on ``host_threads`` threads, with the
+set-up charged once to the nests that go to the device together (a whole program whose kernels
+run under ~30 ms sequentially stays on the host: the hybrid output).
 
 ``--all-nests`` and ``#pragma mdh`` force the transformation: the decision is then ``forced``
 (parallel, no guard) and says what the model would have done.
