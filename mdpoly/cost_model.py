@@ -530,6 +530,10 @@ def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns
     whole set-up), is ``gpu_min_speedup`` times below the host's (the OpenMP estimate or the nest as
     written, whichever is faster)."""
     setup = cal.gpu_setup_ns if setup_ns is None else setup_ns
+    if inputs.launches == 0:
+        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps its parallel loops "
+                              "around bodies as written, wavefronts and reductions in host loops sequential)",
+                              inputs, 0.0, 0.0, 0.0, 0.0, setup, 0.0, 0.0)
     compute, transfer, launch, dev = device_estimate(inputs, cal)
     host = min(inputs.host_ns, inputs.seq_ns)
     on = cal.gpu_min_speedup * (dev + setup) <= host
@@ -556,6 +560,8 @@ def decide_file(nests: list[DeviceInputs | None], cal: Calibration = CALIBRATION
         if together and k in winners:
             out[k] = replace(d, setup_ns=cal.gpu_setup_ns,
                              reason=_against(d.device_ns, cal.gpu_setup_ns, d.host_ns, d.seq_ns) + share)
+        elif d.inputs.launches == 0:   # nothing of it on the device: no set-up to share
+            out[k] = d
         else:
             lost = replace(d, choice="host", setup_ns=cal.gpu_setup_ns,
                            reason=_against(d.device_ns, cal.gpu_setup_ns, d.host_ns, d.seq_ns))

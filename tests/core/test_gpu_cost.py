@@ -22,8 +22,8 @@ from mdpoly.cost_model import (
 )
 from mdpoly.frontend.analyze import analyze_file
 from mdpoly.hybrid import device_inputs, plan_file, trip_range
-from mdpoly.ir.nest import NestAnalysis, SourceSpan
 from mdpoly.ir.mdh import MdhExpr
+from mdpoly.ir.nest import NestAnalysis, SourceSpan
 from mdpoly.options import Options
 
 
@@ -179,3 +179,27 @@ def test_sizes_known_at_run_time_only_are_not_weighed() -> None:
     assert device_inputs(_nest(mdh), {}, "cuda", CALIBRATION) is None
     names = {n for d in mdh.dims for n in d.extent.names()}
     assert device_inputs(_nest(mdh), dict.fromkeys(names, 64), "cuda", CALIBRATION) is not None
+
+
+def test_nothing_on_the_device_stays_on_the_host(tmp_path: Path) -> None:
+    # a parallel loop around a body as written (a private temporary): the GPU targets keep it
+    # sequential, the OpenMP target runs it in parallel
+    text = """
+#define N 300
+void rows(int n, double A[N][N], double out[N]) {
+  for (int i = 0; i < n; i++) {
+    double s = 0.0;
+    for (int j = 0; j < n; j++)
+      s = s * 0.5 + A[i][j];
+    out[i] = s;
+  }
+}
+static double A[N][N], out[N];
+int main(void) { rows(N, A, out); return 0; }
+"""
+    nests = tuple(n for n in _analysis(tmp_path, text) if n.function == "rows")
+    assert len(nests) == 1 and nests[0].schedule is not None
+    inputs = device_inputs(nests[0], {}, "cuda", CALIBRATION)
+    assert inputs is not None and inputs.launches == 0
+    (d,) = decide_file([inputs], Calibration(gpu_min_speedup=0.0))   # even when the device is forced
+    assert d is not None and d.choice == "host" and d.reason.startswith("nothing of it would run on the device")

@@ -196,3 +196,31 @@ def test_mdpoly_cc_builds_the_hybrid_output_with_openmp(tmp_path: Path, opencl: 
     run_step([str(shim), "--target", "opencl", "-q", "--", "-O2", "-c", str(src), "-o", str(obj)], env=child_env())
     run_step([str(shim), "--target", "opencl", "--", str(obj), "-o", str(tmp_path / "prog2"), "-lm"], env=child_env())
     assert run_program(tmp_path / "prog2", threads=2) == reference
+
+
+def test_cuda_hybrid_output_compiles(tmp_path: Path) -> None:
+    """``--target cuda``: the tiny nest's OpenMP code and the large nest's CUDA host code compile
+    together (warnings are errors, with and without -fopenmp; where a toolkit with NVRTC is
+    installed); a file whose nests all stay on the host has no CUDA runtime in it."""
+    from cuda_harness import kernel_sources, toolkit_unavailable
+
+    from mdpoly.cuda_toolkit import find_cuda
+    src = tmp_path / "prog.c"
+    src.write_text(TWO)
+    why = toolkit_unavailable()
+    for calibration, device in (("gpu_setup_ns=0", True), ("", False)):
+        out_c, report = tmp_path / f"out{int(device)}.c", tmp_path / f"r{int(device)}.json"
+        run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "cuda", "--no-tune", "--report",
+                  str(report)], env=child_env(MDPOLY_COST_CALIBRATION=calibration))
+        text = out_c.read_text()
+        assert ("cuLaunchKernel" in text) == device and ("MDP_CUDA_RUNTIME" in text) == device
+        assert bool(kernel_sources(text)) == device
+        targets = {n["target"] for n in json.loads(report.read_text())["nests"] if n["status"] == "transformed"}
+        assert targets == ({"cuda", "openmp"} if device else {"openmp"})
+        if why is not None and device:
+            continue   # the CUDA host code needs the toolkit's headers (cuda.h, nvrtc.h)
+        kit = find_cuda()
+        flags = kit.compile_flags() if kit is not None and device else ()
+        for omp in ([], ["-fopenmp"]):
+            run_step([c_compiler(), "-O2", "-Wall", "-Werror", "-Wno-unknown-pragmas", *omp, *flags,
+                      "-c", str(out_c), "-o", str(tmp_path / "out.o")])
