@@ -12,7 +12,11 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
 
 ``cost`` (schema 3) is the cost model's decision on an MDH computation (``mdpoly.cost_model``):
 ``choice`` ``parallel``, ``guarded`` (parallel when the run-time ``guard`` holds), ``sequential``
-or ``forced`` (``--all-nests``, ``#pragma mdh``).
+or ``forced`` (``--all-nests``, ``#pragma mdh``). With ``--target cuda|opencl`` a nest the model
+weighed against the host (``mdpoly.hybrid``) has ``cost.device`` (``DeviceDecision.to_report``:
+``choice`` ``device`` or ``host``, the estimates and their inputs; on the host its ``target`` is
+``openmp``), and a computation guarded at run time has ``cost.host``: the decision of the OpenMP
+code its guard falls back to.
 
 ``line``/``column`` locate the outermost ``for`` of the nest. A nest whose generated code holds
 only under run-time preconditions (a delinearized flat subscript's view, C's conversions in a loop
