@@ -200,6 +200,10 @@ class CostInputs:
     syncs: int = 1
     in_host_loop: bool = False
     forced: str = ""
+    #: GPU targets, work known at run time only: the bytes a call copies in and out as a C
+    #: expression of the sizes (``""``: not known), and those bytes per point at very large sizes
+    bytes_c: str = ""
+    large_bytes_per_point: float | None = None
 
     def text(self) -> str:
         ops = f"{self.ops}" if self.ops is not None else f"({self.points_c}) * {self.ops_per_point}"
@@ -312,6 +316,16 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
         points = max(1, math.ceil(min_ops / inputs.ops_per_point))
         if gpu:
             guard = f"{inputs.points_c} >= {points}.0"
+            # a call's copies must be repaid too: per point, the host's time (OpenMP estimate)
+            # less the device's must exceed the copies' share
+            gain = inputs.ops_per_point * (cal.ns_per_op / max(1, cal.host_threads) - cal.device_margin * cal.gpu_ns_per_op)
+            copies = cal.device_margin * cal.gpu_transfer_ns_per_byte
+            if inputs.large_bytes_per_point is not None and gain <= copies * inputs.large_bytes_per_point:
+                return CostDecision("sequential", f"the device never repays the copies of a call ({inputs.ops_per_point} "
+                                    f"operations per point for {inputs.large_bytes_per_point:.3g} bytes copied, even at "
+                                    "very large sizes)", min_ops, inputs, threads=0)
+            if inputs.bytes_c and gain > 0:
+                guard += f" && {gain!r} * {inputs.points_c} >= {copies!r} * ({inputs.bytes_c})"
             return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
         # the generated code pays on one thread long before it pays in parallel (its tiling and
         # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
@@ -435,12 +449,37 @@ def work(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int | None, int | None, s
     return iters * ops_per_point(mdh), touched, points_c
 
 
+def bytes_in_c(mdh: MdhExpr) -> str:
+    """The bytes ``mdh``'s reads and writes touch per call, as C (``double`` arithmetic) over the
+    names at the call (as ``work``'s ``points_c``)."""
+    values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
+    terms = []
+    for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
+                   [(o.access, o.elem_type) for o in mdh.outputs]:
+        size = t.size if (t := parse_type(ty)) is not None else 8
+        used = [_c_double(d.extent, values) for d in mdh.dims if acc.depends_on(d.iterator)]
+        terms.append(" * ".join([f"{size}.0", *used]))
+    return " + ".join(terms) or "0.0"
+
+
+#: The size every unknown name takes for ``CostInputs.large_bytes_per_point``.
+LARGE_SIZE = 1 << 20
+
+
 def cost_inputs(mdh: MdhExpr, sizes: dict[str, int], target: str, in_host_loop: bool = False,
                 forced: str = "") -> CostInputs:
     """The model's inputs for ``mdh`` (``sizes``: the ``--size`` hints)."""
     ops, touched, points_c = work(mdh, sizes)
+    bytes_c, large = "", None
+    if ops is None and target in ("opencl", "cuda") and not in_host_loop:
+        bytes_c = bytes_in_c(mdh)
+        names = {n for d in mdh.dims for n in d.extent.names()}
+        big_ops, big_bytes, _ = work(mdh, {**dict.fromkeys(names, LARGE_SIZE), **sizes})
+        if big_ops and big_bytes is not None:
+            large = big_bytes / (big_ops / ops_per_point(mdh))
     return CostInputs(target=target, ops=ops, bytes=touched, points_c=points_c, ops_per_point=ops_per_point(mdh),
-                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced)
+                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced,
+                      bytes_c=bytes_c, large_bytes_per_point=large)
 
 # }}}
 

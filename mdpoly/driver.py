@@ -25,7 +25,7 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
-from mdpoly.hybrid import GPU_TARGETS, guarded_hybrid, plan_file, with_device
+from mdpoly.hybrid import GPU_TARGETS, guarded_hybrid, loses_at_every_size, on_the_host, plan_file, with_device
 from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
@@ -100,6 +100,9 @@ def transform(analysis: _Analysis, options: Options,
             rep, outcome = _transform_schedule(nest, nest_target, nest_options, sink, used_names)
         else:
             code, outcome = _transform_nest(nest, nest_target, nest_options, sink, used_names)
+            if code is None and device is None and loses_at_every_size(outcome, nest_target.name, options):
+                code, host = _transform_nest(nest, target_named("openmp"), nest_options, sink, used_names)
+                outcome = on_the_host(host, outcome)
             rep = None if code is None else Replacement(nest.span, nest.function_line, code.call, code.definition,
                                                         code.preamble)
         outcomes.append(outcome if device is None else with_device(outcome, device))

@@ -300,6 +300,27 @@ def with_device(outcome: NestOutcome, decision: DeviceDecision) -> NestOutcome:
     return replace(outcome, cost=cost, cost_text=text, reason=reason)
 
 
+def loses_at_every_size(outcome: NestOutcome, target: str, options: Options) -> bool:
+    """Whether ``outcome`` is a GPU target's computation of run-time sizes kept because the device
+    never repays its copies (``decide``): the OpenMP target's code runs it instead."""
+    cost = outcome.cost or {}
+    inputs = cost.get("inputs")
+    return (target in GPU_TARGETS and not options.mpi and options.devices is None and outcome.status == "kept"
+            and cost.get("choice") == "sequential" and isinstance(inputs, dict) and inputs.get("ops") is None)
+
+
+def on_the_host(host: NestOutcome, device: NestOutcome) -> NestOutcome:
+    """The OpenMP target's outcome ``host`` for a computation the device loses on at every size
+    (``device``: the GPU target's outcome), with the GPU decision as ``cost.device``."""
+    cost = dict(host.cost or {})
+    cost["device"] = device.cost
+    why = (device.cost or {}).get("reason", "")
+    text = f"device: host: {why}" + (f"; {host.cost_text}" if host.cost_text else "")
+    reason = host.reason if host.status == "transformed" or host.reason is None else \
+        f"{host.reason}; on the host, not the device: {why}"
+    return replace(host, cost=cost, cost_text=text, reason=reason)
+
+
 def guarded_hybrid(device: GeneratedCode, host: GeneratedCode) -> GeneratedCode:
     """The device code whose fallback (a failed run-time guard or check) is the host code, which
     falls back to the nest as written in turn."""

@@ -203,3 +203,18 @@ int main(void) { rows(N, A, out); return 0; }
     assert inputs is not None and inputs.launches == 0
     (d,) = decide_file([inputs], Calibration(gpu_min_speedup=0.0))   # even when the device is forced
     assert d is not None and d.choice == "host" and d.reason.startswith("nothing of it would run on the device")
+
+
+def test_run_time_guard_charges_the_copies() -> None:
+    from mdpoly.cost_model import cost_inputs, decide
+    mm = E.matmul_symbolic()
+    d = decide(cost_inputs(mm, {}, "cuda"))
+    assert d.choice == "guarded" and d.guard is not None and " && " in d.guard
+    assert d.inputs.large_bytes_per_point is not None and d.inputs.large_bytes_per_point < 1e-3
+    # a stencil: a few operations per point for as many bytes copied, at any size: the device
+    # never repays a call's copies
+    stencil = E.stencil3d_symbolic()
+    got = decide(cost_inputs(stencil, {}, "opencl"))
+    assert got.choice == "sequential" and "never repays the copies" in got.reason, got
+    # inside host loops no guard, no copies charged (the data may stay on the device)
+    assert decide(cost_inputs(stencil, {}, "opencl", in_host_loop=True)).choice == "parallel"
