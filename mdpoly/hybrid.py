@@ -222,8 +222,12 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
             before = t.launches
             _walk(it.body, {**env, it.iterator: float(round(mid))}, calls * trips, depth + 1, kept_ids, arrays, t, cal)
             if depth == 0 and t.launches > before:   # a resident region: its arrays once in, the written once out
-                used = {b.name: b.written for c in schedule_computations(it.body) if c.nest.mdh is not None
-                        and id(c) not in kept_ids for b in c.nest.mdh.buffers if b.name in arrays}
+                used: dict[str, bool] = {}   # array -> written by some computation of the loop
+                for c in schedule_computations(it.body):
+                    if c.nest.mdh is not None and id(c) not in kept_ids:
+                        for b in c.nest.mdh.buffers:
+                            if b.name in arrays:
+                                used[b.name] = used.get(b.name, False) or b.written
                 t.transfer += sum(arrays[n] * (2 if w else 1) for n, w in used.items())
         elif isinstance(it, Computation):
             _computation(it, env, calls, depth, it_kept=id(it) in kept_ids, arrays=arrays, t=t, cal=cal)

@@ -218,3 +218,22 @@ def test_run_time_guard_charges_the_copies() -> None:
     assert got.choice == "sequential" and "never repays the copies" in got.reason, got
     # inside host loops no guard, no copies charged (the data may stay on the device)
     assert decide(cost_inputs(stencil, {}, "opencl", in_host_loop=True)).choice == "parallel"
+
+
+def test_arrays_written_in_a_resident_loop_go_back_once(tmp_path: Path) -> None:
+    text = """
+#define T 50
+#define N 1000
+double A[N], B[N];
+void f(void) {
+  for (int t = 0; t < T; t++) {
+    for (int i = 1; i < N - 1; i++) B[i] = A[i-1] + A[i+1];
+    for (int i = 1; i < N - 1; i++) A[i] = B[i-1] + B[i+1];
+  }
+}
+"""
+    (nest,) = _analysis(tmp_path, text)
+    d = device_inputs(nest, {}, "cuda", CALIBRATION)
+    # macros are expanded in the host loop's header; A and B both written: each in and out once
+    assert d is not None and d.launches == 100 and d.calls == 100
+    assert d.transfer_bytes == 2 * 8000 + 2 * 8000
