@@ -11,6 +11,7 @@ the reason it is kept, whose inner nests are, recursively (``inner_candidates``)
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import islpy as isl
@@ -37,7 +38,7 @@ from mdpoly.frontend.scop import (
 )
 from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.ir.mdh import Combine, MdhExpr
-from mdpoly.ir.nest import FileAnalysis, LoopSummary, NestAnalysis
+from mdpoly.ir.nest import FileAnalysis, HostLoop, LoopSummary, NestAnalysis, ScheduleItem
 from mdpoly.ir.scop import Scop
 from mdpoly.options import Options, for_function
 
@@ -94,8 +95,21 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
             return analyze_band(parsed, cand, options, held=refusal)
         return replace(whole, openmp=pragma_text(policy.replaces[0]) if policy.on_loop else "")
     whole = analyze_band(parsed, cand, options)
-    return scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes),
-                     options.strict_fp)
+    nest = scheduled(parsed, cand, whole, lambda band: analyze_band(parsed, band, options), dict(options.sizes),
+                       options.strict_fp)
+    if nest.schedule is None:
+        return nest
+    names = {w for h in schedule_headers(nest.schedule) for w in re.findall(r"[A-Za-z_]\w*", h)}
+    return replace(nest, host_sizes=tuple(sorted(call_site_sizes(parsed.ast, cand.func, sorted(names)).items())))
+
+
+def schedule_headers(items: tuple[ScheduleItem, ...]) -> list[str]:
+    """The headers of every host loop of a schedule, nested ones included."""
+    out: list[str] = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            out += [it.header, *schedule_headers(it.body)]
+    return out
 
 
 def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,

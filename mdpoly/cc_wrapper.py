@@ -90,6 +90,18 @@ mdpoly's options: 'mdpoly --help'. The compiler's: 'mdpoly-cc --help'.
 _DEPTH_VAR = "MDPOLY_CC_DEPTH"   # guards against MDPOLY_CC pointing back at mdpoly-cc
 
 
+#: In a GPU target's output, the sign of OpenMP code inside (the OpenMP target's preamble): the
+#: nests that stay on the host (``mdpoly.hybrid``) are built with ``-fopenmp``.
+HYBRID_MARK = "MDP_TEAM_H"
+
+
+def _with_openmp_link(target: str, link_flags: tuple[str, ...]) -> tuple[str, ...]:
+    """A GPU target's link flags plus ``-fopenmp`` (its objects may hold OpenMP code: a hybrid output)."""
+    if target in ("opencl", "cuda") and "-fopenmp" not in link_flags:
+        return ("-fopenmp", *link_flags)
+    return link_flags
+
+
 def warn(message: str) -> None:
     print(f"{PROG}: warning: {message}", file=sys.stderr)
 
@@ -225,6 +237,10 @@ def transform_sources(command: CompilerCommand, options: Sequence[str], workdir:
 def rewrite_compiler_args(command: CompilerCommand, transformed: Sequence[Transformed], target: str) -> list[str]:
     """The compiler arguments with generated files in place of the sources, plus target flags."""
     compile_flags, link_flags = target_flags(target)
+    if target != "openmp" and any(t.generated is not None and HYBRID_MARK in t.generated.read_text(errors="replace")
+                                  for t in transformed):
+        compile_flags = (*compile_flags, "-fopenmp")   # a GPU output with OpenMP code inside (mdpoly.hybrid)
+    link_flags = _with_openmp_link(target, link_flags)
     args = list(command.args)
     quote_dirs: list[str] = []
     for index, item in zip(command.source_indices, transformed):
@@ -330,7 +346,7 @@ def _main(argv: Sequence[str] | None) -> int:
         os.environ["MDPOLY_CC"] = os.environ.get("MDPOLY_MPICC", "mpicc")
 
     command = parse_compiler_args(compiler_args)
-    link_flags = list(target_flags(target_of(options))[1])
+    link_flags = list(_with_openmp_link(target_of(options), target_flags(target_of(options))[1]))
     if command.mode in ("query", "preprocess"):
         return run_compiler(command.args)
     if command.response_file:

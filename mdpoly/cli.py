@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from mdpoly import __version__
 from mdpoly.backends.devices import DEVICE_TARGETS, check_spec
+from mdpoly.cost_model import parse_calibration
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, EnvironmentFailure, MdpolyError, Severity
 from mdpoly.interrupts import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, terminate_raises
 from mdpoly.options import Options
@@ -233,7 +234,17 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         opencl_device=os.environ.get("MDPOLY_OPENCL_DEVICE") or None,
         cuda_device=os.environ.get("MDPOLY_CUDA_DEVICE") or None,
         mpi=ns.mpi, devices=_devices(parser, ns), device_limits=ns.device_limits,
+        cost_calibration=_calibration(parser),
     )
+
+
+def _calibration(parser: argparse.ArgumentParser) -> tuple[tuple[str, float], ...]:
+    """``$MDPOLY_COST_CALIBRATION``: the cost model's constants overridden (a JSON file or object,
+    or ``name=value,...``; ``mdpoly.cost_model.parse_calibration``)."""
+    try:
+        return parse_calibration(os.environ.get("MDPOLY_COST_CALIBRATION", ""))
+    except ValueError as err:
+        parser.error(f"MDPOLY_COST_CALIBRATION: {err}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -36,8 +36,12 @@ transfer_ns_per_byte)``; inside host loops the transfers are not charged (the da
 the device over the loop, ``mdpoly.backends.residency``) and no run-time guard is added (it would read
 the loop's iterators and end that residency). The per-program context and module set-up
 (``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
-nests (a whole program whose kernels run under ~30 ms sequentially is still better off on the
-host; that is the user's choice of target).
+nests. Whole nests of a GPU target's file are weighed against the host by ``decide_file``
+(``DeviceInputs`` from ``mdpoly.hybrid``): device time ``max(ops * gpu_ns_per_op, bytes *
+gpu_ns_per_byte) + launches * gpu_launch_ns + copies * gpu_transfer_ns_per_byte`` (plus what
+stays on the host as written) against the OpenMP estimate on ``host_threads`` threads, with the
+set-up charged once to the nests that go to the device together (a whole program whose kernels
+run under ~30 ms sequentially stays on the host: the hybrid output).
 
 ``--all-nests`` and ``#pragma mdh`` force the transformation: the decision is then ``forced``
 (parallel, no guard) and says what the model would have done.
@@ -45,9 +49,10 @@ host; that is the user's choice of target).
 
 from __future__ import annotations
 
+import json
 import math
 import re
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, fields, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
@@ -90,13 +95,83 @@ class Calibration:
     gpu_transfer_ns_per_byte: float = 0.1   # host <-> device, ~10 GB/s
     gpu_setup_ns: float = 200e6        # context creation and module load, once per program
     device_margin: float = 2.0         # the device must be estimated this many times faster
+    gpu_ns_per_op: float = 0.002       # a counted operation on the device (H100-class)
+    gpu_ns_per_byte: float = 0.0005    # a byte of device memory traffic, ~2 TB/s
+    host_threads: int = 2              # the host team the device is weighed against (the OpenMP estimate)
+    gpu_min_speedup: float = 1.2       # a nest goes to the device when estimated this much faster (0: always)
 
     def sync(self, threads: int) -> float:
         return self.sync_ns + self.sync_per_thread_ns * max(threads - 2, 0)
 
 
-#: The one table of constants every decision uses.
+#: The one table of constants every decision uses (``calibration`` overrides some of them).
 CALIBRATION = Calibration()
+
+#: Sources of the GPU constants (H100-class defaults; issue 22's measurement on an H100, whole
+#: programs at LARGE through ``--target cuda``):
+#:
+#: - ``gpu_setup_ns`` 0.2 s: every kernel under 30 ms sequential took about 0.2 s as a program
+#:   (context creation, NVRTC compile of the kernels and module load at the first call; an OpenCL
+#:   program build is similar), paid once per program;
+#: - ``gpu_transfer_ns_per_byte`` 0.1 ns (10 GB/s, pageable PCIe copies): gramschmidt's 5.7 s of
+#:   transfers, lu's whole-matrix copies around a host statement (over 40 s against 4.7 s);
+#: - ``gpu_launch_ns`` 10 us: a launch and its synchronization (cuLaunchKernel + cuCtxSynchronize);
+#: - ``gpu_ns_per_op`` 0.002 ns: 50 times ``ns_per_op`` (large BLAS-3 kernels ran 11-29x faster
+#:   than gcc -O3 sequential as whole programs, set-up and transfers included);
+#: - ``gpu_ns_per_byte`` 0.0005 ns: ~2 TB/s of the H100's 3.35 TB/s HBM3.
+#:
+#: ``host_threads``: the team of the OpenMP estimate the device must beat (the CPU model's own
+#: judging team; 16 on the GPU machine's host makes the host win more often);
+#: ``gpu_min_speedup`` 0 sends every weighed nest to the device (the benchmark's ``cuda_all``).
+GPU_SOURCES = "issue 22 (H100, whole programs at LARGE, --target cuda); see the comment above GPU_SOURCES"
+
+
+def calibration(overrides: tuple[tuple[str, float], ...] = ()) -> Calibration:
+    """``CALIBRATION`` with ``overrides`` (field name, value) applied.
+
+    :raises ValueError: for a name that is no constant of ``Calibration``.
+    """
+    if not overrides:
+        return CALIBRATION
+    names = {f.name: f.type for f in fields(Calibration)}
+    values: dict[str, float | int] = {}
+    for name, value in overrides:
+        if name not in names:
+            raise ValueError(f"unknown cost-model constant '{name}' (known: {', '.join(sorted(names))})")
+        values[name] = int(value) if names[name] in ("int", int) else float(value)
+    return replace(CALIBRATION, **values)  # type: ignore[arg-type]
+
+
+def parse_calibration(text: str) -> tuple[tuple[str, float], ...]:
+    """Overrides from ``$MDPOLY_COST_CALIBRATION``: a JSON object (the text, or a file holding it:
+    ``{"gpu_setup_ns": 1e8}``) or ``name=value`` pairs separated by commas.
+
+    :raises ValueError: for text that is none of these, or a name ``Calibration`` lacks.
+    """
+    text = text.strip()
+    if not text:
+        return ()
+    if not text.startswith("{") and "=" not in text:
+        try:
+            with open(text, encoding="utf-8") as fh:
+                text = fh.read().strip()
+        except OSError as err:
+            raise ValueError(f"cannot read the cost-model calibration file '{text}': {err.strerror}") from err
+    pairs: list[tuple[str, float]] = []
+    if text.startswith("{"):
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"cost-model calibration: {err}") from err
+        pairs = [(str(k), float(v)) for k, v in data.items()]
+    else:
+        for item in filter(None, (t.strip() for t in text.split(","))):
+            name, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"cost-model calibration: '{item}' is no name=value")
+            pairs.append((name.strip(), float(value)))
+    calibration(tuple(pairs))   # unknown names fail here
+    return tuple(pairs)
 
 # }}}
 
@@ -126,6 +201,10 @@ class CostInputs:
     syncs: int = 1
     in_host_loop: bool = False
     forced: str = ""
+    #: GPU targets, work known at run time only: the bytes a call copies in and out as a C
+    #: expression of the sizes (``""``: not known), and those bytes per point at very large sizes
+    bytes_c: str = ""
+    large_bytes_per_point: float | None = None
 
     def text(self) -> str:
         ops = f"{self.ops}" if self.ops is not None else f"({self.points_c}) * {self.ops_per_point}"
@@ -263,6 +342,16 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
         points = max(1, math.ceil(min_ops / inputs.ops_per_point))
         if gpu:
             guard = f"{inputs.points_c} >= {points}.0"
+            # a call's copies must be repaid too: per point, the host's time (OpenMP estimate)
+            # less the device's must exceed the copies' share
+            gain = inputs.ops_per_point * (cal.ns_per_op / max(1, cal.host_threads) - cal.device_margin * cal.gpu_ns_per_op)
+            copies = cal.device_margin * cal.gpu_transfer_ns_per_byte
+            if inputs.large_bytes_per_point is not None and gain <= copies * inputs.large_bytes_per_point:
+                return CostDecision("sequential", f"the device never repays the copies of a call ({inputs.ops_per_point} "
+                                    f"operations per point for {inputs.large_bytes_per_point:.3g} bytes copied, even at "
+                                    "very large sizes)", min_ops, inputs, threads=0)
+            if inputs.bytes_c and gain > 0:
+                guard += f" && {gain!r} * {inputs.points_c} >= {copies!r} * ({inputs.bytes_c})"
             return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
         # the generated code pays on one thread long before it pays in parallel (its tiling and
         # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
@@ -395,11 +484,165 @@ def work(mdh: MdhExpr, sizes: dict[str, int]) -> tuple[int | None, int | None, s
     return iters * ops_per_point(mdh), touched, points_c
 
 
+def bytes_in_c(mdh: MdhExpr) -> str:
+    """The bytes ``mdh``'s reads and writes touch per call, as C (``double`` arithmetic) over the
+    names at the call (as ``work``'s ``points_c``)."""
+    values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
+    terms = []
+    for acc, ty in [(a, mdh.buffer(a.buffer).elem_type) for a in mdh.inputs] + \
+                   [(o.access, o.elem_type) for o in mdh.outputs]:
+        size = t.size if (t := parse_type(ty)) is not None else 8
+        used = [_c_double(d.extent, values) for d in mdh.dims if acc.depends_on(d.iterator)]
+        terms.append(" * ".join([f"{size}.0", *used]))
+    return " + ".join(terms) or "0.0"
+
+
+#: The size every unknown name takes for ``CostInputs.large_bytes_per_point``.
+LARGE_SIZE = 1 << 20
+
+
 def cost_inputs(mdh: MdhExpr, sizes: dict[str, int], target: str, in_host_loop: bool = False,
                 forced: str = "") -> CostInputs:
     """The model's inputs for ``mdh`` (``sizes``: the ``--size`` hints)."""
     ops, touched, points_c = work(mdh, sizes)
+    bytes_c, large = "", None
+    if ops is None and target in ("opencl", "cuda") and not in_host_loop:
+        bytes_c = bytes_in_c(mdh)
+        names = {n for d in mdh.dims for n in d.extent.names()}
+        big_ops, big_bytes, _ = work(mdh, {**dict.fromkeys(names, LARGE_SIZE), **sizes})
+        if big_ops and big_bytes is not None:
+            large = big_bytes / (big_ops / ops_per_point(mdh))
     return CostInputs(target=target, ops=ops, bytes=touched, points_c=points_c, ops_per_point=ops_per_point(mdh),
-                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced)
+                      points_in_c=points_in_function(mdh), syncs=1, in_host_loop=in_host_loop, forced=forced,
+                      bytes_c=bytes_c, large_bytes_per_point=large)
+
+# }}}
+
+
+# {{{ the device against the host (whole nests of a GPU target's file)
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceInputs:
+    """What the model reads about one nest of a ``--target cuda/opencl`` file (totals over every
+    call the nest makes: a computation inside host loops counts once per iteration).
+
+    ``ops``/``device_bytes``: the work and device-memory traffic of the computations that would
+    run on the device; ``transfer_bytes``: host <-> device copies (each call's, or a resident
+    region's once-only copies, plus ``host_syncs`` copies that host statements force);
+    ``launches``; ``host_ops``: work that stays on the host in the device version (statements and
+    computations the GPU target keeps, run as written); ``host_ns``: the host version's estimate
+    (the OpenMP target's code with its own CPU cost decisions); ``seq_ns``: the nest as written."""
+
+    target: str
+    ops: int
+    device_bytes: int
+    transfer_bytes: int
+    launches: int
+    host_ns: float
+    seq_ns: float
+    host_ops: int = 0
+    host_syncs: int = 0
+    calls: int = 1
+
+    def text(self) -> str:
+        return (f"target={self.target} device_ops={self.ops} device_bytes={self.device_bytes} "
+                f"transfer_bytes={self.transfer_bytes} launches={self.launches} host_syncs={self.host_syncs} "
+                f"host_ops={self.host_ops} calls={self.calls} host_ns={self.host_ns:.4g} seq_ns={self.seq_ns:.4g}")
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceDecision:
+    """Where one nest of a GPU target's file runs: ``device`` or ``host`` (the OpenMP target's
+    code); the estimates in ns: ``device_ns`` (compute + transfers + launches + host parts, without
+    set-up), ``setup_ns`` (the context and module set-up charged to the file's device nests:
+    the whole of it when this nest is weighed on its own), ``host_ns``, ``seq_ns``."""
+
+    choice: str
+    reason: str
+    inputs: DeviceInputs
+    compute_ns: float
+    transfer_ns: float
+    launch_ns: float
+    device_ns: float
+    setup_ns: float
+    host_ns: float
+    seq_ns: float
+
+    @property
+    def on_device(self) -> bool:
+        return self.choice == "device"
+
+    def text(self) -> str:
+        """One line for a remark, e.g. ``device: host: device 0.21 s (0.2 s set-up) vs host 4 ms``."""
+        return f"device: {self.choice}: {self.reason}"
+
+    def to_report(self) -> dict[str, object]:
+        return {"choice": self.choice, "reason": self.reason, "device_ns": self.device_ns,
+                "setup_ns": self.setup_ns, "compute_ns": self.compute_ns, "transfer_ns": self.transfer_ns,
+                "launch_ns": self.launch_ns, "host_ns": self.host_ns, "seq_ns": self.seq_ns,
+                "inputs": asdict(self.inputs)}
+
+
+def device_estimate(inputs: DeviceInputs, cal: Calibration = CALIBRATION) -> tuple[float, float, float, float]:
+    """(compute, transfers, launches, total) in ns for ``inputs`` on the device, without set-up:
+    compute is the larger of work and memory traffic at the device's rates; the host parts of
+    the device version run as written."""
+    compute = max(inputs.ops * cal.gpu_ns_per_op, inputs.device_bytes * cal.gpu_ns_per_byte)
+    transfer = inputs.transfer_bytes * cal.gpu_transfer_ns_per_byte
+    launch = inputs.launches * cal.gpu_launch_ns
+    return compute, transfer, launch, compute + transfer + launch + inputs.host_ops * cal.ns_per_op
+
+
+def _against(device_ns: float, setup_ns: float, host_ns: float, seq_ns: float) -> str:
+    host = f"host {_us(host_ns)}" + (f" (sequential {_us(seq_ns)})" if seq_ns > host_ns * 1.01 else "")
+    return f"device {_us(device_ns + setup_ns)} ({_us(setup_ns)} set-up) vs {host}"
+
+
+def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns: float | None = None) -> DeviceDecision:
+    """One nest weighed on its own: the device when its estimate, with ``setup_ns`` (default: the
+    whole set-up), is ``gpu_min_speedup`` times below the host's (the OpenMP estimate or the nest as
+    written, whichever is faster)."""
+    setup = cal.gpu_setup_ns if setup_ns is None else setup_ns
+    if inputs.launches == 0:
+        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps its parallel loops "
+                              "around bodies as written, wavefronts and reductions in host loops sequential)",
+                              inputs, 0.0, 0.0, 0.0, 0.0, setup, 0.0, 0.0)
+    compute, transfer, launch, dev = device_estimate(inputs, cal)
+    host = min(inputs.host_ns, inputs.seq_ns)
+    on = cal.gpu_min_speedup * (dev + setup) <= host
+    why = _against(dev, setup, host, inputs.seq_ns)
+    return DeviceDecision("device" if on else "host", why, inputs, compute, transfer, launch, dev, setup, host,
+                          inputs.seq_ns)
+
+
+def decide_file(nests: list[DeviceInputs | None], cal: Calibration = CALIBRATION) -> list[DeviceDecision | None]:
+    """The decisions for a file's nests (``None``: not weighed, e.g. sizes known at run time only,
+    which the per-call guard decides). The set-up is paid once per program, so it is charged
+    once to the nests that would run on the device: those whose device estimate alone is
+    ``gpu_min_speedup`` times below the host's go to the device together when their estimates plus
+    one set-up still are; otherwise every weighed nest stays on the host."""
+    known = [(k, x) for k, x in enumerate(nests) if x is not None]
+    alone = {k: decide_device(x, cal, 0.0) for k, x in known}
+    winners = [k for k, d in alone.items() if d.on_device]
+    dev = sum(alone[k].device_ns for k in winners)
+    host = sum(alone[k].host_ns for k in winners)
+    together = bool(winners) and cal.gpu_min_speedup * (dev + cal.gpu_setup_ns) <= host
+    out: list[DeviceDecision | None] = [None] * len(nests)
+    share = f" (with {len(winners)} nests sharing the set-up)" if together and len(winners) > 1 else ""
+    for k, d in alone.items():
+        if together and k in winners:
+            out[k] = replace(d, setup_ns=cal.gpu_setup_ns,
+                             reason=_against(d.device_ns, cal.gpu_setup_ns, d.host_ns, d.seq_ns) + share)
+        elif d.inputs.launches == 0:   # nothing of it on the device: no set-up to share
+            out[k] = d
+        else:
+            lost = replace(d, choice="host", setup_ns=cal.gpu_setup_ns,
+                           reason=_against(d.device_ns, cal.gpu_setup_ns, d.host_ns, d.seq_ns))
+            if k in winners:   # it wins alone, but not with the set-up
+                lost = replace(lost, reason=lost.reason + f"; the file's device nests together: device "
+                               f"{_us(dev + cal.gpu_setup_ns)} vs host {_us(host)}")
+            out[k] = lost
+    return out
 
 # }}}

@@ -20,6 +20,7 @@ from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.backends.residency import render_resident
 from mdpoly.cost_model import (
     CostDecision,
+    calibration,
     cost_inputs,
     decide,
     gains_on_one_thread,
@@ -33,6 +34,7 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
+from mdpoly.hybrid import GPU_TARGETS, guarded_hybrid, loses_at_every_size, on_the_host, plan_file, with_device
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import MdhExpr, Precondition
 from mdpoly.ir.nest import (
@@ -99,23 +101,28 @@ def transform(analysis: _Analysis, options: Options,
     reps: list[Replacement] = []
     used_names: set[str] = source_identifiers(analysis.source_text)   # fresh names only
     reserved = sorted(w for w in used_names if w.startswith(RESERVED_PREFIXES) and w not in USER_API)
-    for nest in analysis.nests:
+    # GPU targets: nests where the device loses (set-up charged once per file) get the OpenMP target's code
+    where = plan_file(analysis.nests, options, target.name, calibration(options.cost_calibration))
+    for nest, device in zip(analysis.nests, where, strict=True):
         nest_options = for_function(options, nest.function)   # --size FUNC:NAME=VALUE
         if reserved and (nest.mdh is not None or nest.schedule is not None):
             outcomes.append(_kept(nest, "reserved-name", f"the file uses the identifier '{reserved[0]}'; names "
                                   f"starting with {' or '.join(repr(p) for p in RESERVED_PREFIXES)} are reserved for "
                                   "the code mdpoly generates"))
             continue
+        nest_target = target if device is None or device.on_device else target_named("openmp")
         if nest.mdh is None and nest.schedule is not None:
-            rep, outcome = _transform_schedule(nest, target, nest_options, sink, used_names)
-            outcomes.append(outcome)
-            if rep is not None:
-                reps.append(rep)
-            continue
-        code, outcome = _transform_nest(nest, target, nest_options, sink, used_names)
-        outcomes.append(outcome)
-        if code is not None:
-            reps.append(Replacement(nest.span, nest.function_line, code.call, code.definition, code.preamble))
+            rep, outcome = _transform_schedule(nest, nest_target, nest_options, sink, used_names)
+        else:
+            code, outcome = _transform_nest(nest, nest_target, nest_options, sink, used_names)
+            if code is None and device is None and loses_at_every_size(outcome, nest_target.name, options):
+                code, host = _transform_nest(nest, target_named("openmp"), nest_options, sink, used_names)
+                outcome = on_the_host(host, outcome)
+            rep = None if code is None else Replacement(nest.span, nest.function_line, code.call, code.definition,
+                                                        code.preamble)
+        outcomes.append(outcome if device is None else with_device(outcome, device))
+        if rep is not None:
+            reps.append(rep)
     text = splice(analysis.source_text, reps, analysis.path)
     return text, tuple(outcomes)
 
@@ -124,7 +131,8 @@ def _cost(nest: NestAnalysis, target: Target[Any, Any], options: Options, in_hos
     """The cost model's decision on ``nest`` (an MDH computation) for ``target``."""
     assert nest.mdh is not None
     forced = "--all-nests" if options.all_nests else "#pragma mdh" if nest.requested else ""
-    return decide(cost_inputs(nest.mdh, dict(options.sizes), target.name, in_host_loop, forced))
+    return decide(cost_inputs(nest.mdh, dict(options.sizes), target.name, in_host_loop, forced),
+                  calibration(options.cost_calibration))
 
 
 def _guarded(mdh: MdhExpr, cost: CostDecision) -> MdhExpr:
@@ -203,13 +211,21 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         return None, _kept(nest, err.code, err.message)
     except CompilerBug as err:
         return None, _kept(nest, err.code, f"internal error, nest kept: {err.message}")
+    report, text = cost.to_report(), cost.text()
+    if cost.choice == "guarded" and target.name in GPU_TARGETS and split is None and not in_host_loop:
+        # a call too small for the device runs the OpenMP target's code (itself guarded), not the nest as written
+        host, host_outcome = _transform_nest(nest, target_named("openmp"), original_options, sink, used_names)
+        if host is not None:
+            code = guarded_hybrid(code, host)
+            report = {**report, "host": host_outcome.cost}
+            text += f"; otherwise on the host (OpenMP{', ' + host_outcome.cost_text if host_outcome.cost_text else ''})"
     return code, NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                              tuning=tuning.to_report() if tuning is not None else None,
                              ranks=split.note if split is not None and not on_devices else None,
                              devices=_devices_note(split, "mdp_resident_keep" in used_names or bool(nest.keep))
                              if split is not None and on_devices else None,
                              resident=((nest.loc, kept_note),) if kept_note else (),
-                             cost=cost.to_report(), cost_text=cost.text(),
+                             cost=report, cost_text=text,
                              limits=planning_limits(target, options).to_report() if target.limits else None)
 
 
@@ -305,7 +321,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    min_work = 0 if options.all_nests or nest.requested else min_phase_ops()
+    min_work = 0 if options.all_nests or nest.requested else min_phase_ops(1, calibration(options.cost_calibration))
     items = guard_private_loops(nest.schedule, min_work) if target.name == "openmp" else nest.schedule
     rendered = render_schedule_regions(items, calls, teams, openmp=target.name == "openmp",
                                        min_work=min_work,

@@ -46,6 +46,8 @@ class Options:
     # --device-limits: the limits GPU code is planned with (``mdpoly.device_limits``): ``generic``, a JSON
     # file or ``key=value,...``; None = query the device the host code will use, else the generic limits
     device_limits: str | None = None
+    # $MDPOLY_COST_CALIBRATION: overrides of the cost model's constants (``mdpoly.cost_model.Calibration``)
+    cost_calibration: tuple[tuple[str, float], ...] = ()
 
 
 def for_function(options: Options, function: str) -> Options:

@@ -16,7 +16,11 @@ Remarks are printed in clang's shape through a ``DiagnosticSink``
 
 ``cost`` (schema 3) is the cost model's decision on an MDH computation (``mdpoly.cost_model``):
 ``choice`` ``parallel``, ``guarded`` (parallel when the run-time ``guard`` holds), ``sequential``
-or ``forced`` (``--all-nests``, ``#pragma mdh``).
+or ``forced`` (``--all-nests``, ``#pragma mdh``). With ``--target cuda|opencl`` a nest the model
+weighed against the host (``mdpoly.hybrid``) has ``cost.device`` (``DeviceDecision.to_report``:
+``choice`` ``device`` or ``host``, the estimates and their inputs; on the host its ``target`` is
+``openmp``), and a computation guarded at run time has ``cost.host``: the decision of the OpenMP
+code its guard falls back to.
 
 ``line``/``column`` locate the outermost ``for`` of the nest. A nest whose generated code holds
 only under run-time preconditions (a delinearized flat subscript's view, C's conversions in a loop
@@ -73,9 +77,10 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     if o.status == "transformed" and n.schedule is not None:
         resident = "".join(f"; {note}" for _, note in o.resident)
         one = f"; {o.one_thread}" if o.one_thread else ""
+        device = f"; {o.cost_text}" if o.cost_text else ""   # a GPU target's file: device or host (mdpoly.hybrid)
         return Diagnostic(Severity.REMARK, "", n.loc,
                           f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
-                          f"{resident}{one}")
+                          f"{resident}{device}{one}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""

@@ -72,6 +72,10 @@ class NestAnalysis:
     openmp: str = ""
     #: the arrays its function's ``#pragma mdh resident(...)`` keeps on the GPU between calls
     keep: tuple[str, ...] = ()
+    #: a scheduled nest: the values its host loops' bounds take at every call site (names of the
+    #: function's parameters and never-reassigned locals, ``mdpoly.frontend.call_sizes``), for
+    #: the cost model's estimate of the host loops' trip counts
+    host_sizes: tuple[tuple[str, int], ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.

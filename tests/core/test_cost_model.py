@@ -118,7 +118,7 @@ def test_inputs_from_an_mdh_print_and_report() -> None:
     assert report["choice"] == "parallel" and report["min_ops"] == MIN
     assert report["inputs"] == {"target": "openmp", "ops": 4 * 10**6, "bytes": 400000, "points_c": known.points_c,
                                 "ops_per_point": 2, "points_in_c": known.points_c, "syncs": 1,
-                                "in_host_loop": False, "forced": ""}
+                                "in_host_loop": False, "forced": "", "bytes_c": "", "large_bytes_per_point": None}
     assert decide(known).text().startswith("cost: parallel: 4000000 operations per call repay 1 thread")
 
 

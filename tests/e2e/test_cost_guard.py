@@ -217,27 +217,81 @@ def test_forced_nests_have_no_guard(tmp_path: Path) -> None:
     assert _run(par, 1000, 2, _counter(tmp_path)) == (_run(orig, 1000, None)[0], 5, 0)
 
 
+#: A matrix product with the size from the command line: the device repays its launch and copies
+#: from n = 47 on (n^3 >= 100000 points, and 0.092 ns per point over 0.2 ns per copied byte).
+MATMUL = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void mm(int n, double a[n][n], double b[n][n], double c[n][n]) {
+  int i, j, k;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++)
+      for (k = 0; k < n; k++)
+        c[i][j] += a[i][k] * b[k][j];
+}
+int main(int argc, char **argv) {
+  int n = atoi(argv[1]), i, j;
+  double (*a)[n] = malloc(sizeof(double) * n * n), (*b)[n] = malloc(sizeof(double) * n * n);
+  double (*c)[n] = calloc((size_t)n * n, sizeof(double)), s = 0;
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) { a[i][j] = (i * 3 + j) % 7 - 3; b[i][j] = (i + 2 * j) % 5; }
+  mm(n, a, b, c);
+  for (i = 0; i < n; i++)
+    for (j = 0; j < n; j++) s += c[i][j] * ((i + j) % 3 + 1);
+  printf("%.17g\n", s);
+  return 0;
+}
+"""
+
+
 def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
-    """GPU small-call fallback: a call whose run-time size cannot repay a launch runs the
-    original nest on the host; a large one runs on the device; the output is the original's."""
+    """GPU small-call fallback: a call whose run-time size cannot repay a launch and its copies
+    runs on the host (the OpenMP target's code, whose own guard may run the original nest); a
+    large one runs on the device; the output is the original's."""
     from test_opencl_examples import build_opencl, opencl_unavailable
     why = opencl_unavailable(str(tmp_path))
     if why is not None:
         pytest.skip(why)
+    src = tmp_path / "mm.c"
+    src.write_text(MATMUL)
+    out_c = tmp_path / "out.c"
+    report = out_c.with_suffix(".json")
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune",
+                     "--report", str(report)], env=child_env())
+    assert "cost: run-time guard, parallel when a call has >= 200000 operations" in proc.stderr
+    cost = next(c for c in _costs(json.loads(report.read_text())) if c["inputs"]["ops_per_point"] == 2)
+    n3 = "((double)(n)) * ((double)(n)) * ((double)(n))"
+    assert cost["choice"] == "guarded" and cost["guard"].startswith(f"{n3} >= 100000.0 && 0.092")
+    assert "* (8.0 * ((double)(n)) * ((double)(n))" in cost["guard"]
+    # the host fallback is the OpenMP target's code (hybrid output), under its own guard
+    assert cost["host"]["choice"] == "guarded"
+    assert "otherwise on the host (OpenMP, cost: run-time guard" in proc.stderr
+    text = out_c.read_text()
+    assert re.search(r">= 100000\.0 && 0\.092[^\n]*\)\s*\{\s*mdpoly_mm_\w+\(.*\}\s*else\s*\{\s*if \(", text, re.S)
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    dev = build_opencl(out_c, tmp_path / "dev", {})
+    for n in (10, 46, 47, 60):
+        assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
+
+
+def test_streaming_calls_never_go_to_the_device(tmp_path: Path) -> None:
+    """An update of 3 operations per 24 copied bytes never repays its copies, whatever n: the
+    OpenMP target's code (no OpenCL at all), its run-time guard as on the OpenMP target."""
     src = tmp_path / "axpy.c"
     src.write_text(AXPY)
     out_c = tmp_path / "out.c"
     report = out_c.with_suffix(".json")
     proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune",
                      "--report", str(report)], env=child_env())
-    assert "cost: run-time guard, parallel when a call has >= 200000 operations" in proc.stderr
-    (cost,) = _costs(json.loads(report.read_text()))
-    assert cost["choice"] == "guarded" and cost["guard"] == "((double)(n)) >= 66667.0"
+    assert "device: host: the device never repays the copies of a call (3 operations per point for 24 bytes" \
+        in proc.stderr
+    nests = json.loads(report.read_text())["nests"]
+    axpy = next(n for n in nests if n["line"] == 7)
+    assert axpy["target"] == "openmp" and axpy["cost"]["device"]["choice"] == "sequential"
+    assert axpy["cost"]["choice"] == "guarded" and axpy["cost"]["guard"] == "((double)(n)) >= 28541.0"
     text = out_c.read_text()
-    assert "((double) n) >= 66667.0" in text
-    # the host fallback is the loop as written, in the else branch of the guard
-    assert re.search(r">= 66667\.0.*\}\s*else\s*\{\s*(#line [^\n]*\n\s*)?for \(i = 0; i < n; i\+\+\)", text, re.S)
+    assert "mdp_cl_" not in text and "((double) n) >= 28541.0" in text
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
-    dev = build_opencl(out_c, tmp_path / "dev", {})
-    for n in (10, 66666, 66667, 100000):
-        assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    for n in (10, 100000):
+        assert _run(par, n, 2)[0] == _run(orig, n, None)[0], f"n={n}"
