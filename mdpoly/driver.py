@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
+from mdpoly.backends.device_schedule import device_schedule_items
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
@@ -265,9 +266,17 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
+    device_items = device_schedule_items(nest, "" if options.mpi or options.devices is not None else target.name,
+                                         used_names)   # GPU: PrivateLoops as kernels
+    for item_id, item in device_items.codes.items():
+        calls[item_id], data[item_id] = item.call, item.device_data
+        definitions.append(item.definition)
+        if item.preamble not in preambles:
+            preambles.append(item.preamble)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
                                        min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
                                        region_only=region_only, per_call=frozenset(per_call))
+    rendered = replace(rendered, private=device_items.statuses(rendered.private))
     for cid in rendered.outside:
         parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
         del calls[cid]
@@ -276,8 +285,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if rendered.small or small:
             return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
+            why = f" (on the device: {device_items.refusals[0][1]})" if device_items.refusals else ""
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
-                               "inner loops or private temporaries), which only the OpenMP target does in parallel")
+                               f"inner loops or private temporaries), which only the OpenMP target does in parallel{why}")
         if schedule_wavefronts(nest.schedule):   # GPU: a launch per wavefront of a few tiles would not pay
             return None, _kept(nest, "wavefront-openmp-only", "its tiled wavefront runs in parallel on the OpenMP "
                                "target only (on a GPU each wavefront would be a launch of a few tiles)")
@@ -295,6 +305,6 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     definitions.extend(rendered.definitions)
     outcome = NestOutcome(nest=nest, status="transformed", reason=None, code=None, target=target.name,
                           parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
-                          resident=resident, private_loops=rendered.private)
+                          resident=resident, private_loops=rendered.private, device_items=device_items.notes)
     return (Replacement(nest.span, nest.function_line, rendered.text, "\n".join(definitions), "\n".join(preambles)),
             outcome)

@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from mdpoly.diagnostics import Diagnostic, SourceLoc
 from mdpoly.ir.mdh import AliasCheck, Combine, MdhExpr, Precondition
+from mdpoly.ir.scop import Variable
 
 #: A statement a backend's call text may contain (the fallback branch of a run-time alias
 #: check); ``mdpoly.splice`` replaces it by the nest's original text, verbatim.
@@ -70,6 +71,9 @@ class NestAnalysis:
     #: the user's OpenMP directive on the loop (``omp parallel for``) that mdpoly's code replaces
     #: (``--replace-omp``): when the nest is kept after all, it stays, and the nest is already parallel
     openmp: str = ""
+    #: a scheduled nest: the declarations of the names it mentions that are declared outside it
+    #: (``mdpoly.frontend.device_symbols``), for translating its items to device code
+    symbols: tuple[Variable, ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.
@@ -266,6 +270,9 @@ class NestOutcome:
     #: the cost model's decision on a computation (``CostDecision.to_report()``) and its remark text
     cost: dict[str, object] | None = None
     cost_text: str = ""
+    #: a scheduled GPU nest: the items that are no computation but run on the device (by location),
+    #: each with its note (``mdpoly.backends.device_schedule``)
+    device_items: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,119 @@
+"""Schedule items that are no MDH computation, on a GPU: ``PrivateLoop`` -> ``ItemCode`` | reason.
+
+``device_private_loop`` gives a ``PrivateLoop`` (a parallel band around a body run as written)
+one device thread per iteration of its band (``mdpoly.backends.device_body`` translates the
+body, ``mdpoly.backends.device_item`` renders it). The call runs under the loop's run-time
+checks and preconditions and a check that the arrays it copies whole do not overlap; when one
+fails, the nest as written runs. Each thread's private copies of temporaries are thread locals;
+the thread of the sequentially last iteration writes them back (scalars through one-element
+buffers), as OpenMP's ``lastprivate`` does; the band's iterators are then left at their exit
+values on the host (``PrivateLoop.exits``). A loop whose inner iterators are read after it
+(``lastprivate``) is refused.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import cast
+
+from pycparser import c_ast
+
+from mdpoly.backends.c_emit import CEmitter, Dialect
+from mdpoly.backends.device_body import DeviceBody, Refused, translate
+from mdpoly.backends.device_item import ItemCode, render_item
+from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.nest import ORIGINAL_NEST, NestAnalysis, PrivateLoop, schedule_items_of
+from mdpoly.ir.scop import Variable
+
+
+def _disjoint(body: DeviceBody) -> str:
+    """A C condition: no two arrays the item copies whole overlap (``"1"`` for fewer than two)."""
+    size = {a.name: f"{a.count()} * sizeof({a.host_type})" for a in body.arrays}
+    tests = [f"((const char *){x.name} + {size[x.name]} <= (const char *){y.name} || "
+             f"(const char *){y.name} + {size[y.name]} <= (const char *){x.name})"
+             for k, x in enumerate(body.arrays) for y in body.arrays[k + 1:]]
+    return " && ".join(tests) or "1"
+
+
+def private_loop_body(loop: PrivateLoop, symbols: tuple[Variable, ...]) -> DeviceBody | str:
+    """``loop``'s body for one device thread per band iteration, or why it cannot run so."""
+    if loop.lastprivate:
+        return (f"the iterator '{loop.lastprivate[0]}' of an inner loop is read after the loop, and only the "
+                "sequentially last iteration's value may come back")
+    if loop.blocked:
+        return "the loop is blocked inside its inner loops"
+    table = {v.name: v for v in symbols}
+    try:
+        return translate(loop.text, table, loop.iterators, tuple(c.decl for c in loop.copies), loop.private,
+                         "\n".join(c.copy_out for c in loop.copies), frozenset(c.name for c in loop.copies))
+    except Refused as err:
+        return str(err)
+
+
+def device_private_loop(loop: PrivateLoop, symbols: tuple[Variable, ...], api: str, name: str) -> ItemCode | str:
+    """``loop`` as a kernel ``name`` for ``api`` (``opencl``/``cuda``) with its guarded call, or
+    why it stays on the host."""
+    body = private_loop_body(loop, symbols)
+    if isinstance(body, str):
+        return body
+    code = render_item(body, name, api)
+    run = code.call + ("\n" + loop.exits if loop.exits else "")
+    text = f"if ({_disjoint(body)}) {{\n{_indent(run)}\n}} else {{\n{_indent(loop.original.rstrip())}\n}}"
+    if loop.checks or loop.preconditions:
+        marker = "mdp_device_item_body"
+        emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+        guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
+        guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", loop.original.rstrip())
+        text = guarded.replace(marker + ";", "{\n" + _indent(text) + "\n}")
+    check = f"mdp_alias_ok = {_disjoint(body)};"
+    if loop.checks or loop.preconditions:   # the statement a data region evaluates once before its loop
+        emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+        marker = "mdp_device_item_ok"
+        guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
+        check = guarded.replace(marker + ";", check).replace(ORIGINAL_NEST, "mdp_alias_ok = 0;")
+    data = replace(code.device_data, check=check, overlap_only=not (loop.checks or loop.preconditions))
+    return ItemCode(code.definition, "{\n" + _indent(text) + "\n}", code.preamble, data)
+
+
+def _indent(text: str) -> str:
+    return "\n".join("  " + ln if ln.strip() and not ln.startswith("#") else ln for ln in text.splitlines())
+
+
+@dataclass(frozen=True, slots=True)
+class DeviceItems:
+    """A schedule's items that run on the device besides its computations: ``codes`` by ``id``,
+    ``notes`` (the report's, by location) and ``refusals`` (why the others stay on the host)."""
+
+    codes: dict[int, ItemCode]
+    notes: tuple[tuple[SourceLoc, str], ...]
+    refusals: tuple[tuple[SourceLoc, str], ...]
+
+    def statuses(self, private: tuple[tuple[SourceLoc, str], ...]) -> tuple[tuple[SourceLoc, str], ...]:
+        """The ``PrivateLoop`` statuses of a rendering with those on the device marked parallel (``""``)."""
+        on = {loc for loc, _ in self.notes}
+        return tuple((loc, "" if loc in on else why) for loc, why in private)
+
+
+def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str]) -> DeviceItems:
+    """Every ``PrivateLoop`` of ``nest``'s schedule as a kernel for ``api`` (``opencl``/``cuda``;
+    any other: none), named afresh (``used_names`` grows), or why it stays on the host."""
+    codes: dict[int, ItemCode] = {}
+    notes: list[tuple[SourceLoc, str]] = []
+    refusals: list[tuple[SourceLoc, str]] = []
+    if api not in ("opencl", "cuda") or nest.schedule is None:
+        return DeviceItems(codes, (), ())
+    for loop in schedule_items_of(nest.schedule, PrivateLoop):
+        name, k = f"mdpoly_{nest.function}_{loop.loc.line}_dev", 1
+        while name in used_names:
+            k += 1
+            name = f"mdpoly_{nest.function}_{loop.loc.line}_dev{k}"
+        code = device_private_loop(loop, nest.symbols, api, name)
+        if isinstance(code, str):
+            refusals.append((loop.loc, code))
+            continue
+        used_names.add(name)
+        codes[id(loop)] = code
+        band = ",".join(loop.iterators)
+        notes.append((loop.loc, f"the parallel loop at line {loop.loc.line} runs on the device, one thread per "
+                                f"iteration of '{band}' (its body as written)"))
+    return DeviceItems(codes, tuple(notes), tuple(refusals))
