@@ -1,0 +1,98 @@
+"""Parallel loops around sequential bodies on the GPU (``mdpoly.backends.device_schedule``, issue 23 item 1).
+
+Each program in ``device_item_cases/`` has a ``PrivateLoop`` shape written for this test: an
+ADI-like pair of column sweeps inside a time loop (resident over it), a row sweep with a
+backward loop, a symm-like accumulation inside a host loop, deriche-like sweeps whose scalar
+temporaries are read after the loops (the last iteration's values come back), float math.
+Each runs as written and through ``--target opencl`` on PoCL, outputs compared exactly (no
+reduction is reassociated in these parts); the report must say the loop runs on the device.
+``--target cuda`` output is compiled (host code against the toolkit headers, kernels with
+NVRTC) and, on a GPU machine (``-m gpu``), run and compared the same way.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cuda_harness import compile_for_sm90, kernel_sources, nvrtc_unavailable, toolkit_unavailable
+from e2e_harness import build_c, c_compiler, mdpoly_available, run_mdpoly, run_program, run_step
+from test_cuda_examples import build_cuda
+from test_opencl_examples import needs_opencl
+
+from mdpoly.cuda_toolkit import find_cuda
+
+CASES_DIR = Path(__file__).parent / "device_item_cases"
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+#: case -> the lines of the parallel loops that must run on the device, and a region note (or "")
+CASES: dict[str, tuple[tuple[int, ...], str]] = {
+    "adi_like": ((9, 21), "v, p, q, u stay on the device over loop 't'"),
+    "sweep": ((7,), ""),
+    "symm_like": ((9,), "B, A, C stay on the device over loop 'i'"),
+    "deriche_like": ((9, 20), ""),
+}
+
+
+def _generate(case: str, target: str, tmp_path: Path) -> tuple[Path, str]:
+    out_c = tmp_path / f"{case}_{target}.c"
+    proc = run_mdpoly(CASES_DIR / f"{case}.c", out_c, {}, extra=["--target", target, "--all-nests"])
+    return out_c, proc.stderr
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_report_says_the_loop_runs_on_the_device(case: str, tmp_path: Path) -> None:
+    lines, region = CASES[case]
+    report = tmp_path / "r.json"
+    proc = run_mdpoly(CASES_DIR / f"{case}.c", tmp_path / "out.c", {},
+                      extra=["--target", "opencl", "--all-nests", "--report", str(report)])
+    for line in lines:
+        assert f"the parallel loop at line {line} runs on the device, one thread per iteration" in proc.stderr
+    if region:
+        assert region in proc.stderr, proc.stderr
+    items = [d for n in json.loads(report.read_text())["nests"] for d in n.get("device_items", [])]
+    assert sorted(d["line"] for d in items) == sorted(lines)
+
+
+@needs_opencl
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_loop_matches_original_on_opencl(case: str, tmp_path: Path) -> None:
+    reference = run_program(build_c(CASES_DIR / f"{case}.c", tmp_path / "orig", {}, openmp=False))
+    out_c, _ = _generate(case, "opencl", tmp_path)
+    assert "get_global_id(0)" in out_c.read_text()
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference, f"out.c kept in {tmp_path}"
+
+
+@pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_loop_cuda_output_compiles(case: str, tmp_path: Path) -> None:
+    kit = find_cuda()
+    assert kit is not None
+    out_c, stderr = _generate(case, "cuda", tmp_path)
+    assert "runs on the device, one thread per iteration" in stderr
+    text = out_c.read_text()
+    run_step([c_compiler(), "-fsyntax-only", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-Wno-unused-variable",
+              *kit.compile_flags(), str(out_c)])
+    if nvrtc_unavailable() is None:
+        sources = kernel_sources(text)
+        assert any("_dev" in name for name in sources), sorted(sources)
+        for name, source in sources.items():
+            compile_for_sm90(source, name, tmp_path)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_loop_matches_original_on_cuda_gpu(case: str, tmp_path: Path) -> None:
+    from cuda_harness import cuda_device_unavailable
+    if cuda_device_unavailable() is not None:
+        pytest.skip(str(cuda_device_unavailable()))
+    reference = run_program(build_c(CASES_DIR / f"{case}.c", tmp_path / "orig", {}, openmp=False))
+    out_c, _ = _generate(case, "cuda", tmp_path)
+    exe = tmp_path / "cuda"
+    assert not build_cuda(out_c, exe, {}, tmp_path)
+    assert run_program(exe) == reference
