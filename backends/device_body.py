@@ -129,7 +129,7 @@ def _gen() -> c_generator.CGenerator:
 def _parse(text: str) -> c_ast.Compound:
     try:
         ast = c_parser.CParser().parse("void mdp_item(void) {\n" + text + "\n}")
-    except Exception as err:   # noqa: BLE001 - a typedef name or a construct pycparser lacks
+    except Exception as err:   # a typedef name or a construct pycparser lacks
         raise Refused(f"its text does not parse on its own ({str(err).splitlines()[0]})") from err
     func = ast.ext[0]
     assert isinstance(func, c_ast.FuncDef)
@@ -367,7 +367,7 @@ class _Translator(c_ast.NodeVisitor):
         self.loop_depth -= 1
 
     def visit_DoWhile(self, node: c_ast.DoWhile) -> None:
-        self.visit_While(node)   # type: ignore[arg-type]
+        self.visit_While(node)
 
     def visit_If(self, node: c_ast.If) -> None:
         node.cond = self.rewrite(node.cond)
