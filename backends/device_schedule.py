@@ -21,8 +21,10 @@ from pycparser import c_ast
 from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.backends.device_body import DeviceBody, Refused, translate
 from mdpoly.backends.device_item import ItemCode, render_item
+from mdpoly.backends.residency import plan_region
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.nest import ORIGINAL_NEST, NestAnalysis, PrivateLoop, schedule_items_of
+from mdpoly.ir.nest import ORIGINAL_NEST, HostLoop, HostStatement, NestAnalysis, PrivateLoop, schedule_items_of
+from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.scop import Variable
 
 
@@ -88,6 +90,10 @@ class DeviceItems:
     notes: tuple[tuple[SourceLoc, str], ...]
     refusals: tuple[tuple[SourceLoc, str], ...]
 
+    def merged(self, other: DeviceItems) -> DeviceItems:
+        """Both sets of items."""
+        return DeviceItems({**self.codes, **other.codes}, self.notes + other.notes, self.refusals + other.refusals)
+
     def statuses(self, private: tuple[tuple[SourceLoc, str], ...]) -> tuple[tuple[SourceLoc, str], ...]:
         """The ``PrivateLoop`` statuses of a rendering with those on the device marked parallel (``""``)."""
         on = {loc for loc, _ in self.notes}
@@ -116,4 +122,67 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str]) ->
         band = ",".join(loop.iterators)
         notes.append((loop.loc, f"the parallel loop at line {loop.loc.line} runs on the device, one thread per "
                                 f"iteration of '{band}' (its body as written)"))
+    return DeviceItems(codes, tuple(notes), tuple(refusals))
+
+
+def statement_body(st: HostStatement, symbols: tuple[Variable, ...]) -> DeviceBody | str:
+    """Host statement ``st`` for one device thread, or why it cannot run so (it declares a
+    name, writes a scalar the host reads later, calls a function...)."""
+    if st.declares:
+        return "it declares a name the host code uses"
+    try:
+        return translate(st.text, {v.name: v for v in symbols})
+    except Refused as err:
+        return str(err)
+
+
+def device_statements(nest: NestAnalysis, api: str, calls: dict[int, str], data: dict[int, DeviceData],
+                      used_names: set[str]) -> DeviceItems:
+    """The host statements of ``nest``'s outermost host loops that get their resident arrays
+    copied back and in around them (``HostSync``), as one-thread kernels on the region's
+    buffers instead: each only where it translates exactly (``statement_body``) and every array
+    it uses stays on the device over the loop. ``calls`` and ``data`` (the device work planned
+    so far, by ``id``) are not changed; the result's codes are to be added to them."""
+    codes: dict[int, ItemCode] = {}
+    notes: list[tuple[SourceLoc, str]] = []
+    refusals: list[tuple[SourceLoc, str]] = []
+    if api not in ("opencl", "cuda") or nest.schedule is None:
+        return DeviceItems(codes, (), ())
+    for loop in nest.schedule:
+        if not isinstance(loop, HostLoop):
+            continue
+        region = plan_region(loop, calls, data)
+        if isinstance(region, str) or not region.syncs:
+            continue
+        synced = {s.loc for s in region.syncs}
+        resident = {a.name for a in region.arrays}
+        mine: dict[int, ItemCode] = {}
+        for st in schedule_items_of(loop.body, HostStatement):
+            if st.loc not in synced:
+                continue
+            body = statement_body(st, nest.symbols)
+            if isinstance(body, str):
+                refusals.append((st.loc, body))
+                continue
+            if any(a.name not in resident for a in body.arrays):
+                refusals.append((st.loc, "it uses an array that does not stay on the device"))
+                continue
+            name, k = f"mdpoly_{nest.function}_{st.loc.line}_stmt", 1
+            while name in used_names:
+                k += 1
+                name = f"mdpoly_{nest.function}_{st.loc.line}_stmt{k}"
+            used_names.add(name)
+            mine[id(st)] = render_item(body, name, api)
+            notes.append((st.loc, f"the statement at line {st.loc.line} runs on the device (one thread) "
+                                  "on the resident arrays"))
+        if not mine:
+            continue
+        # the region again, with those statements as device work: it must keep every array they use
+        again = plan_region(loop, {**calls, **{k: c.call for k, c in mine.items()}},
+                            {**data, **{k: c.device_data for k, c in mine.items()}})
+        kept = set() if isinstance(again, str) else {a.name for a in again.arrays}
+        if all({a.name for a in c.device_data.uses} <= kept for c in mine.values()):
+            codes.update(mine)
+        else:
+            notes = [n for n in notes if n[0] not in {st.loc for st in schedule_items_of(loop.body, HostStatement)}]
     return DeviceItems(codes, tuple(notes), tuple(refusals))

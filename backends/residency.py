@@ -185,7 +185,9 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     comps = schedule_computations(loop.body)
     # parallel loops run as kernels of their own (``mdpoly.backends.device_schedule``) take part as computations do
     device_loops = [p for p in _items(loop) if isinstance(p, PrivateLoop) and id(p) in calls and id(p) in data]
-    on_device: list[Computation | PrivateLoop] = [c for c in comps if id(c) in calls and id(c) in data]
+    device_statements = [s for s in _statements(loop) if id(s) in calls and id(s) in data]
+    on_device: list[Computation | PrivateLoop | HostStatement] = [c for c in comps if id(c) in calls and id(c) in data]
+    on_device += device_statements
     on_device += device_loops
     if not on_device:
         return "no computation inside it runs on the device"
@@ -208,7 +210,7 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
     # statements: an array they use only by its elements is copied back before them (and in
     # again after them when they write it); any other name they mention stays on the host
-    statements = [s for s in _statements(loop) if id(s) not in swaps.statements]
+    statements = [s for s in _statements(loop) if id(s) not in swaps.statements and id(s) not in calls]
     writes = {id(s): _host_writes(s.text) for s in statements}
     for s in statements:
         for n in _NAME.findall(s.text):

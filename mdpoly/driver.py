@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
-from mdpoly.backends.device_schedule import device_schedule_items
+from mdpoly.backends.device_schedule import device_schedule_items, device_statements
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
@@ -266,13 +266,16 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    device_items = device_schedule_items(nest, "" if options.mpi or options.devices is not None else target.name,
-                                         used_names)   # GPU: PrivateLoops as kernels
-    for item_id, item in device_items.codes.items():
-        calls[item_id], data[item_id] = item.call, item.device_data
-        definitions.append(item.definition)
-        if item.preamble not in preambles:
-            preambles.append(item.preamble)
+    # GPU: PrivateLoops as kernels, then host statements on resident arrays as one-thread kernels
+    api = "" if options.mpi or options.devices is not None else target.name
+    device_items = device_schedule_items(nest, api, used_names)
+    for items in (device_items, device_statements(nest, api, calls, data, used_names)):
+        for item_id, item in items.codes.items():
+            calls[item_id], data[item_id] = item.call, item.device_data
+            definitions.append(item.definition)
+            if item.preamble not in preambles:
+                preambles.append(item.preamble)
+        device_items = device_items.merged(items) if items is not device_items else device_items
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
                                        min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
                                        region_only=region_only, per_call=frozenset(per_call))

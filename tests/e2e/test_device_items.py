@@ -13,6 +13,8 @@ NVRTC) and, on a GPU machine (``-m gpu``), run and compared the same way.
 from __future__ import annotations
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
@@ -27,13 +29,19 @@ CASES_DIR = Path(__file__).parent / "device_item_cases"
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
 
-#: case -> the lines of the parallel loops that must run on the device, and a region note (or "")
-CASES: dict[str, tuple[tuple[int, ...], str]] = {
-    "adi_like": ((9, 21), "v, p, q, u stay on the device over loop 't'"),
-    "sweep": ((7,), ""),
-    "symm_like": ((9,), "B, A, C stay on the device over loop 'i'"),
-    "deriche_like": ((9, 20), ""),
+#: case -> the lines of the parallel loops and of the host statements that must run on the
+#: device, a region note (or ""), and the region's copies in and back (MDPOLY_PROFILE; None: no region)
+CASES: dict[str, tuple[tuple[int, ...], tuple[int, ...], str, tuple[int, int] | None]] = {
+    "adi_like": ((9, 21), (), "v, p, q, u stay on the device over loop 't'", (4, 4)),
+    "sweep": ((7,), (), "", None),
+    "symm_like": ((9,), (), "B, A, C stay on the device over loop 'i'", (3, 1)),
+    "deriche_like": ((9, 20), (), "", None),
+    # the scalar sqrt statement runs as a one-thread kernel: A is not copied back around it
+    "cholesky_like": ((), (8,), "A stay on the device over loop 'k' (copied in once before it: A; copied back "
+                      "once after it: A); the statement", (1, 1)),
+    "lu_like": ((), (7, 8), "A, piv stay on the device over loop 'k'", (2, 2)),
 }
+_RESIDENT = re.compile(r"mdpoly-profile: resident uploads=(\d+) downloads=(\d+)")
 
 
 def _generate(case: str, target: str, tmp_path: Path) -> tuple[Path, str]:
@@ -44,16 +52,19 @@ def _generate(case: str, target: str, tmp_path: Path) -> tuple[Path, str]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_report_says_the_loop_runs_on_the_device(case: str, tmp_path: Path) -> None:
-    lines, region = CASES[case]
+    lines, statements, region, _ = CASES[case]
     report = tmp_path / "r.json"
     proc = run_mdpoly(CASES_DIR / f"{case}.c", tmp_path / "out.c", {},
                       extra=["--target", "opencl", "--all-nests", "--report", str(report)])
     for line in lines:
         assert f"the parallel loop at line {line} runs on the device, one thread per iteration" in proc.stderr
+    for line in statements:
+        assert f"the statement at line {line} runs on the device (one thread)" in proc.stderr
+    assert "copied back for the statement" not in proc.stderr
     if region:
         assert region in proc.stderr, proc.stderr
     items = [d for n in json.loads(report.read_text())["nests"] for d in n.get("device_items", [])]
-    assert sorted(d["line"] for d in items) == sorted(lines)
+    assert sorted(d["line"] for d in items) == sorted(lines + statements)
 
 
 @needs_opencl
@@ -64,7 +75,10 @@ def test_device_loop_matches_original_on_opencl(case: str, tmp_path: Path) -> No
     assert "get_global_id(0)" in out_c.read_text()
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
-    assert run_program(exe) == reference, f"out.c kept in {tmp_path}"
+    proc = run_step([str(exe)], env=dict(os.environ, MDPOLY_PROFILE="1"))
+    assert proc.stdout == reference, f"out.c kept in {tmp_path}"
+    copies = CASES[case][3]
+    assert _RESIDENT.findall(proc.stderr) == ([] if copies is None else [tuple(map(str, copies))]), proc.stderr
 
 
 @pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
@@ -96,3 +110,16 @@ def test_device_loop_matches_original_on_cuda_gpu(case: str, tmp_path: Path) -> 
     exe = tmp_path / "cuda"
     assert not build_cuda(out_c, exe, {}, tmp_path)
     assert run_program(exe) == reference
+
+
+@pytest.mark.skipif(nvrtc_unavailable() is not None, reason=str(nvrtc_unavailable()))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_item_cuda_kernels_compile(case: str, tmp_path: Path) -> None:
+    """The CUDA kernels of the device items compile for sm_90 (NVRTC or nvcc), also where the
+    toolkit lacks the headers the host code needs."""
+    out_c, _ = _generate(case, "cuda", tmp_path)
+    sources = {n: s for n, s in kernel_sources(out_c.read_text()).items() if n.endswith(("_dev", "_stmt"))}
+    assert len(sources) == len(CASES[case][0]) + len(CASES[case][1]), sorted(sources)
+    for name, source in sources.items():
+        assert 'extern "C" __global__ void' in source
+        compile_for_sm90(source, name, tmp_path)
