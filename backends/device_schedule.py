@@ -172,7 +172,11 @@ def device_statements(nest: NestAnalysis, api: str, calls: dict[int, str], data:
                 k += 1
                 name = f"mdpoly_{nest.function}_{st.loc.line}_stmt{k}"
             used_names.add(name)
-            mine[id(st)] = render_item(body, name, api)
+            code = render_item(body, name, api)
+            guarded = (f"if ({_disjoint(body)}) {{\n{_indent(code.call)}\n}} else {{\n{_indent(st.text.rstrip())}\n}}"
+                       if len(body.arrays) > 1 else code.call)
+            check = f"mdp_alias_ok = {_disjoint(body)};"
+            mine[id(st)] = ItemCode(code.definition, guarded, code.preamble, replace(code.device_data, check=check))
             notes.append((st.loc, f"the statement at line {st.loc.line} runs on the device (one thread) "
                                   "on the resident arrays"))
         if not mine:
