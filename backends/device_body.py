@@ -111,6 +111,9 @@ class DeviceBody:
     scalars: tuple[DeviceScalar, ...]
     outs: tuple[DeviceScalar, ...]
     fp64: bool
+    #: host C run after the kernel that leaves the item's loop iterators declared outside it at
+    #: their exit values (its loop headers around nothing; ``""``: none, or not asked for)
+    exits: str = ""
 
 
 class Refused(Exception):
@@ -457,9 +460,89 @@ class _Translator(c_ast.NodeVisitor):
     # }}}
 
 
+class _Targets(c_ast.NodeVisitor):
+    """Names assigned (``=``, ``op=``, ``++``/``--``) outside the headers of ``for`` loops."""
+
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_For(self, node: c_ast.For) -> None:
+        for part in (node.cond, node.stmt):
+            if part is not None:
+                self.visit(part)
+
+    def visit_Assignment(self, node: c_ast.Assignment) -> None:
+        if isinstance(node.lvalue, c_ast.ID):
+            self.names.add(node.lvalue.name)
+        self.generic_visit(node)
+
+    def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
+        if node.op in ("++", "--", "p++", "p--") and isinstance(node.expr, c_ast.ID):
+            self.names.add(node.expr.name)
+        self.generic_visit(node)
+
+
+def _loop_iterator(loop: c_ast.For) -> str | None:
+    init = loop.init
+    if isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
+        return str(init.lvalue.name)
+    return None
+
+
+def _plain_header(loop: c_ast.For) -> bool:
+    """The header reads no array, calls nothing and assigns only its iterator."""
+    seen: list[c_ast.Node] = [n for n in (loop.init, loop.cond, loop.next) if n is not None]
+    while seen:
+        n = seen.pop()
+        if isinstance(n, c_ast.ArrayRef | c_ast.FuncCall | c_ast.StructRef):
+            return False
+        seen.extend(c for _, c in n.children())
+    return True
+
+
+def _skeleton(node: c_ast.Node, own: set[str]) -> c_ast.Node | None:
+    """``node`` reduced to its ``for`` loops around nothing (``None``: no loop), which leaves
+    their iterators at the values the whole statement leaves them.
+
+    :raises Refused: a loop whose iterator is in ``own`` sits under anything but loops, or its
+        header depends on more than scalars."""
+    if isinstance(node, c_ast.For):
+        if not _plain_header(node):
+            raise Refused("a loop header reads an array, so its exit value is not known on the host")
+        inner = _skeleton(node.stmt, own)
+        return c_ast.For(node.init, node.cond, node.next, inner if inner is not None else c_ast.Compound([]))
+    if isinstance(node, c_ast.Compound):
+        kept = [k for k in (_skeleton(it, own) for it in node.block_items or []) if k is not None]
+        return c_ast.Compound(kept) if kept else None
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.For) and _loop_iterator(n) in own:
+            raise Refused(f"the loop of '{_loop_iterator(n)}' runs under a condition, so its exit value is not "
+                          "known on the host")
+        stack.extend(c for _, c in n.children())
+    return None
+
+
+def _own_iterators(stmt: c_ast.Node, symbols: dict[str, Variable]) -> set[str]:
+    """Iterators of the loops of ``stmt`` that are integer scalars declared outside it."""
+    out: set[str] = set()
+    stack = [stmt]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.For):
+            it = _loop_iterator(n)
+            var = symbols.get(it or "")
+            if it is not None and var is not None and not var.shape and var.kind in ("scalar", "local") \
+                    and device_type(var.scalar_type or var.elem_type) not in (None, "float", "double"):
+                out.add(it)
+        stack.extend(c for _, c in n.children())
+    return out
+
+
 def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...] = (),
               locals_: tuple[str, ...] = (), private: tuple[str, ...] = (), last: str = "",
-              outs: frozenset[str] = frozenset()) -> DeviceBody:
+              outs: frozenset[str] = frozenset(), own_loops: bool = False) -> DeviceBody:
     """``text`` (an item's C) as a ``DeviceBody``.
 
     :arg symbols: declarations of the outside names, by name.
@@ -469,6 +552,9 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
     :arg private: outside names the item uses as its own (inner loops' iterators declared outside).
     :arg last: C run by the sequentially last thread after the body (the copies back).
     :arg outs: outside scalars ``last`` may assign.
+    :arg own_loops: the iterators of the text's loops that are declared outside it are thread
+        locals too, and ``DeviceBody.exits`` sets them on the host afterwards (each assigned only
+        by its loop's header, each loop under loops only, its header over scalars).
     :raises Refused: with the reason it cannot be translated exactly.
     """
     body = _parse("\n".join([*locals_, text]))
@@ -486,6 +572,17 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
             raise Refused(f"the parallel loop '{it}' is not where the band has it")
         stmt = loop.stmt
     names = {b.iterator for b in band}
+    exits = ""
+    if own_loops:
+        whole = c_ast.Compound(items)
+        own = _own_iterators(whole, symbols) - set(private)
+        targets = _Targets()
+        targets.visit(whole)
+        if own & targets.names:
+            raise Refused(f"the loop iterator '{sorted(own & targets.names)[0]}' is assigned in the loop's body")
+        skeleton = _skeleton(whole, own) if own else None
+        exits = _gen().visit(skeleton) if skeleton is not None else ""
+        private = (*private, *sorted(own - names))
     tr = _Translator(symbols, names | set(private), set(outs))
     for d in decls:
         tr.visit(d)
@@ -519,4 +616,5 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
     local_decls += [gen.visit(d) + ";" for d in decls]
     body_c = gen.visit(stmt) if isinstance(stmt, c_ast.Compound) else gen.visit(c_ast.Compound([stmt]))
     return DeviceBody(tuple(typed), tuple(local_decls), body_c, last_c, tuple(tr.arrays.values()),
-                      tuple(s for n, s in tr.scalars.items() if n not in names), tuple(tr.outs.values()), tr.fp64)
+                      tuple(s for n, s in tr.scalars.items() if n not in names), tuple(tr.outs.values()), tr.fp64,
+                      exits)

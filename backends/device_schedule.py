@@ -23,7 +23,17 @@ from mdpoly.backends.device_body import DeviceBody, Refused, translate
 from mdpoly.backends.device_item import ItemCode, render_item
 from mdpoly.backends.residency import plan_region
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.nest import ORIGINAL_NEST, HostLoop, HostStatement, NestAnalysis, PrivateLoop, schedule_items_of
+from mdpoly.ir.mdh import Combine
+from mdpoly.ir.nest import (
+    ORIGINAL_NEST,
+    Computation,
+    HostLoop,
+    HostStatement,
+    NestAnalysis,
+    PrivateLoop,
+    schedule_computations,
+    schedule_items_of,
+)
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.scop import Variable
 
@@ -131,62 +141,114 @@ def statement_body(st: HostStatement, symbols: tuple[Variable, ...]) -> DeviceBo
     if st.declares:
         return "it declares a name the host code uses"
     try:
-        return translate(st.text, {v.name: v for v in symbols})
+        return translate(st.text, {v.name: v for v in symbols}, own_loops=True)
     except Refused as err:
         return str(err)
 
 
+def kept_body(comp: Computation, symbols: tuple[Variable, ...]) -> DeviceBody | str:
+    """A computation kept as written (too little work, a reduction in a host loop) for the
+    device: threads over its outermost loop where the analysis proved that loop parallel (a
+    concatenation dimension, no run-time precondition), else one thread."""
+    nest, table = comp.nest, {v.name: v for v in symbols}
+    mdh = nest.mdh
+    if mdh is not None and nest.loops and nest.loops[0].combine == Combine.CONCAT and not mdh.preconditions:
+        try:
+            return translate(nest.reference_c, table, (nest.loops[0].iterator,), own_loops=True)
+        except Refused:
+            pass
+    try:
+        return translate(nest.reference_c, table, own_loops=True)
+    except Refused as err:
+        return str(err)
+
+
+def _fresh(base: str, used_names: set[str]) -> str:
+    name, k = base, 1
+    while name in used_names:
+        k += 1
+        name = f"{base}{k}"
+    used_names.add(name)
+    return name
+
+
+def _host_item(body: DeviceBody, name: str, api: str, text: str) -> ItemCode:
+    """A host item's kernel with its call (the item as written when its arrays overlap), then
+    the exit values of its loops' iterators."""
+    code = render_item(body, name, api)
+    run = code.call + ("\n" + body.exits if body.exits else "")
+    call = (f"if ({_disjoint(body)}) {{\n{_indent(run)}\n}} else {{\n{_indent(text.rstrip())}\n}}"
+            if len(body.arrays) > 1 else "{\n" + _indent(run) + "\n}")
+    return ItemCode(code.definition, call, code.preamble,
+                    replace(code.device_data, check=f"mdp_alias_ok = {_disjoint(body)};"))
+
+
+def _loop_items(loop: HostLoop, calls: dict[int, str], nest: NestAnalysis, api: str,
+                used_names: set[str], only: set[SourceLoc] | None
+                ) -> tuple[dict[int, ItemCode], list[tuple[SourceLoc, str]], list[tuple[SourceLoc, str]]]:
+    """The host statements and kept computations of ``loop`` (those at ``only``'s locations,
+    when given) as device items, with their notes and the others' refusals."""
+    mine: dict[int, ItemCode] = {}
+    notes: list[tuple[SourceLoc, str]] = []
+    refusals: list[tuple[SourceLoc, str]] = []
+    items: list[HostStatement | Computation] = [*schedule_items_of(loop.body, HostStatement),
+                                                *(c for c in schedule_computations(loop.body) if id(c) not in calls)]
+    for it in items:
+        loc = it.loc if isinstance(it, HostStatement) else it.nest.loc
+        if only is not None and loc not in only:
+            continue
+        body = statement_body(it, nest.symbols) if isinstance(it, HostStatement) else kept_body(it, nest.symbols)
+        if isinstance(body, str):
+            refusals.append((loc, body))
+            continue
+        if not body.arrays:
+            continue   # scalars only: nothing to keep on the device
+        text = it.text if isinstance(it, HostStatement) else it.nest.reference_c
+        name = _fresh(f"mdpoly_{nest.function}_{loc.line}_stmt", used_names)
+        mine[id(it)] = _host_item(body, name, api, text)
+        what = (f"the statement at line {loc.line} runs on the device (one thread)" if isinstance(it, HostStatement)
+                else f"the computation at line {loc.line} kept as written runs on the device ("
+                     + (f"one thread per iteration of '{body.threads[0].iterator}'" if body.threads else "one thread")
+                     + ")")
+        notes.append((loc, what + " on the resident arrays"))
+    return mine, notes, refusals
+
+
 def device_statements(nest: NestAnalysis, api: str, calls: dict[int, str], data: dict[int, DeviceData],
                       used_names: set[str]) -> DeviceItems:
-    """The host statements of ``nest``'s outermost host loops that get their resident arrays
-    copied back and in around them (``HostSync``), as one-thread kernels on the region's
-    buffers instead: each only where it translates exactly (``statement_body``) and every array
-    it uses stays on the device over the loop. ``calls`` and ``data`` (the device work planned
-    so far, by ``id``) are not changed; the result's codes are to be added to them."""
+    """The host statements and kept computations of ``nest``'s outermost host loops that would
+    use arrays the device work keeps resident, as kernels on the region's buffers (a statement:
+    one thread; a kept computation: threads over its parallel outermost loop, else one) instead
+    of copies of whole arrays around them: each only where it translates exactly
+    (``statement_body``, ``kept_body``) and the region then keeps every array it uses. All of a
+    loop's such items are tried first, else only the statements the region copies around.
+    ``calls`` and ``data`` (the device work planned so far, by ``id``) are not changed; the
+    result's codes are to be added to them."""
     codes: dict[int, ItemCode] = {}
     notes: list[tuple[SourceLoc, str]] = []
     refusals: list[tuple[SourceLoc, str]] = []
     if api not in ("opencl", "cuda") or nest.schedule is None:
         return DeviceItems(codes, (), ())
     for loop in nest.schedule:
-        if not isinstance(loop, HostLoop):
+        if not isinstance(loop, HostLoop) or not any(
+                id(it) in calls and id(it) in data
+                for it in (*schedule_computations(loop.body), *schedule_items_of(loop.body, PrivateLoop))):
             continue
-        region = plan_region(loop, calls, data)
-        if isinstance(region, str) or not region.syncs:
-            continue
-        synced = {s.loc for s in region.syncs}
-        resident = {a.name for a in region.arrays}
-        mine: dict[int, ItemCode] = {}
-        for st in schedule_items_of(loop.body, HostStatement):
-            if st.loc not in synced:
-                continue
-            body = statement_body(st, nest.symbols)
-            if isinstance(body, str):
-                refusals.append((st.loc, body))
-                continue
-            if any(a.name not in resident for a in body.arrays):
-                refusals.append((st.loc, "it uses an array that does not stay on the device"))
-                continue
-            name, k = f"mdpoly_{nest.function}_{st.loc.line}_stmt", 1
-            while name in used_names:
-                k += 1
-                name = f"mdpoly_{nest.function}_{st.loc.line}_stmt{k}"
-            used_names.add(name)
-            code = render_item(body, name, api)
-            guarded = (f"if ({_disjoint(body)}) {{\n{_indent(code.call)}\n}} else {{\n{_indent(st.text.rstrip())}\n}}"
-                       if len(body.arrays) > 1 else code.call)
-            check = f"mdp_alias_ok = {_disjoint(body)};"
-            mine[id(st)] = ItemCode(code.definition, guarded, code.preamble, replace(code.device_data, check=check))
-            notes.append((st.loc, f"the statement at line {st.loc.line} runs on the device (one thread) "
-                                  "on the resident arrays"))
-        if not mine:
-            continue
-        # the region again, with those statements as device work: it must keep every array they use
-        again = plan_region(loop, {**calls, **{k: c.call for k, c in mine.items()}},
-                            {**data, **{k: c.device_data for k, c in mine.items()}})
-        kept = set() if isinstance(again, str) else {a.name for a in again.arrays}
-        if all({a.name for a in c.device_data.uses} <= kept for c in mine.values()):
-            codes.update(mine)
-        else:
-            notes = [n for n in notes if n[0] not in {st.loc for st in schedule_items_of(loop.body, HostStatement)}]
+        base = plan_region(loop, calls, data)
+        tries: list[set[SourceLoc] | None] = [None]
+        if not isinstance(base, str) and base.syncs:
+            tries.append({s.loc for s in base.syncs})
+        for only in tries:
+            mine, mine_notes, mine_refusals = _loop_items(loop, calls, nest, api, used_names, only)
+            if not mine:
+                refusals += mine_refusals
+                break
+            again = plan_region(loop, {**calls, **{k: c.call for k, c in mine.items()}},
+                                {**data, **{k: c.device_data for k, c in mine.items()}})
+            kept = set() if isinstance(again, str) else {a.name for a in again.arrays}
+            if all({u.name for u in c.device_data.uses} <= kept for c in mine.values()):
+                codes.update(mine)
+                notes += mine_notes
+                refusals += mine_refusals
+                break
     return DeviceItems(codes, tuple(notes), tuple(refusals))

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
-from mdpoly.backends.device_schedule import device_schedule_items, device_statements
+from mdpoly.backends.device_schedule import DeviceItems, device_schedule_items, device_statements
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
@@ -216,6 +216,16 @@ def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: Rank
     return (plan, code), params, caps, tuning
 
 
+def _add_items(items: DeviceItems, calls: dict[int, str], data: dict[int, DeviceData], definitions: list[str],
+               preambles: list[str]) -> None:
+    """Adds the device items' calls, buffers, definitions and runtime to a schedule's."""
+    for item_id, item in items.codes.items():
+        calls[item_id], data[item_id] = item.call, item.device_data
+        definitions.append(item.definition)
+        if item.preamble not in preambles:
+            preambles.append(item.preamble)
+
+
 def _kept_reduction(nest: NestAnalysis, why: str) -> NestOutcome:
     d = reduction_in_host_loop(nest, why)
     return _kept(replace(nest, kept=d), d.code, d.message)
@@ -266,16 +276,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    # GPU: PrivateLoops as kernels, then host statements on resident arrays as one-thread kernels
     api = "" if options.mpi or options.devices is not None else target.name
-    device_items = device_schedule_items(nest, api, used_names)
-    for items in (device_items, device_statements(nest, api, calls, data, used_names)):
-        for item_id, item in items.codes.items():
-            calls[item_id], data[item_id] = item.call, item.device_data
-            definitions.append(item.definition)
-            if item.preamble not in preambles:
-                preambles.append(item.preamble)
-        device_items = device_items.merged(items) if items is not device_items else device_items
+    device_items = device_schedule_items(nest, api, used_names)   # GPU: PrivateLoops as kernels
+    _add_items(device_items, calls, data, definitions, preambles)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
                                        min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
                                        region_only=region_only, per_call=frozenset(per_call))
@@ -297,6 +300,10 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     resident: tuple[tuple[SourceLoc, str], ...] = ()
+    # GPU: host statements and kept computations on resident arrays as kernels of their own
+    statements = device_statements(nest, api, calls, data, used_names)
+    _add_items(statements, calls, data, definitions, preambles)
+    device_items = device_items.merged(statements)
     if target.name in ("opencl", "cuda") and calls:   # data kept on the device over host loops
         refused = ("--mpi: each rank's call gathers its results on the host" if options.mpi else
                    "--devices: each device holds its own copies" if options.devices is not None else "")
