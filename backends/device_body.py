@@ -59,6 +59,11 @@ _TYPES = {
 }
 
 
+#: Bytes of the device types.
+_SIZES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8, "float": 4,
+          "double": 8}
+
+
 @dataclass(frozen=True, slots=True)
 class DeviceArray:
     """A global array the item uses: ``host_type`` as declared (for ``sizeof`` on the host),
@@ -114,6 +119,19 @@ class DeviceBody:
     #: host C run after the kernel that leaves the item's loop iterators declared outside it at
     #: their exit values (its loop headers around nothing; ``""``: none, or not asked for)
     exits: str = ""
+
+    def bytes(self) -> int | None:
+        """The bytes its arrays hold (what a call without resident data copies in), where every
+        extent is a constant; else ``None``."""
+        total = 0
+        for a in self.arrays:
+            if not all(e.strip().isdigit() for e in a.extents):
+                return None
+            n = _SIZES.get(a.device_type, 8)
+            for e in a.extents:
+                n *= int(e)
+            total += n
+        return total
 
 
 class Refused(Exception):

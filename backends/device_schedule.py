@@ -13,6 +13,7 @@ values on the host (``PrivateLoop.exits``). A loop whose inner iterators are rea
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import cast
 
@@ -40,7 +41,8 @@ from mdpoly.ir.scop import Variable
 
 def _disjoint(body: DeviceBody) -> str:
     """A C condition: no two arrays the item copies whole overlap (``"1"`` for fewer than two)."""
-    size = {a.name: f"{a.count()} * sizeof({a.host_type})" for a in body.arrays}
+    # ``sizeof`` of the array type: no multiplication, which a region would read as a dereference
+    size = {a.name: f"sizeof({a.host_type}{''.join(f'[{e}]' for e in a.extents)})" for a in body.arrays}
     tests = [f"((const char *){x.name} + {size[x.name]} <= (const char *){y.name} || "
              f"(const char *){y.name} + {size[y.name]} <= (const char *){x.name})"
              for k, x in enumerate(body.arrays) for y in body.arrays[k + 1:]]
@@ -52,11 +54,11 @@ def private_loop_body(loop: PrivateLoop, symbols: tuple[Variable, ...]) -> Devic
     if loop.lastprivate:
         return (f"the iterator '{loop.lastprivate[0]}' of an inner loop is read after the loop, and only the "
                 "sequentially last iteration's value may come back")
-    if loop.blocked:
+    if loop.blocked and loop.copies:
         return "the loop is blocked inside its inner loops"
     table = {v.name: v for v in symbols}
-    try:
-        return translate(loop.text, table, loop.iterators, tuple(c.decl for c in loop.copies), loop.private,
+    try:   # a blocked loop without copies: its text as written (each thread takes one iteration)
+        return translate(loop.original if loop.blocked else loop.text, table, loop.iterators, tuple(c.decl for c in loop.copies), loop.private,
                          "\n".join(c.copy_out for c in loop.copies), frozenset(c.name for c in loop.copies))
     except Refused as err:
         return str(err)
@@ -110,15 +112,27 @@ class DeviceItems:
         return tuple((loc, "" if loc in on else why) for loc, why in private)
 
 
-def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str]) -> DeviceItems:
+#: ``pays(work, bytes, in_host_loop)``: ``""`` when a device loop of ``work`` statement instances
+#: (``None``: unknown) whose arrays hold ``bytes`` (``None``: unknown) pays on the device, else why not
+Pays = Callable[[int | None, int | None, bool], str]
+
+
+def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pays: Pays | None = None) -> DeviceItems:
     """Every ``PrivateLoop`` of ``nest``'s schedule as a kernel for ``api`` (``opencl``/``cuda``;
-    any other: none), named afresh (``used_names`` grows), or why it stays on the host."""
+    any other: none), named afresh (``used_names`` grows), or why it stays on the host (among
+    them ``pays``'s reason: the caller's cost model)."""
     codes: dict[int, ItemCode] = {}
     notes: list[tuple[SourceLoc, str]] = []
     refusals: list[tuple[SourceLoc, str]] = []
     if api not in ("opencl", "cuda") or nest.schedule is None:
         return DeviceItems(codes, (), ())
+    looped = {id(p) for it in nest.schedule if isinstance(it, HostLoop) for p in schedule_items_of(it.body, PrivateLoop)}
     for loop in schedule_items_of(nest.schedule, PrivateLoop):
+        body = private_loop_body(loop, nest.symbols)
+        why = body if isinstance(body, str) else pays(loop.work, body.bytes(), id(loop) in looped) if pays else ""
+        if why:
+            refusals.append((loop.loc, why))
+            continue
         name, k = f"mdpoly_{nest.function}_{loop.loc.line}_dev", 1
         while name in used_names:
             k += 1

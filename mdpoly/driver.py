@@ -13,13 +13,13 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
-from mdpoly.backends.device_schedule import DeviceItems, device_schedule_items, device_statements
+from mdpoly.backends.device_schedule import DeviceItems, Pays, device_schedule_items, device_statements
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.backends.residency import render_resident
-from mdpoly.cost_model import CostDecision, cost_inputs, decide, gains_on_one_thread, min_phase_ops
+from mdpoly.cost_model import CostDecision, CostInputs, cost_inputs, decide, gains_on_one_thread, min_phase_ops
 from mdpoly.diagnostics import (
     CompilerBug,
     DiagnosticSink,
@@ -216,6 +216,19 @@ def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: Rank
     return (plan, code), params, caps, tuning
 
 
+def _device_loop_pays(target: Target[Any, Any], options: Options, nest: NestAnalysis) -> Pays:
+    """The cost model's verdict on a parallel loop run on the device (two operations per statement
+    instance): ``""`` when it pays or is requested, else why not."""
+    forced = "--all-nests" if options.all_nests else "#pragma mdh" if nest.requested else ""
+
+    def pays(work: int | None, nbytes: int | None, in_host_loop: bool) -> str:
+        if work is None:
+            return ""   # sizes known at run time only: it runs on the device, as inside host loops
+        cost = decide(CostInputs(target.name, 2 * work, nbytes, "", 2, in_host_loop=in_host_loop, forced=forced))
+        return "" if cost.parallel else f"too little work: {cost.reason}"
+    return pays
+
+
 def _add_items(items: DeviceItems, calls: dict[int, str], data: dict[int, DeviceData], definitions: list[str],
                preambles: list[str]) -> None:
     """Adds the device items' calls, buffers, definitions and runtime to a schedule's."""
@@ -277,7 +290,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
     api = "" if options.mpi or options.devices is not None else target.name
-    device_items = device_schedule_items(nest, api, used_names)   # GPU: PrivateLoops as kernels
+    device_items = device_schedule_items(nest, api, used_names, _device_loop_pays(target, options, nest))
     _add_items(device_items, calls, data, definitions, preambles)
     rendered = render_schedule_regions(nest.schedule, calls, teams, openmp=target.name == "openmp",
                                        min_work=0 if options.all_nests or nest.requested else min_phase_ops(),
@@ -291,6 +304,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if rendered.small or small:
             return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
+            costly = [r for _, r in device_items.refusals if r.startswith("too little work")]
+            if costly and len(costly) == len(device_items.refusals):
+                return None, _kept(nest, "too-little-work", costly[0])
             why = f" (on the device: {device_items.refusals[0][1]})" if device_items.refusals else ""
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
                                f"inner loops or private temporaries), which only the OpenMP target does in parallel{why}")
