@@ -590,6 +590,7 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
             raise Refused(f"the parallel loop '{it}' is not where the band has it")
         stmt = loop.stmt
     names = {b.iterator for b in band}
+    private = tuple(p for p in private if p not in names)
     exits = ""
     if own_loops:
         whole = c_ast.Compound(items)

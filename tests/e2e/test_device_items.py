@@ -43,6 +43,8 @@ pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code gene
 CASES: dict[str, tuple[tuple[int, ...], tuple[int, ...], str, tuple[int, int] | None]] = {
     "adi_like": ((9, 21), (), "v, p, q, u stay on the device over loop 't'", (4, 4)),
     "sweep": ((7,), (), "", None),
+    # the second sweep is blocked for OpenMP; on the device it runs as written, one thread per 'j'
+    "adi_blocked": ((11, 23), (), "u, v, p, q stay on the device over loop 't'", (4, 4)),
     "symm_like": ((9,), (), "B, A, C stay on the device over loop 'i'", (3, 1)),
     "deriche_like": ((9, 20), (), "", None),
     # the scalar sqrt statement runs as a one-thread kernel: A is not copied back around it
