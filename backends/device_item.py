@@ -24,6 +24,9 @@ from mdpoly.backends.device_body import DeviceBody
 from mdpoly.backends.gpu_host import c_string
 from mdpoly.ir.residency import DeviceData, DeviceUse
 
+#: An OpenCL transfer's event argument: an event of the call's when profiling, else none.
+_TEV = "mdp_cl_profile ? &mdp_tev[mdp_nt++] : NULL"
+
 #: Threads per CUDA block of an item's kernel.
 BLOCK = 128
 
@@ -110,6 +113,9 @@ def _host_opencl(body: DeviceBody, name: str) -> list[str]:
     w: list[str] = []
     bufs = _buffers(body)
     w.append("static cl_kernel mdp_kernel = NULL;")
+    # MDPOLY_PROFILE: one event per command, requested only when profiling (NULL otherwise)
+    w.append(f"cl_event mdp_kev[1], mdp_tev[{2 * len(bufs) + 1}];")
+    w.append("int mdp_nk = 0, mdp_nt = 0;")
     for b, _, nbytes, _ in bufs:
         w += [f"static cl_mem mdp_mem_{b};", f"static size_t mdp_cap_{b};",
               f"const size_t mdp_bytes_{b} = {nbytes};", f"cl_mem mdp_dev_{b} = 0;", f"int mdp_res_{b} = 0;"]
@@ -126,7 +132,7 @@ def _host_opencl(body: DeviceBody, name: str) -> list[str]:
         w.append(f"    mdp_dev_{b} = mdp_mem_{b};")
         if not b.startswith("out_"):
             w.append(f"    mdp_cl_check(clEnqueueWriteBuffer(mdp_cl_queue, mdp_mem_{b}, CL_FALSE, 0, mdp_bytes_{b}, "
-                     f'(const void *){host}, 0, NULL, NULL), "clEnqueueWriteBuffer");')
+                     f'(const void *){host}, 0, NULL, {_TEV}), "clEnqueueWriteBuffer");')
         w.append("}")
     args = [f"mdp_dev_{a.name}" for a in body.arrays] + [s.name for s in body.scalars]
     for k in range(len(body.threads)):
@@ -135,14 +141,15 @@ def _host_opencl(body: DeviceBody, name: str) -> list[str]:
     for k, a in enumerate(args):
         w.append(f'mdp_cl_check(clSetKernelArg(mdp_kernel, {k}, sizeof({a}), &{a}), "clSetKernelArg");')
     w.append("mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, 1, NULL, &mdp_items, NULL, 0, NULL, "
-             'NULL), "clEnqueueNDRangeKernel");')
+             'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
     for b, host, _, written in bufs:
         if written:
             w.append(f"if (!mdp_res_{b})")
             w.append(f"    mdp_cl_check(clEnqueueReadBuffer(mdp_cl_queue, mdp_dev_{b}, CL_TRUE, 0, mdp_bytes_{b}, "
-                     f'(void *){host}, 0, NULL, NULL), "clEnqueueReadBuffer");')
+                     f'(void *){host}, 0, NULL, {_TEV}), "clEnqueueReadBuffer");')
     every = " && ".join(f"mdp_res_{b}" for b, _, _, _ in bufs) or "0"
-    w += [f"if (!({every}))", '    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");']
+    w += [f"if (mdp_cl_profile || !({every}))", '    mdp_cl_check(clFinish(mdp_cl_queue), "clFinish");',
+          "if (mdp_cl_profile)", f'    mdp_cl_profile_add("{name}", mdp_kev, mdp_nk, mdp_tev, mdp_nt);']
     return w
 
 
@@ -163,6 +170,8 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
           f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", 0);',
           f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");',
           f'    mdp_cu_launchable(mdp_kernel, "{name}", mdp_block);', "}"]
+    # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launch, 3-4 around the copies out
+    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(0);"]
     for b, host, _, _ in bufs:
         w.append(f"mdp_res_{b} = mdp_cu_resident_find((const void *){host}, mdp_bytes_{b}, &mdp_dev_{b});")
         w.append(f"if (!mdp_res_{b}) {{")
@@ -171,6 +180,7 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
         if not b.startswith("out_"):
             w.append(f'    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b}, (const void *){host}, mdp_bytes_{b}), "cuMemcpyHtoD");')
         w.append("}")
+    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(1);"]
     args = [f"&mdp_dev_{a.name}" for a in body.arrays] + [f"(void *)&{s.name}" for s in body.scalars]
     for k in range(len(body.threads)):
         args += [f"&mdp_lo{k}", f"&mdp_ext{k}"]
@@ -179,11 +189,14 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
     w.append(f"  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)((mdp_items + {BLOCK - 1}) / {BLOCK}), 1, 1, "
              'mdp_block[0], 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }')
     every = " && ".join(f"mdp_res_{b}" for b, _, _, _ in bufs) or "0"
-    w += [f"if (!({every}))", '    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");']
+    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(2);"]
+    w += [f"if (mdp_cu_profile || !({every}))", '    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");']
+    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(3);"]
     for b, host, _, written in bufs:
         if written:
             w.append(f"if (!mdp_res_{b})")
             w.append(f'    mdp_cu_check(cuMemcpyDtoH((void *){host}, mdp_dev_{b}, mdp_bytes_{b}), "cuMemcpyDtoH");')
+    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(4);", f'    mdp_cu_profile_add("{name}", !({every}));', "}"]
     return w
 
 

@@ -145,3 +145,51 @@ def test_device_item_cuda_kernels_compile(case: str, tmp_path: Path) -> None:
     for name, source in sources.items():
         assert 'extern "C" __global__ void' in source
         compile_for_sm90(source, name, tmp_path)
+
+
+#: The CUDA runtime helpers the device items' host functions call, as ``backends/c/cuda_host.h``
+#: declares them (for a syntax check of those functions where the toolkit lacks ``nvrtc.h``).
+_CUDA_HELPERS = """#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+extern int mdp_cu_profile;
+void mdp_cu_check(CUresult err, const char *call);
+void mdp_cu_profile_record(int which);
+void mdp_cu_profile_add(const char *nest, int copied);
+CUmodule mdp_cu_module(const char *source, const char *nest, int fmad);
+CUfunction mdp_cu_function(CUmodule mod, const char *kernel);
+void mdp_cu_launchable(CUfunction f, const char *kernel, const unsigned int block[3]);
+void mdp_cu_buffer(CUdeviceptr *mem, size_t *cap, size_t bytes);
+int mdp_cu_resident_find(const void *host, size_t bytes, CUdeviceptr *mem);
+"""
+
+
+@pytest.mark.skipif(find_cuda() is None, reason="no CUDA toolkit (cuda.h)")
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_device_item_cuda_host_functions_compile(case: str, tmp_path: Path) -> None:
+    """Each device item's CUDA host function, with the runtime's declarations and ``cuda.h``,
+    compiles without warnings (the whole file needs ``nvrtc.h`` too, which some toolkits lack)."""
+    kit = find_cuda()
+    assert kit is not None
+    out_c, _ = _generate(case, "cuda", tmp_path)
+    text = out_c.read_text()
+    funcs = re.findall(r"^static const char mdp_cu_src_(\w+_(?:dev|stmt)\d*)\[\] =\n.*?^}\n", text, re.M | re.S)
+    assert len(funcs) == len(CASES[case][0]) + len(CASES[case][1]), funcs
+    pieces = [m.group(0) for m in re.finditer(r"^static const char mdp_cu_src_\w+_(?:dev|stmt)\d*\[\] =\n.*?^}\n",
+                                               text, re.M | re.S)]
+    typedefs = re.findall(r"^(?:typedef|#define) .*$", CASES_DIR.joinpath(f"{case}.c").read_text(), re.M)
+    src = tmp_path / "host.c"
+    src.write_text(_CUDA_HELPERS + "\n".join(typedefs) + "\n" + "\n".join(pieces))
+    run_step([c_compiler(), "-fsyntax-only", "-Wall", "-Werror", "-Wno-unused-function", *kit.compile_flags(),
+              str(src)])
+
+
+@needs_opencl
+def test_device_items_copy_nothing_inside_regions(tmp_path: Path) -> None:
+    """MDPOLY_PROFILE: the kernels of the items inside a data region move no data."""
+    out_c, _ = _generate("cholesky_like", "opencl", tmp_path)
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    proc = run_step([str(exe)], env=dict(os.environ, MDPOLY_PROFILE="1"))
+    lines = re.findall(r"mdpoly-profile: (\S+_stmt) calls=(\d+) kernel_ms=\S+ transfer_ms=(\S+)", proc.stderr)
+    assert lines and all(int(calls) == 40 and float(ms) == 0.0 for _, calls, ms in lines), proc.stderr
