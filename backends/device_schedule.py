@@ -13,6 +13,7 @@ values on the host (``PrivateLoop.exits``). A loop whose inner iterators are rea
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import cast
@@ -20,7 +21,7 @@ from typing import cast
 from pycparser import c_ast
 
 from mdpoly.backends.c_emit import CEmitter, Dialect
-from mdpoly.backends.device_body import DeviceBody, Refused, translate
+from mdpoly.backends.device_body import DeviceBody, Refused, device_type, translate
 from mdpoly.backends.device_item import ItemCode, render_item
 from mdpoly.backends.residency import plan_region
 from mdpoly.diagnostics import SourceLoc
@@ -32,11 +33,30 @@ from mdpoly.ir.nest import (
     HostStatement,
     NestAnalysis,
     PrivateLoop,
+    ScheduleItem,
     schedule_computations,
     schedule_items_of,
 )
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.scop import Variable
+
+
+def _header_symbols(items: tuple[ScheduleItem, ...]) -> list[Variable]:
+    """The iterators that host loops declare in their headers (``for (int k = 0; ...)``), which
+    the items inside read: declared inside the nest, so not among its symbols."""
+    out: list[Variable] = []
+    for it in items:
+        if isinstance(it, HostLoop):
+            m = re.match(rf"\s*for\s*\(\s*([A-Za-z_][\w\s]*?)\s+{re.escape(it.iterator)}\s*=", it.header)
+            if it.declares and m and device_type(m.group(1)) not in (None, "float", "double"):
+                out.append(Variable(it.iterator, m.group(1), (), "scalar", m.group(1)))
+            out += _header_symbols(it.body)
+    return out
+
+
+def _symbols(nest: NestAnalysis) -> tuple[Variable, ...]:
+    """``nest``'s symbols with the iterators its host loops declare."""
+    return (*nest.symbols, *_header_symbols(nest.schedule or ()))
 
 
 def _disjoint(body: DeviceBody) -> str:
@@ -128,7 +148,7 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pa
         return DeviceItems(codes, (), ())
     looped = {id(p) for it in nest.schedule if isinstance(it, HostLoop) for p in schedule_items_of(it.body, PrivateLoop)}
     for loop in schedule_items_of(nest.schedule, PrivateLoop):
-        body = private_loop_body(loop, nest.symbols)
+        body = private_loop_body(loop, _symbols(nest))
         why = body if isinstance(body, str) else pays(loop.work, body.bytes(), id(loop) in looped) if pays else ""
         if why:
             refusals.append((loop.loc, why))
@@ -137,7 +157,7 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pa
         while name in used_names:
             k += 1
             name = f"mdpoly_{nest.function}_{loop.loc.line}_dev{k}"
-        code = device_private_loop(loop, nest.symbols, api, name)
+        code = device_private_loop(loop, _symbols(nest), api, name)
         if isinstance(code, str):
             refusals.append((loop.loc, code))
             continue
@@ -211,7 +231,8 @@ def _loop_items(loop: HostLoop, calls: dict[int, str], nest: NestAnalysis, api: 
         loc = it.loc if isinstance(it, HostStatement) else it.nest.loc
         if only is not None and loc not in only:
             continue
-        body = statement_body(it, nest.symbols) if isinstance(it, HostStatement) else kept_body(it, nest.symbols)
+        symbols = _symbols(nest)
+        body = statement_body(it, symbols) if isinstance(it, HostStatement) else kept_body(it, symbols)
         if isinstance(body, str):
             refusals.append((loc, body))
             continue

@@ -50,6 +50,8 @@ CASES: dict[str, tuple[tuple[int, ...], tuple[int, ...], str, tuple[int, int] | 
     # the scalar sqrt statement runs as a one-thread kernel: A is not copied back around it
     "cholesky_like": ((), (8,), "A stay on the device over loop 'k' (copied in once before it: A; copied back "
                       "once after it: A); the statement", (1, 1)),
+    # the same with the host loop declaring its iterator (for (int k = ...)), which the statement reads
+    "cholesky_decl": ((), (8,), "A stay on the device over loop 'k'", (1, 1)),
     "lu_like": ((), (7, 8), "A, piv stay on the device over loop 'k'", (2, 2)),
     # the boundary row, too small to be a computation of its own, runs on the device (threads over
     # 'j'), so ey stays there; its loops' exit values come back (the function returns them)
