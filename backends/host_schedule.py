@@ -51,13 +51,14 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
             lines.append(_INDENT * depth + it.header + " {")
             _render(it.body, calls, depth + 1, lines, parallel)
             lines.append(_INDENT * depth + "}")
-        elif isinstance(it, HostStatement):
-            lines.extend(_block(it.text, depth))
+        elif isinstance(it, HostStatement):   # a GPU target's one-thread kernel for it is among ``calls``
+            lines.extend(_block(calls.get(id(it)) or it.text, depth))
         elif isinstance(it, Computation):
             call = calls.get(id(it))
             lines.extend(_block(call if call is not None else it.nest.reference_c, depth))
-        elif isinstance(it, PrivateLoop):
-            lines.extend(_block(_private_loop(it) if id(it) in parallel else it.original, depth))
+        elif isinstance(it, PrivateLoop):   # a GPU target's kernel for it is among ``calls``
+            text = calls.get(id(it)) or (_private_loop(it) if id(it) in parallel else it.original)
+            lines.extend(_block(text, depth))
         elif isinstance(it, Wavefront):
             lines.extend(_block(wavefront_parallel(it) if id(it) in parallel else it.original, depth))
 

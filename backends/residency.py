@@ -186,7 +186,12 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     """The data region of host loop ``loop``, or why there is none (``calls``: the transformed
     computations' call text, ``data``: their ``DeviceData``; both by ``id``)."""
     comps = schedule_computations(loop.body)
-    on_device = [c for c in comps if id(c) in calls and id(c) in data]
+    # parallel loops run as kernels of their own (``mdpoly.backends.device_schedule``) take part as computations do
+    device_loops = [p for p in _items(loop) if isinstance(p, PrivateLoop) and id(p) in calls and id(p) in data]
+    device_statements = [s for s in _statements(loop) if id(s) in calls and id(s) in data]
+    on_device: list[Computation | PrivateLoop | HostStatement] = [c for c in comps if id(c) in calls and id(c) in data]
+    on_device += device_statements
+    on_device += device_loops
     if not on_device:
         return "no computation inside it runs on the device"
     texts = _texts(loop)
@@ -197,18 +202,20 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     on_ids = {id(c) for c in on_device}
     swaps = _Swaps(loop, {id(c): {u.name for u in data[id(c)].uses if u.direct} for c in on_device})
     written = (_assigned(texts) | {h.iterator for h in _host_loops(loop)}
-               | {lp.iterator for c in comps for lp in c.nest.loops}) - swaps.used
+               | {lp.iterator for c in comps for lp in c.nest.loops}
+               | {n for p in device_loops for n in (*p.iterators, *p.private)}) - swaps.used
     if swaps.used and swaps.names & _assigned([s.text for s in _statements(loop) if id(s) not in swaps.statements]):
         return "a pointer the loop swaps is also assigned elsewhere in it"
     # what runs on the host inside the loop: every name it mentions stays on the host
     host_texts = [h.header for h in _host_loops(loop)]
     host_texts += [c.nest.reference_c for c in comps if id(c) not in on_ids and id(c) in calls]
-    host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop | Wavefront)]
+    host_texts += [it.original for it in _items(loop) if isinstance(it, PrivateLoop | Wavefront) and id(it) not in calls]
     on_host = {n for t in host_texts for n in _NAME.findall(t)}
-    # statements and kept computations: an array they use only by its elements is copied back
+    # statements and kept computations the device does not run (``mdpoly.backends.device_schedule``
+    # puts those it runs in ``calls``): an array they use only by its elements is copied back
     # before them (and in again after them when they write it); any other name they mention
     # stays on the host
-    statements = [s for s in _statements(loop) if id(s) not in swaps.statements]
+    statements = [s for s in _statements(loop) if id(s) not in swaps.statements and id(s) not in calls]
     for text in [s.text for s in statements] + [c.nest.reference_c for c in comps if id(c) not in calls]:
         writes = _host_writes(text)
         for n in _NAME.findall(text):
@@ -221,7 +228,7 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
             # implied by the region's test that the whole arrays are apart, if they stay the same
             if data[id(c)].overlap_only and not {u.name for u in data[id(c)].uses} & written:
                 continue
-            return (f"the run-time check of the computation at line {c.nest.loc.line} reads what the loop "
+            return (f"the run-time check of the computation at line {(c.nest.loc if isinstance(c, Computation) else c.loc).line} reads what the loop "
                     "changes, so it cannot be decided once before the loop")
         for view in swaps.views.get(id(c), [{}]) if check else []:   # each step's arrays, when swapped
             if _renamed(check, view) not in checks:
@@ -296,13 +303,13 @@ def _ordinals(items: tuple[ScheduleItem, ...]) -> dict[int, int]:
 
 
 def _host_run(it: ScheduleItem, skip: set[int], calls: dict[int, str]) -> bool:
-    """Whether ``it`` runs as written on the host: a statement (none of ``skip``), a computation
-    without a call (kept), or a loop of those only."""
+    """Whether ``it`` runs as written on the host: a statement (none of ``skip``, none the device
+    runs: those have a call), a computation without a call (kept), or a loop of those only."""
     if isinstance(it, HostLoop):
         return all(_host_run(x, skip, calls) for x in it.body)
     if isinstance(it, Computation):
         return id(it) not in calls
-    return isinstance(it, HostStatement) and id(it) not in skip
+    return isinstance(it, HostStatement) and id(it) not in skip and id(it) not in calls
 
 
 def _plan_syncs(items: tuple[ScheduleItem, ...], arrays: tuple[ResidentArray, ...], skip: set[int],

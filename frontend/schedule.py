@@ -60,6 +60,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.deps import compute_dependences
+from mdpoly.frontend.device_symbols import nest_symbols
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -414,12 +415,12 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
     if whole.mdh is None and whole.kept is not None and whole.kept.code in _PRIVATIZE:
         private = privatize_nest(parsed, cand, sizes, strict_fp=strict_fp)
         if isinstance(private, PrivateLoop):
-            return replace(whole, schedule=(private,))
+            return replace(whole, schedule=(private,), symbols=nest_symbols(parsed, cand))
         refusal = private or ""
     waves: list[str] = []
     schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves, strict_fp)
     if schedule is not None:
-        return replace(whole, schedule=schedule, privatization=refusal)
+        return replace(whole, schedule=schedule, privatization=refusal, symbols=nest_symbols(parsed, cand))
     # the outermost band tried says most about why the nest has no wavefront
     return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "")
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from typing import Any, Protocol
 
 from mdpoly.backends.base import GeneratedCode, TeamCode
+from mdpoly.backends.device_schedule import DeviceItems, Pays, device_schedule_items, device_statements
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
 from mdpoly.backends.host_schedule import render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
@@ -20,6 +21,7 @@ from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.backends.residency import render_resident
 from mdpoly.cost_model import (
     CostDecision,
+    CostInputs,
     calibration,
     cost_inputs,
     decide,
@@ -271,6 +273,29 @@ def _plain_for_devices(nest: NestAnalysis, target: Target[Any, Any], split: Rank
     return (plan, code), params, caps, tuning
 
 
+def _device_loop_pays(target: Target[Any, Any], options: Options, nest: NestAnalysis) -> Pays:
+    """The cost model's verdict on a parallel loop run on the device (two operations per statement
+    instance): ``""`` when it pays or is requested, else why not."""
+    forced = "--all-nests" if options.all_nests else "#pragma mdh" if nest.requested else ""
+
+    def pays(work: int | None, nbytes: int | None, in_host_loop: bool) -> str:
+        if work is None:
+            return ""   # sizes known at run time only: it runs on the device, as inside host loops
+        cost = decide(CostInputs(target.name, 2 * work, nbytes, "", 2, in_host_loop=in_host_loop, forced=forced))
+        return "" if cost.parallel else f"too little work: {cost.reason}"
+    return pays
+
+
+def _add_items(items: DeviceItems, calls: dict[int, str], data: dict[int, DeviceData], definitions: list[str],
+               preambles: list[str]) -> None:
+    """Adds the device items' calls, buffers, definitions and runtime to a schedule's."""
+    for item_id, item in items.codes.items():
+        calls[item_id], data[item_id] = item.call, item.device_data
+        definitions.append(item.definition)
+        if item.preamble not in preambles:
+            preambles.append(item.preamble)
+
+
 def _kept_reduction(nest: NestAnalysis, why: str) -> NestOutcome:
     d = reduction_in_host_loop(nest, why)
     return _kept(replace(nest, kept=d), d.code, d.message)
@@ -321,11 +346,15 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
+    api = "" if options.mpi or options.devices is not None else target.name
+    device_items = device_schedule_items(nest, api, used_names, _device_loop_pays(target, options, nest))
+    _add_items(device_items, calls, data, definitions, preambles)
     min_work = 0 if options.all_nests or nest.requested else min_phase_ops(1, calibration(options.cost_calibration))
     items = guard_private_loops(nest.schedule, min_work) if target.name == "openmp" else nest.schedule
     rendered = render_schedule_regions(items, calls, teams, openmp=target.name == "openmp",
                                        min_work=min_work,
                                        region_only=region_only, per_call=frozenset(per_call))
+    rendered = replace(rendered, private=device_items.statuses(rendered.private))
     for cid in rendered.outside:
         parts[index[cid]] = _kept_reduction(parts[index[cid]].nest, "and that loop is no parallel region")
         del calls[cid]
@@ -334,14 +363,22 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         if rendered.small or small:
             return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
+            costly = [r for _, r in device_items.refusals if r.startswith("too little work")]
+            if costly and len(costly) == len(device_items.refusals):
+                return None, _kept(nest, "too-little-work", costly[0])
+            why = f" (on the device: {device_items.refusals[0][1]})" if device_items.refusals else ""
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
-                               "inner loops or private temporaries), which only the OpenMP target does in parallel")
+                               f"inner loops or private temporaries), which only the OpenMP target does in parallel{why}")
         if schedule_wavefronts(nest.schedule):   # GPU: a launch per wavefront of a few tiles would not pay
             return None, _kept(nest, "wavefront-openmp-only", "its tiled wavefront runs in parallel on the OpenMP "
                                "target only (on a GPU each wavefront would be a launch of a few tiles)")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     resident: tuple[tuple[SourceLoc, str], ...] = ()
+    # GPU: host statements and kept computations on resident arrays as kernels of their own
+    statements = device_statements(nest, api, calls, data, used_names)
+    _add_items(statements, calls, data, definitions, preambles)
+    device_items = device_items.merged(statements)
     if target.name in ("opencl", "cuda") and calls:   # data kept on the device over host loops
         refused = ("--mpi: each rank's call gathers its results on the host" if options.mpi else
                    "--devices: each device holds its own copies" if options.devices is not None else "")
@@ -354,7 +391,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     outcome = NestOutcome(nest=replace(nest, schedule=items), status="transformed", reason=None, code=None,
                           target=target.name,
                           parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
-                          resident=resident, private_loops=rendered.private)
+                          resident=resident, private_loops=rendered.private, device_items=device_items.notes)
     text = rendered.text
     if _one_thread_runs_original(nest, target, options, parts, items):
         text = f"if (mdp_team() > 1)\n{text}\nelse\n{{\n{ORIGINAL_NEST}\n}}"   # the splicer's copy of the nest

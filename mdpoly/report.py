@@ -76,6 +76,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     n = o.nest
     if o.status == "transformed" and n.schedule is not None:
         resident = "".join(f"; {note}" for _, note in o.resident)
+        resident += "".join(f"; {note}" for _, note in o.device_items)
         one = f"; {o.one_thread}" if o.one_thread else ""
         device = f"; {o.cost_text}" if o.cost_text else ""   # a GPU target's file: device or host (mdpoly.hybrid)
         return Diagnostic(Severity.REMARK, "", n.loc,
@@ -233,6 +234,9 @@ def report_dict(outcomes: tuple[NestOutcome, ...], options: Options | None = Non
             if o.resident:   # GPU: the data kept on the device over each outermost host loop
                 entry["device_data"] = [{"line": loc.line, "column": loc.column, "note": note}
                                         for loc, note in o.resident]
+            if o.device_items:   # GPU: items that are no computation, run on the device
+                entry["device_items"] = [{"line": loc.line, "column": loc.column, "note": note}
+                                         for loc, note in o.device_items]
         nests.append(entry)
     out: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "mdpoly_version": __version__}
     if options is not None:

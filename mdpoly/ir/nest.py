@@ -12,6 +12,7 @@ from typing import TypeVar
 
 from mdpoly.diagnostics import Diagnostic, SourceLoc
 from mdpoly.ir.mdh import AliasCheck, Combine, MdhExpr, Precondition
+from mdpoly.ir.scop import Variable
 
 #: A statement a backend's call text may contain (the fallback branch of a run-time alias
 #: check); ``mdpoly.splice`` replaces it by the nest's original text, verbatim.
@@ -76,6 +77,9 @@ class NestAnalysis:
     #: function's parameters and never-reassigned locals, ``mdpoly.frontend.call_sizes``), for
     #: the cost model's estimate of the host loops' trip counts
     host_sizes: tuple[tuple[str, int], ...] = ()
+    #: a scheduled nest: the declarations of the names it mentions that are declared outside it
+    #: (``mdpoly.frontend.device_symbols``), for translating its items to device code
+    symbols: tuple[Variable, ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.
@@ -283,6 +287,9 @@ class NestOutcome:
     one_thread: str = ""
     #: a GPU computation: the device limits its code was planned with (``PlanningLimits.to_report()``)
     limits: dict[str, object] | None = None
+    #: a scheduled GPU nest: the items that are no computation but run on the device (by location),
+    #: each with its note (``mdpoly.backends.device_schedule``)
+    device_items: tuple[tuple[SourceLoc, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
