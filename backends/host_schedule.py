@@ -202,6 +202,10 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
             return (f"the work of the computation at line {c.nest.loc.line} is known only at run time: "
                     "it decides per call whether it pays to run in parallel (cost model)")
     privates = [p for p in schedule_items_of(loop.body, PrivateLoop) if id(p) in parallel]
+    for p in privates:
+        if any(pre.reason.startswith("cost:") for pre in p.preconditions):
+            return (f"the work of the parallel loop at line {p.loc.line} is known only at run time: "
+                    "it decides per call whether it pays to run in parallel (cost model)")
     waves = [w for w in schedule_wavefronts(loop.body) if id(w) in parallel]
     called = [c for c in comps if id(c) in calls]
     for c in called:

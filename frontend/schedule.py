@@ -370,10 +370,10 @@ def _prune_items(items: list[c_ast.Node], keys: list[tuple[int, int]],
 
 def _sequential_pair(item: ScheduleItem) -> bool:
     """Whether ``item`` is a host loop directly around one other, with no parallel loop inside
-    (computations parallel along their reductions only)."""
+    (computations and loops around bodies as written parallel along their reductions only)."""
     if not (isinstance(item, HostLoop) and len(item.body) == 1 and isinstance(item.body[0], HostLoop)):
         return False
-    return not any(isinstance(it, PrivateLoop | Wavefront)
+    return not any((isinstance(it, PrivateLoop) and not it.reductions) or isinstance(it, Wavefront)
                    or (isinstance(it, Computation) and any(lp.combine == Combine.CONCAT for lp in it.nest.loops))
                    for it in _flatten(item.body))
 

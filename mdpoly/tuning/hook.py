@@ -25,6 +25,7 @@ tune on". The device is opened once per process. Other targets are tuned on the 
 from __future__ import annotations
 
 import time
+import weakref
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
@@ -58,6 +59,20 @@ def settings_from(options: Options) -> TuneSettings:
 def _remark(sink: DiagnosticSink | None, nest: NestAnalysis, code: str, message: str) -> None:
     if sink is not None:
         sink.emit(Diagnostic(Severity.REMARK, code, nest.loc, message))
+
+
+#: the sinks that were told which device limits untuned GPU code is planned with (once per run)
+_LIMITS_SAID: weakref.WeakKeyDictionary[DiagnosticSink, set[str]] = weakref.WeakKeyDictionary()
+
+
+def _remark_once(sink: DiagnosticSink | None, nest: NestAnalysis, code: str, message: str) -> None:
+    """``_remark``, but a message said once to ``sink`` (at its first nest) is not repeated."""
+    if sink is None:
+        return
+    said = _LIMITS_SAID.setdefault(sink, set())
+    if message not in said:
+        said.add(message)
+        _remark(sink, nest, code, message)
 
 
 def _ms(seconds: float | None) -> str:
@@ -136,7 +151,7 @@ def choose(target: Target[Any, Any], nest: NestAnalysis, mdh: MdhExpr, options: 
 
     def untuned() -> tuple[Any, TargetCaps, None]:
         if target.limits is not None:
-            _remark(sink, nest, "device-limits", f"untuned parameters planned with {limits.text()}")
+            _remark_once(sink, nest, "device-limits", f"untuned parameters planned with {limits.text()}")
         return default, caps, None
 
     if not options.tune:

@@ -145,7 +145,9 @@ REPEATED = NUSSINOV.replace("""#pragma scop
 CARRIED = NUSSINOV.replace("best = T[i + 1][j] > T[i][j - 1]", "best = total + (T[i + 1][j] > T[i][j - 1]").replace(
     "? T[i + 1][j] : T[i][j - 1];", "? T[i + 1][j] : T[i][j - 1]);").replace(
     "      T[i][j] = best;", "      T[i][j] = best;\n      total = best % 5;").replace(
-    "long best, split;", "long best, split, total = 0;")
+    "long best, split;", "long best, split, total = 0;").replace(
+    # (the k loop reads the total too: no maximum the loop could reduce in parallel on its own)
+    "        best = split > best ? split : best;\n", "        best = split > best ? split : best + total % 2;\n")
 
 # the row above read mirrored: sources all along the previous row, no hyperplane orders them
 MIRRORED = PRELUDE + """#define CAP 120
