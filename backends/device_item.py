@@ -170,8 +170,9 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
           f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", 0);',
           f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");',
           f'    mdp_cu_launchable(mdp_kernel, "{name}", mdp_block);', "}"]
-    # MDPOLY_PROFILE: events 0-1 around the copies in, 1-2 around the launch, 3-4 around the copies out
-    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(0);"]
+    # MDPOLY_PROFILE: events 0-1 around the copies in, 5-2 around the launch (gated), 3-4 around the copies out
+    w += ["const double mdp_host0 = mdp_cu_profile ? mdp_cu_now_ms() : 0.0;",
+          "if (mdp_cu_profile)", "    mdp_cu_profile_record(0);"]
     for b, host, _, _ in bufs:
         w.append(f"mdp_res_{b} = mdp_cu_resident_find((const void *){host}, mdp_bytes_{b}, &mdp_dev_{b});")
         w.append(f"if (!mdp_res_{b}) {{")
@@ -180,7 +181,8 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
         if not b.startswith("out_"):
             w.append(f'    mdp_cu_check(cuMemcpyHtoD(mdp_mem_{b}, (const void *){host}, mdp_bytes_{b}), "cuMemcpyHtoD");')
         w.append("}")
-    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(1);"]
+    # the kernel's events: held behind the gate until the launch is queued (``mdp_cu_gate_hold``)
+    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(1);", "    mdp_cu_gate_hold();", "}"]
     args = [f"&mdp_dev_{a.name}" for a in body.arrays] + [f"(void *)&{s.name}" for s in body.scalars]
     for k in range(len(body.threads)):
         args += [f"&mdp_lo{k}", f"&mdp_ext{k}"]
@@ -189,14 +191,14 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
     w.append(f"  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)((mdp_items + {BLOCK - 1}) / {BLOCK}), 1, 1, "
              'mdp_block[0], 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }')
     every = " && ".join(f"mdp_res_{b}" for b, _, _, _ in bufs) or "0"
-    w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(2);"]
+    w += ["if (mdp_cu_profile)", "    mdp_cu_gate_open();"]
     w += [f"if (mdp_cu_profile || !({every}))", '    mdp_cu_check(cuCtxSynchronize(), "cuCtxSynchronize");']
     w += ["if (mdp_cu_profile)", "    mdp_cu_profile_record(3);"]
     for b, host, _, written in bufs:
         if written:
             w.append(f"if (!mdp_res_{b})")
             w.append(f'    mdp_cu_check(cuMemcpyDtoH((void *){host}, mdp_dev_{b}, mdp_bytes_{b}), "cuMemcpyDtoH");')
-    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(4);", f'    mdp_cu_profile_add("{name}", !({every}));', "}"]
+    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(4);", f'    mdp_cu_profile_add("{name}", !({every}), mdp_host0);', "}"]
     return w
 
 
