@@ -93,7 +93,8 @@ def _build(src: Path, exe: Path, openmp: bool) -> None:
     _step([CC, *OPT_FLAGS, *(["-fopenmp"] if openmp else []), str(src), "-o", str(exe), "-lm"], BUILD_TIMEOUT_S)
 
 
-def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float | None) -> Variant:
+def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float | None,
+                  before: Path | None = None) -> Variant:
     v = Variant(name)
     try:
         if name == "seq":
@@ -109,10 +110,13 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
             _build(src, v.exe, openmp=True)
         else:
             out_c, rep = out / f"{name}.c", out / f"{name}.json"
-            tune = ["--no-tune"] if name == "mdpoly" else ["--tune-time", str(tune_time)]
+            tune = ["--no-tune"] if name in ("mdpoly", "before") else ["--tune-time", str(tune_time)]
             cmd = [*mdpoly_command(), str(prog.path), "-o", str(out_c), "--report", str(rep), *tune]
+            env = mdpoly_env()
+            if name == "before":   # the mdpoly of another checkout (``--before``)
+                env["PYTHONPATH"] = str(before)
             t0 = time.perf_counter()
-            _step(cmd, MDPOLY_TIMEOUT_S, env=mdpoly_env())
+            _step(cmd, MDPOLY_TIMEOUT_S, env=env)
             v.mdpoly_seconds = time.perf_counter() - t0
             cov = rc.coverage(rc.read_report(rep), rc.outermost_loops(prog.path), rc.hot_lines(prog.path.read_text()))
             v.nests = (f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations, "
@@ -230,6 +234,8 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
     head = ["program", "args", "threads", *names, "omp / seq", "mdpoly / seq", "mdpoly / omp"]
     if "mdpoly_tuned" in names:
         head += ["tuned / seq", "tuned / omp"]
+    if "before" in names:
+        head += ["before / seq", "before / omp"]
     lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     geo: dict[tuple[str, int], list[float]] = {}
     for r in rows:
@@ -238,7 +244,7 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
         for t in threads:
             cells = [r["program"], " ".join(r["args"]), str(t), *(_md_cell(_cell(vs[n], t)) for n in names)]
             cells += [_ratio(seq, omp, t) if omp else "–"]
-            for n in ("mdpoly", "mdpoly_tuned"):
+            for n in ("mdpoly", "mdpoly_tuned", "before"):
                 if n not in names:
                     continue
                 cells += [_ratio(seq, vs[n], t), _ratio(omp, vs[n], t) if omp and omp.status == "ok" else "–"]
@@ -284,6 +290,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--small", action="store_true", help="the programs' default (small) sizes")
     ap.add_argument("--timeout", type=float, default=300.0, help="seconds per run")
     ap.add_argument("--tag", default="", help="suffix of the result files")
+    ap.add_argument("--before", type=Path, default=None,
+                    help="root of another mdpoly checkout (e.g. an older commit unpacked by git archive): "
+                         "variant 'before', its --no-tune output")
     ap.add_argument("--out-dir", type=Path, default=HERE / "results")
     ap.add_argument("--build-dir", type=Path, default=HERE / "build" / "real_c")
     ns = ap.parse_args(argv)
@@ -299,7 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--threads and --reps must be positive")
     if ns.busy and (shutil.which("taskset") is None or max(threads) > (os.cpu_count() or 1)):
         ap.error("--busy needs taskset and at most as many threads as CPUs")
-    names = ["seq", "omp", "mdpoly", *(["mdpoly_tuned"] if ns.tune_time else [])]
+    names = ["seq", "omp", "mdpoly", *(["mdpoly_tuned"] if ns.tune_time else []), *(["before"] if ns.before else [])]
     date = datetime.datetime.now(datetime.UTC)
     meta: dict[str, Any] = {"date": date.isoformat(timespec="seconds"), **machine_description(ns.busy),
                             "threads": threads, "reps": ns.reps, "tune_time_s": ns.tune_time,
@@ -316,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
             out = ns.build_dir / prog.name
             out.mkdir(parents=True, exist_ok=True)
             print(f"[{prog.name}] building {', '.join(names)} ...", file=sys.stderr, flush=True)
-            variants = [build_variant(prog, n, out, ns.tune_time) for n in names]
+            variants = [build_variant(prog, n, out, ns.tune_time, ns.before) for n in names]
             args = () if ns.small else prog.bench_args
             measure_program(prog, variants, args, threads, ns.reps, ns.timeout, busy=ns.busy)
             wrong |= any(s == "WRONG" for v in variants for s, _ in v.run_status.values())
