@@ -94,7 +94,7 @@ void data(int n) {
       if (A[i][j] > 0.5) C[i][j] = 0;
 }
 void mixed(int n) {
-  for (int i = 0; i < n; i++) /*T gpu:sequential-body*/
+  for (int i = 0; i < n; i++) /*T*/
     for (int j = 0; j < n; j++) {
       double t = A[i][j];
       if (j < i) y[i] += t;
