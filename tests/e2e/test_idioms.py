@@ -231,8 +231,10 @@ def _opencl_available() -> bool:
         return False
 
 
-@pytest.mark.parametrize("target", ["openmp", "opencl"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize(("name", "target"), [
+    pytest.param(name, target, id=f"{name}-{target}",
+                 marks=pytest.mark.campaign if target == "opencl" and name != "flat" else ())   # README "Run the tests"
+    for name in sorted(CASES) for target in ("openmp", "opencl")])
 def test_output_matches_original(name: str, target: str, tmp_path: Path) -> None:
     if target == "opencl" and not _opencl_available():
         pytest.skip("no OpenCL device")
