@@ -237,7 +237,7 @@ def _opencl_available() -> bool:
     for name in sorted(CASES) for target in ("openmp", "opencl")])
 def test_output_matches_original(name: str, target: str, tmp_path: Path) -> None:
     if target == "opencl" and not _opencl_available():
-        pytest.skip("no OpenCL device")
+        pytest.skip("no OpenCL device through pyopencl (pip install 'mdpoly[opencl]'; apt-get install pocl-opencl-icd)")
     text, _ = CASES[name]
     src = tmp_path / "in.c"
     src.write_text(text)

@@ -190,7 +190,7 @@ def _cuda_compile_reason() -> str | None:
     if shutil.which("cc") is None:
         return "no C compiler"
     if kit is None or not kit.has_nvrtc:
-        return "no CUDA toolkit with NVRTC headers"
+        return "no CUDA toolkit with NVRTC headers (install the CUDA toolkit, or pip install nvidia-cuda-nvrtc)"
     return None
 
 
