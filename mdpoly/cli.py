@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE", help="write a JSON report of every loop nest to FILE")
     p.add_argument("--emit", choices=("mdh",), help="print the MDH expression of each nest instead of C")
     p.add_argument("--strict-fp", action="store_true", help="never reassociate floating-point reductions")
-    p.add_argument("--all-nests", action="store_true", help="consider every outermost nest, even with markers")
+    p.add_argument("--all-nests", action="store_true",
+                   help="analyse every outermost nest, also in a file with '#pragma scop' or '#pragma mdh' "
+                        "markers, and transform the nests the cost model would keep or guard, without a guard")
     p.add_argument("--replace-omp", action="store_true",
                    help="replace a user's '#pragma omp parallel for' loop by mdpoly's code where mdpoly's analysis "
                         "proves it parallel (default: such loops stay as written, reported as already parallel)")

@@ -55,7 +55,7 @@ def test_multi_device_cuda_runtime_compiles_after_the_host_runtime(tmp_path):
     from mdpoly.cuda_toolkit import find_cuda
     kit = find_cuda()
     if shutil.which("cc") is None or kit is None or not kit.has_nvrtc:
-        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers")
+        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers (install the CUDA toolkit, or pip install nvidia-cuda-nvrtc)")
     path = tmp_path / "md_cuda.c"
     path.write_text(c_file("cuda_host.h") + c_file("multi_device.h") + c_file("multi_device_cuda.h"))
     proc = _cc(path, *kit.compile_flags())
@@ -66,7 +66,7 @@ def test_cuda_host_runtime_compiles_on_its_own():
     from mdpoly.cuda_toolkit import find_cuda
     kit = find_cuda()
     if shutil.which("cc") is None or kit is None or not kit.has_nvrtc:
-        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers")
+        pytest.skip("no C compiler or no CUDA toolkit with NVRTC headers (install the CUDA toolkit, or pip install nvidia-cuda-nvrtc)")
     proc = _cc(C_DIR / "cuda_host.h", *kit.compile_flags())
     assert proc.returncode == 0, proc.stderr
     # a user's size macro named like a header's parameter (N) does not break the headers

@@ -56,7 +56,7 @@ def _colmax_kernel() -> tuple[str, str]:
     return src, plan.name
 
 
-@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on PATH")
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no nvcc on PATH (install the CUDA toolkit)")
 @pytest.mark.parametrize("mode", ["-c", "--ptx"])
 def test_max_reduction_kernel_compiles_with_nvcc(mode: str, tmp_path: Path) -> None:
     src, name = _colmax_kernel()
@@ -72,7 +72,7 @@ def _nvrtc_missing() -> str | None:
         from cuda.bindings import nvrtc
         err, _, _ = nvrtc.nvrtcVersion()
     except Exception as exc:  # noqa: BLE001 - any failure: no NVRTC here
-        return f"no usable NVRTC (cuda-python): {exc}"
+        return f"no usable NVRTC (cuda-python, pip install 'mdpoly[cuda]'): {exc}"
     return None if int(getattr(err, "value", err)) == 0 else "NVRTC reports an error"
 
 

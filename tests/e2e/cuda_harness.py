@@ -53,10 +53,10 @@ def nvrtc_unavailable() -> str | None:
         else:
             reason = "cuda-python NVRTC unusable"
     else:
-        reason = "cuda-python is not installed"
+        reason = "cuda-python is not installed (pip install 'mdpoly[cuda]')"
     if shutil.which("nvcc"):
         return None
-    return f"{reason}, and no nvcc"
+    return f"{reason}, and no nvcc (CUDA toolkit)"
 
 
 def compile_for_sm90(source: str, name: str, work: Path) -> None:

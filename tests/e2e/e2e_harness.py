@@ -14,8 +14,11 @@ import shlex
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES_DIR = REPO / "c_examples"
@@ -116,3 +119,11 @@ def write_cc_shim(directory: Path) -> Path:
 
 def have_tool(name: str) -> bool:
     return shutil.which(name) is not None
+
+
+def campaign_except(values: Iterable[Any], *quick: Any) -> list[Any]:
+    """``values`` as parameters: those in ``quick`` run in the README's quick test command, the
+    others are marked ``campaign`` (run by ``pytest -m campaign``, README.md "Run the tests")."""
+    values = list(values)
+    assert all(q in values for q in quick), (quick, values)
+    return [pytest.param(v, marks=() if v in quick else pytest.mark.campaign) for v in values]

@@ -36,7 +36,9 @@ needs_nvrtc = pytest.mark.skipif(nvrtc_unavailable() is not None or not mdpoly_a
                                  reason=str(nvrtc_unavailable() or "mdpoly code generation is not available"))
 
 BY_NAME = {ex.name: ex for ex in EXAMPLES}
-CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}") for ex in EXAMPLES for size_id in ex.size_sets]
+#: on a GPU, each example at its primes sizes in the quick set (README.md "Run the tests"), the other sizes a campaign
+CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}", marks=() if size_id == "primes" else pytest.mark.campaign)
+         for ex in EXAMPLES for size_id in ex.size_sets]
 
 
 def cuda_out(example: Example, sizes: dict[str, int], tmp_path: Path) -> Path:
@@ -76,8 +78,9 @@ def test_cuda_output_compiles_and_links(example: Example, tmp_path: Path) -> Non
 
 
 @needs_nvrtc
-@pytest.mark.parametrize("example", [ex for ex in EXAMPLES if ex.parallelizable],
-                         ids=[ex.name for ex in EXAMPLES if ex.parallelizable])
+@pytest.mark.parametrize("example", [pytest.param(ex, marks=() if ex.name in ("mcc", "dot") else pytest.mark.campaign)
+                                     for ex in EXAMPLES if ex.parallelizable],
+                         ids=[ex.name for ex in EXAMPLES if ex.parallelizable])   # README.md "Run the tests"
 def test_cuda_kernels_compile_with_nvrtc_for_sm90(example: Example, tmp_path: Path) -> None:
     sizes = example.size_sets.get("primes", {})
     sources = kernel_sources(cuda_out(example, sizes, tmp_path).read_text())

@@ -5,6 +5,8 @@ For each example and size set: build the original with ``cc -O2``, run
 ``cc -O2 -fopenmp``, run it with ``OMP_NUM_THREADS`` 1, 2 and 3, and compare every printed value
 with :func:`mdpoly.differential.compare_outputs` at the example's stated tolerance. Integer and
 concatenation-only (``++``) programs must match exactly; float reductions may reassociate.
+The README's quick test command runs each example at its ``primes`` sizes (remainder tiles
+everywhere); the other size sets are marked ``campaign`` (``pytest -m campaign``).
 """
 
 from __future__ import annotations
@@ -64,7 +66,10 @@ EXAMPLES = [
     Example("saxpy_scalar", {"default": {}, "primes": {"N": 101}, "small": {"N": 3}, "one": {"N": 1}}),
 ]
 
-CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}")
+#: the size set of each example in the quick set (README.md "Run the tests"); the others are a campaign
+QUICK_SIZES = "primes"
+CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}",
+                      marks=() if size_id == QUICK_SIZES else pytest.mark.campaign)
          for ex in EXAMPLES for size_id in ex.size_sets]
 
 needs_mdpoly = pytest.mark.skipif(not mdpoly_available(),

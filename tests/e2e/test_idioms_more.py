@@ -32,7 +32,16 @@ from pathlib import Path
 
 import pytest
 from cuda_harness import compile_for_sm90, kernel_sources, nvrtc_unavailable
-from e2e_harness import THREAD_COUNTS, build_c, c_compiler, mdpoly_available, run_mdpoly, run_program, run_step
+from e2e_harness import (
+    THREAD_COUNTS,
+    build_c,
+    c_compiler,
+    campaign_except,
+    mdpoly_available,
+    run_mdpoly,
+    run_program,
+    run_step,
+)
 from test_opencl_examples import opencl_unavailable
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not available")
@@ -368,7 +377,7 @@ def test_openmp_matches_original(name: str, tmp_path: Path) -> None:
         assert run_program(exe, threads=threads) == want, f"{name} at {threads} threads ({out_c})"
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("name", campaign_except(sorted(SOURCES), "products"))
 def test_opencl_matches_original(name: str, tmp_path: Path) -> None:
     if opencl_unavailable() is not None:
         pytest.skip(str(opencl_unavailable()))
@@ -379,7 +388,9 @@ def test_opencl_matches_original(name: str, tmp_path: Path) -> None:
     assert run_program(exe) == want, f"{name} on OpenCL ({out_c})"
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+# nvcc takes 20-50 s on each of these (NVRTC much less): all a campaign; test_triangular.py and
+# test_codegen_regressions.py keep one CUDA case each in the quick set
+@pytest.mark.parametrize("name", campaign_except(sorted(SOURCES)))
 def test_cuda_kernels_compile(name: str, tmp_path: Path) -> None:
     if nvrtc_unavailable() is not None:
         pytest.skip(str(nvrtc_unavailable()))

@@ -7,6 +7,8 @@ integers, max/min and ``++``; tolerance for float sums). Also: the host code's f
 platform, no matching device) exit non-zero with a clear message, and ``mdpoly-cc --target
 opencl`` links. All of it is skipped, with the reason, when this machine cannot build and run an
 OpenCL program (no ``CL/cl.h``, no ``libOpenCL``, or no device -- ``bash .ci/run`` installs PoCL).
+The README's quick test command runs each example at its primes sizes; the other sizes are marked
+``campaign`` (``pytest -m campaign``).
 """
 
 from __future__ import annotations
@@ -68,7 +70,9 @@ def opencl_unavailable(tmp: str = "/tmp") -> str | None:
 needs_opencl = pytest.mark.skipif(opencl_unavailable() is not None or not mdpoly_available(),
                                   reason=str(opencl_unavailable() or "mdpoly code generation is not available"))
 
-CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}") for ex in EXAMPLES for size_id in ex.size_sets]
+#: each example at its primes sizes in the quick set (README.md "Run the tests"), the other sizes a campaign
+CASES = [pytest.param(ex, size_id, id=f"{ex.name}-{size_id}", marks=() if size_id == "primes" else pytest.mark.campaign)
+         for ex in EXAMPLES for size_id in ex.size_sets]
 
 
 def build_opencl(source: Path, exe: Path, defines: dict[str, int]) -> Path:
@@ -122,7 +126,7 @@ def test_seven_deep_nest_folds_into_three_ndrange_dims(tmp_path: Path) -> None:
 
 
 @needs_opencl
-@pytest.mark.parametrize("selector", ["0", "pthread", "portable"])
+@pytest.mark.parametrize("selector", ["0", *(pytest.param(s, marks=pytest.mark.campaign) for s in ("pthread", "portable"))])
 def test_device_selection_by_index_and_name(selector: str, tmp_path: Path) -> None:
     ex = _example("intsum")
     exe = build_opencl(opencl_out(ex, {"N": 5, "M": 7}, tmp_path), tmp_path / "cl", {"N": 5, "M": 7})

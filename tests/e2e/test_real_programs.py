@@ -91,8 +91,15 @@ def test_program_is_free_of_undefined_behaviour(name: str, tmp_path: Path) -> No
     RC.parse_output(proc.stdout)
 
 
-@pytest.mark.parametrize("mode", list(MODES))
-@pytest.mark.parametrize("name", [p.name for p in RC.PROGRAMS])
+#: the programs whose ``--no-tune`` run is in the README's quick test command; ``--all-nests`` and the
+#: others are marked ``campaign`` (README.md "Run the tests")
+QUICK = {"blocked_gemm", "heat3d", "kmeans", "lbm_d2q9", "nbody", "q8_matvec", "shallow_water", "transformer"}
+
+
+@pytest.mark.parametrize(("name", "mode"), [
+    pytest.param(p.name, mode, id=f"{p.name}-{mode}",
+                 marks=() if mode == "no-tune" and p.name in QUICK else pytest.mark.campaign)
+    for p in RC.PROGRAMS for mode in MODES])
 def test_real_program(name: str, mode: str, tmp_path: Path) -> None:
     program = RC.PROGRAMS_BY_NAME[name]
     ref_text = _reference(program, tmp_path)

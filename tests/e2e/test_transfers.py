@@ -136,7 +136,7 @@ def test_host_statement_moves_only_its_footprint(case: str, tmp_path: Path) -> N
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     got, counts = _profiled(exe)
     assert got == _reference(case, tmp_path), f"out.c kept in {tmp_path}"
-    for name, (ups, up_bytes, downs, down_bytes) in expected.items():
+    for name, (_ups, up_bytes, _downs, down_bytes) in expected.items():
         got_counts = counts.get(name, (0, 0, 0, 0))
         # (an array only the device now writes comes back once, after the loop)
         assert got_counts[1] <= up_bytes and (got_counts[3] <= down_bytes or got_counts[2] == 1), \

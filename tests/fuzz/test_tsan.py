@@ -7,6 +7,9 @@ with ``-Wl,--wrap`` and marks their happens-before edges; the first tests prove 
 deliberately racy OpenMP program IS reported (two kinds of race), a correct one (barriers,
 reductions, repeated parallel regions) is NOT. An object that calls a GOMP entry point the
 wrapper does not model fails the test rather than risking a false report or a missed race.
+
+The README's quick test command runs the setup's proofs (one racy program), one example and one
+OpenMP region; the other programs are marked ``campaign`` (``pytest -m campaign``).
 """
 
 from __future__ import annotations
@@ -39,6 +42,8 @@ EXAMPLE_SIZES: dict[str, dict[str, int]] = {
     "saxpy_scalar": {"N": 1001},
 }
 FUZZ_SEEDS = (3, 5, 7, 11)
+#: the quick set's cases (README.md "Run the tests"); the others of each list are a campaign
+QUICK = {"unprotected-sum", "matmul", "region_cases/jacobi_2d"}
 TSAN_ENV = {"TSAN_OPTIONS": "halt_on_error=1 exitcode=66 report_signal_unsafe=0"}
 
 
@@ -141,7 +146,13 @@ def test_correct_openmp_program_is_not_reported(tmp_path: Path) -> None:
     assert_race_free(tmp_path / "ok")
 
 
-@pytest.mark.parametrize("source", [RACY_SUM, RACY_NOWAIT], ids=["unprotected-sum", "missing-barrier"])
+def _cases(values: list, ids: list[str] | None = None) -> list:
+    """``values`` as parameters, those whose id is not in :data:`QUICK` marked ``campaign``."""
+    ids = ids or [str(v) for v in values]
+    return [pytest.param(v, id=i, marks=() if i in QUICK else pytest.mark.campaign) for v, i in zip(values, ids)]
+
+
+@pytest.mark.parametrize("source", _cases([RACY_SUM, RACY_NOWAIT], ["unprotected-sum", "missing-barrier"]))
 def test_racy_openmp_program_is_reported(source: str, tmp_path: Path) -> None:
     (tmp_path / "racy.c").write_text(source)
     tsan_build(tmp_path / "racy.c", tmp_path / "racy")
@@ -163,7 +174,7 @@ def test_every_example_has_sizes() -> None:
     assert {p.stem for p in (REPO / "c_examples").glob("*.c")} == set(EXAMPLE_SIZES)
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLE_SIZES))
+@pytest.mark.parametrize("name", _cases(sorted(EXAMPLE_SIZES)))
 def test_example_output_is_race_free(name: str, tmp_path: Path) -> None:
     out = tmp_path / f"{name}.c"
     _mdpoly(REPO / "c_examples" / f"{name}.c", out, EXAMPLE_SIZES[name])
@@ -171,6 +182,7 @@ def test_example_output_is_race_free(name: str, tmp_path: Path) -> None:
     assert_race_free(tmp_path / name)
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("seed", FUZZ_SEEDS)
 def test_fuzz_program_output_is_race_free(seed: int, tmp_path: Path) -> None:
     (tmp_path / "prog.c").write_text(render(generate(seed)).text)
@@ -192,7 +204,7 @@ REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "region_loops_cases/adi_columns": ({"N": 45, "TSTEPS": 2}, "mdp_blk")}
 
 
-@pytest.mark.parametrize("name", sorted(REGION_CASES))
+@pytest.mark.parametrize("name", _cases(sorted(REGION_CASES)))
 def test_region_output_is_race_free(name: str, tmp_path: Path) -> None:
     sizes, word = REGION_CASES[name]
     out = tmp_path / "out.c"
@@ -215,6 +227,7 @@ def _real_c_seeds_with_user_openmp(count: int) -> list[int]:
     return seeds
 
 
+@pytest.mark.campaign
 @pytest.mark.parametrize("seed", _real_c_seeds_with_user_openmp(3))
 def test_real_c_user_openmp_is_race_free(seed: int, tmp_path: Path) -> None:
     """The generator's own ``#pragma omp parallel for`` lines are race-free (the original is a

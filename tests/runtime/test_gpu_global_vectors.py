@@ -152,6 +152,7 @@ def test_tuning_space_and_neighbours_switch_vector_copies() -> None:
     assert {q.gvec for q in vectors} == {2, 4} and all(gpu_violations(mdh, q, OPENCL_CAPS) == [] for q in vectors)
 
 
+@pytest.mark.campaign   # large kernels (README.md "Run the tests")
 @pytest.mark.skipif(_nvrtc_reason() is not None, reason=str(_nvrtc_reason()))
 def test_vector_copies_compile_for_sm90(tmp_path: Path) -> None:
     from cuda_harness import compile_for_sm90

@@ -184,6 +184,7 @@ def test_plan_check_rejects_a_merged_view_that_does_not_match() -> None:
     assert "mdp_v * 4 - " in opencl_source(plan)      # the rows' vectors start at aligned addresses
 
 
+@pytest.mark.campaign   # large kernels (README.md "Run the tests")
 @pytest.mark.skipif(_nvrtc_reason() is not None, reason=str(_nvrtc_reason()))
 def test_first_layer_kernels_compile_for_sm90(tmp_path: Path) -> None:
     from cuda_harness import compile_for_sm90

@@ -216,6 +216,7 @@ def _inputs() -> dict[str, np.ndarray]:
     return {"x": np.ones(64, np.float32), "y": np.ones(64, np.float32), "s": np.zeros(1, np.float32)}
 
 
+@pytest.mark.campaign   # waits out its timeout (README.md "Run the tests")
 @needs_device
 def test_hanging_kernel_is_killed_at_its_timeout() -> None:
     import time

@@ -3,7 +3,8 @@
 Checked: both workers measure candidates (the tuning log names the worker of each), the result
 lands in the client's cache, the tuned ``out.c`` prints what the sequential program prints, and
 a candidate that crashes on a worker, or kills the worker itself, is a rejection, not a failed
-tuning; OpenCL candidates go to workers declaring a GPU (PoCL in CI).
+tuning; OpenCL candidates go to workers declaring a GPU (PoCL in CI). The tests that start a
+cluster are marked ``campaign`` (README.md "Run the tests": ``pytest -m campaign``).
 """
 
 import json
@@ -13,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-distributed = pytest.importorskip("distributed")
+distributed = pytest.importorskip("distributed", reason="Dask distributed is not installed (pip install 'mdpoly[dask]')")
 
 from test_space import MATMUL  # noqa: E402
 
@@ -51,6 +52,7 @@ def _log(path: str) -> list[dict]:
     return [json.loads(line) for line in Path(path).read_text().splitlines()]
 
 
+@pytest.mark.campaign
 def test_cli_tunes_matvec_on_two_workers(cluster, tmp_path):
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO), "MDPOLY_DASK_SCHEDULER": cluster.scheduler_address}
     src = REPO / "c_examples" / "matvec.c"
@@ -82,6 +84,7 @@ def test_cli_tunes_matvec_on_two_workers(cluster, tmp_path):
 CRASH = f"#include <stdlib.h>\nvoid {ENTRY}(void **args) {{ abort(); }}\n"
 
 
+@pytest.mark.campaign
 def test_crashing_candidate_on_a_worker_is_rejected(cluster, analyze, tmp_path):
     nest = analyze(MATMUL, M=24, N=32, K=16)
     seen: list[int] = []
@@ -115,6 +118,7 @@ def test_a_failure_on_the_worker_itself_is_a_typed_rejection():
     assert workers_summary({"tcp://b": 2, "tcp://a": 5}) == "2 workers (tcp://a: 5, tcp://b: 2)"
 
 
+@pytest.mark.campaign
 def test_opencl_candidates_measured_on_workers(cluster, tmp_path):
     """OpenCL (PoCL in CI): jobs ask for a GPU; each worker opens the device itself."""
     import os
@@ -142,6 +146,7 @@ KILL_WORKER = (f"#include <signal.h>\n#include <unistd.h>\n"
                f"void {ENTRY}(void **args) {{ kill(getppid(), SIGKILL); pause(); }}\n")
 
 
+@pytest.mark.campaign
 def test_a_worker_killed_by_its_candidate_is_a_rejection(analyze, tmp_path):
     """The candidate kills the worker process that runs it: the scheduler gives up on the job
     (no retries allowed here), the client rejects the candidate and tunes on with the restarted worker."""

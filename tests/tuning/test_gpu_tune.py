@@ -112,6 +112,7 @@ def test_tiled_space_yields_only_valid_configs(mdh, caps):
     assert {p.kt for p in params if p.tiled} != {params[0].kt}   # KT varies
 
 
+@pytest.mark.campaign   # a large space (README.md "Run the tests")
 def test_mcc_space_is_built_without_enumerating_it():
     """Building the constrained space evaluates the constraints a bounded number of times, far
     fewer than the space has configurations (pyATF's chain of trees prunes early). How long it
@@ -189,7 +190,7 @@ def _cuda_compile_reason() -> str | None:
     if shutil.which("cc") is None:
         return "no C compiler"
     if kit is None or not kit.has_nvrtc:
-        return "no CUDA toolkit with NVRTC headers"
+        return "no CUDA toolkit with NVRTC headers (install the CUDA toolkit, or pip install nvidia-cuda-nvrtc)"
     return None
 
 
@@ -245,7 +246,8 @@ def _settings(tmp_path: Path, evals: int = 6) -> TuneSettings:
 
 
 @needs_device
-@pytest.mark.parametrize("mdh", [ex.matmul(33, 20, 47), ex.dot(3001)], ids=lambda m: m.name)
+@pytest.mark.parametrize("mdh", [pytest.param(ex.matmul(33, 20, 47), marks=pytest.mark.campaign), ex.dot(3001)],
+                         ids=lambda m: m.name)   # matmul: a campaign (README.md "Run the tests")
 def test_small_budget_tuning_returns_a_valid_config(mdh, tmp_path):
     assert isinstance(TARGET, GpuTarget)
     r = tune_nest(mdh, "", {}, OpenCLBackend(), _settings(tmp_path), target=TARGET)
@@ -282,6 +284,7 @@ class _Broken(GpuTarget):
         return replace(cand, request=replace(cand.request, source=src.replace(ext, ext + "-1 + ")))
 
 
+@pytest.mark.campaign   # a tuning run (README.md "Run the tests")
 @needs_device
 def test_broken_candidates_are_discarded(tmp_path):
     assert isinstance(TARGET, GpuTarget)
@@ -319,6 +322,7 @@ class _Pathological(GpuTarget):
         return replace(cand, request=replace(cand.request, source=src[:body] + c_string(bad) + "\n" + src[body:]))
 
 
+@pytest.mark.campaign   # a tuning run (README.md "Run the tests")
 @needs_device
 def test_hanging_and_crashing_candidates_end_the_worker_not_the_tuner(tmp_path):
     assert isinstance(TARGET, GpuTarget)
@@ -341,6 +345,7 @@ def test_hanging_and_crashing_candidates_end_the_worker_not_the_tuner(tmp_path):
     assert time.perf_counter() - start < 300.0
 
 
+@pytest.mark.campaign   # a tuning run (README.md "Run the tests")
 @needs_device
 def test_time_budget_bounds_a_hanging_candidate(tmp_path):
     """A measurement's timeout never reaches past the tuning budget by more than the margin."""
@@ -383,7 +388,8 @@ def _build_run(src: Path, exe: Path, *flags: str) -> str:
 
 @needs_device
 @needs_cl_build
-@pytest.mark.parametrize("example,defines", [("matmul.c", ["-D", "N=40"]), ("dot.c", ["-D", "N=20000"])])
+@pytest.mark.parametrize("example,defines", [pytest.param("matmul.c", ["-D", "N=40"], marks=pytest.mark.campaign),
+                                             ("dot.c", ["-D", "N=20000"])])   # matmul: a campaign (README "Run the tests")
 def test_cli_tunes_opencl_and_out_c_is_correct(example, defines, tmp_path):
     src = REPO / "c_examples" / example
     out = tmp_path / "out.c"
@@ -440,6 +446,7 @@ def _function_in(out_c: str, name: str) -> str:
     return out_c[start:end]
 
 
+@pytest.mark.campaign   # a tuning run (README.md "Run the tests")
 @needs_device
 @needs_cl_build
 def test_tuned_candidate_is_the_shipped_code(tmp_path):

@@ -108,6 +108,7 @@ def test_a_too_slow_original_gives_way_to_the_default_on_the_device_then_cross_c
     assert r.to_report()["reference"] == r.reference
 
 
+@pytest.mark.campaign   # a tuning run (README.md "Run the tests")
 @needs_device
 def test_a_default_that_differs_from_the_original_discards_the_tuning(tmp_path):
     """The original here computes twice the product: the default's outputs, the reference during the
