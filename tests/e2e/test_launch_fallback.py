@@ -6,15 +6,21 @@ such a device are what generation plans with when it is the device found."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import subprocess
 from pathlib import Path
 
+import pytest
 from e2e_harness import build_c, run_mdpoly, run_program
 from test_opencl_examples import build_opencl, needs_opencl
 
 from mdpoly.differential import compare_outputs
+
+#: generating for (or tuning on) the OpenCL device found asks it through pyopencl
+needs_pyopencl = pytest.mark.skipif(importlib.util.find_spec("pyopencl") is None,
+                                    reason="pyopencl is not installed (pip install 'mdpoly[opencl]')")
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -67,6 +73,7 @@ def test_a_device_too_small_for_the_plan_runs_the_original(tmp_path: Path) -> No
 
 
 @needs_opencl
+@needs_pyopencl
 def test_generation_plans_with_the_smaller_device_found(tmp_path: Path) -> None:
     src = tmp_path / "mm.c"
     src.write_text(PROGRAM)

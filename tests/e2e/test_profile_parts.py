@@ -8,14 +8,20 @@ for the calls' wall time, and the kernel time alone is less than it."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
 import subprocess
 from pathlib import Path
 
+import pytest
 from e2e_harness import run_mdpoly
 from test_opencl_examples import build_opencl, needs_opencl
+
+#: generating for (or tuning on) the OpenCL device found asks it through pyopencl
+needs_pyopencl = pytest.mark.skipif(importlib.util.find_spec("pyopencl") is None,
+                                    reason="pyopencl is not installed (pip install 'mdpoly[opencl]')")
 
 PROGRAM = r"""
 #include <stdio.h>
@@ -82,6 +88,7 @@ def test_profile_splits_calls_into_kernel_transfer_and_host(tmp_path: Path) -> N
 
 
 @needs_opencl
+@needs_pyopencl
 def test_reported_tuned_time_is_the_shipped_kernel_time_per_call(tmp_path: Path) -> None:
     """The report's ``tuned_seconds`` of an OpenCL nest against the shipped program's own profile
     (kernel time per call, the least loaded of three runs), loosely: within a factor of 4 on this
