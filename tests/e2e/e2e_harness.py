@@ -99,6 +99,16 @@ def run_mdpoly(source: Path, out: Path, defines: Mapping[str, int | str], *,
     return proc
 
 
+def assert_same_outputs(seq: Path, par: Path, arg_sets: Sequence[Sequence[str]], threads: Sequence[int]) -> None:
+    """``par`` prints what ``seq`` prints for each argument list, at each thread count."""
+    for args in arg_sets:
+        expected = subprocess.run([str(seq), *args], check=True, capture_output=True, text=True).stdout
+        for t in threads:
+            got = subprocess.run([str(par), *args], check=True, capture_output=True, text=True,
+                                 env={"OMP_NUM_THREADS": str(t)}).stdout
+            assert got == expected, (list(args), t)
+
+
 def run_program(exe: Path, *, threads: int | None = None, cwd: Path | None = None) -> str:
     """Run a built program (with ``OMP_NUM_THREADS=threads`` if given); return its stdout."""
     env = dict(os.environ)

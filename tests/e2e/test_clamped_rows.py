@@ -9,11 +9,10 @@ sizes given at run time (1, 2, 3 threads).
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_harness import build_c, mdpoly_available, run_mdpoly
+from e2e_harness import assert_same_outputs, build_c, mdpoly_available, run_mdpoly
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not available")
 
@@ -57,12 +56,7 @@ def test_clamped_last_column_keeps_the_row_loop_parallel(tmp_path: Path) -> None
     assert "loop nest parallelized: y:++ c:++ x:++" in proc.stderr, proc.stderr
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
-    for size in (("1", "1"), ("2", "5"), ("37", "11")):
-        expected = subprocess.run([str(seq), *size], check=True, capture_output=True, text=True).stdout
-        for threads in ("1", "2", "3"):
-            got = subprocess.run([str(par), *size], check=True, capture_output=True, text=True,
-                                 env={"OMP_NUM_THREADS": threads}).stdout
-            assert got == expected, (size, threads)
+    assert_same_outputs(seq, par, (("1", "1"), ("2", "5"), ("37", "11")), (1, 2, 3))
 
 
 UNPACK = r"""
@@ -97,9 +91,4 @@ def test_interleaved_view_sized_by_a_local_assigned_before_the_nest(tmp_path: Pa
     assert "loop nest parallelized: c:++ y:++ x:++" in proc.stderr, proc.stderr
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
-    for size in (("1", "1"), ("13", "7")):
-        expected = subprocess.run([str(seq), *size], check=True, capture_output=True, text=True).stdout
-        for threads in ("1", "3"):
-            got = subprocess.run([str(par), *size], check=True, capture_output=True, text=True,
-                                 env={"OMP_NUM_THREADS": threads}).stdout
-            assert got == expected, (size, threads)
+    assert_same_outputs(seq, par, (("1", "1"), ("13", "7")), (1, 3))

@@ -8,11 +8,10 @@ original's at 1 and 3 threads for both kinds of size.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
-from e2e_harness import build_c, mdpoly_available, run_mdpoly
+from e2e_harness import assert_same_outputs, build_c, mdpoly_available, run_mdpoly
 
 pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not available")
 
@@ -65,12 +64,7 @@ def test_exact_division_makes_the_row_loop_parallel(tmp_path: Path) -> None:
     assert "n % 8 == 0" in out.read_text()
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
-    for size in (("64", "37"), ("60", "5"), ("8", "1")):   # 60: no multiple of GS, the original runs
-        expected = subprocess.run([str(seq), *size], check=True, capture_output=True, text=True).stdout
-        for threads in ("1", "3"):
-            got = subprocess.run([str(par), *size], check=True, capture_output=True, text=True,
-                                 env={"OMP_NUM_THREADS": threads}).stdout
-            assert got == expected, (size, threads)
+    assert_same_outputs(seq, par, (("64", "37"), ("60", "5"), ("8", "1")), (1, 3))   # 60: no multiple of GS, the original runs
 
 
 HALVES = r"""
@@ -99,8 +93,4 @@ def test_quotient_of_sizes_is_a_size(tmp_path: Path) -> None:
     assert "halves.c:9:5: remark: loop nest parallelized: i:++" in proc.stderr, proc.stderr
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
-    for n in ("7", "1000", "1"):
-        expected = subprocess.run([str(seq), n], check=True, capture_output=True, text=True).stdout
-        got = subprocess.run([str(par), n], check=True, capture_output=True, text=True,
-                             env={"OMP_NUM_THREADS": "3"}).stdout
-        assert got == expected, n
+    assert_same_outputs(seq, par, (("7",), ("1000",), ("1",)), (3,))
