@@ -3,8 +3,8 @@ the report carries is the shipped program's kernel time per call: ``--target ope
 
 A program calls a matmul nest several times and times the calls itself; its ``mdpoly-profile:``
 line gives ``kernel_ms`` (the kernels' own device time), ``transfer_ms`` and ``host_ms`` (the rest
-of each call: buffer look-ups, argument set-up, enqueueing, waiting). The three together account
-for the calls' wall time, and the kernel time alone is less than it."""
+of each call: buffer look-ups, argument set-up, enqueueing, waiting). The three happen inside the
+calls, so together they stay within the calls' wall time."""
 
 from __future__ import annotations
 
@@ -41,8 +41,8 @@ int main(void)
     struct timespec a, b;
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) { A[i][j] = (float)((i + j) % 7); B[i][j] = (float)((i * j + 1) % 5); }
-    mm();
     clock_gettime(CLOCK_MONOTONIC, &a);
+    mm();
     for (int r = 0; r < REPS; r++)
         mm();
     clock_gettime(CLOCK_MONOTONIC, &b);
@@ -80,19 +80,19 @@ def test_profile_splits_calls_into_kernel_transfer_and_host(tmp_path: Path) -> N
     exe, _ = _build(tmp_path, {"N": 96, "REPS": reps}, ["--no-tune"])
     calls_ms, (calls, kernel, transfer, host) = _run(exe)
     assert calls == reps + 1 and kernel > 0 and transfer > 0 and host > 0
-    per_call = (kernel + transfer + host) / calls   # the first call's kernel build is not in host_ms
-    wall_per_call = calls_ms / reps
-    # the parts are the call's parts: their sum bounded by the calls' wall time (with slack for the
-    # clocks' resolution); how close they come is a benchmark's business, not a test's
-    assert per_call <= 3 * wall_per_call + 1.0, (per_call, wall_per_call)
-    assert kernel / calls < wall_per_call
+    # the program times every call, the first included: the parts happen inside the calls, so the
+    # kernels' device time and the three parts' sum are bounded by the calls' wall time (slack for
+    # the clocks' resolution only); how close they come is a benchmark's business, not a test's
+    slack_ms = 0.05 * calls_ms + 1.0
+    assert kernel <= calls_ms + slack_ms, (kernel, calls_ms)
+    assert kernel + transfer + host <= calls_ms + slack_ms, (kernel, transfer, host, calls_ms)
 
 
 @needs_opencl
 @needs_pyopencl
 def test_reported_tuned_time_is_the_shipped_kernel_time_per_call(tmp_path: Path) -> None:
     """The report's ``tuned_seconds`` of an OpenCL nest against the shipped program's own profile
-    (kernel time per call, the least loaded of three runs), loosely: within a factor of 10 on a
+    (kernel time per call, the least loaded of three runs), loosely: within a factor of 30 on a
     shared machine (the mismatch reported in issue 24 was a factor of 360)."""
     env_cache = {"MDPOLY_CACHE_DIR": str(tmp_path / "cache")}
     os.environ.update(env_cache)
@@ -105,4 +105,4 @@ def test_reported_tuned_time_is_the_shipped_kernel_time_per_call(tmp_path: Path)
     tuned_ms = nest["tuning"]["tuned_seconds"] * 1e3
     runs = [_run(exe)[1] for _ in range(3)]
     shipped_ms = min(kernel / calls for calls, kernel, _, _ in runs)   # the least loaded run
-    assert shipped_ms / 10 <= tuned_ms <= 10 * shipped_ms, (tuned_ms, shipped_ms)   # issue 24 saw 360x
+    assert shipped_ms / 30 <= tuned_ms <= 30 * shipped_ms, (tuned_ms, shipped_ms)   # issue 24 saw 360x
