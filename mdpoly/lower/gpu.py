@@ -172,10 +172,14 @@ class _GpuLowerer:
             if o.access.buffer != buf.name or len(o.access.index) != len(buf.shape):
                 continue
             ok = True
+            used: set[str] = set()
             for e, ext in zip(o.access.index, buf.shape):
-                if len(e.terms) != 1 or e.constant != 0 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
+                # one iterator of its own per dimension: L[i][i] writes a diagonal, not the square
+                if (len(e.terms) != 1 or e.constant != 0 or e.terms[0][1] != 1 or e.terms[0][0] not in concat
+                        or e.terms[0][0] in used):
                     ok = False
                     break
+                used.add(e.terms[0][0])
                 d = concat[e.terms[0][0]]
                 if not (d.lower.is_constant and d.lower.constant == 0) or d.extent.to_c() != ext.strip():
                     ok = False
@@ -196,9 +200,11 @@ class _GpuLowerer:
             if o.access.buffer != buf.name or len(o.access.index) != len(buf.shape):
                 continue
             conds: list[str] = []
+            seen: set[str] = set()
             for e, ext in zip(o.access.index, buf.shape):
-                if len(e.terms) != 1 or e.terms[0][1] != 1 or e.terms[0][0] not in concat:
+                if len(e.terms) != 1 or e.terms[0][1] != 1 or e.terms[0][0] not in concat or e.terms[0][0] in seen:
                     break
+                seen.add(e.terms[0][0])
                 d = concat[e.terms[0][0]]
                 if not (d.lower.is_constant and d.lower.constant + e.constant == 0):
                     conds.append(f"(long long)({d.lower.to_c()}) + {e.constant}LL == 0LL")

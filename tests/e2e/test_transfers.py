@@ -315,3 +315,17 @@ def test_data_region_exit_makes_a_kept_array_stale(tmp_path: Path) -> None:
     assert got == _reference("region_then_kept", tmp_path)
     # kept at the first matvec, into the region, kept again after it; back from main's init nest and the region
     assert counts["W"] == (3, 3 * 256 * 256 * 8, 2, 2 * 256 * 256 * 8), counts
+
+
+@needs_opencl
+def test_partial_writes_keep_the_rest_of_the_array(tmp_path: Path) -> None:
+    """A diagonal ``L[i][i] = 1``, a triangle and every other row, each on the device: the elements
+    a nest does not write keep their values (the diagonal was once taken for the whole square, so
+    the square came back from an uninitialised buffer)."""
+    out_c = tmp_path / "partial_writes_opencl.c"
+    run_step([*mdpoly_command(), str(CASES_DIR / "partial_writes.c"), "-o", str(out_c), "--target", "opencl",
+              "--no-tune", "--all-nests", "-q"], env={**os.environ, "MDPOLY_COST_CALIBRATION": "gpu_min_speedup=0"})
+    assert out_c.read_text().count("__kernel void") >= 4
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == _reference("partial_writes", tmp_path)
