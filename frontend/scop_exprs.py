@@ -142,13 +142,19 @@ class NestExprs(NestState):
                     raise _NotAffine  # two products spelled alike (``k * m_n`` and ``k * m * n``)
                 if len(factors) > 1 and name not in self.products:
                     self.products[name] = factors
-                    value = " * ".join(f"(long long) {f}" for f in factors)
+                    value = " * ".join(f"(long long) {self._c_value(f)}" for f in factors)
                     self.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private",
                                                     c_value=value)
                     self.params.append(name)
                 out[name] = out.get(name, 0) + cx * cy
         constant = out.pop("", 0)
         return Affine.of({n: c for n, c in out.items() if c}, constant)
+
+    def _c_value(self, name: str) -> str:
+        """The C text a size parameter stands for at the call site: its ``c_value`` where the model
+        made it (``mdp_d_OH_2`` is ``(OH) / 2``), else its own name."""
+        var = self.variables.get(name)
+        return f"({var.c_value})" if var is not None and var.c_value else name
 
     def _sizeof(self, node: c_ast.Node) -> int | None:
         """``sizeof`` of an arithmetic type or of an array variable with constant sizes (or one of
@@ -183,6 +189,8 @@ class NestExprs(NestState):
                              "happen as written")
 
     def _lookup(self, name: str, node: c_ast.Node) -> Variable:
+        if name.startswith("mdp_") and name in self.variables:   # a size parameter the model made (mdp_d_OH_2)
+            return self.variables[name]
         var = self.sym.variable(name)
         if var is None:
             raise self._fail(node, "unsupported-statement", f"cannot find the declaration of '{name}'")

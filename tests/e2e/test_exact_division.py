@@ -94,3 +94,37 @@ def test_quotient_of_sizes_is_a_size(tmp_path: Path) -> None:
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
     assert_same_outputs(seq, par, (("7",), ("1000",), ("1",)), (3,))
+
+
+POOLED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    int h = atoi(argv[1]), w = atoi(argv[2]), k = 5;
+    long cells = (long)(h / 2) * (w / 2);
+    unsigned *pooled = malloc(sizeof(unsigned) * (cells * k + 1)), *gap = malloc(sizeof(unsigned) * k);
+    for (long i = 0; i < cells * k; i++) pooled[i] = (unsigned)(i * 2654435761u);
+    for (int c = 0; c < k; c++) {            /* a product of two quotients bounds the inner loop */
+        unsigned sum = 0;
+        for (int p = 0; p < (h / 2) * (w / 2); p++)
+            sum += pooled[p * k + c];
+        gap[c] = sum;
+    }
+    for (int c = 0; c < k; c++) printf("%u\n", gap[c]);
+    return 0;
+}
+"""
+
+
+def test_product_of_quotients_is_computed_at_the_call(tmp_path: Path) -> None:
+    """``(h / 2) * (w / 2)``: the product's parameter is computed from the quotients' C values at
+    the call (it once named the model's own parameters, which the caller does not declare)."""
+    src = tmp_path / "pooled.c"
+    src.write_text(POOLED)
+    out = tmp_path / "out.c"
+    proc = run_mdpoly(src, out, {}, extra=["--all-nests"])
+    assert "pooled.c:10:5: remark: loop nest parallelized" in proc.stderr, proc.stderr
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, (("9", "14"), ("400", "301"), ("1", "7")), (1, 3))
