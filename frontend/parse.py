@@ -26,6 +26,7 @@ from pycparser import c_ast
 from pycparser.c_parser import ParseError
 
 from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
+from mdpoly.frontend.continues import structure_continues
 from mdpoly.frontend.syntax_errors import ExplainingParser, show_bytes, syntax_error
 from mdpoly.options import Options
 
@@ -162,6 +163,7 @@ def parse_c(path: str, options: Options) -> ParsedFile:
         if hint is None:
             raise
         raise InputError(f"{e.message}; {hint}", e.loc) from e
+    structure_continues(ast)   # if (c) { S; continue; } T  ->  if (c) { S } else { T }
     return ParsedFile(path, source, ast)
 
 

@@ -81,13 +81,16 @@ class NestStatements(NestExprs):
         cond: Expr | None = None
         try:
             cond = self.expr(node.cond)
-            reads_data = bool(expr_refs(cond)) or any(n not in self._iterators() and n not in self.params
-                                                       and not self._unwritten_scalar(n) for n in expr_names(cond))
+            # a condition may read arrays the nest never writes (``if (counts[c] > 0)``): it has the
+            # same value wherever the statements inside evaluate it, so it is their predicate
+            reads_data = any(a.buffer in self.written for a in expr_refs(cond)) or any(
+                n not in self._iterators() and n not in self.params and not self._unwritten_scalar(n)
+                for n in expr_names(cond))
         except UnsupportedInput:
             reads_data = True
         if reads_data or cond is None:
             raise self._fail(node, "data-dependent-condition",
-                             f"condition '{c_text(node.cond)}' depends on data computed at run time")
+                             f"condition '{c_text(node.cond)}' depends on data the nest computes")
         if node.iffalse is not None and self._if_else_assign(node, cond):
             return
         pieces = self._guard_pieces(node.cond)  # None: not affine (``i % 2 == 0``), a predicate only

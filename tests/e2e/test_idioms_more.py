@@ -98,9 +98,14 @@ void select_(int n) {
       if (i < j) B[i][j] = 1; else B[i][j] *= 2;
 }
 void data(int n) {
-  for (int i = 0; i < n; i++) /*K data-dependent-condition*/
+  for (int i = 0; i < n; i++) /*T*/
     for (int j = 0; j < n; j++)
       if (A[i][j] > 0.5) C[i][j] = 0;
+}
+void data_written(int n) {
+  for (int i = 0; i < n; i++) /*K data-dependent-condition*/
+    for (int j = 0; j < n; j++)
+      if (C[i][j] > 0.5) { C[i][j] = 0; B[i][j] = C[i][j] + 1; }
 }
 void mixed(int n) {
   for (int i = 0; i < n; i++) /*T*/
@@ -118,7 +123,7 @@ int main(void) {
       for (int j = 0; j < MAXN; j++) { A[i][j] = ((i * 3 + j * 5) % 9) / 8.0; B[i][j] = -3; C[i][j] = (i + 2 * j) % 4; }
     }
     cnt = 0;
-    offdiag(n); jacobi_sum(n); double s = off_both(n); outside_band(n); count(n); parity(n); modulo(n, 1 + q % 3); select_(n); data(n); mixed(n);
+    offdiag(n); jacobi_sum(n); double s = off_both(n); outside_band(n); count(n); parity(n); modulo(n, 1 + q % 3); select_(n); data(n); data_written(n); mixed(n);
     double w = 0, t = 0;
     for (int i = 0; i < MAXN; i++) {
       t += y[i] * (i % 7 + 1);
