@@ -275,7 +275,7 @@ class NestExprs(NestState):
                 bound = lp.upper.terms[0][0]
                 extents[lp.iterator] = tuple(sorted(self.products.get(bound, (bound,))))
         index = self.delin.access(name, poly, self._iterators(), partial(_product_name, self), extents,
-                                  domain=self.guards)
+                                  domain=self.guards + self.predicate_bounds)
         if index is None:
             return None
         if may_wrap(self.expr(subs[0]), self.name_type):

@@ -143,6 +143,9 @@ class NestState(c_ast.NodeVisitor):
         self.guards: tuple[Affine, ...] = ()  # affine conditions of the enclosing ifs, each >= 0
         #: the C condition of enclosing ``if``s whose domain is no convex set (``i != j``)
         self.predicate: Expr | None = None
+        #: bounds every piece of those predicates implies within the loops (``implied_bounds``):
+        #: where the reads under them are evaluated, for the range checks of delinearized reads
+        self.predicate_bounds: tuple[Affine, ...] = ()
         #: strided loops in scope: user iterator -> (start, step, model iterator, C type, start expression)
         self.strided: dict[str, tuple[Affine, int, str, str, Expr]] = {}
         self.strided_done: set[str] = set()

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.implied_bounds import implied_by_condition
 from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
 from mdpoly.frontend.scop_state import _base_name, _names_in, _NotAffine, _NotPrivate, _Stale
 from mdpoly.frontend.symbols import c_text
@@ -101,15 +102,24 @@ class NestStatements(NestExprs):
             common = [g for g in parts[0] if all(g in p for p in parts[1:])] \
                 if parts and node.iffalse is None else []
             saved, saved_temps, saved_accs = self.guards, dict(self.temps), dict(self.local_accs)
-            saved_pred = self.predicate
+            saved_pred, saved_bounds = self.predicate, self.predicate_bounds
             self.guards = saved + tuple(g for g in common if g not in saved)
             # a union of pieces (or nothing: the predicate is then always false); with an ``else``,
             # both branches are predicates (their statements share the nest's one domain)
             if parts is None or len(parts) != 1 or node.iffalse is not None:
                 self.predicate = pred if saved_pred is None else Binary("&&", saved_pred, pred)
+                implied = implied_by_condition(node.cond, branch is not node.iftrue, self._affine_side,
+                                               [self.loops[k] for k in self.stack], self.guards)
+                self.predicate_bounds = saved_bounds + tuple(g for g in implied if g not in saved_bounds)
             self.visit(branch)
             self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
-            self.predicate = saved_pred
+            self.predicate, self.predicate_bounds = saved_pred, saved_bounds
+
+    def _affine_side(self, node: c_ast.Node) -> Affine | None:
+        try:
+            return self.affine(node)
+        except _NotAffine:
+            return None
 
     def _unwritten_scalar(self, name: str) -> bool:
         """A scalar the nest never writes (its value is the same at every iteration)."""
