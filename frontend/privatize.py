@@ -69,7 +69,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     ``m = fmax(m, e)``) is a reduction of the parallel loop (``PrivateLoop.reductions``); with
     ``strict_fp``, not a floating-point sum or product."""
     try:
-        scop = extract_scop(parsed, cand, privatize=False)
+        scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except (UnsupportedInput, isl.Error):

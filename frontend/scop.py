@@ -32,6 +32,7 @@ from mdpoly.frontend.delinearize import Layout, Refuted, Relayout, row_elements
 from mdpoly.frontend.guarded_reads import mark_lazy
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize import normalize_candidate
+from mdpoly.frontend.opaque_reads import check_opaque
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS, _declare_value, _product_name
 from mdpoly.frontend.scop_loops import LoopHeaders
@@ -86,6 +87,9 @@ class NestBuilder(NestStatements, LoopHeaders):
             shapes, view_pre = self.delin.shapes(partial(_product_name, self), partial(_declare_value, self))
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", str(e)) from None
+        refused = check_opaque(self.opaque, self.statements, self.variables, set(shapes))
+        if refused is not None:
+            raise refused
         offsets = self.delin.offsets()
         for name, shape in shapes.items():
             var = self.variables[name]
@@ -135,14 +139,16 @@ class NestBuilder(NestStatements, LoopHeaders):
                 self.variables[name] = size
 
 
-def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) -> Scop:
+def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, opaque_reads: bool = False) -> Scop:
     """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason.
 
     With ``privatize``, scalars that may be private to each iteration are tried as such (one
     that turns out to be read before it is defined -- its value flows in from outside the scope
     -- is shared again and the model rebuilt). Only a nest generated as one MDH computation gives
     each iteration its copy: a model for rearranging the nest's own text (distribution) must not
-    privatize. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
+    privatize. With ``opaque_reads``, gathers of arrays are read without locating them where the
+    nest writes no array (``mdpoly.frontend.opaque_reads``): for models of the nest's own text
+    only, never an MDH computation's. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
     local pointers and index temporaries substituted) on a copy of its AST."""
     norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize)
     cand, symbols = norm.cand, norm.symbols
@@ -151,7 +157,9 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True) ->
     rebuilds = 0
     while True:
         try:
-            return norm.finish(NestBuilder(cand, symbols, private, layouts).build())
+            builder = NestBuilder(cand, symbols, private, layouts)
+            builder.opaque_ok = opaque_reads
+            return norm.finish(builder.build())
         except _NotPrivate as e:
             private = private - {e.name}
         except Relayout as e:  # an array's view grows (or loses its base offset) with each rebuild

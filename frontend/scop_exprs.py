@@ -14,10 +14,12 @@ from functools import partial
 
 from pycparser import c_ast
 
+from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.bound_products import exact_signed
 from mdpoly.frontend.delinearize import may_wrap
 from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.guarded_reads import bounds_of, guarded
+from mdpoly.frontend.opaque_reads import OpaqueRead, opaque_access
 from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _Stale
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
@@ -259,6 +261,29 @@ class NestExprs(NestState):
         self.flat_accesses.add(base.name)
         return Access(base.name, tuple(index))
 
+    def opaque_read(self, node: c_ast.ArrayRef, err: UnsupportedInput) -> Access | None:
+        """``node``, refused with ``err``, as a read the model does not locate, where this model
+        allows them (``mdpoly.frontend.opaque_reads``); else ``None``."""
+        if not self.opaque_ok or err.code != "non-affine-subscript":
+            return None
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID) or base.name in self.nest_locals:
+            return None
+        try:
+            exprs: list[Expr] | None = [self.expr(s) for s in subs]
+        except UnsupportedInput:
+            exprs = None
+        var = self.variables.get(base.name) or self.sym.variable(base.name)
+        access = opaque_access(node, var, exprs, self.written, set(self._iterators()))
+        if access is not None and var is not None:
+            self.variables.setdefault(base.name, var)
+            self.opaque.append(OpaqueRead(base.name, err.loc or self.cand.loc, str(err.message)))
+        return access
+
     def _delinearized(self, node: c_ast.ArrayRef, name: str, var: Variable, subs: list[c_ast.Node]) -> Access | None:
         """``A[poly]`` on a flat (one-dimensional) array whose subscript multiplies iterators by run-time
         sizes, as a multi-dimensional access (``mdpoly.frontend.delinearize``; the view's
@@ -460,7 +485,13 @@ class _ExprBuilder(c_ast.NodeVisitor):
         return Var(name)
 
     def visit_ArrayRef(self, node: c_ast.ArrayRef) -> Expr:
-        return Ref(self.nb.array_ref(node))
+        try:
+            return Ref(self.nb.array_ref(node))
+        except UnsupportedInput as err:
+            access = self.nb.opaque_read(node, err)
+            if access is None:
+                raise
+            return Ref(access)
 
     def visit_UnaryOp(self, node: c_ast.UnaryOp) -> Expr:
         if node.op in ("-", "+", "!", "~"):

@@ -25,6 +25,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.frontend.candidates import Candidate, loc_of
 from mdpoly.frontend.delinearize import Delinearizer, Layout
+from mdpoly.frontend.opaque_reads import OpaqueRead
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import Expr, Loop, Statement, Variable
@@ -158,6 +159,9 @@ class NestState(c_ast.NodeVisitor):
         #: (``mdpoly.frontend.delinearize``); ``layouts`` fix their views when the model is rebuilt
         self.delin = Delinearizer(layouts)
         self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
+        #: gathers read without locating them (``mdpoly.frontend.opaque_reads``), where allowed
+        self.opaque_ok = False
+        self.opaque: list[OpaqueRead] = []
 
     def _loc(self, node: c_ast.Node) -> SourceLoc:
         return loc_of(node, self.cand.loc)

@@ -1,0 +1,64 @@
+"""Reads whose subscript is no affine function (a gather): ``A[idx[i]]`` -> a read of ``A`` whose
+element the model does not know, for nests that write no array.
+
+``sse += diff(points[i*d + k], centroids[labels[i]*d + k])`` or ``loss -= log(p[b*C + target[b]])``
+read an array at an index the program computes. Where the nest writes no array at all, only
+scalars its iterations fold into (reductions) or declare for themselves, such a read can take part
+in no dependence (nothing in the nest writes what it reads, nor anything it may overlap), so its
+element does not matter to the analysis that makes a loop around the nest's own text parallel
+(``mdpoly.frontend.privatize``, ``plain``). Only that analysis asks for opaque reads: an MDH
+computation needs its inputs' exact elements, so every other model still refuses the subscript.
+
+An opaque read is ``A[0]...[0]`` in the model, recorded with the reason the subscript was
+refused. ``check_opaque`` then refuses the model (with that reason) when the nest writes an
+array, a variable another pointer may overlap (a global or a local whose address is taken), or an
+array read opaquely also got a delinearized view; the subscript itself must read no variable the
+nest writes other than the iterators (its value then depends only on the iteration).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pycparser import c_ast
+
+from mdpoly.diagnostics import SourceLoc, UnsupportedInput
+from mdpoly.ir.mdh import Access, Affine
+from mdpoly.ir.scop import Expr, Statement, Variable, expr_names, expr_refs
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueRead:
+    """One read the model does not locate: of ``array``, refused for ``reason`` at ``loc``."""
+
+    array: str
+    loc: SourceLoc
+    reason: str
+
+
+def opaque_access(node: c_ast.ArrayRef, var: Variable | None, subscripts: list[Expr] | None,
+                  written: set[str], iterators: set[str]) -> Access | None:
+    """``node`` as an opaque read of its base array, or ``None`` when it cannot be one: its base is
+    no array or pointer variable, the nest writes it, or a subscript reads what the nest writes."""
+    if var is None or var.kind not in ("array", "pointer") or var.name in written or subscripts is None:
+        return None
+    for e in subscripts:
+        if {a.buffer for a in expr_refs(e)} & written or (expr_names(e) & written) - iterators:
+            return None
+    return Access(var.name, tuple(Affine() for _ in var.shape))
+
+
+def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variables: dict[str, Variable],
+                 viewed: set[str]) -> UnsupportedInput | None:
+    """Why the model with ``opaque`` reads cannot stand (the first read's own refusal), or ``None``."""
+    if not opaque:
+        return None
+    first = opaque[0]
+    refused = UnsupportedInput(first.reason, first.loc, "non-affine-subscript")
+    for st in statements:
+        var = variables.get(st.write.buffer)
+        if var is None or var.kind not in ("scalar", "local") or (var.kind == "scalar" and var.alias != "private"):
+            return refused
+    if {r.array for r in opaque} & viewed:
+        return refused
+    return None

@@ -1,0 +1,47 @@
+"""Gathers in nests that write only the scalars they fold into (``mdpoly.frontend.opaque_reads``):
+a k-means error ``s += (p[i*d+k] - c[labels[i]*d+k])^2``, a cross-entropy loss
+``l -= log(p[b*C + target[b]])``. Their reads can take part in no dependence, so the loops run
+in parallel with reductions; gathers in nests that write an array, fold into a global, or whose
+subscript reads the accumulator stay as written (with the subscript's reason). Outputs equal the
+original's at several sizes and 1 and 3 threads; the GPU target keeps the gathers on the host
+with a reason (the arrays' sizes are not declared)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from e2e_harness import assert_same_outputs, build_c, c_compiler, mdpoly_available, mdpoly_command, run_mdpoly, run_step
+from test_opencl_examples import needs_opencl
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not available")
+
+SOURCE = Path(__file__).parent / "gather_cases" / "gathers.c"
+SIZES = (("1000", "5"), ("7", "3"), ("1", "1"), ("40000", "3"))
+
+
+def test_gathers_into_reductions_run_in_parallel(tmp_path: Path) -> None:
+    out = tmp_path / "out.c"
+    err = run_mdpoly(SOURCE, out, {}).stderr
+    assert "gathers.c:10:5: remark: loop nest scheduled: [i:++ k:++ private-body]" in err, err
+    assert "gathers.c:20:5: remark: loop nest scheduled: [b:++ private-body]" in err, err
+    for line in (40, 45, 51):   # an array written, a global accumulator, the accumulator in the subscript
+        assert f"gathers.c:{line}:" in err and "[non-affine-subscript]" in err, err
+    assert "reduction(+:s)" in out.read_text()
+    seq = build_c(SOURCE, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, SIZES, (1, 3))
+
+
+@needs_opencl
+def test_gpu_target_keeps_gathers_on_the_host(tmp_path: Path) -> None:
+    out = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(SOURCE), "-o", str(out), "--target", "opencl", "--all-nests", "--no-tune"],
+                    env={**os.environ, "MDPOLY_COST_CALIBRATION": "gpu_min_speedup=0"})
+    assert "gathers.c:10:5: note: loop nest kept sequential" in proc.stderr, proc.stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out), "-o", str(exe), "-lOpenCL", "-lm"])
+    seq = build_c(SOURCE, tmp_path / "seq", {}, openmp=False)
+    for args in SIZES[:2]:
+        assert run_step([str(exe), *args]).stdout == run_step([str(seq), *args]).stdout, args
