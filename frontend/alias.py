@@ -62,8 +62,8 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
     for s in scop.statements:
         for acc in (s.write, *s.reads):
             var = scop.variable(acc.buffer)
-            if var.kind in ("scalar", "local") or not acc.index:
-                continue
+            if var.kind in ("scalar", "local") or not acc.index or acc.buffer in scop.opaque:
+                continue   # an opaque read's range is its whole object (the default range)
             r = _range(scop, s, var, acc)
             rs = out.setdefault(acc.buffer, [])
             for k, old in enumerate(rs):

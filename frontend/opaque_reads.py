@@ -1,5 +1,5 @@
 """Reads whose subscript is no affine function (a gather): ``A[idx[i]]`` -> a read of ``A`` whose
-element the model does not know, for nests that write no array.
+element the model does not know, where no write of the nest may reach ``A``.
 
 ``sse += diff(points[i*d + k], centroids[labels[i]*d + k])`` or ``loss -= log(p[b*C + target[b]])``
 read an array at an index the program computes. Where the nest writes no array at all, only
@@ -10,10 +10,13 @@ element does not matter to the analysis that makes a loop around the nest's own 
 computation needs its inputs' exact elements, so every other model still refuses the subscript.
 
 An opaque read is ``A[0]...[0]`` in the model, recorded with the reason the subscript was
-refused. ``check_opaque`` then refuses the model (with that reason) when the nest writes an
-array, a variable another pointer may overlap (a global or a local whose address is taken), or an
-array read opaquely also got a delinearized view; the subscript itself must read no variable the
-nest writes other than the iterators (its value then depends only on the iteration).
+refused. ``check_opaque`` then refuses the model (with that reason) when the nest writes a variable another
+pointer may overlap (a global scalar, a local whose address is taken), or an array while some
+opaque read is of a pointer (whose extent nobody knows), or when an array read opaquely also got a
+delinearized view. An opaque read of a declared array (``static double x[N]``) may stand beside
+written arrays: distinct objects never overlap, and a written pointer is checked at run time
+against the whole object (``Scop.opaque``). The subscript itself must read no variable the nest
+writes other than the iterators (its value then depends only on the iteration).
 """
 
 from __future__ import annotations
@@ -55,9 +58,15 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
         return None
     first = opaque[0]
     refused = UnsupportedInput(first.reason, first.loc, "non-affine-subscript")
+    # a declared array (no parameter) is one object: the run-time checks compare the arrays the
+    # nest writes through pointers with all of it, and other objects never overlap it
+    objects = all((v := variables.get(r.array)) is not None and v.kind == "array" and v.alias == "object"
+                  and all(d.strip() for d in v.shape) for r in opaque)
     for st in statements:
         var = variables.get(st.write.buffer)
-        if var is None or var.kind not in ("scalar", "local") or (var.kind == "scalar" and var.alias != "private"):
+        if var is None or var.kind == "local" or (var.kind == "scalar" and var.alias == "private"):
+            continue
+        if not objects or var.kind == "scalar":
             return refused
     if {r.array for r in opaque} & viewed:
         return refused

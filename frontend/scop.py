@@ -104,6 +104,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             pragma_text=pragma_text(prag) if prag is not None else None,
             pragma_loc=loc_of(prag) if prag is not None else None,
             preconditions=tuple(self.preconditions) + tuple(p for p in view_pre if p not in self.preconditions),
+            opaque=frozenset(r.array for r in self.opaque),
         )
         try:
             ranges = self.delin.preconditions(scop, shapes)

@@ -262,6 +262,10 @@ class Scop:
     pragma_loc: SourceLoc | None = None
     #: run-time conditions on the size parameters under which the loops' model is exact
     preconditions: tuple[Precondition, ...] = ()
+    #: arrays some statement reads at an index the model does not know (``A[idx[i]]``,
+    #: ``mdpoly.frontend.opaque_reads``; their accesses say ``A[0]``): never written in the nest,
+    #: their alias ranges are the whole object
+    opaque: frozenset[str] = frozenset()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:

@@ -45,3 +45,17 @@ def test_gpu_target_keeps_gathers_on_the_host(tmp_path: Path) -> None:
     seq = build_c(SOURCE, tmp_path / "seq", {}, openmp=False)
     for args in SIZES[:2]:
         assert run_step([str(exe), *args]).stdout == run_step([str(seq), *args]).stdout, args
+
+
+def test_gathers_of_declared_arrays_beside_written_arrays(tmp_path: Path) -> None:
+    """``gy[i] = gx[idx[i]]`` on globals, and ``out[i] = gx[idx[i]]`` through a pointer that one
+    call points at ``gx`` itself: checked against the whole of ``gx``, that call runs as written."""
+    src = SOURCE.parent / "global_gathers.c"
+    out = tmp_path / "out.c"
+    err = run_mdpoly(src, out, {}).stderr
+    assert "global_gathers.c:11:5: remark: loop nest scheduled: [i:++ private-body]" in err, err
+    assert "global_gathers.c:16:5: remark: loop nest scheduled: [i:++ private-body]" in err, err
+    assert "(&gx) + 1" in out.read_text()
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, (("5000", "0"), ("5000", "1"), ("100", "1"), ("1", "0")), (1, 3))
