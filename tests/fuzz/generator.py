@@ -20,7 +20,7 @@ outputs compare bit for bit.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .cast import (
@@ -694,11 +694,13 @@ class _Gen:
         without ``else``). ``c`` tests iterators (affine, ``||``, ``%``), arrays nothing writes,
         or what the nest writes (an element or an accumulator readable there): a condition of
         that last kind must be refused or kept exact."""
-        written = _readable_written(body, {lp.var for lp in scope})
+        names = {lp.var for lp in scope}
+        written = _readable_written(body, names)
+        reads = [e for e in _indexes(tuple(_stmts(body))) if _names(e.subs) <= names and e not in written]
         if self.rng.random() < 0.5:
-            return self.early_continue(scope, body, written)
+            return self.early_continue(scope, body, written, reads)
         self.tags.add("guard-if")
-        test = self.condition(scope, written, data=self.rng.random() < 0.8)
+        test = self.condition(scope, written, reads, data=self.rng.random() < 0.8)
         spots = [n for n, s in enumerate(body) if isinstance(s, (Assign, For, If)) and not _is_reset(s)]
         if not spots or len(body) == 1 or self.rng.random() < 0.35:
             lo, hi = 0, len(body)
@@ -718,14 +720,15 @@ class _Gen:
             orelse = (Continue(),)
         return (*body[:lo], If(test, part, orelse), *body[hi:])
 
-    def early_continue(self, scope: list[Loop], body: tuple[Stmt, ...], written: list[Expr]) -> tuple[Stmt, ...]:
+    def early_continue(self, scope: list[Loop], body: tuple[Stmt, ...], written: list[Expr],
+                       reads: list[Index]) -> tuple[Stmt, ...]:
         """``if (c) continue;`` or ``if (c) { S; continue; }`` in ``body``, in front of it (mostly)
         or after some of its statements; ``S``: a store into a new array, ``body``'s first
         statement (then not run twice), or a written value restarted at 0 or 1. At times the
         ``continue`` is under an inner ``if`` (``if (c) { if (d) continue; S }``), a form that
         is not an early ``continue`` of the loop body and must be refused or kept exact."""
         self.tags.add("continue")
-        test = self.condition(scope, written, data=self.rng.random() < 0.5)
+        test = self.condition(scope, written, reads, data=self.rng.random() < 0.5)
         at = 0 if len(body) == 1 or self.rng.random() < 0.7 else self.rng.randint(1, len(body))
         then: list[Stmt] = []
         r = self.rng.random()
@@ -739,7 +742,7 @@ class _Gen:
             then.append(Assign(self.rng.choice(written), "=", Lit(self.rng.choice(("0", "1")))))
         if self.rng.random() < 0.1:
             self.tags.add("nested-continue")
-            inner = If(self.condition(scope, written, data=self.rng.random() < 0.5), (Continue(),))
+            inner = If(self.condition(scope, written, reads, data=self.rng.random() < 0.5), (Continue(),))
             guard = If(test, (inner, *then)) if then else If(test, (inner,))
         else:
             guard = If(test, (*then, Continue()))
@@ -753,9 +756,11 @@ class _Gen:
         ctype = self.elem_type(self.rng.random() < 0.6)
         return Assign(self.output(ctype, "zero", scope), "=", self.value(ctype, scope, 1).expr)
 
-    def condition(self, scope: list[Loop], written: list[Expr], *, data: bool) -> Expr:
+    def condition(self, scope: list[Loop], written: list[Expr], reads: Sequence[Index] = (), *,
+                  data: bool) -> Expr:
         """A test over the iterators of ``scope`` or (``data``) one that reads arrays: new
-        read-only arrays, or (at times) ``written``, values the nest writes."""
+        read-only arrays, ``reads`` (elements the body reads: ``if (a[i] > 0) s += a[i];``), or
+        ``written``, values the nest writes."""
         if not data:
             self.tags.add("iter-cond")
             return self.iter_condition(scope)
@@ -767,6 +772,10 @@ class _Gen:
                 # another element of the written array, one some iteration may write
                 e = Index(arr.name, tuple(Lit(str(self.rng.randrange(min(d.pad, 3)))) for d in arr.dims))
             test: Expr = Bin(self.pick({">": 0.4, "<": 0.3, "!=": 0.3}), e, Lit(self.rng.choice(("0", "1", "3"))))
+        elif reads and self.rng.random() < 0.4:
+            self.tags.add("data-cond")
+            e = self.rng.choice(reads)
+            test = Bin(self.pick({">": 0.4, "<": 0.2, ">=": 0.1, "!=": 0.3}), e, Lit(self.rng.choice(("0", "1"))))
         else:
             self.tags.add("data-cond")
             test = self.data_test(scope)
@@ -1220,6 +1229,20 @@ def _names(x: object) -> set[str]:
     elif hasattr(x, "__dataclass_fields__"):
         for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
             out |= _names(getattr(x, f))
+    return out
+
+
+def _indexes(x: object) -> list[Index]:
+    """The array elements (``Index``) that ``x`` mentions, outermost first, in order."""
+    if isinstance(x, Index):
+        return [x, *_indexes(x.subs)]
+    out: list[Index] = []
+    if isinstance(x, tuple):
+        for y in x:
+            out += _indexes(y)
+    elif hasattr(x, "__dataclass_fields__") and not isinstance(x, For | If | OneLine):
+        for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
+            out += _indexes(getattr(x, f))
     return out
 
 
