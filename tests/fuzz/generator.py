@@ -724,7 +724,8 @@ class _Gen:
                        reads: list[Index]) -> tuple[Stmt, ...]:
         """``if (c) continue;`` or ``if (c) { S; continue; }`` in ``body``, in front of it (mostly)
         or after some of its statements; ``S``: a store into a new array, ``body``'s first
-        statement (then not run twice), or a written value restarted at 0 or 1. At times the
+        statement or one of its inner loops (then not run twice), or a written value restarted at
+        0 or 1. At times the
         ``continue`` is under an inner ``if`` (``if (c) { if (d) continue; S }``), a form that
         is not an early ``continue`` of the loop body and must be refused or kept exact."""
         self.tags.add("continue")
@@ -740,6 +741,11 @@ class _Gen:
             # a written value restarted (0 or 1): every sum, product, max or min then covers a part
             # of its terms only, within the bounds of all of them
             then.append(Assign(self.rng.choice(written), "=", Lit(self.rng.choice(("0", "1")))))
+        elif r < 0.75 and at == 0 and not any(isinstance(x, Decl) for x in _stmts(body)):
+            # an inner loop of the body run in its place (once per iteration either way)
+            loops = [x for x in body if isinstance(x, For)]
+            if loops:
+                then.append(self.rng.choice(loops))
         if self.rng.random() < 0.1:
             self.tags.add("nested-continue")
             inner = If(self.condition(scope, written, reads, data=self.rng.random() < 0.5), (Continue(),))
@@ -791,19 +797,49 @@ class _Gen:
         return test
 
     def data_test(self, scope: list[Loop]) -> Expr:
-        """``a[...] op literal`` (or ``a[...] op b[...]``) over new arrays nothing writes."""
+        """``a[...] op x`` over new arrays nothing writes: ``x`` a literal, another such array, or
+        a scalar nothing writes (a kernel parameter or a local set before the nest); ``a``
+        subscripted by the iterators, at times ``a[i % 3]`` or ``a[idx[i]]`` (``counts[c]``)."""
         ctype = self.pick({"float": 0.3, "double": 0.1, "int": 0.35, "char": 0.15, "unsigned": 0.1})
         fp = ctype in FP
-        a = self.access(ctype, "frac" if fp else "small", scope)
+        kind = "frac" if fp else "small"
+        r = self.rng.random()
+        if r < 0.1:
+            self.tags.add("indirect-cond")
+            lp = self.rng.choice(scope)
+            a: Expr = Index(self.new_array(ctype, (Dim(None, pad=3),), kind, written=False),
+                            (Bin("%", Name(lp.var), Lit("3")),))
+        elif r < 0.2:
+            self.tags.add("indirect-cond")
+            idx = self.access("int", "pos", scope)         # 1..8
+            a = Index(self.new_array(ctype, (Dim(None, pad=9),), kind, written=False), (idx,))
+        else:
+            a = self.access(ctype, kind, scope)
         op = self.pick({">": 0.3, ">=": 0.1, "<": 0.2, "==": 0.15, "!=": 0.25})
-        if self.rng.random() < 0.2:
-            return Bin(op, a, self.access(ctype, "frac" if fp else "small", scope))
+        r = self.rng.random()
+        if r < 0.15:
+            return Bin(op, a, self.access(ctype, kind, scope))
         if fp:
             lit = self.rng.choice(("0", "0.0", "0.5", "-0.25", "1.0"))
             lit += _fsuffix(ctype) if "." in lit else ""
         else:
             lit = self.rng.choice(("0", "2", "-1", "4")) if ctype != "unsigned" else self.rng.choice(("0u", "3u"))
+        if r < 0.35:
+            return Bin(op, a, self.threshold(ctype, lit))
         return Bin(op, a, Lit(lit))
+
+    def threshold(self, ctype: str, value: str) -> Name:
+        """A scalar of ``ctype`` holding ``value`` that nothing writes: a kernel parameter (main
+        passes ``value``) or a local of the kernel initialised before its nests."""
+        self.tags.add("scalar-cond")
+        name = f"t{self.acc_count}"
+        self.acc_count += 1
+        if self.rng.random() < 0.6:
+            self.extra_params.append(Param(name, f"{ctype} {name}"))
+            self.extra_args.append(value)
+        else:
+            self.locals.append(Decl(ctype, name, Lit(value)))
+        return Name(name)
 
     def iter_condition(self, scope: list[Loop]) -> Expr:
         """An affine (or ``%``) test of the iterators of ``scope``; no subtraction (an unsigned
