@@ -573,7 +573,7 @@ class _Gen:
             # that is: not data the nest leaves alone
             self.tags.add("alias-cond")
             test: Expr = Bin(self.pick({">": 0.4, "<": 0.3, "!=": 0.3}),
-                             Index(x, (_plus(i, self.rng.choice((0, 1))),)), Lit(self.rng.choice(("0", "1"))))
+                             Index(x, (_plus(i, self.rng.choice((0, 1, 2))),)), Lit(self.rng.choice(("0", "1"))))
             if self.rng.random() < 0.5:
                 return [self.nest([lp], [If(test, (Continue(),)), stmt])]
             return [self.nest([lp], [If(test, (stmt,))])]
