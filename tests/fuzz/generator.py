@@ -19,6 +19,7 @@ outputs compare bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -718,7 +719,8 @@ class _Gen:
         elif r < 0.5:
             self.tags.add("continue-else")   # if (c) { T } else continue;  (the rest is skipped too)
             orelse = (Continue(),)
-        return (*body[:lo], If(test, part, orelse), *body[hi:])
+        temp, test = self.hoist(test)
+        return (*body[:lo], *temp, If(test, part, orelse), *body[hi:])
 
     def early_continue(self, scope: list[Loop], body: tuple[Stmt, ...], written: list[Expr],
                        reads: list[Index]) -> tuple[Stmt, ...]:
@@ -752,7 +754,20 @@ class _Gen:
             guard = If(test, (inner, *then)) if then else If(test, (inner,))
         else:
             guard = If(test, (*then, Continue()))
-        return (*body[:at], guard, *body[at:])
+        temp, test = self.hoist(guard.test)
+        return (*body[:at], *temp, dataclasses.replace(guard, test=test), *body[at:])
+
+    def hoist(self, test: Expr) -> tuple[tuple[Decl, ...], Expr]:
+        """At times ``a[...] op x`` as ``T v = a[...];`` before the ``if`` and ``v op x`` in it."""
+        if not (isinstance(test, Bin) and isinstance(test.left, Index)) or self.rng.random() >= 0.25:
+            return (), test
+        arr = self.prog_array(test.left.base)
+        if arr is None:
+            return (), test
+        self.tags.add("temp-cond")
+        name = f"v{self.acc_count}"
+        self.acc_count += 1
+        return (Decl(arr.ctype, name, test.left),), Bin(test.op, Name(name), test.right)
 
     def prog_array(self, name: str) -> Array | None:
         return next((a for a in self.arrays if a.name == name), None)
