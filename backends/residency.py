@@ -19,7 +19,8 @@ back before it (those a device computation of the loop writes) and, when it writ
 touches where its subscripts allow (``mdpoly.backends.footprint``), and around a loop of such
 statements once, over the loop's range; an array that the host uses otherwise (its address, a
 loop header) is not resident: its per-call copies stay. A region is refused when a check reads what the loop changes, when the loop calls a
-function or jumps, or when an array's size changes inside it.
+function or jumps, when an array's size changes inside it, or when a computation's array or
+scalar is declared inside it (the checks before the loop cannot name it).
 """
 
 from __future__ import annotations
