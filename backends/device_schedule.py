@@ -16,13 +16,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import cast
 
 from pycparser import c_ast
 
-from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.backends.device_body import DeviceBody, Refused, device_type, translate
 from mdpoly.backends.device_item import ItemCode, render_item
+from mdpoly.backends.host_schedule import _check_emitter
 from mdpoly.backends.residency import plan_region
 from mdpoly.diagnostics import SourceLoc
 from mdpoly.ir.mdh import Combine
@@ -95,13 +94,13 @@ def device_private_loop(loop: PrivateLoop, symbols: tuple[Variable, ...], api: s
     text = f"if ({_disjoint(body)}) {{\n{_indent(run)}\n}} else {{\n{_indent(loop.original.rstrip())}\n}}"
     if loop.checks or loop.preconditions:
         marker = "mdp_device_item_body"
-        emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+        emitter = _check_emitter(loop)   # the model's own size parameters as their C values
         guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
         guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", loop.original.rstrip())
         text = guarded.replace(marker + ";", "{\n" + _indent(text) + "\n}")
     check = f"mdp_alias_ok = {_disjoint(body)};"
     if loop.checks or loop.preconditions:   # the statement a data region evaluates once before its loop
-        emitter = CEmitter(cast(Dialect, None), wide=loop.params)
+        emitter = _check_emitter(loop)
         marker = "mdp_device_item_ok"
         guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
         check = guarded.replace(marker + ";", check).replace(ORIGINAL_NEST, "mdp_alias_ok = 0;")

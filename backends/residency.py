@@ -19,7 +19,8 @@ back before it (those a device computation of the loop writes) and, when it writ
 touches where its subscripts allow (``mdpoly.backends.footprint``), and around a loop of such
 statements once, over the loop's range; an array that the host uses otherwise (its address, a
 loop header) is not resident: its per-call copies stay. A region is refused when a check reads what the loop changes, when the loop calls a
-function or jumps, or when an array's size changes inside it.
+function or jumps, when an array's size changes inside it, or when a computation's array or
+scalar is declared inside it (the checks before the loop cannot name it).
 """
 
 from __future__ import annotations
@@ -165,6 +166,31 @@ class _Lvalues(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
+class _Declared(c_ast.NodeVisitor):
+    def __init__(self) -> None:
+        self.names: set[str] = set()
+
+    def visit_Decl(self, node: c_ast.Decl) -> None:
+        if node.name:
+            self.names.add(node.name)
+        self.generic_visit(node)
+
+
+def _declared(texts: list[str]) -> set[str]:
+    """The names the declarations ``texts`` declare; every name in one pycparser cannot parse."""
+    out: set[str] = set()
+    for text in texts:
+        try:
+            ast = c_parser.CParser().parse("void mdp_f(void) {\n" + text + "\n}")
+        except Exception:   # noqa: BLE001 - a typedef name or a construct pycparser lacks: any name may be one
+            out.update(_NAME.findall(text))
+            continue
+        v = _Declared()
+        v.visit(ast)
+        out |= v.names - {"mdp_f"}
+    return out
+
+
 def _host_writes(text: str) -> set[str] | None:
     """The names a statement assigns (elements of), or ``None`` when that is not known."""
     try:
@@ -264,6 +290,12 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
         kept.pop(name)
         arrays.pop(name)
         why_not.append(f"'{name}' is passed in a form the region cannot name")
+    # the region's checks and copies run before the loop, where a variable declared in its body
+    # (a scalar the computation writes through its address, a local array) does not exist
+    declared = _declared([s.text for s in _statements(loop) if s.declares])
+    inside = sorted(n for n in (*arrays, *kept) if n in declared)
+    if inside:
+        return f"'{inside[0]}' is declared inside the loop, so the copies and checks before it cannot name it"
     # every resident array is copied in, even one the computations only write: the parts they do
     # not write (or all of it, when the loop runs no step) must come back unchanged
     final = tuple(arrays.values())

@@ -56,6 +56,8 @@ CASES: dict[str, tuple[tuple[int, ...], tuple[int, ...], str, tuple[int, int] | 
     # the boundary row, too small to be a computation of its own, runs on the device (threads over
     # 'j'), so ey stays there; its loops' exit values come back (the function returns them)
     "fdtd_like": ((), (9,), "fict, ey, hz, ex stay on the device over loop 't'", (4, 3)),
+    # the VLA input's overlap check spans the strided loop's trip count (the fuzzer's seed 91050)
+    "strided_sweep": ((12,), (), "", None),
 }
 #: cases generated under the cost model (without --all-nests)
 COSTED = {"fdtd_like"}

@@ -205,3 +205,18 @@ def test_pointer_reassigned_in_the_loop_keeps_copies(tmp_path: Path) -> None:
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     assert run_program(exe) == reference
+
+
+@needs_opencl
+def test_scalar_declared_in_the_loop_keeps_copies(tmp_path: Path) -> None:
+    """A scalar declared in the loop's body that a device computation writes: the checks before
+    the loop cannot name it, so there is no region, and the output builds and matches."""
+    case = CASES_DIR / "local_scalar.c"
+    reference = run_program(build_c(case, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "local_scalar_opencl.c"
+    proc = run_mdpoly(case, out_c, {}, extra=["--target", "opencl", "--no-tune", "--all-nests"])
+    assert "t:seq{ [j:++ MDH at line 14] }" in proc.stderr, proc.stderr
+    assert ("no data stays on the device over loop 't': 's' is declared inside the loop" in proc.stderr), proc.stderr
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference

@@ -30,6 +30,10 @@ def main(argv: list[str] | None = None) -> int:
                     help="probability that a kernel uses the real-C forms of issue 21 (flat subscripts over "
                          "run-time sizes, index temporaries, ternary subscripts, structs, local pointers, "
                          "user OpenMP pragmas; default 0: the classic generator)")
+    ap.add_argument("--control", type=float, default=0.3, metavar="P",
+                    help="probability that a nest gets an early 'continue' or an 'if' (with or without "
+                         "'else') whose condition tests iterators or reads arrays, written or not "
+                         "(default 0.3; 0: the programs of the generator before these forms)")
     ap.add_argument("--avoid-known", action="store_true", help="do not generate the forms of known bugs")
     ap.add_argument("--strict", action="store_true", help="count known bugs as failures too")
     ap.add_argument("--no-reduce", action="store_true", help="do not reduce failures")
@@ -42,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--fuzz and --jobs must be positive")
     if not 0.0 <= ns.real_c <= 1.0:
         ap.error("--real-c is a probability (0 to 1)")
+    if not 0.0 <= ns.control <= 1.0:
+        ap.error("--control is a probability (0 to 1)")
     if ns.target == "opencl":
         why = opencl_unavailable()
         if why:
@@ -52,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
                                     kernels=ns.kernels, avoid_known=ns.avoid_known,
                                     reduce_limit=0 if ns.no_reduce else ns.reduce_limit,
                                     failures_dir=ns.failures, verbose=ns.verbose, pool=ThreadPoolExecutor,
-                                    real_c=ns.real_c)
+                                    real_c=ns.real_c, control=ns.control)
     print(summary.text())
     for o in summary.failures:
         print(f"  seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "") +

@@ -119,8 +119,16 @@ class For:
 
 @dataclass(frozen=True, slots=True)
 class If:
+    """``if (test) body`` or, with ``orelse``, ``if (test) { body } else { orelse }``."""
+
     test: Expr
     body: tuple[Stmt, ...]
+    orelse: tuple[Stmt, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Continue:
+    """``continue;``"""
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +150,7 @@ class Pragma:
     text: str
 
 
-Stmt = Assign | Decl | For | If | OneLine | Return | Pragma
+Stmt = Assign | Decl | For | If | Continue | OneLine | Return | Pragma
 
 # }}}
 
@@ -322,9 +330,15 @@ class _Printer:
                 out.append(f"{ind}return {self.expr(value)};")
             case Pragma(text):
                 out.append(f"{ind}#pragma {text}")
-            case If(test, body):
+            case Continue():
+                out.append(f"{ind}continue;")
+            case If(test, body, orelse):
                 out.append(f"{ind}if ({self.expr(test)})")
-                self.block(body, ind, out)
+                # braces around the then-branch when an else follows: no dangling else
+                self.block(body, ind, out, braces=bool(orelse))
+                if orelse:
+                    out.append(f"{ind}else")
+                    self.block(orelse, ind, out)
             case For():
                 out.append(ind + self.for_header(s))
                 self.block(s.body, ind, out)
@@ -348,8 +362,8 @@ class _Printer:
             inc = f"{f.var} {'+' if f.step > 0 else '-'}= {abs(f.step)}"
         return f"for ({init}; {f.var} {f.cond} {self.expr(f.bound)}; {inc})"
 
-    def block(self, body: tuple[Stmt, ...], ind: str, out: list[str]) -> None:
-        if len(body) == 1 and not isinstance(body[0], (Decl, OneLine)):
+    def block(self, body: tuple[Stmt, ...], ind: str, out: list[str], *, braces: bool = False) -> None:
+        if len(body) == 1 and not braces and not isinstance(body[0], (Decl, OneLine)):
             self.stmt(body[0], ind + "    ", out)
             return
         out.append(ind + "{")

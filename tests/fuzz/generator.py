@@ -19,7 +19,9 @@ outputs compare bit for bit.
 
 from __future__ import annotations
 
+import dataclasses
 import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from .cast import (
@@ -29,6 +31,7 @@ from .cast import (
     Call,
     Cast,
     Cond,
+    Continue,
     Decl,
     Dim,
     Expr,
@@ -56,6 +59,7 @@ INT_LIMIT = 1 << 28
 SIZE_POOL = (1, 2, 3, 5, 7, 8, 13, 16, 17, 31, 32, 33, 64, 65, 100, 127)
 ITERS_CAP = 6000          # iterations of one nest (keeps a program fast)
 PROD_CAP = 48             # iterations of a '*' reduction (2^48 fits every float)
+BodyEdit = Callable[[tuple[Stmt, ...]], tuple[Stmt, ...]]
 
 
 @dataclass(frozen=True)
@@ -100,10 +104,11 @@ def _fsuffix(ctype: str) -> str:
 
 
 class _Gen:
-    def __init__(self, rng: random.Random, target: str, real_c: float = 0.0) -> None:
+    def __init__(self, rng: random.Random, target: str, real_c: float = 0.0, control: float = 0.0) -> None:
         self.rng = rng
         self.target = target
         self.real_c = real_c
+        self.control = control
         self.decls: list[str] = []
         self.kname = ""
         self.setup: list[str] = []
@@ -201,10 +206,14 @@ class _Gen:
         return For(lp.var, ctype, last, ">=", Lit(str(lp.lo)), lp.step, body)
 
     def nest(self, loops: list[Loop], inner: list[Stmt], pre: dict[int, list[Stmt]] | None = None,
-             post: dict[int, list[Stmt]] | None = None) -> For:
-        pre, post = pre or {}, post or {}
+             post: dict[int, list[Stmt]] | None = None, edits: dict[int, BodyEdit] | None = None) -> For:
+        """The nest of ``loops`` around ``inner``; ``pre[d]``/``post[d]`` stand in loop ``d``'s body
+        before/after loop ``d + 1``; ``edits[d]`` rewrites loop ``d``'s body (see :meth:`guards`)."""
+        pre, post, edits = pre or {}, post or {}, edits or {}
         body: tuple[Stmt, ...] = tuple(inner)
         for depth in range(len(loops) - 1, -1, -1):
+            if depth in edits:
+                body = edits[depth](body)
             f = self.for_stmt(loops[depth], body, loops)
             body = (*pre.get(depth - 1, ()), f, *post.get(depth - 1, ()))
         assert len(body) == 1 and isinstance(body[0], For), "statements outside the outermost loop"
@@ -383,12 +392,14 @@ class _Gen:
         loops = self.loops(["i", "j", "k", "l", "p"][:depth], self.sizes_for(depth, ITERS_CAP))
         stmts: list[Stmt] = []
         prev: tuple[Index, Val] | None = None
+        edits = self.guards(loops)
         for _ in range(self.rng.choice((1, 1, 2, 3))):
             ctype = self.elem_type(self.rng.random() < 0.6)
             target = self.output(ctype, "frac" if ctype in FP else "small", loops)
             v = self.value(ctype, loops)
-            if prev is not None and self.rng.random() < 0.4 and (ctype in FP or ctype in ("int", "long")
-                                                                  or not prev[1].fp):
+            # a guarded statement may leave its target as main set it: no bound on it to chain from
+            if prev is not None and not edits and self.rng.random() < 0.4 and \
+                    (ctype in FP or ctype in ("int", "long") or not prev[1].fp):
                 both = Val(Bin("+", v.expr, prev[0]), v.fp or prev[1].fp, max(v.gran, prev[1].gran),
                            v.mag + prev[1].mag)
                 if _exact(both):
@@ -402,7 +413,7 @@ class _Gen:
                 prev = (target, Val(target, ctype in FP, v.gran if ctype in FP else 0, v.mag))
             else:
                 prev = None
-        return [self.nest(loops, stmts)]
+        return [self.nest(loops, stmts, edits=edits)]
 
     def shape_reduce_array(self) -> list[Stmt]:
         op = self.red_op()
@@ -418,7 +429,7 @@ class _Gen:
         x = self.output(acc, init, par) if par else Index(self.new_array(acc, (Dim(None, pad=1),), init,
                                                                           written=True), (Lit("0"),))
         e = self.addend(op, acc, loops, _prod([lp.trips for lp in red]), 2.0 if acc in FP else 8.0)
-        return [self.nest(loops, [self.red_stmt(op, x, e.expr, acc)])]
+        return [self.nest(loops, [self.red_stmt(op, x, e.expr, acc)], edits=self.guards(loops))]
 
     def shape_imperfect(self) -> list[Stmt]:
         op = self.pick({"+": 0.65, "max": 0.15, "min": 0.1, "*": 0.1})
@@ -449,7 +460,7 @@ class _Gen:
             else:
                 post.append(Assign(self.output(acc, "zero", par), "=", Bin("-", x, Lit("1"))))
         return [self.nest(par + red, [self.red_stmt(op, x, e.expr, acc)], {len(par) - 1: [init]},
-                          {len(par) - 1: post})]
+                          {len(par) - 1: post}, self.guards(par + red))]
 
     def shape_local_acc(self) -> list[Stmt]:
         op = self.red_op()
@@ -477,7 +488,7 @@ class _Gen:
         if not par and self.ret == "void" and self.rng.random() < 0.4:
             self.ret = acc
             self.locals.append(Decl(acc, name, start))
-            return [self.nest(red, [stmt]), Return(value)]
+            return [self.nest(red, [stmt], edits=self.guards(red)), Return(value)]
         target = self.output(out_t, "zero", par) if par else \
             Index(self.new_array(out_t, (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
         if outside:
@@ -486,8 +497,9 @@ class _Gen:
         else:
             pre = [Decl(acc, name, start)]
         if not par:
-            return [*pre, self.nest(red, [stmt]), Assign(target, "=", value)]
-        return [self.nest(par + red, [stmt], {len(par) - 1: pre}, {len(par) - 1: [Assign(target, "=", value)]})]
+            return [*pre, self.nest(red, [stmt], edits=self.guards(red)), Assign(target, "=", value)]
+        return [self.nest(par + red, [stmt], {len(par) - 1: pre}, {len(par) - 1: [Assign(target, "=", value)]},
+                          self.guards(par + red))]
 
     def kernels_returning(self) -> bool:
         return self.ret != "void"
@@ -531,7 +543,7 @@ class _Gen:
         if not _exact(v, vals[at] + 1, 8.0):
             v = Val(Lit("1"), ctype in FP, 0, 1.0)
         value = self.rng.choice([Bin("+", read, v.expr), Bin("-", v.expr, read), Bin("+", v.expr, read)])
-        return [self.nest(loops, [Assign(target, "=", value)])]
+        return [self.nest(loops, [Assign(target, "=", value)], edits=self.guards(loops))]
 
     def shape_alias(self) -> list[Stmt]:
         """Pointer parameters that the call makes overlap (``f(a, a)``, ``f(a + 1, a)``)."""
@@ -552,7 +564,20 @@ class _Gen:
         stmt = self.rng.choice([Assign(yi, "=", Bin("-", xi, yi)),
                                 Assign(yi, "=", Bin("+", xi, Index(x, (Bin("+", i, Lit("1")),)))),
                                 Assign(yi, "+=", xi)])
+        if args[0] == f"{name} + 2" and value > {"int": 36, "long": 80}.get(ctype, 1 << 30) and \
+                isinstance(stmt.value, Bin) and stmt.value.op == "+":
+            # a[i + 2] = a[i] + a[i + 1] is Fibonacci's recurrence: it overflows an int by i = 42
+            stmt = Assign(yi, "+=", xi)
         self.tags.add("alias")
+        if self.control > 0 and self.rng.random() < self.control:
+            # a condition on the pointer that is never written, which the call makes alias the one
+            # that is: not data the nest leaves alone
+            self.tags.add("alias-cond")
+            test: Expr = Bin(self.pick({">": 0.4, "<": 0.3, "!=": 0.3}),
+                             Index(x, (_plus(i, self.rng.choice((0, 1, 2))),)), Lit(self.rng.choice(("0", "1"))))
+            if self.rng.random() < 0.5:
+                return [self.nest([lp], [If(test, (Continue(),)), stmt])]
+            return [self.nest([lp], [If(test, (stmt,))])]
         return [self.nest([lp], [stmt])]
 
     def shape_one_line(self) -> list[Stmt]:
@@ -620,7 +645,7 @@ class _Gen:
         else:
             x = self.output(ctype, "frac" if fp else "small", loops[:1])
             stmt = Assign(x, "+=", self.addend("+", ctype, loops, loops[1].trips, 2.0 if fp else 8.0).expr)
-        return [self.nest(loops, [If(test, (stmt,))])]
+        return [self.nest(loops, [If(test, (stmt,))], edits=self.guards(loops))]
 
     def shape_argmax(self) -> list[Stmt]:
         """``if (a[i] > best) { best = a[i]; idx = i; }`` (any comparison, either order, or the
@@ -646,7 +671,209 @@ class _Gen:
             body = [Assign(idx, "=", Cond(test, it, idx)), Assign(best, "=", Cond(test, a, best))]
         out = Index(self.new_array(ctype, (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
         where = Index(self.new_array("long", (Dim(None, pad=1),), "zero", written=True), (Lit("0"),))
-        return [self.nest(loops, body), Assign(out, "=", best), Assign(where, "=", idx)]
+        return [self.nest(loops, body, edits=self.guards(loops)), Assign(out, "=", best), Assign(where, "=", idx)]
+
+    # }}}
+
+    # {{{ control flow: early ``continue`` and conditions that read arrays
+
+    def guards(self, loops: list[Loop]) -> dict[int, BodyEdit]:
+        """With probability ``control``, edits of one or two loop bodies of a nest of ``loops``
+        (see :meth:`guard`, at times two of them on one body); none (and no random number drawn)
+        when ``control`` is 0."""
+        if not loops or self.control <= 0 or self.rng.random() >= self.control:
+            return {}
+        count = 2 if len(loops) > 1 and self.rng.random() < 0.25 else 1
+        depths = self.rng.sample(range(len(loops)), count)
+        twice = self.rng.random() < 0.2
+        return {d: (lambda body, scope=loops[:d + 1]: self.guard(scope, self.guard(scope, body) if twice else body))
+                for d in depths}
+
+    def guard(self, scope: list[Loop], body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        """``body`` (of the innermost loop of ``scope``) with an early ``continue`` (see
+        :meth:`early_continue`), or with all or one of its statements under ``if (c)`` (with or
+        without ``else``). ``c`` tests iterators (affine, ``||``, ``%``), arrays nothing writes,
+        or what the nest writes (an element or an accumulator readable there): a condition of
+        that last kind must be refused or kept exact."""
+        names = {lp.var for lp in scope}
+        written = _readable_written(body, names)
+        reads = [e for e in _indexes(tuple(_stmts(body))) if _names(e.subs) <= names and e not in written]
+        if self.rng.random() < 0.5:
+            return self.early_continue(scope, body, written, reads)
+        self.tags.add("guard-if")
+        test = self.condition(scope, written, reads, data=self.rng.random() < 0.8)
+        spots = [n for n, s in enumerate(body) if isinstance(s, (Assign, For, If)) and not _is_reset(s)]
+        if not spots or len(body) == 1 or self.rng.random() < 0.35:
+            lo, hi = 0, len(body)
+        else:
+            lo = self.rng.choice(spots)
+            hi = lo + 1
+        part = body[lo:hi]
+        orelse: tuple[Stmt, ...] = ()
+        r = self.rng.random()
+        if r < 0.25:
+            orelse = (self.side_store(scope),)
+        elif r < 0.45 and len(part) == 1 and isinstance(part[0], Assign) and part[0].op in ("+=", "-="):
+            a = part[0]                      # the same term, subtracted: as many terms as before
+            orelse = (Assign(a.target, "-=" if a.op == "+=" else "+=", a.value),)
+        elif r < 0.5:
+            self.tags.add("continue-else")   # if (c) { T } else continue;  (the rest is skipped too)
+            orelse = (Continue(),)
+        temp, test = self.hoist(test)
+        return (*body[:lo], *temp, If(test, part, orelse), *body[hi:])
+
+    def early_continue(self, scope: list[Loop], body: tuple[Stmt, ...], written: list[Expr],
+                       reads: list[Index]) -> tuple[Stmt, ...]:
+        """``if (c) continue;`` or ``if (c) { S; continue; }`` in ``body``, in front of it (mostly)
+        or after some of its statements; ``S``: a store into a new array, ``body``'s first
+        statement or one of its inner loops (then not run twice), or a written value restarted at
+        0 or 1. At times the
+        ``continue`` is under an inner ``if`` (``if (c) { if (d) continue; S }``), a form that
+        is not an early ``continue`` of the loop body and must be refused or kept exact."""
+        self.tags.add("continue")
+        test = self.condition(scope, written, reads, data=self.rng.random() < 0.5)
+        at = 0 if len(body) == 1 or self.rng.random() < 0.7 else self.rng.randint(1, len(body))
+        then: list[Stmt] = []
+        r = self.rng.random()
+        if r < 0.3:
+            then.append(self.side_store(scope))
+        elif r < 0.45 and at == 0 and isinstance(body[0], Assign):
+            then.append(body[0])        # runs once per iteration either way: bounds hold
+        elif r < 0.6 and written:
+            # a written value restarted (0 or 1): every sum, product, max or min then covers a part
+            # of its terms only, within the bounds of all of them
+            then.append(Assign(self.rng.choice(written), "=", Lit(self.rng.choice(("0", "1")))))
+        elif r < 0.75 and at == 0 and not any(isinstance(x, Decl) for x in _stmts(body)):
+            # an inner loop of the body run in its place (once per iteration either way)
+            loops = [x for x in body if isinstance(x, For)]
+            if loops:
+                then.append(self.rng.choice(loops))
+        if self.rng.random() < 0.1:
+            self.tags.add("nested-continue")
+            inner = If(self.condition(scope, written, reads, data=self.rng.random() < 0.5), (Continue(),))
+            guard = If(test, (inner, *then)) if then else If(test, (inner,))
+        else:
+            guard = If(test, (*then, Continue()))
+        temp, test = self.hoist(guard.test)
+        return (*body[:at], *temp, dataclasses.replace(guard, test=test), *body[at:])
+
+    def hoist(self, test: Expr) -> tuple[tuple[Decl, ...], Expr]:
+        """At times ``a[...] op x`` as ``T v = a[...];`` before the ``if`` and ``v op x`` in it."""
+        if not (isinstance(test, Bin) and isinstance(test.left, Index)) or self.rng.random() >= 0.25:
+            return (), test
+        arr = self.prog_array(test.left.base)
+        if arr is None:
+            return (), test
+        self.tags.add("temp-cond")
+        name = f"v{self.acc_count}"
+        self.acc_count += 1
+        return (Decl(arr.ctype, name, test.left),), Bin(test.op, Name(name), test.right)
+
+    def prog_array(self, name: str) -> Array | None:
+        return next((a for a in self.arrays if a.name == name), None)
+
+    def side_store(self, scope: list[Loop]) -> Assign:
+        """``t[...] = value`` into a new array, one element per iteration of ``scope``."""
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        return Assign(self.output(ctype, "zero", scope), "=", self.value(ctype, scope, 1).expr)
+
+    def condition(self, scope: list[Loop], written: list[Expr], reads: Sequence[Index] = (), *,
+                  data: bool) -> Expr:
+        """A test over the iterators of ``scope`` or (``data``) one that reads arrays: new
+        read-only arrays, ``reads`` (elements the body reads: ``if (a[i] > 0) s += a[i];``), or
+        ``written``, values the nest writes."""
+        if not data:
+            self.tags.add("iter-cond")
+            return self.iter_condition(scope)
+        if written and self.rng.random() < 0.4:
+            self.tags.add("written-cond")
+            e = self.rng.choice(written)
+            arr = self.prog_array(e.base) if isinstance(e, Index) else None
+            if arr is not None and self.rng.random() < 0.3:
+                # another element of the written array, one some iteration may write
+                e = Index(arr.name, tuple(Lit(str(self.rng.randrange(min(d.pad, 3)))) for d in arr.dims))
+            test: Expr = Bin(self.pick({">": 0.4, "<": 0.3, "!=": 0.3}), e, Lit(self.rng.choice(("0", "1", "3"))))
+        elif reads and self.rng.random() < 0.4:
+            self.tags.add("data-cond")
+            e = self.rng.choice(reads)
+            test = Bin(self.pick({">": 0.4, "<": 0.2, ">=": 0.1, "!=": 0.3}), e, Lit(self.rng.choice(("0", "1"))))
+        else:
+            self.tags.add("data-cond")
+            test = self.data_test(scope)
+            if self.rng.random() < 0.2:
+                test = Bin(self.rng.choice(("&&", "||")), test, self.data_test(scope))
+        r = self.rng.random()
+        if r < 0.15:
+            return Bin("||", test, self.iter_condition(scope))
+        if r < 0.25:
+            return Bin("&&", self.iter_condition(scope), test)
+        if r < 0.33:
+            return Un("!", test)
+        return test
+
+    def data_test(self, scope: list[Loop]) -> Expr:
+        """``a[...] op x`` over new arrays nothing writes: ``x`` a literal, another such array, or
+        a scalar nothing writes (a kernel parameter or a local set before the nest); ``a``
+        subscripted by the iterators, at times ``a[i % 3]`` or ``a[idx[i]]`` (``counts[c]``)."""
+        ctype = self.pick({"float": 0.3, "double": 0.1, "int": 0.35, "char": 0.15, "unsigned": 0.1})
+        fp = ctype in FP
+        kind = "frac" if fp else "small"
+        r = self.rng.random()
+        if r < 0.1:
+            self.tags.add("indirect-cond")
+            lp = self.rng.choice(scope)
+            a: Expr = Index(self.new_array(ctype, (Dim(None, pad=3),), kind, written=False),
+                            (Bin("%", Name(lp.var), Lit("3")),))
+        elif r < 0.2:
+            self.tags.add("indirect-cond")
+            idx = self.access("int", "pos", scope)         # 1..8
+            a = Index(self.new_array(ctype, (Dim(None, pad=9),), kind, written=False), (idx,))
+        else:
+            a = self.access(ctype, kind, scope)
+        op = self.pick({">": 0.3, ">=": 0.1, "<": 0.2, "==": 0.15, "!=": 0.25})
+        r = self.rng.random()
+        if r < 0.15:
+            return Bin(op, a, self.access(ctype, kind, scope))
+        if fp:
+            lit = self.rng.choice(("0", "0.0", "0.5", "-0.25", "1.0"))
+            lit += _fsuffix(ctype) if "." in lit else ""
+        else:
+            lit = self.rng.choice(("0", "2", "-1", "4")) if ctype != "unsigned" else self.rng.choice(("0u", "3u"))
+        if r < 0.35:
+            return Bin(op, a, self.threshold(ctype, lit))
+        return Bin(op, a, Lit(lit))
+
+    def threshold(self, ctype: str, value: str) -> Name:
+        """A scalar of ``ctype`` holding ``value`` that nothing writes: a kernel parameter (main
+        passes ``value``) or a local of the kernel initialised before its nests."""
+        self.tags.add("scalar-cond")
+        name = f"t{self.acc_count}"
+        self.acc_count += 1
+        if self.rng.random() < 0.6:
+            self.extra_params.append(Param(name, f"{ctype} {name}"))
+            self.extra_args.append(value)
+        else:
+            self.locals.append(Decl(ctype, name, Lit(value)))
+        return Name(name)
+
+    def iter_condition(self, scope: list[Loop]) -> Expr:
+        """An affine (or ``%``) test of the iterators of ``scope``; no subtraction (an unsigned
+        iterator would wrap) and no negative constant."""
+        lp = self.rng.choice(scope)
+        v = Name(lp.var)
+        top = max(lp.vmin, lp.value + lp.hi_off)
+        k = Lit(str(self.rng.randint(lp.vmin, top)))
+        forms: list[Expr] = [Bin("==", v, k), Bin("<", v, k), Bin(">", v, k), Bin("!=", v, k),
+                             Bin("==", Bin("%", v, Lit("2")), Lit("0")), Bin("==", Bin("%", v, Lit("3")), Lit("1")),
+                             Bin(">=", v, _plus(SizeRef(lp.size), lp.hi_off)),
+                             Bin("||", Bin("<", v, k), Bin(">", Bin("+", v, Lit("1")), _plus(SizeRef(lp.size), lp.hi_off))),
+                             Bin("||", Bin("==", v, Lit(str(lp.vmin))), Bin("==", v, k))]
+        others = [x for x in scope if x.var != lp.var and x.ctype == lp.ctype]
+        if others:
+            w = Name(self.rng.choice(others).var)
+            forms += [Bin("==", v, w), Bin("<", w, v), Bin("||", Bin("==", v, w), Bin(">", w, k)),
+                      Bin("==", Bin("%", Bin("+", v, w), Lit("2")), Lit("1"))]
+        return self.rng.choice(forms)
 
     # }}}
 
@@ -986,7 +1213,7 @@ class _Gen:
                                    tuple(self.setup), tuple(self.dumps)))
 
 def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
-             avoid: frozenset[str] = frozenset(), real_c: float = 0.0) -> Program:
+             avoid: frozenset[str] = frozenset(), real_c: float = 0.0, control: float = 0.0) -> Program:
     """A random valid C program, the same for the same arguments.
 
     :arg seed: seeds ``random.Random``.
@@ -997,9 +1224,15 @@ def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
         (flat subscripts over run-time sizes with index temporaries or ternaries, struct members
         and bounds, arrays of structs, local row pointers, the user's ``#pragma omp parallel
         for`` with or without ``#pragma mdh``); 0 (the default) generates what it always did.
+    :arg control: the probability that a nest of the classic shapes (maps, reductions, imperfect
+        nests, local accumulators, loop-carried dependences, ``if (i != j)`` guards) gets an early
+        ``continue`` (``if (c) continue;``, ``if (c) { S; continue; }``) or an ``if`` (with or
+        without ``else``) around its body or one of its statements or inner loops, at one or two
+        of its loops; ``c`` tests iterators, arrays nothing writes, or values the nest writes.
+        0 (the default) draws no extra random number: every existing seed is unchanged.
     """
     rng = random.Random(seed)
-    g = _Gen(rng, target, real_c)
+    g = _Gen(rng, target, real_c, control)
     for n in range(kernels if kernels is not None else rng.randint(3, 5)):
         g.kernel(f"k{n}", avoid=avoid)
     return Program(seed, tuple(g.sizes), tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs), tuple(g.decls))
@@ -1036,6 +1269,72 @@ def _sub_var(e: Expr, var: str, by: Expr) -> Expr:
             return e
 
 
+def _names(x: object) -> set[str]:
+    """The variables (``Name``) that an expression or statement mentions."""
+    if isinstance(x, Name):
+        return {x.name}
+    out: set[str] = set()
+    if isinstance(x, tuple):
+        for y in x:
+            out |= _names(y)
+    elif hasattr(x, "__dataclass_fields__"):
+        for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
+            out |= _names(getattr(x, f))
+    return out
+
+
+def _indexes(x: object) -> list[Index]:
+    """The array elements (``Index``) that ``x`` mentions, outermost first, in order."""
+    if isinstance(x, Index):
+        return [x, *_indexes(x.subs)]
+    out: list[Index] = []
+    if isinstance(x, tuple):
+        for y in x:
+            out += _indexes(y)
+    elif hasattr(x, "__dataclass_fields__") and not isinstance(x, For | If | OneLine):
+        for f in x.__dataclass_fields__:  # type: ignore[attr-defined]
+            out += _indexes(getattr(x, f))
+    return out
+
+
+def _stmts(body: tuple[Stmt, ...]) -> list[Stmt]:
+    """Every statement of ``body``, nested ones included."""
+    out: list[Stmt] = []
+    for s in body:
+        out.append(s)
+        if isinstance(s, For):
+            out += _stmts(s.body)
+        elif isinstance(s, If):
+            out += _stmts(s.body) + _stmts(s.orelse)
+        elif isinstance(s, OneLine):
+            out += _stmts(s.body)
+    return out
+
+
+def _is_reset(s: Stmt) -> bool:
+    """``x = v`` into a scalar, ``v`` not reading ``x``: an accumulator's start (under an ``if``
+    it could be left unset)."""
+    return isinstance(s, Assign) and isinstance(s.target, Name) and s.op == "=" and \
+        s.target.name not in _names(s.value)
+
+
+def _readable_written(body: tuple[Stmt, ...], scope: set[str]) -> list[Expr]:
+    """What ``body`` writes that can be read before it, at the top of the loop body: array
+    elements subscripted by ``scope``'s iterators alone, and scalars neither declared nor
+    started (:func:`_is_reset`) in ``body``."""
+    stmts = _stmts(body)
+    declared = {s.name for s in stmts if isinstance(s, Decl)} | \
+        {s.target.name for s in stmts if _is_reset(s) and isinstance(s, Assign) and isinstance(s.target, Name)}
+    out: list[Expr] = []
+    for s in stmts:
+        if not isinstance(s, Assign) or s.target in out:
+            continue
+        t = s.target
+        if (isinstance(t, Index) and _names(t.subs) <= scope) or (isinstance(t, Name) and t.name not in declared):
+            out.append(t)
+    return out
+
+
 def _with_body(f: For, body: tuple[Stmt, ...]) -> For:
     """``f`` (a perfect nest) with ``body`` as its innermost loop's body."""
     if f.body and isinstance(f.body[0], For) and len(f.body) == 1:
@@ -1051,7 +1350,8 @@ def _declare_iterators(s: Stmt, types: dict[str, str]) -> Stmt:
     if isinstance(s, OneLine):
         return OneLine(tuple(_declare_iterators(b, types) for b in s.body))
     if isinstance(s, If):
-        return If(s.test, tuple(_declare_iterators(b, types) for b in s.body))
+        return If(s.test, tuple(_declare_iterators(b, types) for b in s.body),
+                  tuple(_declare_iterators(b, types) for b in s.orelse))
     return s
 
 # }}}

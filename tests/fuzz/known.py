@@ -28,7 +28,10 @@ KNOWN_BUGS: dict[str, tuple[frozenset[str], str]] = {
 
 #: every tag the generator can put on a kernel
 ALL_TAGS = frozenset(KNOWN_BUGS) | {"alias", "flat3d", "index-temp", "ternary-subscript", "struct", "aos",
-                                    "local-ptr", "user-omp", "omp-before-mdh", "mdh-before-omp"}
+                                    "local-ptr", "user-omp", "omp-before-mdh", "mdh-before-omp", "union-guard",
+                                    "argmax", "continue", "guard-if", "iter-cond", "data-cond", "written-cond",
+                                    "alias-cond", "continue-else", "nested-continue", "indirect-cond", "scalar-cond",
+                                    "temp-cond"}
 
 
 def known_for(target: str) -> frozenset[str]:

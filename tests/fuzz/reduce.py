@@ -6,7 +6,8 @@ it runs cleanly) and mdpoly still fails with the same class (and the same known 
 
 1. keep only the kernel the failure was attributed to, then drop other kernels one by one;
 2. shrink every size (to 1, 2, 3, half);
-3. drop statements, unwrap loops (the iterator replaced by its start value);
+3. drop statements, unwrap loops (the iterator replaced by its start value) and ``if``s (either
+   branch instead of the ``if``, the ``else`` dropped, the condition simplified);
 4. simplify expressions (an operand instead of the operation, ``1`` instead of a leaf);
 5. spell sizes as literals, declare iterators in the loop headers, pass arrays as globals.
 
@@ -137,8 +138,15 @@ def _body_edits(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
                 yield before + (dataclasses.replace(s, body=inner),) + after
         elif isinstance(s, If):
             yield before + s.body + after
+            if s.orelse:
+                yield before + s.orelse + after
+                yield (*before, If(s.test, s.body), *after)
+            for x in _expr_edits(s.test):
+                yield (*before, dataclasses.replace(s, test=x), *after)
             for inner in _body_edits(s.body):
-                yield before + (If(s.test, inner),) + after
+                yield (*before, dataclasses.replace(s, body=inner), *after)
+            for inner in _body_edits(s.orelse):
+                yield (*before, dataclasses.replace(s, orelse=inner), *after)
         elif isinstance(s, OneLine):
             yield before + s.body + after
         elif isinstance(s, Assign):

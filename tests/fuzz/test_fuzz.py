@@ -36,6 +36,10 @@ REAL_C_SEEDS = range(9600, 9630)
 REAL_C_UB_SEEDS = range(9600, 9606)
 REAL_C_TAGS = frozenset({"flat3d", "index-temp", "ternary-subscript", "struct", "aos", "local-ptr", "user-omp",
                          "omp-before-mdh", "mdh-before-omp"})
+#: early ``continue`` and ``if``s whose conditions read arrays (``generate(control=...)``)
+CONTROL_SEEDS = range(9700, 9740)
+CONTROL_UB_SEEDS = range(9700, 9706)
+CONTROL_TAGS = frozenset({"continue", "guard-if", "iter-cond", "data-cond", "written-cond", "alias-cond"})
 #: most real-C nests are kept today (struct bounds, flat subscripts: work in progress elsewhere)
 REAL_C_MIN_TRANSFORMED = 0.10
 #: seeds of bugs the fuzzer found (issue 9 follow-ups): each must stay fixed.
@@ -54,10 +58,10 @@ def _jobs() -> int:
 
 
 def _check(seeds: range, target: str, *, min_transformed: float = MIN_TRANSFORMED, real_c: float = 0.0,
-           avoid_known: bool = False) -> None:
+           avoid_known: bool = False, control: float = 0.0) -> None:
     summary, reduced = run_campaign(seeds, target, jobs=_jobs(), reduce_limit=1,
                                     failures_dir=REPO / "fuzz_failures", pool=ThreadPoolExecutor,
-                                    real_c=real_c, avoid_known=avoid_known)
+                                    real_c=real_c, avoid_known=avoid_known, control=control)
     lines = [summary.text()]
     for o in summary.failures:
         lines.append(f"seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "")
@@ -101,6 +105,32 @@ def test_real_c_forms_are_generated() -> None:
 def test_real_c_program_has_no_undefined_behaviour(seed: int) -> None:
     prog = generate(seed, real_c=1.0)
     assert is_valid(prog), f"seed {seed} (real_c=1.0): the generator made an invalid program:\n{render(prog).text}"
+
+
+def test_control_forms_are_generated() -> None:
+    """``control`` makes every form of early ``continue`` and array condition; without it none
+    appears and the programs are those of the generator before it (no random number drawn)."""
+    tags = {t for seed in range(40) for k in generate(seed, control=1.0).kernels for t in k.tags}
+    assert tags >= CONTROL_TAGS, sorted(CONTROL_TAGS - tags)
+    texts = [render(generate(seed, control=1.0)).text for seed in range(40)]
+    assert sum("continue;" in t for t in texts) >= 10
+    assert sum("else" in t for t in texts) >= 5
+    classic = {t for seed in range(40) for k in generate(seed).kernels for t in k.tags}
+    assert not classic & CONTROL_TAGS
+    assert render(generate(7, control=0.5)).text == render(generate(7, control=0.5)).text
+
+
+@pytest.mark.parametrize("seed", _quick_first(CONTROL_UB_SEEDS, QUICK_UB_SEEDS))
+def test_control_program_has_no_undefined_behaviour(seed: int) -> None:
+    prog = generate(seed, control=1.0)
+    assert is_valid(prog), f"seed {seed} (control=1.0): the generator made an invalid program:\n{render(prog).text}"
+
+
+@pytest.mark.campaign
+def test_openmp_control_fuzz_budget() -> None:
+    """Early ``continue`` and conditions reading arrays through mdpoly: no failure outside the
+    known bugs' forms (left out)."""
+    _check(CONTROL_SEEDS, "openmp", control=0.5, avoid_known=True)
 
 
 @pytest.mark.campaign
