@@ -92,12 +92,16 @@ def test_generated_program_has_no_undefined_behaviour(seed: int) -> None:
                                      f"{render(generate(seed)).text}"
 
 
+def _tags(**options: float) -> set[str]:
+    """The tags of the kernels of seeds 0..39 generated with ``options``."""
+    return {t for seed in range(40) for k in generate(seed, **options).kernels for t in k.tags}
+
+
 def test_real_c_forms_are_generated() -> None:
     """``real_c`` makes every form of issue 21; without it not one of them appears."""
-    tags = {t for seed in range(40) for k in generate(seed, real_c=1.0).kernels for t in k.tags}
+    tags = _tags(real_c=1.0)
     assert tags >= REAL_C_TAGS, sorted(REAL_C_TAGS - tags)
-    classic = {t for seed in range(40) for k in generate(seed).kernels for t in k.tags}
-    assert not classic & REAL_C_TAGS
+    assert not _tags() & REAL_C_TAGS
     assert render(generate(7, real_c=0.5)).text == render(generate(7, real_c=0.5)).text
 
 
@@ -110,13 +114,12 @@ def test_real_c_program_has_no_undefined_behaviour(seed: int) -> None:
 def test_control_forms_are_generated() -> None:
     """``control`` makes every form of early ``continue`` and array condition; without it none
     appears and the programs are those of the generator before it (no random number drawn)."""
-    tags = {t for seed in range(40) for k in generate(seed, control=1.0).kernels for t in k.tags}
+    tags = _tags(control=1.0)
     assert tags >= CONTROL_TAGS, sorted(CONTROL_TAGS - tags)
     texts = [render(generate(seed, control=1.0)).text for seed in range(40)]
     assert sum("continue;" in t for t in texts) >= 10
     assert sum("else" in t for t in texts) >= 5
-    classic = {t for seed in range(40) for k in generate(seed).kernels for t in k.tags}
-    assert not classic & CONTROL_TAGS
+    assert not _tags() & CONTROL_TAGS
     assert render(generate(7, control=0.5)).text == render(generate(7, control=0.5)).text
 
 
