@@ -318,6 +318,7 @@ def main(argv: list[str] | None = None) -> int:
         busy_proc = subprocess.Popen(["taskset", "-c", "0", sys.executable, "-c", "while True: pass"])
     rows: list[dict[str, Any]] = []
     wrong = False
+    stem = f"real_c_{date.date().isoformat()}" + ("_small" if ns.small else "") + (f"_{ns.tag}" if ns.tag else "")
     try:
         for prog in rc.PROGRAMS:
             if wanted and prog.name not in wanted:
@@ -330,12 +331,12 @@ def main(argv: list[str] | None = None) -> int:
             measure_program(prog, variants, args, threads, ns.reps, ns.timeout, busy=ns.busy)
             wrong |= any(s == "WRONG" for v in variants for s, _ in v.run_status.values())
             rows.append({"program": prog.name, "args": args, "variants": {v.name: v for v in variants}})
+            write_results(rows, meta, stem, ns.out_dir, names, threads)   # a cut-off run keeps what it measured
     finally:
         if busy_proc is not None:
             busy_proc.terminate()
             busy_proc.wait()
     meta["load_average_at_end"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
-    stem = f"real_c_{date.date().isoformat()}" + ("_small" if ns.small else "") + (f"_{ns.tag}" if ns.tag else "")
     md, js = write_results(rows, meta, stem, ns.out_dir, names, threads)
     print(md.read_text())
     print(f"wrote {md} and {js}", file=sys.stderr)

@@ -37,6 +37,7 @@ from mdpoly.frontend.scop import (
     stray_mdh_pragmas,
 )
 from mdpoly.frontend.to_mdh import build_mdh
+from mdpoly.frontend.user_teams import team_pragmas
 from mdpoly.ir.mdh import Combine, MdhExpr
 from mdpoly.ir.nest import FileAnalysis, HostLoop, LoopSummary, NestAnalysis, ScheduleItem
 from mdpoly.ir.scop import Scop
@@ -58,7 +59,7 @@ def analyze_file(path: str, options: Options, sink: DiagnosticSink | None = None
                                  "directly before a 'for' loop (only pragmas that apply to the loop may stand between); it is ignored"))
     for cand in candidates:
         nests.extend(analyze_tree(parsed, cand, for_function(options, cand.function)))
-    return FileAnalysis(path, parsed.source_text, tuple(nests))
+    return FileAnalysis(path, parsed.source_text, tuple(nests), team_pragmas(parsed))
 
 
 #: Reasons under which the nests inside a kept nest are not analysed: they run under the user's OpenMP.

@@ -1,7 +1,7 @@
 """The ``mdpoly`` command: argv -> ``Options`` -> front end -> driver -> ``out.c`` (exit status).
 
 gcc's conventions: ``mdpoly in.c -o out.c [--target openmp|opencl|cuda] [-I DIR] [-D NAME[=VAL]]
-[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--replace-omp] [--size [FUNC:]NAME=VALUE] [-q]
+[-U NAME] [--report FILE] [--emit mdh] [--strict-fp] [--all-nests] [--replace-omp] [--omp-as-written] [--size [FUNC:]NAME=VALUE] [-q]
 [--tune | --no-tune] [--tune-time S] [--tune-evals N] [--tune-technique T] [--retune]
 [--tune-workers ADDRESS] [--cache-dir DIR]``.
 Tuning is on by default (60 s per nest, cached in ``--cache-dir``, ``$MDPOLY_CACHE_DIR`` or the XDG
@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--replace-omp", action="store_true",
                    help="replace a user's '#pragma omp parallel for' loop by mdpoly's code where mdpoly's analysis "
                         "proves it parallel (default: such loops stay as written, reported as already parallel)")
+    p.add_argument("--omp-as-written", action="store_true",
+                   help="leave the user's kept '#pragma omp parallel for' directives byte for byte (default: each "
+                        "gets 'num_threads(mdp_team())', a team of the cores other processes leave free)")
     p.add_argument("--size", action="append", default=[], metavar="[FUNC:]NAME=VALUE",
                    help="problem size hint for every function, or for function FUNC only (it wins there)")
     p.add_argument("--mpi", action="store_true",
@@ -226,6 +229,7 @@ def options_from_args(parser: argparse.ArgumentParser, ns: argparse.Namespace) -
         target=target_named(ns.target).name, include_dirs=tuple(ns.include_dirs), defines=tuple(ns.defines),
         undefines=tuple(ns.undefines), strict_fp=ns.strict_fp, quiet=ns.quiet, all_nests=ns.all_nests,
         replace_omp=ns.replace_omp,
+        omp_as_written=ns.omp_as_written,
         sizes=sizes, function_sizes=function_sizes, cc=_compiler(),
         preprocessor=ns.preprocessor or _default_preprocessor(ns.target),
         tune=ns.tune, tune_seconds=ns.tune_time if ns.tune_time is not None else (None if ns.tune_evals else 60.0),

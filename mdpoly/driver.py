@@ -32,7 +32,9 @@ from mdpoly.cost_model import (
 from mdpoly.device_limits import planning_limits
 from mdpoly.diagnostics import (
     CompilerBug,
+    Diagnostic,
     DiagnosticSink,
+    Severity,
     SourceLoc,
     UnsupportedInput,
 )
@@ -47,6 +49,7 @@ from mdpoly.ir.nest import (
     NestOutcome,
     PrivateLoop,
     ScheduleItem,
+    TeamPragma,
     kept_status,
     schedule_computations,
     schedule_items_of,
@@ -60,7 +63,7 @@ from mdpoly.lower.gpu import lower_gpu
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options, for_function
 from mdpoly.profitability import reduction_in_host_loop, reductions_in_host_loops
-from mdpoly.splice import Replacement, source_identifiers, splice
+from mdpoly.splice import ClauseInsert, Replacement, source_identifiers, splice
 from mdpoly.targets import Target, target_named
 from mdpoly.tuning.hook import choose
 from mdpoly.tuning.tune import TuningResult
@@ -83,6 +86,9 @@ class _Analysis(Protocol):
 
     @property
     def nests(self) -> tuple[NestAnalysis, ...]: ...
+
+    @property
+    def team_pragmas(self) -> tuple[TeamPragma, ...]: ...
 
 
 def _kept(nest: NestAnalysis, code: str, reason: str) -> NestOutcome:
@@ -125,8 +131,32 @@ def transform(analysis: _Analysis, options: Options,
         outcomes.append(outcome if device is None else with_device(outcome, device))
         if rep is not None:
             reps.append(rep)
-    text = splice(analysis.source_text, reps, analysis.path)
+    clauses = () if reserved else _team_clauses(analysis, reps, options, sink)
+    text = splice(analysis.source_text, reps, analysis.path, clauses)
     return text, tuple(outcomes)
+
+
+def _team_clauses(analysis: _Analysis, reps: list[Replacement], options: Options,
+                  sink: DiagnosticSink | None) -> tuple[ClauseInsert, ...]:
+    """``num_threads(mdp_team())`` on each user's ``parallel for`` that stays in the output
+    (``mdpoly.frontend.user_teams``), with a remark each; none under ``--omp-as-written``, nor in
+    a GPU target's output that holds no OpenMP code of mdpoly's (the user's build may not enable OpenMP)."""
+    if options.omp_as_written:
+        return ()
+    if options.target != "openmp" and not any("MDP_TEAM_H" in r.preamble for r in reps):
+        return ()   # a GPU output without OpenMP code inside is built without -fopenmp (mdpoly-cc)
+    out: list[ClauseInsert] = []
+    for tp in analysis.team_pragmas:
+        if any(r.span.first_line <= tp.loc.line <= r.span.end_line for r in reps):
+            continue   # replaced together with its nest (--replace-omp)
+        out.append(ClauseInsert(tp.loc.line, tp.clause_column, " num_threads(mdp_team())", tp.function_line,
+                                openmp_preamble(("omp.h",))))
+        if sink is not None:
+            sink.emit(Diagnostic(Severity.REMARK, "run-time-team", tp.loc,
+                                 f"the user's '#pragma omp {tp.directive}' gets a team size chosen at run time "
+                                 "(num_threads(mdp_team()): the cores other processes leave free, at most "
+                                 "OMP_NUM_THREADS); --omp-as-written leaves it as written"))
+    return tuple(out)
 
 
 def _cost(nest: NestAnalysis, target: Target[Any, Any], options: Options, in_host_loop: bool) -> CostDecision:

@@ -16,6 +16,9 @@ class Options:
     all_nests: bool = False
     # --replace-omp: mdpoly's code replaces a user's ``omp parallel for`` where it proves the loop parallel
     replace_omp: bool = False
+    # --omp-as-written: the user's ``omp parallel for`` directives mdpoly keeps stay byte for byte
+    # (default: they get ``num_threads(mdp_team())``, ``mdpoly.frontend.user_teams``)
+    omp_as_written: bool = False
     sizes: tuple[tuple[str, int], ...] = ()   # --size NAME=VALUE hints (every function)
     # --size FUNC:NAME=VALUE hints: (function, name, value), for that function only (they win
     # over a bare NAME=VALUE there); ``for_function`` folds them into ``sizes``

@@ -6,7 +6,8 @@ each replaced and the text around them stays; the generated functions go
 before the line of the function containing the nest, the preambles (headers) before the first of
 those. Everything else is byte-identical. ``#line`` directives after every insertion keep the
 user's compiler messages pointing at the original lines; generated code reads as
-``<mdpoly generated>``.
+``<mdpoly generated>``. A ``ClauseInsert`` adds text inside one line (a clause on a user's
+directive, ``mdpoly.frontend.user_teams``); its preamble joins the others.
 """
 
 from __future__ import annotations
@@ -94,17 +95,33 @@ def _is_substatement(source_text: str, begin: int) -> bool:
     return bool(_BEFORE_SUBSTATEMENT.search(before))
 
 
-def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replacement], path: str = "<input>") -> str:
-    """Return ``source_text`` with every replacement applied (see the module docstring).
+@dataclass(frozen=True, slots=True)
+class ClauseInsert:
+    """Text added inside one line of the user's code (a clause on a user's directive), with the
+    preamble it needs before the function holding it."""
+
+    line: int
+    column: int          # 0-based offset on the line
+    text: str
+    function_line: int
+    preamble: str = ""
+
+
+def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replacement], path: str = "<input>",
+           clauses: tuple[ClauseInsert, ...] = ()) -> str:
+    """Return ``source_text`` with every replacement and clause applied (see the module docstring).
 
     Spans are exact character ranges, so several nests on one line are each replaced.
 
-    :raises CompilerBug: when two spans overlap or a span lies outside the text.
+    :raises CompilerBug: when two spans overlap or a span (or clause) lies outside the text.
     """
-    if not replacements:
+    if not replacements and not clauses:
         return source_text
     lines = c_lines(source_text)
     starts = _line_starts(source_text)
+    for c in clauses:
+        if not 1 <= c.function_line <= c.line <= len(lines) or not 0 <= c.column <= len(lines[c.line - 1].rstrip("\r\n")):
+            raise CompilerBug(f"clause at {c.line}:{c.column} of function at line {c.function_line} lies outside the file")
     for r in replacements:
         sp = r.span
         if (not 1 <= sp.first_line <= sp.start.line <= sp.end_line <= len(lines)
@@ -120,9 +137,9 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
     # insertions at line starts: generated functions (and preambles) before the line of the function
     # holding a nest; a #line directive after the line where a multi-line replacement ends
     inserts: dict[int, list[str]] = {}
-    first_fn = min(r.function_line for r in replacements)
+    first_fn = min([r.function_line for r in replacements] + [c.function_line for c in clauses])
     preambles: list[str] = []
-    for r in replacements:
+    for r in [*replacements, *clauses]:
         if r.preamble and r.preamble not in preambles:
             preambles.append(r.preamble)
     defs: dict[int, list[str]] = {}
@@ -133,6 +150,9 @@ def splice(source_text: str, replacements: tuple[Replacement, ...] | list[Replac
     for line, texts in defs.items():
         inserts.setdefault(starts[line - 1], []).append(
             _line_directive(1, GENERATED_FILE) + "".join(texts) + _line_directive(line, path))
+
+    for c in clauses:   # inside a line: no #line needed
+        inserts.setdefault(starts[c.line - 1] + c.column, []).append(c.text)
 
     out: list[str] = []
     pos = 0

@@ -293,9 +293,22 @@ class NestOutcome:
 
 
 @dataclass(frozen=True, slots=True)
+class TeamPragma:
+    """A user's ``#pragma omp parallel for`` that may get ``num_threads(mdp_team())``
+    (``mdpoly.frontend.user_teams``): where it is, and where on its line the clause goes."""
+
+    loc: SourceLoc
+    directive: str          # its directive name, e.g. ``parallel for``
+    clause_column: int      # 0-based offset on the line just after the directive name
+    function_line: int      # the first line of the function holding it
+
+
+@dataclass(frozen=True, slots=True)
 class FileAnalysis:
-    """The front end's result for one file: its original text and every candidate nest."""
+    """The front end's result for one file: its original text, every candidate nest, and the
+    user's parallel loops whose team size may be chosen at run time."""
 
     path: str
     source_text: str
     nests: tuple[NestAnalysis, ...]
+    team_pragmas: tuple[TeamPragma, ...] = ()

@@ -13,7 +13,7 @@ from harness import CC
 from mdpoly.diagnostics import Diagnostic, MdpolyError, Severity, SourceLoc
 from mdpoly.driver import transform
 from mdpoly.ir.mdh import Combine
-from mdpoly.ir.nest import LoopSummary, NestAnalysis, SourceSpan
+from mdpoly.ir.nest import LoopSummary, NestAnalysis, SourceSpan, TeamPragma
 from mdpoly.options import Options
 from mdpoly.profitability import estimate
 
@@ -40,6 +40,7 @@ class Analysis:
     path: str
     source_text: str
     nests: tuple[NestAnalysis, ...]
+    team_pragmas: tuple[TeamPragma, ...] = ()
 
 
 def _nest(mdh, line: int, col: int, end: int, end_col: int, marked: bool = False) -> NestAnalysis:  # type: ignore[no-untyped-def]

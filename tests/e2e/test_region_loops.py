@@ -161,4 +161,4 @@ def test_loop_under_a_user_pragma_stays_as_written(tmp_path: Path) -> None:
     assert [(n["status"], n["code"]) for n in nests[:3]] == [
         ("kept", "openmp-inside"), ("already-parallel", "already-parallel"), ("transformed", None)]
     out = (tmp_path / "out.c").read_text()
-    assert "#pragma omp parallel for private(j)\n    for (i = 1;" in out
+    assert "#pragma omp parallel for num_threads(mdp_team()) private(j)\n    for (i = 1;" in out   # test_user_teams.py

@@ -3,7 +3,8 @@
 ``openmp_cases/user_omp.c`` has a loop under the user's ``omp parallel for``, an ``omp for`` and a
 ``single`` inside a user's ``parallel`` region, a time loop around a user's ``parallel for`` and a
 plain sweep, an ``omp simd`` loop and an ``ordered`` loop that carries a dependence. By default the
-user's parallel loops stay as written and are reported ``already-parallel``; nests in a region
+user's parallel loops stay as written and are reported ``already-parallel`` (their combined
+``parallel for`` directives get ``num_threads(mdp_team())``, ``test_user_teams.py``); nests in a region
 are kept (``in-omp-region``); the time loop is kept (``openmp-inside``) and the nests inside it
 are analysed on their own; the ``simd`` loop is mdpoly's. ``--replace-omp`` replaces a user's
 ``parallel for`` that mdpoly proves parallel (its pragma line goes with it) and keeps the
@@ -53,7 +54,8 @@ def test_user_loops_stay_and_are_already_parallel(tmp_path: Path) -> None:
             "at line 36") in err, err
     assert "kept sequential: the loop is" not in err
     text = out.read_text()
-    assert text.count("#pragma omp parallel for\n") >= 2 and "#pragma omp parallel for ordered" in text
+    assert text.count("#pragma omp parallel for num_threads(mdp_team())\n") == 2, text
+    assert "#pragma omp parallel for ordered num_threads(mdp_team())" in text
     assert "#pragma omp simd\n  for" not in text   # removed with the loop mdpoly replaced
     assert_same_as_sequential(USER_OMP, out, tmp_path)
 
@@ -77,7 +79,7 @@ def test_replace_omp_replaces_what_it_proves(tmp_path: Path) -> None:
     k = lines.index("void user_loop(void) {")
     body = lines[k + 1:lines.index("}", k)]   # the call, under its run-time checks, and the fallback
     assert not any("#pragma omp" in line for line in body) and any("mdpoly_user_loop" in line for line in body), body
-    assert "#pragma omp parallel for ordered" in text
+    assert "#pragma omp parallel for ordered num_threads(mdp_team())" in text
     assert_same_as_sequential(USER_OMP, out, tmp_path)
 
 
