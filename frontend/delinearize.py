@@ -170,15 +170,16 @@ def split(poly: Poly, layout: Layout, iterators: Sequence[str]) -> list[dict[Mon
 def _borrow_rows(dims: list[dict[Monomial, int]], layout: Layout, iterators: Sequence[str]) -> None:
     """Read ``row + w - 1`` (the last column of a row, a clamped neighbour) as that row's column
     ``w - 1``, not as column ``-1`` of the next row: where an inner dimension is a negative
-    constant alone and the dimension outside it holds a whole row as an offset (``+ 1``), one row
-    moves inside as the inner dimension's extent."""
+    constant, with iterators only of negative coefficients (``i*w + (w - 1 - j)``, a row read
+    backwards), and the dimension outside it holds a whole row as an offset (``+ 1``), one row
+    moves inside as the inner dimension's extent. The preconditions still check the result."""
     for k in range(len(dims) - 1, 0, -1):
         inner, outer = dims[k - 1], dims[k]
         extent = _divides(layout.strides[k - 1], layout.strides[k])
         if not extent or outer.get((), 0) < 1 or inner.get((), 0) >= 0:
             continue
-        if any(n in iterators for mono in inner for n in mono):
-            continue
+        if any(c > 0 for mono, c in inner.items() if any(n in iterators for n in mono)):
+            continue   # an iterator that can lift the column back into the row: no borrowing
         outer[()] -= 1
         if not outer[()]:
             del outer[()]

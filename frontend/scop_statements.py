@@ -90,6 +90,8 @@ class NestStatements(NestExprs):
         except UnsupportedInput:
             reads_data = True
         if reads_data or cond is None:
+            if self._in_place_chain(node):
+                return
             raise self._fail(node, "data-dependent-condition",
                              f"condition '{c_text(node.cond)}' depends on data the nest computes")
         if node.iffalse is not None and self._if_else_assign(node, cond):
@@ -142,6 +144,61 @@ class NestStatements(NestExprs):
             return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
         rhs = Cond(cond, value(a), value(b))
         self._statement(node, a.lvalue, "=", rhs)
+        return True
+
+    def _in_place_chain(self, node: c_ast.If) -> bool:
+        """``if (c1) x = e1; else if (c2) x = e2; ... [else x = en;]`` on one array element ``x``
+        whose conditions read, of what the nest writes, only ``x`` itself (a clamp ``if (a[i] > hi)
+        a[i] = hi; else if (a[i] < lo) a[i] = lo;``): the one statement ``x = c1 ? e1 : c2 ? e2 :
+        ... : x``. C evaluates each condition before the branch's assignment, and so does the
+        conditional expression; ``op=`` branches read ``x`` as their statement would."""
+        def single(b: c_ast.Node) -> c_ast.Node:
+            return b.block_items[0] if isinstance(b, c_ast.Compound) and len(b.block_items or []) == 1 else b
+
+        branches: list[tuple[c_ast.Node, c_ast.Assignment]] = []
+        last: c_ast.Assignment | None = None
+        cur: c_ast.If = node
+        while True:
+            a = single(cur.iftrue)
+            if not isinstance(a, c_ast.Assignment):
+                return False
+            branches.append((cur.cond, a))
+            if cur.iffalse is None:
+                break
+            f = single(cur.iffalse)
+            if isinstance(f, c_ast.If):
+                cur = f
+                continue
+            if not isinstance(f, c_ast.Assignment):
+                return False
+            last = f
+            break
+        assigns = [a for _, a in branches] + ([last] if last is not None else [])
+        lvalue = assigns[0].lvalue
+        if not isinstance(lvalue, c_ast.ArrayRef) or any(
+                c_text(a.lvalue) != c_text(lvalue) or a.op not in _ASSIGN_OPS or isinstance(a.rvalue, c_ast.Assignment)
+                for a in assigns):
+            return False
+        try:
+            target = self.expr(lvalue)
+            if not isinstance(target, Ref):
+                return False
+            conds = [self.expr(c) for c, _ in branches]
+        except UnsupportedInput:
+            return False
+        for c in conds:
+            if any(r.buffer in self.written and r != target.access for r in expr_refs(c)) or any(
+                    n not in self._iterators() and n not in self.params and not self._unwritten_scalar(n)
+                    and n != target.access.buffer for n in expr_names(c)):
+                return False
+
+        def value(x: c_ast.Assignment) -> Expr:
+            e = self.expr(x.rvalue)
+            return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
+        rhs: Expr = value(last) if last is not None else target
+        for c, (_, a) in reversed(list(zip(conds, branches, strict=True))):
+            rhs = Cond(c, value(a), rhs)
+        self._statement(node, lvalue, "=", rhs)
         return True
 
     def _predicated(self, node: c_ast.Node, target: Access, op: str, rhs: Expr) -> Expr:

@@ -7,6 +7,10 @@ data the nest does not write.
   stay inside the image (``mdpoly.frontend.implied_bounds``).
 * ``data_conditions.c``: ``if (counts[c] > 0)``, ``if (a[i] > 0.25) s += a[i]`` and a clip with an
   ``else``: the condition is the statements' predicate, as it reads nothing the nest writes.
+* ``in_place.c``: ``if (a[i] > hi) a[i] = hi; else if (a[i] < lo) a[i] = lo;`` and its kin read,
+  of what the nest writes, only the element they overwrite: one conditional statement, parallel.
+  A condition on the neighbour the loop wrote, or on another array the nest writes, stays
+  sequential (``data-dependent-condition``).
 
 Each program is built as written and from mdpoly's output, and both print the same at several
 run-time sizes and thread counts (OpenMP), and on PoCL for the OpenCL target.
@@ -47,6 +51,20 @@ def test_openmp_output_matches_original(case: str, transformed: tuple[str, ...],
     assert_same_outputs(seq, par, SIZES, (1, 3))
 
 
+def test_in_place_conditions(tmp_path: Path) -> None:
+    src = CASES / "in_place.c"
+    out = tmp_path / "out.c"
+    proc = run_mdpoly(src, out, {}, extra=[])
+    for line in (8, 17, 22):
+        assert f"in_place.c:{line}:5: remark: loop nest parallelized" in proc.stderr, proc.stderr
+    for line, cond in ((32, "a[i - 1] > a[i]"), (38, "b[(n - 1) - i] > 10.0f")):
+        assert (f"in_place.c:{line}:9: note: loop nest kept sequential: condition '{cond}' depends on data the nest "
+                "computes [data-dependent-condition]") in proc.stderr, proc.stderr
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, SIZES, (1, 3))
+
+
 def test_kept_nest_keeps_its_continue(tmp_path: Path) -> None:
     """A nest mdpoly keeps is copied as written: its ``continue`` stays in the output."""
     src = tmp_path / "kept.c"
@@ -62,8 +80,9 @@ def test_kept_nest_keeps_its_continue(tmp_path: Path) -> None:
 
 
 @needs_opencl
-def test_opencl_output_matches_original(tmp_path: Path) -> None:
-    src = CASES / "data_conditions.c"
+@pytest.mark.parametrize("case", ["data_conditions", "in_place"])
+def test_opencl_output_matches_original(case: str, tmp_path: Path) -> None:
+    src = CASES / f"{case}.c"
     out = tmp_path / "out.c"
     run_step([*mdpoly_command(), str(src), "-o", str(out), "--target", "opencl", "--all-nests", "--no-tune", "-q"],
              env={**os.environ, "MDPOLY_COST_CALIBRATION": "gpu_min_speedup=0"})

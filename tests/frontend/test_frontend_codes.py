@@ -16,7 +16,7 @@ CASES = [
     ("non-unit-stride", "  for (int i = n; i > 0; i -= 2)\n    B[i] = A[i];\n", (3, 3)),
     ("non-rectangular-domain", "  for (int i = 0; i < n; i++)\n    for (int j = 0; j < n; j++) {\n      float t = A[j];\n"
      "      if (j < i) B[i] += t;\n      C[i] += t;\n    }\n", (7, 7)),
-    ("data-dependent-condition", "  for (int i = 0; i < n; i++)\n    if (B[i] > 0) B[i] = A[i];\n", (4, 5)),
+    ("data-dependent-condition", "  for (int i = 0; i < n; i++)\n    if (B[n - 1 - i] > 0) B[i] = A[i];\n", (4, 5)),
     ("pointer-arithmetic", "  for (int i = 0; i < n; i++)\n    *(B + i) = A[i];\n", (4, 7)),
     ("sequential-dependence", "  for (int i = 1; i < n; i++)\n    B[i] = B[i - 1] * A[i];\n", (3, 3)),
     ("sequential-dependence", "  for (int i = 0; i < n; i++) {\n    s += A[i];\n    B[i] = s;\n  }\n", (3, 3)),
