@@ -23,6 +23,7 @@ number with a thread count read before the region.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 
@@ -93,8 +94,8 @@ class _Finder(c_ast.NodeVisitor):
 
     def visit_Compound(self, node: c_ast.Compound) -> None:
         items = node.block_items or []
-        for here, after in zip(items, [*items[1:], None], strict=True):
-            if isinstance(here, c_ast.Pragma) and after is not None:
+        for here, after in itertools.pairwise(items):
+            if isinstance(here, c_ast.Pragma):
                 self._consider(here, after)
         self.generic_visit(node)
 

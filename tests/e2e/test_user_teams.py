@@ -131,3 +131,17 @@ def test_omp_as_written_leaves_every_directive(tmp_path: Path) -> None:
     assert "[run-time-team]" not in err
     assert run_program(build_c(out, tmp_path / "asis", {}, openmp=True), threads=2) == \
         run_program(build_c(src, tmp_path / "seq", {}, openmp=False))
+
+
+def test_empty_blocks_are_no_directives(tmp_path: Path) -> None:
+    """An empty block (``if (1) {}``, ``{}`` after a declaration) holds no directive: the finder
+    looks at pairs of block items only (an empty block once crashed mdpoly on every file)."""
+    src = tmp_path / "empty.c"
+    src.write_text("#include <stdio.h>\nfloat a[64];\nint main(void) {\n  int t = 1;\n  if (t) {\n  }\n  {}\n"
+                   "  #pragma omp parallel for\n  for (int i = 0; i < 64; i++) a[i] = i * 0.5f;\n"
+                   "  printf(\"%f\\n\", a[63]);\n  return 0;\n}\n")
+    out = tmp_path / "out.c"
+    proc = mdpoly(src, out)
+    assert proc.returncode == 0, proc.stderr
+    assert "#pragma omp parallel for num_threads(mdp_team())" in out.read_text()
+    assert_same_as_sequential(src, out, tmp_path, threads=(1, 2))
