@@ -147,7 +147,8 @@ class NestStatements(NestExprs):
         return True
 
     def _in_place_chain(self, node: c_ast.If) -> bool:
-        """``if (c1) x = e1; else if (c2) x = e2; ... [else x = en;]`` on one array element ``x``
+        """``if (c1) x = e1; else if (c2) x = e2; ... [else x = en;]`` on one array element ``x`` (or
+        a local variable of the body, ``float v = a[i] * s; if (v > 127) v = 127; else if ...``)
         whose conditions read, of what the nest writes, only ``x`` itself (a clamp ``if (a[i] > hi)
         a[i] = hi; else if (a[i] < lo) a[i] = lo;``): the one statement ``x = c1 ? e1 : c2 ? e2 :
         ... : x``. C evaluates each condition before the branch's assignment, and so does the
@@ -175,7 +176,8 @@ class NestStatements(NestExprs):
             break
         assigns = [a for _, a in branches] + ([last] if last is not None else [])
         lvalue = assigns[0].lvalue
-        if not isinstance(lvalue, c_ast.ArrayRef) or any(
+        if not (isinstance(lvalue, c_ast.ArrayRef)
+                or (isinstance(lvalue, c_ast.ID) and lvalue.name in self.local_accs)) or any(
                 c_text(a.lvalue) != c_text(lvalue) or a.op not in _ASSIGN_OPS or isinstance(a.rvalue, c_ast.Assignment)
                 for a in assigns):
             return False

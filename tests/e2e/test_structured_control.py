@@ -57,6 +57,7 @@ def test_in_place_conditions(tmp_path: Path) -> None:
     proc = run_mdpoly(src, out, {}, extra=[])
     for line in (8, 17, 22):
         assert f"in_place.c:{line}:5: remark: loop nest parallelized" in proc.stderr, proc.stderr
+    assert "in_place.c:43:5: remark: loop nest scheduled: [i:++ private-body]" in proc.stderr, proc.stderr
     for line, cond in ((32, "a[i - 1] > a[i]"), (38, "b[(n - 1) - i] > 10.0f")):
         assert (f"in_place.c:{line}:9: note: loop nest kept sequential: condition '{cond}' depends on data the nest "
                 "computes [data-dependent-condition]") in proc.stderr, proc.stderr

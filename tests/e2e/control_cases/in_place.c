@@ -1,5 +1,5 @@
 /* Conditions on the element a statement overwrites: a clamp with else-if, an in-place step that
-   also accumulates, a 2-D clamp under an outer test; and two nests that must stay sequential (a
+   also accumulates, a 2-D clamp under an outer test, a clamped local before a store; and two nests that must stay sequential (a
    condition on the neighbour the loop wrote, a condition on another array the nest writes). */
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,12 +38,24 @@ static void paired(int n, float *a, float *b)
         if (b[n - 1 - i] > 10.0f) a[i] = 10.0f; else a[i] = b[n - 1 - i];
     }
 }
+static void quantize(int n, const float *a, float s, signed char *q)
+{
+    for (int i = 0; i < n; i++) {
+        float v = a[i] * s;
+        if (v > 127.0f)
+            v = 127.0f;
+        else if (v < -127.0f)
+            v = -127.0f;
+        q[i] = (signed char)v;
+    }
+}
 int main(int argc, char **argv)
 {
     int n = atoi(argv[1]), cols = atoi(argv[2]);
     int total = n * cols;
     float *a = malloc(sizeof(float) * total), *m = malloc(sizeof(float) * total), *b = malloc(sizeof(float) * total);
     double *x = malloc(sizeof(double) * total);
+    signed char *q = malloc(total);
     for (int i = 0; i < total; i++) {
         a[i] = (float)((i * 37) % 101) - 50.0f;
         m[i] = (float)((i * 53) % 89) - 20.0f;
@@ -55,8 +67,9 @@ int main(int argc, char **argv)
     band(n, cols, m);
     smear(total, m);
     paired(total, a, b);
+    quantize(total, m, 9.5f, q);
     double s = 0;
-    for (int i = 0; i < total; i++) s += a[i] * (i % 7 + 1) + m[i] * (i % 5 + 2) + x[i] + b[i] * 0.25;
+    for (int i = 0; i < total; i++) s += a[i] * (i % 7 + 1) + m[i] * (i % 5 + 2) + x[i] + b[i] * 0.25 + q[i] * (i % 3);
     printf("%.10g\n", s);
     return 0;
 }
