@@ -134,7 +134,8 @@ class _Calls(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _calls(node: c_ast.Node) -> set[str]:
+def called_names(node: c_ast.Node) -> set[str]:
+    """The names of the functions ``node`` calls directly."""
     v = _Calls()
     v.visit(node)
     return v.names
@@ -154,7 +155,7 @@ class _UnderOpenMP(c_ast.NodeVisitor):
                     under = item
                 continue
             if under is not None:
-                for name in sorted(_calls(item)):
+                for name in sorted(called_names(item)):
                     self.called.setdefault(name, under)
             under = None
             self.visit(item)
@@ -167,7 +168,7 @@ def functions_under_openmp(funcs: list[c_ast.FuncDef]) -> dict[str, c_ast.Pragma
     v = _UnderOpenMP()
     for f in funcs:
         v.visit(f.body)
-    graph = {str(f.decl.name): _calls(f.body) for f in funcs}
+    graph = {str(f.decl.name): called_names(f.body) for f in funcs}
     under = dict(v.called)
     todo = list(under)
     while todo:

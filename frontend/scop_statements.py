@@ -23,6 +23,11 @@ from mdpoly.ir.scop import Binary, Cast, Cond, Const, Expr, Ref, Statement, Unar
 _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "%=", "<<=", ">>=", "&=", "|=", "^="})
 
 
+def _single(branch: c_ast.Node) -> c_ast.Node:
+    """A branch's one statement (``{ s; }`` -> ``s``), else the branch itself."""
+    return branch.block_items[0] if isinstance(branch, c_ast.Compound) and len(branch.block_items or []) == 1 else branch
+
+
 class NestStatements(NestExprs):
     """The statements of a nest, each with its domain (loops, guards) and predicate."""
 
@@ -131,18 +136,12 @@ class NestStatements(NestExprs):
     def _if_else_assign(self, node: c_ast.If, cond: Expr) -> bool:
         """``if (c) x = e1; else x = e2;`` (``op=`` too) on the same ``x``: the one statement
         ``x = c ? (x op1 e1) : (x op2 e2)``, as one output of the nest."""
-        def single(b: c_ast.Node) -> c_ast.Node:
-            return b.block_items[0] if isinstance(b, c_ast.Compound) and len(b.block_items or []) == 1 else b
-        a, b = single(node.iftrue), single(node.iffalse)
+        a, b = _single(node.iftrue), _single(node.iffalse)
         if not (isinstance(a, c_ast.Assignment) and isinstance(b, c_ast.Assignment)
                 and c_text(a.lvalue) == c_text(b.lvalue) and a.op in _ASSIGN_OPS and b.op in _ASSIGN_OPS
                 and not isinstance(a.rvalue, c_ast.Assignment) and not isinstance(b.rvalue, c_ast.Assignment)):
             return False
-
-        def value(x: c_ast.Assignment) -> Expr:
-            e = self.expr(x.rvalue)
-            return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
-        rhs = Cond(cond, value(a), value(b))
+        rhs = Cond(cond, self._assigned_value(a), self._assigned_value(b))
         self._statement(node, a.lvalue, "=", rhs)
         return True
 
@@ -153,20 +152,17 @@ class NestStatements(NestExprs):
         a[i] = hi; else if (a[i] < lo) a[i] = lo;``): the one statement ``x = c1 ? e1 : c2 ? e2 :
         ... : x``. C evaluates each condition before the branch's assignment, and so does the
         conditional expression; ``op=`` branches read ``x`` as their statement would."""
-        def single(b: c_ast.Node) -> c_ast.Node:
-            return b.block_items[0] if isinstance(b, c_ast.Compound) and len(b.block_items or []) == 1 else b
-
         branches: list[tuple[c_ast.Node, c_ast.Assignment]] = []
         last: c_ast.Assignment | None = None
         cur: c_ast.If = node
         while True:
-            a = single(cur.iftrue)
+            a = _single(cur.iftrue)
             if not isinstance(a, c_ast.Assignment):
                 return False
             branches.append((cur.cond, a))
             if cur.iffalse is None:
                 break
-            f = single(cur.iffalse)
+            f = _single(cur.iffalse)
             if isinstance(f, c_ast.If):
                 cur = f
                 continue
@@ -193,15 +189,16 @@ class NestStatements(NestExprs):
                     n not in self._iterators() and n not in self.params and not self._unwritten_scalar(n)
                     and n != target.access.buffer for n in expr_names(c)):
                 return False
-
-        def value(x: c_ast.Assignment) -> Expr:
-            e = self.expr(x.rvalue)
-            return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
-        rhs: Expr = value(last) if last is not None else target
+        rhs: Expr = self._assigned_value(last) if last is not None else target
         for c, (_, a) in reversed(list(zip(conds, branches, strict=True))):
-            rhs = Cond(c, value(a), rhs)
+            rhs = Cond(c, self._assigned_value(a), rhs)
         self._statement(node, lvalue, "=", rhs)
         return True
+
+    def _assigned_value(self, x: c_ast.Assignment) -> Expr:
+        """The value ``x`` leaves in its target: its right-hand side, or ``target op rhs`` for ``op=``."""
+        e = self.expr(x.rvalue)
+        return e if x.op == "=" else Binary(x.op[:-1], self.expr(x.lvalue), e)
 
     def _predicated(self, node: c_ast.Node, target: Access, op: str, rhs: Expr) -> Expr:
         """``rhs`` under the enclosing non-convex ``if`` conditions (``self.predicate``): the

@@ -24,14 +24,14 @@ number with a thread count read before the region.
 from __future__ import annotations
 
 import itertools
-import os
 import re
 
 from pycparser import c_ast
 
+from mdpoly.diagnostics import SourceLoc
 from mdpoly.frontend.candidates import loc_of, return_type_loc
 from mdpoly.frontend.nest_span import function_start_line
-from mdpoly.frontend.openmp import omp_words
+from mdpoly.frontend.openmp import called_names, omp_words
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.ir.nest import TeamPragma
 
@@ -42,22 +42,6 @@ _TEAM_QUERIES = frozenset({"omp_get_thread_num", "omp_get_num_threads", "omp_get
                            "omp_get_team_size", "omp_get_ancestor_thread_num"})
 _DIRECTIVE_ON_LINE = re.compile(r"^\s*#\s*pragma\s+omp\b")
 _WORD = re.compile(r"\s*([A-Za-z_]\w*)")
-
-
-class _TeamQueries(c_ast.NodeVisitor):
-    def __init__(self) -> None:
-        self.found = False
-
-    def visit_FuncCall(self, node: c_ast.FuncCall) -> None:
-        if isinstance(node.name, c_ast.ID) and node.name.name in _TEAM_QUERIES:
-            self.found = True
-        self.generic_visit(node)
-
-
-def _queries_team(node: c_ast.Node) -> bool:
-    v = _TeamQueries()
-    v.visit(node)
-    return v.found
 
 
 def _clause_column(line_text: str, words: tuple[str, ...]) -> int | None:
@@ -75,10 +59,6 @@ def _clause_column(line_text: str, words: tuple[str, ...]) -> int | None:
     return pos
 
 
-def _same_file(a: str, b: str) -> bool:
-    return a == b or os.path.normpath(a) == os.path.normpath(b)
-
-
 class _Finder(c_ast.NodeVisitor):
     def __init__(self, parsed: ParsedFile) -> None:
         self.parsed = parsed
@@ -87,7 +67,7 @@ class _Finder(c_ast.NodeVisitor):
         self.found: list[TeamPragma] = []
 
     def visit_FuncDef(self, node: c_ast.FuncDef) -> None:
-        if node.coord is None or not _same_file(str(node.coord.file), self.parsed.path):
+        if node.coord is None or node.coord.file != self.parsed.path:
             return
         self.function_line = function_start_line(self.parsed.source_text, return_type_loc(node))
         self.generic_visit(node)
@@ -104,15 +84,15 @@ class _Finder(c_ast.NodeVisitor):
         words = omp_words(text)
         if not words or words[:2] not in _WORKSHARING or not isinstance(statement, c_ast.For):
             return
-        if "num_threads" in text or _queries_team(statement):
+        if "num_threads" in text or called_names(statement) & _TEAM_QUERIES:
             return
         loc = loc_of(pragma)
-        if not _same_file(loc.file, self.parsed.path) or not 1 <= loc.line <= len(self.lines):
+        if loc.file != self.parsed.path or not 1 <= loc.line <= len(self.lines):
             return
         column = _clause_column(self.lines[loc.line - 1], words)
         if column is None:   # _Pragma, a macro, or a directive name continued on the next line
             return
-        self.found.append(TeamPragma(loc=type(loc)(loc.file, loc.line, 1), directive=" ".join(words),
+        self.found.append(TeamPragma(loc=SourceLoc(loc.file, loc.line, 1), directive=" ".join(words),
                                      clause_column=column, function_line=self.function_line))
 
 

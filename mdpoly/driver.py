@@ -146,11 +146,11 @@ def _team_clauses(analysis: _Analysis, reps: list[Replacement], options: Options
     if options.target != "openmp" and not any("MDP_TEAM_H" in r.preamble for r in reps):
         return ()   # a GPU output without OpenMP code inside is built without -fopenmp (mdpoly-cc)
     out: list[ClauseInsert] = []
+    preamble = openmp_preamble(("omp.h",))
     for tp in analysis.team_pragmas:
         if any(r.span.first_line <= tp.loc.line <= r.span.end_line for r in reps):
             continue   # replaced together with its nest (--replace-omp)
-        out.append(ClauseInsert(tp.loc.line, tp.clause_column, " num_threads(mdp_team())", tp.function_line,
-                                openmp_preamble(("omp.h",))))
+        out.append(ClauseInsert(tp.loc.line, tp.clause_column, " num_threads(mdp_team())", tp.function_line, preamble))
         if sink is not None:
             sink.emit(Diagnostic(Severity.REMARK, "run-time-team", tp.loc,
                                  f"the user's '#pragma omp {tp.directive}' gets a team size chosen at run time "
