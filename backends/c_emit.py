@@ -353,9 +353,26 @@ class CEmitter:
         args = c_ast.ParamList([param_decl(b) for b in plan.params])
         ftype = c_ast.FuncDecl(args, _type_decl(plan.name, "void"))
         fdef = c_ast.FuncDef(_decl(plan.name, ftype, storage=["static"]), None,
-                             c_ast.Compound(self.stmts(plan.body)))
+                             c_ast.Compound(self._pinned_body(plan)))
         text = str(self.gen.visit(fdef))
         return "\n".join(line for line in text.splitlines() if line.strip()) + "\n"
+
+    def _pinned_body(self, plan: Plan) -> list[c_ast.Node]:
+        """The function's body; with pinned values, ``if (n == 4 && ...) { const int n = 4; ...
+        body } else { body }``: the copy in which the compiler sees the constants, and the
+        generic one."""
+        body = self.stmts(plan.body)
+        if not plan.pinned:
+            return body
+        types = {b.name: b.elem_type for b in plan.params}
+        test: c_ast.Node | None = None
+        shadows: list[c_ast.Node] = []
+        for name, literal in plan.pinned:
+            same = c_ast.BinaryOp("==", c_ast.ID(name), c_ast.ID(f"({literal})"))
+            test = same if test is None else c_ast.BinaryOp("&&", test, same)
+            const = types[name] if "const" in types[name].split() else f"const {types[name]}"
+            shadows.append(_decl(name, _type_decl(name, const), c_ast.ID(f"({literal})")))
+        return [c_ast.If(test, c_ast.Compound(shadows + body), c_ast.Compound(self.stmts(plan.body)))]
 
     def call(self, plan: Plan | KernelPlan) -> str:
         """``name(args);`` -- written scalars are passed by address -- then the exit values of the

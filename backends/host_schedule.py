@@ -453,7 +453,9 @@ def _shared_private_loop(loop: PrivateLoop) -> str:
     out: list[str] = []
     if loop.copies:
         out += _single("\n".join(c.copy_in for c in loop.copies), 0)
-    out += ["#pragma omp for " + " ".join(_loop_clauses(loop)), loop.text.rstrip()]
+    # every thread takes the same branch: the values are shared and read only
+    out += _pinned_region(["#pragma omp for " + " ".join(_loop_clauses(loop)), loop.text.rstrip()],
+                          applied_pins(loop, in_region=True))
     after = [c.copy_out for c in loop.copies] + ([loop.exits] if loop.exits else [])
     if after:
         out += _single("\n".join(after), 0)
@@ -498,6 +500,36 @@ def _hoisted_members(loop: PrivateLoop) -> tuple[list[str], str]:
     return decls, text
 
 
+def applied_pins(loop: PrivateLoop, in_region: bool) -> list[tuple[str, str, str]]:
+    """The pinned values (``PrivateLoop.pinned``) that ``loop``'s code specialises to: ``(name,
+    literal, the C expression it stands for)``. A struct member only where the loop runs as a
+    parallel loop of its own, which reads it into a local first (``_hoisted_members``); inside a
+    region the loop reads the member itself, which no declaration can shadow."""
+    values = dict(loop.values)
+    hoisted = {d.split(" = ")[0].split()[-1] for d in _hoisted_members(loop)[0]} if not in_region else set()
+    out = []
+    for name, literal in loop.pinned:
+        if name in values:
+            if name in hoisted:
+                out.append((name, literal, values[name]))
+        elif re.search(r"(?<![\w.>])" + re.escape(name) + r"\b", loop.text):
+            out.append((name, literal, name))
+    return out
+
+
+def _pinned_region(region: list[str], pins: list[tuple[str, str, str]]) -> list[str]:
+    """``region`` as it is, or -- with pinned values -- ``if (dim == (4) && ...) { __typeof__(dim)
+    const dim = (4); region } else { region }``: the outlined region sees the constants in the
+    first copy (``mdpoly.frontend.pinned_values``)."""
+    if not pins:
+        return region
+    test = " && ".join(f"{n} == ({lit})" for n, lit, _ in pins)
+    shadows = [f"__typeof__({n}) const {n} = ({lit});" for n, lit, _ in pins]
+    inner = "\n".join(_indent(r) for r in shadows + region)
+    plain = "\n".join(_indent(r) for r in region)
+    return [f"if ({test})\n{{\n{inner}\n}}\nelse\n{{\n{plain}\n}}"]
+
+
 def _private_loop(loop: PrivateLoop) -> str:
     """``loop`` for OpenMP: each temporary's copy filled from the user's object, the band a
     worksharing loop whose threads each have their own copy (``firstprivate``: the filled
@@ -509,9 +541,10 @@ def _private_loop(loop: PrivateLoop) -> str:
              "reduction", "max", "min", "num_threads")
     hoisted, loop_text = _hoisted_members(loop)
     body = hoisted + [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
-    body += [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
-    body += ["#pragma " + " ".join(clauses), loop_text.rstrip()]
-    body += [f'#pragma pop_macro("{w}")' for w in reversed(words)]
+    region = [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
+    region += ["#pragma " + " ".join(clauses), loop_text.rstrip()]
+    region += [f'#pragma pop_macro("{w}")' for w in reversed(words)]
+    body += _pinned_region(region, applied_pins(loop, in_region=False))
     body += [c.copy_out for c in loop.copies]
     if loop.exits:
         body.append(loop.exits)

@@ -15,7 +15,7 @@ import re
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_generator
+from pycparser import c_ast, c_generator
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
 from mdpoly.frontend.call_sizes import call_site_sizes
@@ -24,6 +24,7 @@ from mdpoly.frontend.nest_span import function_start_line, nest_span
 from mdpoly.frontend.normalize import respelled
 from mdpoly.frontend.omp_policy import omp_policy, proven_parallel
 from mdpoly.frontend.parse import ParsedFile, parse_c, pragma_text
+from mdpoly.frontend.pinned_values import pinned_values
 from mdpoly.frontend.pragmas import check_annotation, kept_arrays, parse_annotation
 from mdpoly.frontend.schedule import scheduled
 from mdpoly.frontend.scop import (
@@ -39,7 +40,7 @@ from mdpoly.frontend.scop import (
 from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.frontend.user_teams import team_pragmas
 from mdpoly.ir.mdh import Combine, MdhExpr
-from mdpoly.ir.nest import FileAnalysis, HostLoop, LoopSummary, NestAnalysis, ScheduleItem
+from mdpoly.ir.nest import Computation, FileAnalysis, HostLoop, LoopSummary, NestAnalysis, PrivateLoop, ScheduleItem
 from mdpoly.ir.scop import Scop
 from mdpoly.options import Options, for_function
 
@@ -68,7 +69,7 @@ _NO_DESCENT = frozenset({"already-parallel", "in-omp-region"})
 
 def analyze_tree(parsed: ParsedFile, cand: Candidate, options: Options) -> list[NestAnalysis]:
     """The analysis of ``cand``, then -- when it is kept as a whole -- of the nests inside it."""
-    nest = analyze_nest(parsed, cand, options)
+    nest = _pinned(parsed, cand, analyze_nest(parsed, cand, options))
     out = [nest]
     if nest.mdh is None and nest.schedule is None and nest.kept is not None and nest.kept.code not in _NO_DESCENT:
         for inner in inner_candidates(cand, nest.kept.loc):
@@ -104,6 +105,56 @@ def analyze_nest(parsed: ParsedFile, cand: Candidate, options: Options) -> NestA
     return replace(nest, host_sizes=tuple(sorted(call_site_sizes(parsed.ast, cand.func, sorted(names)).items())))
 
 
+def _pinned(parsed: ParsedFile, cand: Candidate, nest: NestAnalysis) -> NestAnalysis:
+    """``nest`` with the values the file pins for the scalars its generated code reads
+    (``mdpoly.frontend.pinned_values``): its computation's read-only scalars, and in a schedule
+    each computation's and each parallel loop's (their function's parameters and the struct
+    members they read; no name declared inside the nest, which a specialised copy could not see)."""
+    inside = {d.name for d in _declarations(cand.node)}
+
+    def of_computation(n: NestAnalysis) -> NestAnalysis:
+        if n.mdh is None:
+            return n
+        sources = {b.name: b.c_value or b.name for b in n.mdh.buffers if b.kind == "scalar" and not b.written}
+        pins = pinned_values(parsed.ast, cand.func, sources)
+        return replace(n, pinned=tuple(sorted(pins.items()))) if pins else n
+
+    def of_loop(loop: PrivateLoop) -> PrivateLoop:
+        members = dict(loop.values)
+        written = {m.group(1) or m.group(2) for m in _WRITTEN.finditer(loop.text)}
+        names = {w for w in re.findall(r"(?<![\w.>])[A-Za-z_]\w*", loop.text)} - written - inside - set(members)
+        pins = pinned_values(parsed.ast, cand.func, {**members, **{w: w for w in names}})
+        return replace(loop, pinned=tuple(sorted(pins.items()))) if pins else loop
+
+    def of_items(items: tuple[ScheduleItem, ...]) -> tuple[ScheduleItem, ...]:
+        out: list[ScheduleItem] = []
+        for it in items:
+            if isinstance(it, HostLoop):
+                it = replace(it, body=of_items(it.body))
+            elif isinstance(it, Computation):
+                it = replace(it, nest=of_computation(it.nest))
+            elif isinstance(it, PrivateLoop):
+                it = of_loop(it)
+            out.append(it)
+        return tuple(out)
+
+    nest = of_computation(nest)
+    return replace(nest, schedule=of_items(nest.schedule)) if nest.schedule is not None else nest
+
+
+#: An assignment, increment or address-of of a name in C text: group 1 or 2 is the name.
+_WRITTEN = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*(?:=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)"
+                      r"|(?:\+\+|--|&(?!&))\s*([A-Za-z_]\w*)")
+
+
+def _declarations(node: c_ast.Node) -> list[c_ast.Decl]:
+    """Every declaration inside ``node``."""
+    out = [node] if isinstance(node, c_ast.Decl) else []
+    for _, child in node.children():
+        out.extend(_declarations(child))
+    return out
+
+
 def schedule_headers(items: tuple[ScheduleItem, ...]) -> list[str]:
     """The headers of every host loop of a schedule, nested ones included."""
     out: list[str] = []
@@ -133,7 +184,7 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
                       for lc in deps.loops)
         if cand.pragma is not None and scop.pragma_text is not None and scop.pragma_loc is not None:
             check_annotation(parse_annotation(scop.pragma_text, scop.pragma_loc), scop, deps)
-        mdh = _build(scop, deps, options, call_site_sizes(parsed.ast, cand.func, scop.params))
+        mdh = _build(scop, deps, options, _known_sizes(parsed, cand, scop))
     except UnsupportedInput as e:
         # the user's OpenMP kept as it is is no failure, unless a #pragma mdh asked for the nest
         severity = Severity.WARNING if (cand.pragma is not None if held is not None else cand.marked) else Severity.NOTE
@@ -152,6 +203,19 @@ def _analyse(parsed: ParsedFile, cand: Candidate, options: Options) -> tuple[Sco
         raise UnsupportedInput(f"isl failed to analyse this nest: {e}", cand.loc, "isl-error") from e
     except UnsupportedInput as e:
         raise respelled(e, scop) from None
+
+
+def _known_sizes(parsed: ParsedFile, cand: Candidate, scop: Scop) -> dict[str, int]:
+    """The values of ``scop``'s size parameters that the file fixes: the constants every call
+    site passes (``call_site_sizes``) and the small constants every store to a struct member
+    stores (``pinned_values``: ``km.dim = 4``). They steer tuning and the cost model's decision;
+    the generated code stays correct for any value."""
+    known = call_site_sizes(parsed.ast, cand.func, scop.params)
+    members = {v.name: v.c_value for v in scop.variables if v.c_value and v.name in scop.params and v.name not in known}
+    for name, literal in pinned_values(parsed.ast, cand.func, members).items():
+        if re.fullmatch(r"-?\d+", literal):
+            known[name] = int(literal)
+    return known
 
 
 def _build(scop: Scop, deps: Deps, options: Options, known: dict[str, int]) -> MdhExpr:

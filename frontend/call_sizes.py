@@ -17,7 +17,7 @@ from pycparser import c_ast
 from mdpoly.frontend.symbols import FUNC_DECLS, symbols_for
 
 
-class _Calls(c_ast.NodeVisitor):
+class CallSites(c_ast.NodeVisitor):
     """Every call of ``name`` (with the function it is in), and whether ``name`` escapes otherwise."""
 
     def __init__(self, name: str) -> None:
@@ -43,7 +43,7 @@ class _Calls(c_ast.NodeVisitor):
             self.escapes = True  # its address is taken: calls through pointers are unknown
 
 
-class _Assigned(c_ast.NodeVisitor):
+class AssignedNames(c_ast.NodeVisitor):
     def __init__(self) -> None:
         self.names: set[str] = set()
         self.inits: dict[str, c_ast.Node | None] = {}
@@ -66,7 +66,7 @@ class _Assigned(c_ast.NodeVisitor):
         self.generic_visit(node)
 
 
-def _constant(node: c_ast.Node | None, enums: dict[str, int], locals_: _Assigned, depth: int = 0) -> int | None:
+def int_value(node: c_ast.Node | None, enums: dict[str, int], locals_: AssignedNames, depth: int = 0) -> int | None:
     if node is None or depth > 8:
         return None
     if isinstance(node, c_ast.Constant) and "int" in node.type:
@@ -80,16 +80,16 @@ def _constant(node: c_ast.Node | None, enums: dict[str, int], locals_: _Assigned
         if node.name in enums:
             return enums[node.name]
         if node.name in locals_.inits and node.name not in locals_.names:
-            return _constant(locals_.inits[node.name], enums, locals_, depth + 1)
+            return int_value(locals_.inits[node.name], enums, locals_, depth + 1)
         return None
     if isinstance(node, c_ast.Cast):
-        return _constant(node.expr, enums, locals_, depth + 1)
+        return int_value(node.expr, enums, locals_, depth + 1)
     if isinstance(node, c_ast.UnaryOp) and node.op in ("-", "+"):
-        v = _constant(node.expr, enums, locals_, depth + 1)
+        v = int_value(node.expr, enums, locals_, depth + 1)
         return None if v is None else (-v if node.op == "-" else v)
     if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*", "/"):
-        a = _constant(node.left, enums, locals_, depth + 1)
-        b = _constant(node.right, enums, locals_, depth + 1)
+        a = int_value(node.left, enums, locals_, depth + 1)
+        b = int_value(node.right, enums, locals_, depth + 1)
         if a is None or b is None or (node.op == "/" and b == 0):
             return None
         if node.op == "/":
@@ -106,7 +106,7 @@ def call_site_sizes(ast: c_ast.FileAST, func: c_ast.FuncDef, names: Iterable[str
     out: dict[str, int] = {}
     fdecl = func.decl.type
     params = [p.name for p in fdecl.args.params] if isinstance(fdecl, FUNC_DECLS) and fdecl.args else []
-    own = _Assigned()
+    own = AssignedNames()
     own.visit(func.body)
     enums = symbols_for(ast, func, func.body).enum_values
     rest = []
@@ -114,16 +114,16 @@ def call_site_sizes(ast: c_ast.FileAST, func: c_ast.FuncDef, names: Iterable[str
         if name in params:
             rest.append(name)
             continue
-        v = _constant(c_ast.ID(name), enums, own)
+        v = int_value(c_ast.ID(name), enums, own)
         if v is not None:
             out[name] = v
     if not rest:
         return out
-    finder = _Calls(str(func.decl.name))
+    finder = CallSites(str(func.decl.name))
     finder.visit(ast)
     if finder.escapes or not finder.calls:
         return out
-    assigned = {id(caller): _assigned(caller) for _, caller in finder.calls}
+    assigned = {id(caller): assigned_names(caller) for _, caller in finder.calls}
     for name in rest:
         if name in own.names:
             continue  # the function changes its own parameter before the nest may run
@@ -131,14 +131,14 @@ def call_site_sizes(ast: c_ast.FileAST, func: c_ast.FuncDef, names: Iterable[str
         values = set()
         for call, caller in finder.calls:
             args = call.args.exprs if call.args is not None else []
-            v = _constant(args[k], enums, assigned[id(caller)]) if k < len(args) else None
+            v = int_value(args[k], enums, assigned[id(caller)]) if k < len(args) else None
             values.add(v)
         if len(values) == 1 and None not in values:
             out[name] = values.pop()  # type: ignore[assignment]
     return out
 
 
-def _assigned(func: c_ast.FuncDef) -> _Assigned:
-    a = _Assigned()
+def assigned_names(func: c_ast.FuncDef) -> AssignedNames:
+    a = AssignedNames()
     a.visit(func.body)
     return a

@@ -111,14 +111,19 @@ def iteration_local(scop: Scop, names: list[str], x: str) -> str:
 
 
 def instance_count(scop: Scop, known: dict[str, int]) -> int | None:
-    """How many statement instances the nest (or band) runs (``None`` when a size is unknown)."""
-    if any(p not in known for p in scop.params):
-        return None
+    """How many statement instances the nest (or band) runs (``None`` when a size it depends on is
+    unknown; a parameter no loop bound names -- ``fout[c*9 + q]``'s ``c`` -- does not count)."""
     total = 0
     for st in scop.statements:
         dom = isl.Set(scop.domain_str(st))
-        for q, name in enumerate(scop.params):
-            dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
+        for q in reversed(range(len(scop.params))):
+            name = scop.params[q]
+            if name in known:
+                dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
+            elif dom.involves_dims(isl.dim_type.param, q, 1):
+                return None
+            else:
+                dom = dom.project_out(isl.dim_type.param, q, 1)
         count = dom.count_val()
         if not count.is_int():
             return None

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from mdpoly.backends.base import GeneratedCode, TeamCode
 from mdpoly.backends.device_schedule import DeviceItems, Pays, device_schedule_items, device_statements
 from mdpoly.backends.devices import DEVICE_TARGETS, devices_note, render_for_devices
-from mdpoly.backends.host_schedule import render_schedule_regions
+from mdpoly.backends.host_schedule import applied_pins, render_schedule_regions
 from mdpoly.backends.mpi import wrap_for_ranks
 from mdpoly.backends.openmp import preamble as openmp_preamble
 from mdpoly.backends.residency import render_resident
@@ -228,7 +228,7 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             if isinstance(plan, Plan):
                 gains = gains_on_one_thread(plan)
                 cost = cost.for_plan(gains)
-                plan = replace(plan, parallel_if=cost.parallel_if or "")
+                plan = replace(plan, parallel_if=cost.parallel_if or "", pinned=_pins_of(plan, nest))
                 if not gains and not in_host_loop and cost.choice != "forced":
                     plan = replace(plan, mdh=replace(plan.mdh, preconditions=(ONE_THREAD, *plan.mdh.preconditions)))
             plan = replace(plan, mdh=_guarded(plan.mdh, cost))
@@ -258,7 +258,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                              if split is not None and on_devices else None,
                              resident=((nest.loc, kept_note),) if kept_note else (),
                              cost=report, cost_text=text,
-                             limits=planning_limits(target, options).to_report() if target.limits else None)
+                             limits=planning_limits(target, options).to_report() if target.limits else None,
+                             pinned=_pinned_shown(plan))
 
 
 def _keep(plan: KernelPlan, names: tuple[str, ...]) -> tuple[KernelPlan, str]:
@@ -391,7 +392,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     if not calls and not rendered.private_loops and not rendered.wavefronts:
         small = [p for p in parts if p.code == "too-little-work"]
         if rendered.small or small:
-            return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else "too little work")
+            return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else
+                               _small_loops_reason(items, min_work))
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
             costly = [r for _, r in device_items.refusals if r.startswith("too little work")]
             if costly and len(costly) == len(device_items.refusals):
@@ -422,6 +424,8 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
                           target=target.name,
                           parts=tuple(parts), regions=rendered.regions if teams or rendered.private_loops or rendered.wavefronts else (),
                           resident=resident, private_loops=rendered.private, device_items=device_items.notes)
+    if target.name == "openmp":
+        outcome = replace(outcome, pinned=_loop_pins_shown(items, rendered.regions))
     text = rendered.text
     if _one_thread_runs_original(nest, target, options, parts, items):
         text = f"if (mdp_team() > 1)\n{text}\nelse\n{{\n{ORIGINAL_NEST}\n}}"   # the splicer's copy of the nest
@@ -430,6 +434,41 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         outcome = replace(outcome, one_thread="the nest as written runs when the team has one thread")
     return (Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)),
             outcome)
+
+
+def _small_loops_reason(items: tuple[ScheduleItem, ...], min_work: int) -> str:
+    """Why a schedule's parallel loops (``PrivateLoop``) all run as written: the first one's work."""
+    for loop in schedule_items_of(items, PrivateLoop):
+        if loop.work is not None and 2 * loop.work < min_work:
+            return (f"too little work: {2 * loop.work} operations per call do not repay 1 thread "
+                    f"synchronization(s) (at least {min_work} do)")
+    return "too little work"
+
+
+def _pinned_shown(plan: Plan | KernelPlan) -> tuple[str, ...]:
+    """``plan``'s pinned values as the report shows them (``km->dim == 4``)."""
+    if not isinstance(plan, Plan):
+        return ()
+    exprs = {b.name: b.c_value or b.name for b in plan.params}
+    return tuple(f"{exprs[n]} == {lit}" for n, lit in plan.pinned)
+
+
+def _loop_pins_shown(items: tuple[ScheduleItem, ...], regions: tuple[tuple[SourceLoc, str], ...]) -> tuple[str, ...]:
+    """The pinned values the schedule's parallel loops have specialised copies for (``applied_pins``;
+    a loop inside a host loop that became a parallel region keeps fewer)."""
+    in_region = {loc for loc, why in regions if not why}
+    out: list[str] = []
+    for it in items:
+        region = isinstance(it, HostLoop) and it.loc in in_region
+        for loop in schedule_items_of((it,), PrivateLoop):
+            out += [f"{expr} == {lit}" for _, lit, expr in applied_pins(loop, region)]
+    return tuple(dict.fromkeys(out))
+
+
+def _pins_of(plan: Plan, nest: NestAnalysis) -> tuple[tuple[str, str], ...]:
+    """The pinned values (``NestAnalysis.pinned``) of ``plan``'s read-only scalar parameters."""
+    read = {b.name for b in plan.params if b.kind == "scalar" and not b.written}
+    return tuple((name, literal) for name, literal in nest.pinned if name in read)
 
 
 def _one_thread_runs_original(nest: NestAnalysis, target: Target[Any, Any], options: Options,

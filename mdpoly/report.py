@@ -28,6 +28,8 @@ header) has ``"preconditions": [{"check", "reason", "otherwise": "original"}]``:
 evaluated once per call, and when one is false the original nest runs. With ``--mpi``, each computation
 also has ``"mpi"``: which dimension was split over the MPI ranks, or why none was; with
 ``--devices``, ``"devices"``: which dimension was split over the devices, or why none was.
+``"specialised_for"`` (OpenMP) lists the values its code has a specialised copy for
+(``["km->dim == 4"]``, ``mdpoly.frontend.pinned_values``): that copy runs when the values match.
 """
 
 from __future__ import annotations
@@ -81,13 +83,14 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         device = f"; {o.cost_text}" if o.cost_text else ""   # a GPU target's file: device or host (mdpoly.hybrid)
         return Diagnostic(Severity.REMARK, "", n.loc,
                           f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
-                          f"{resident}{device}{one}")
+                          f"{resident}{device}{one}{_pinned_note(o)}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
         ranks += f"; {o.devices}" if o.devices else ""
         ranks += "".join(f"; {note}" for _, note in o.resident)
-        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}")
+        return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}"
+                                                      f"{_pinned_note(o)}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
@@ -104,6 +107,14 @@ def _cost_note(o: NestOutcome) -> str:
     if not o.cost_text or o.cost is None or o.cost.get("choice") == "forced":
         return ""
     return f"; {o.cost_text}"
+
+
+def _pinned_note(o: NestOutcome) -> str:
+    """``; specialised for km->dim == 4 (...)`` where the code has a copy for pinned values."""
+    if not o.pinned:
+        return ""
+    return (f"; specialised for {', '.join(o.pinned)}, the value{'s' if len(o.pinned) > 1 else ''} the file sets "
+            "(generic code otherwise)")
 
 
 def _part_text(o: NestOutcome) -> str:
@@ -204,9 +215,10 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         for part in o.parts:
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
-            elif _cost_note(part):
+            elif _cost_note(part) or part.pinned:
                 loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in part.nest.loops)
-                sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc, f"computation {loops}{_cost_note(part)}"))
+                sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc,
+                                     f"computation {loops}{_cost_note(part)}{_pinned_note(part)}"))
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
                                  f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
@@ -263,6 +275,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["cost"] = o.cost
     if o.limits is not None:   # GPU targets: the device limits the code was planned with
         out["limits"] = o.limits
+    if o.pinned:   # the values its code has a specialised copy for
+        out["specialised_for"] = list(o.pinned)
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
     if o.devices is not None:   # --devices: the dimension split over the devices, or why none

@@ -80,6 +80,10 @@ class NestAnalysis:
     #: a scheduled nest: the declarations of the names it mentions that are declared outside it
     #: (``mdpoly.frontend.device_symbols``), for translating its items to device code
     symbols: tuple[Variable, ...] = ()
+    #: the values the file pins for the read-only scalars its computation reads (model name ->
+    #: C literal, ``mdpoly.frontend.pinned_values``): the generated function gets a copy
+    #: specialised to them, run when the call's values match
+    pinned: tuple[tuple[str, str], ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.
@@ -178,6 +182,10 @@ class PrivateLoop:
     values: tuple[tuple[str, str], ...] = ()
     #: where ``work`` is unknown: an estimate of it as C over the user's names (``double``), ``""``: none
     work_c: str = ""
+    #: the values the file pins for the parameters and members the loop reads (name in ``text`` or
+    #: in ``values`` -> C literal, ``mdpoly.frontend.pinned_values``): the region gets a copy
+    #: specialised to them, run when the values match
+    pinned: tuple[tuple[str, str], ...] = ()
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.
@@ -290,6 +298,8 @@ class NestOutcome:
     #: a scheduled GPU nest: the items that are no computation but run on the device (by location),
     #: each with its note (``mdpoly.backends.device_schedule``)
     device_items: tuple[tuple[SourceLoc, str], ...] = ()
+    #: the pinned values its code has a specialised copy for (``km->dim == 4``; OpenMP)
+    pinned: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -315,6 +315,9 @@ class Plan:
     #: a C condition over the function's parameters (the cost model's run-time guard): while it
     #: is false the parallel loops and regions run on one thread (OpenMP ``if``; ``""``: always)
     parallel_if: str = ""
+    #: read-only scalar parameters and the literals the caller's file pins them to (``NestAnalysis.pinned``):
+    #: the function's body runs a copy specialised to them when the arguments match
+    pinned: tuple[tuple[str, str], ...] = ()
 
 
 def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:
