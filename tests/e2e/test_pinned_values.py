@@ -1,11 +1,11 @@
 """Values the file pins reach the outlined parallel code (issue 22: k-means and n-body ran
 slower at two threads than sequentially on gcc 13, because the sequential build sees
-``km.dim = 4`` and ``soft2 = 0.01f`` through inlining and an outlined OpenMP region does not).
+``km.dim = 4`` through inlining and an outlined OpenMP region does not).
 
 The generated code runs a copy specialised to the pinned values when the run-time values match,
 and the generic copy otherwise. Here both copies run: the pinned values come from member stores
-(``a.dim = 4``, ``c1.soft = 0.01f``) that the analysis sees, while a second object is set up by a
-positional initializer that it does not see (``dim`` 3, ``soft`` 0.5f), so the test fails there and
+(``a.dim = 4``, ``c1.taps = 5``) that the analysis sees, while a second object is set up by a
+positional initializer that it does not see (``dim`` 3, ``taps`` 3), so the test fails there and
 the generic copy runs. Outputs must match the sequential program at every team size."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ PROGRAM = r"""
 #include <stdio.h>
 #include <stdlib.h>
 typedef struct { int n, dim, k; float *pts, *cen; int *lab; } KM;
-typedef struct { float soft; float scale; } Cfg;
+typedef struct { int taps; float scale; } Cfg;
 
 static int assign(KM *km)
 {
@@ -49,22 +49,19 @@ static int assign(KM *km)
     return changed;
 }
 
-static void forces(int n, const float *x, const float *m, float *f, float soft2)
+static void smooth(int n, const float *x, const float *w, float *f, int taps)
 {
     for (int i = 0; i < n; i++) {
         float s = 0.0f;
-        for (int j = 0; j < n; j++) {
-            float d = x[j] - x[i];
-            float d2 = d * d + soft2;
-            s += m[j] * d / (d2 * sqrtf(d2));
-        }
+        for (int t = 0; t < taps; t++)
+            s += w[t] * x[i + t];
         f[i] = s;
     }
 }
 
-static void step(int n, const float *x, const float *m, float *f, const Cfg *cfg)
+static void step(int n, const float *x, const float *w, float *f, const Cfg *cfg)
 {
-    forces(n, x, m, f, cfg->soft);
+    smooth(n, x, w, f, cfg->taps);
 }
 
 static KM make(int n, int dim, int k, KM *km)
@@ -89,11 +86,12 @@ int main(int argc, char **argv)
     KM b = {n, 3, 5, 0, 0, 0};
     make(n, 3, 5, &b);
     Cfg c1;
-    c1.soft = 0.01f;
+    c1.taps = 5;
     c1.scale = 1.0f;
-    Cfg c2 = {0.5f, 2.0f};
-    float *x = malloc(sizeof(float) * n), *m = malloc(sizeof(float) * n), *f = malloc(sizeof(float) * n);
-    for (int i = 0; i < n; i++) { x[i] = (float)((i * 7919) % 1000) * 0.001f; m[i] = 1.0f + (float)(i % 3); }
+    Cfg c2 = {3, 2.0f};
+    float *x = malloc(sizeof(float) * (n + 8)), *m = malloc(sizeof(float) * 8), *f = malloc(sizeof(float) * n);
+    for (int i = 0; i < n + 8; i++) x[i] = (float)((i * 7919) % 1000) * 0.001f;
+    for (int t = 0; t < 8; t++) m[t] = 1.0f + (float)(t % 3);
     int ca = assign(&a), cb = assign(&b);
     long la = 0, lb = 0;
     for (int i = 0; i < n; i++) { la += (long)a.lab[i] * (i % 7 + 1); lb += (long)b.lab[i] * (i % 5 + 1); }
@@ -102,7 +100,7 @@ int main(int argc, char **argv)
         step(n, x, m, f, r == 0 ? &c1 : &c2);
         double s = 0.0, w = 0.0;
         for (int i = 0; i < n; i++) { s += f[i]; w += fabs(f[i]) * (i % 5 + 1); }
-        printf("forces %d %.6e %.6e\n", r, s, w);
+        printf("smooth %d %.6e %.6e\n", r, s, w);
     }
     return 0;
 }
@@ -125,13 +123,13 @@ def test_specialised_and_generic_copies_agree_with_the_original(tmp_path: Path) 
     text = out.read_text()
     got = statuses(out)
     assert got[11] == ("transformed", None) and got[30] == ("transformed", None), got
-    # the region's copy for the members every store sets, and the function's for the float
+    # the region's copy for the members every store sets, and the function's for the parameter
     assert "mdp_m_km_dim == (4) && mdp_m_km_k == (16)" in text, text
     assert "__typeof__(mdp_m_km_dim) const mdp_m_km_dim = (4);" in text
-    assert "soft2 == (0.01f)" in text and "const float soft2 = (0.01f);" in text, text
+    assert "taps == (5)" in text and "const int taps = (5);" in text, text
     reference_exe = build_c(src, tmp_path / "seq", {}, openmp=False)
     parallel = build_c(out, tmp_path / "par", QUIET, openmp=True)
-    for n in ("3000", "7"):
+    for n in ("60000", "7"):   # 60000: every call is large enough for a thread team
         reference = _run(reference_exe, n, 1)
         for threads in (1, 2, 3):
             mismatch = compare_outputs(reference, _run(parallel, n, threads), rtol=1e-5, atol=1e-6)
