@@ -190,7 +190,7 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not an MDH computation")
     cost = _cost(nest, target, options, in_host_loop)
     if not cost.parallel:
-        return None, replace(_kept(nest, "too-little-work", f"too little work: {cost.reason}"),
+        return None, replace(_kept(nest, "too-little-work", f"too little work: {cost.reason}{_sizes_note(nest.mdh)}"),
                              cost=cost.to_report(), cost_text=cost.text())
     mdh = nest.mdh
     name, k = mdh.name, 1
@@ -434,6 +434,14 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
         outcome = replace(outcome, one_thread="the nest as written runs when the team has one thread")
     return (Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)),
             outcome)
+
+
+def _sizes_note(mdh: MdhExpr) -> str:
+    """`` (with the sizes the file sets: km->k = 16)``: the values of size parameters the cost model
+    took from the file (call sites, member stores), as the user wrote them."""
+    exprs = {b.name: b.c_value or b.name for b in mdh.buffers}
+    known = [f"{exprs.get(n, n)} = {v}" for n, v in mdh.params if v is not None]
+    return f" (with the sizes the file sets: {', '.join(known)})" if known else ""
 
 
 def _small_loops_reason(items: tuple[ScheduleItem, ...], min_work: int) -> str:
