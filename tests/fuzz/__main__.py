@@ -34,6 +34,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="probability that a nest gets an early 'continue' or an 'if' (with or without "
                          "'else') whose condition tests iterators or reads arrays, written or not "
                          "(default 0.3; 0: the programs of the generator before these forms)")
+    ap.add_argument("--pinned", type=float, default=0.0, metavar="P",
+                    help="probability that a run-time size is a constant local of main instead, which mdpoly "
+                         "pins and specialises for (default 0)")
     ap.add_argument("--avoid-known", action="store_true", help="do not generate the forms of known bugs")
     ap.add_argument("--strict", action="store_true", help="count known bugs as failures too")
     ap.add_argument("--no-reduce", action="store_true", help="do not reduce failures")
@@ -48,6 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--real-c is a probability (0 to 1)")
     if not 0.0 <= ns.control <= 1.0:
         ap.error("--control is a probability (0 to 1)")
+    if not 0.0 <= ns.pinned <= 1.0:
+        ap.error("--pinned is a probability (0 to 1)")
     if ns.target == "opencl":
         why = opencl_unavailable()
         if why:
@@ -58,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
                                     kernels=ns.kernels, avoid_known=ns.avoid_known,
                                     reduce_limit=0 if ns.no_reduce else ns.reduce_limit,
                                     failures_dir=ns.failures, verbose=ns.verbose, pool=ThreadPoolExecutor,
-                                    real_c=ns.real_c, control=ns.control)
+                                    real_c=ns.real_c, control=ns.control, pinned=ns.pinned)
     print(summary.text())
     for o in summary.failures:
         print(f"  seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "") +

@@ -19,18 +19,19 @@ def run_campaign(seeds: Iterable[int], target: str, *, jobs: int = 2, kernels: i
                  avoid_known: bool = False, reduce_limit: int = 0,
                  failures_dir: Path | None = None, verbose: bool = False,
                  pool: Callable[..., Executor] = ThreadPoolExecutor,
-                 real_c: float = 0.0, control: float = 0.0) -> tuple[Summary, list[tuple[Path, str]]]:
+                 real_c: float = 0.0, control: float = 0.0,
+                 pinned: float = 0.0) -> tuple[Summary, list[tuple[Path, str]]]:
     """Check the program of every seed on ``target``; reduce up to ``reduce_limit`` failures.
 
     Failures are reduced one per (class, known tag) first, so that distinct bugs get a
     reproducer before repeats of one. Returns the summary and ``(path, C text)`` of each
-    reproducer written under ``failures_dir``. ``real_c``, ``control``: see :func:`generator.generate`.
+    reproducer written under ``failures_dir``. ``real_c``, ``control``, ``pinned``: see :func:`generator.generate`.
     """
     avoid = known_for(target) if avoid_known else frozenset()
 
     def one(seed: int) -> Outcome:
         return check_program(generate(seed, target=target, kernels=kernels, avoid=avoid, real_c=real_c,
-                                      control=control), target)
+                                      control=control, pinned=pinned), target)
 
     summary = Summary()
     with pool(max_workers=jobs) as ex:
@@ -52,7 +53,8 @@ def run_campaign(seeds: Iterable[int], target: str, *, jobs: int = 2, kernels: i
             firsts.append(o)
     rest = [o for o in summary.failures if o not in firsts]
     for o in (firsts + rest)[:reduce_limit]:
-        prog = generate(o.seed, target=target, kernels=kernels, avoid=avoid, real_c=real_c, control=control)
+        prog = generate(o.seed, target=target, kernels=kernels, avoid=avoid, real_c=real_c, control=control,
+                        pinned=pinned)
         small = reduce_failure(prog, o)
         again = check_program(small, target)
         path, text = write_reproducer(small, again if again.status == o.status else o, failures_dir)

@@ -160,7 +160,8 @@ Stmt = Assign | Decl | For | If | Continue | OneLine | Return | Pragma
 @dataclass(frozen=True, slots=True)
 class Size:
     """A problem size. ``mode``: ``literal`` (the number), ``macro`` (``#define``), ``param`` (a
-    kernel parameter whose value main computes at run time from ``argc``)."""
+    kernel parameter whose value main computes at run time from ``argc``), ``pinned`` (a kernel
+    parameter main sets from a constant: ``generate(pinned=...)``)."""
 
     name: str
     value: int
@@ -410,7 +411,7 @@ def kernel_interface(prog: Program, k: Kernel) -> tuple[list[str], list[Array]]:
             for d in a.dims:
                 if d.size is not None:
                     sizes.add(d.size)
-    size_params = [s.name for s in prog.sizes if s.name in sizes and s.mode == "param"]
+    size_params = [s.name for s in prog.sizes if s.name in sizes and s.mode in ("param", "pinned")]
     arrays = [a for a in prog.arrays if a.name in bases and a.passing != "global"]
     return size_params, arrays
 
@@ -487,6 +488,8 @@ def render(prog: Program, *, dump_all: bool = False) -> Rendered:
     for s in prog.sizes:
         if s.mode == "param":
             lines.append(f"    int {s.name} = argc + {s.value - 1};   /* {s.value}, unknown before run time */")
+        elif s.mode == "pinned":
+            lines.append(f"    int {s.name} = {s.value};   /* the same constant at the kernel's call */")
     for n, a in enumerate(prog.arrays):
         lines.append(f"    fz_init({a.name}, {_count(prog, a)}, {type_code(a.ctype)}, {INIT_KINDS[a.init]}, {n + 1}u);")
     for k in prog.kernels:

@@ -1213,7 +1213,8 @@ class _Gen:
                                    tuple(self.setup), tuple(self.dumps)))
 
 def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
-             avoid: frozenset[str] = frozenset(), real_c: float = 0.0, control: float = 0.0) -> Program:
+             avoid: frozenset[str] = frozenset(), real_c: float = 0.0, control: float = 0.0,
+             pinned: float = 0.0) -> Program:
     """A random valid C program, the same for the same arguments.
 
     :arg seed: seeds ``random.Random``.
@@ -1230,12 +1231,21 @@ def generate(seed: int, *, target: str = "openmp", kernels: int | None = None,
         without ``else``) around its body or one of its statements or inner loops, at one or two
         of its loops; ``c`` tests iterators, arrays nothing writes, or values the nest writes.
         0 (the default) draws no extra random number: every existing seed is unchanged.
+    :arg pinned: the probability that a size known only at run time is instead a constant local
+        of ``main`` (``int n4 = 5;``), the same at the kernel's only call: mdpoly pins it
+        (``mdpoly.frontend.pinned_values``) and a size up to 64 gets a specialised copy of the
+        generated code. Drawn from a generator of its own: the program is otherwise unchanged.
     """
     rng = random.Random(seed)
     g = _Gen(rng, target, real_c, control)
     for n in range(kernels if kernels is not None else rng.randint(3, 5)):
         g.kernel(f"k{n}", avoid=avoid)
-    return Program(seed, tuple(g.sizes), tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs), tuple(g.decls))
+    sizes = tuple(g.sizes)
+    if pinned > 0.0:
+        pins = random.Random(seed * 7919 + 17)
+        sizes = tuple(Size(s.name, s.value, "pinned") if s.mode == "param" and pins.random() < pinned else s
+                      for s in sizes)
+    return Program(seed, sizes, tuple(g.arrays), tuple(g.kernels), tuple(g.typedefs), tuple(g.decls))
 
 
 # {{{ helpers

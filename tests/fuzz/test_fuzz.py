@@ -58,10 +58,10 @@ def _jobs() -> int:
 
 
 def _check(seeds: range, target: str, *, min_transformed: float = MIN_TRANSFORMED, real_c: float = 0.0,
-           avoid_known: bool = False, control: float = 0.0) -> None:
+           avoid_known: bool = False, control: float = 0.0, pinned: float = 0.0) -> None:
     summary, reduced = run_campaign(seeds, target, jobs=_jobs(), reduce_limit=1,
                                     failures_dir=REPO / "fuzz_failures", pool=ThreadPoolExecutor,
-                                    real_c=real_c, avoid_known=avoid_known, control=control)
+                                    real_c=real_c, avoid_known=avoid_known, control=control, pinned=pinned)
     lines = [summary.text()]
     for o in summary.failures:
         lines.append(f"seed {o.seed}: {o.status}" + (f" in {o.kernel}" if o.kernel else "")
@@ -72,6 +72,19 @@ def _check(seeds: range, target: str, *, min_transformed: float = MIN_TRANSFORME
     assert not summary.failures, report
     assert summary.nests > 0, report
     assert summary.transformed_fraction >= min_transformed, report
+
+
+def test_pinned_sizes_are_generated_and_specialised_for() -> None:
+    """``pinned`` turns run-time sizes into constants of ``main``; mdpoly specialises for some."""
+    texts = [render(generate(seed, real_c=0.5, pinned=1.0)).text for seed in range(300000, 300010)]
+    assert any("the same constant at the kernel's call" in t for t in texts)
+    assert render(generate(5, real_c=0.5)).text == render(generate(5, real_c=0.5, pinned=0.0)).text
+
+
+def test_programs_with_pinned_sizes() -> None:
+    """Seeds whose run-time sizes are constants of ``main``: the specialised copies agree with the
+    original (the first of them give loops of 2 to 33 iterations, every one pinned)."""
+    _check(range(300000, 300006), "openmp", real_c=0.5, pinned=1.0)
 
 
 def test_generation_is_deterministic() -> None:
