@@ -15,7 +15,9 @@ pointer may overlap (a global scalar, a local whose address is taken), or an arr
 opaque read is of a pointer (whose extent nobody knows), or when an array read opaquely also got a
 delinearized view. An opaque read of a declared array (``static double x[N]``) may stand beside
 written arrays: distinct objects never overlap, and a written pointer is checked at run time
-against the whole object (``Scop.opaque``). The subscript itself must read no variable the nest
+against the whole object (``Scop.opaque``). So may an opaque read of a pointer beside arrays
+written only through ``restrict`` pointers (``float *restrict out``): C forbids reaching what such
+a pointer modifies through any other pointer in its block, so no read can overlap those writes. The subscript itself must read no variable the nest
 writes other than the iterators (its value then depends only on the iteration).
 """
 
@@ -66,8 +68,12 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
         var = variables.get(st.write.buffer)
         if var is None or var.kind == "local" or (var.kind == "scalar" and var.alias == "private"):
             continue
-        if not objects or var.kind == "scalar":
+        if var.kind == "scalar":
             return refused
+        if not (objects or var.alias == "restrict"):   # restrict: C lets no other pointer reach what it modifies
+            return UnsupportedInput(f"{first.reason}, and '{var.name}', which the nest writes, may overlap what it "
+                                    "reads there ('restrict' on that pointer would rule it out)", first.loc,
+                                    "non-affine-subscript")
     if {r.array for r in opaque} & viewed:
         return refused
     return None

@@ -392,8 +392,10 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     if not calls and not rendered.private_loops and not rendered.wavefronts:
         small = [p for p in parts if p.code == "too-little-work"]
         if rendered.small or small:
-            return None, _kept(nest, "too-little-work", small[0].reason if small and small[0].reason else
-                               _small_loops_reason(items, min_work))
+            outer = next((f"; loop '{it.iterator}' around it runs as written: {it.reason}" for it in items
+                          if isinstance(it, HostLoop) and it.reason), "")
+            return None, _kept(nest, "too-little-work", (small[0].reason if small and small[0].reason else
+                                                         _small_loops_reason(items, min_work)) + outer)
         if rendered.private:   # GPU: a PrivateLoop's body (sequential loops, private copies) stays on the host
             costly = [r for _, r in device_items.refusals if r.startswith("too little work")]
             if costly and len(costly) == len(device_items.refusals):

@@ -59,3 +59,17 @@ def test_gathers_of_declared_arrays_beside_written_arrays(tmp_path: Path) -> Non
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
     assert_same_outputs(seq, par, (("5000", "0"), ("5000", "1"), ("100", "1"), ("1", "0")), (1, 3))
+
+
+def test_gathers_beside_a_restrict_pointer_run_in_parallel(tmp_path: Path) -> None:
+    """``dst[i] = sum_k src[idx[i*m + k]]``: with ``float *restrict dst`` the row loop is parallel;
+    without ``restrict`` (and called with ``dst == src``) the row loop runs as written."""
+    src = SOURCE.parent / "restrict_gathers.c"
+    out = tmp_path / "out.c"
+    err = run_mdpoly(src, out, {}).stderr
+    assert "restrict_gathers.c:9:5: remark: loop nest scheduled: [i:++ private-body]" in err, err
+    assert "restrict_gathers.c:19:5: remark: loop nest scheduled: [i:++ private-body]" not in err, err
+    assert "restrict_gathers.c:19:5: remark: loop nest scheduled: i:seq{" in err, err   # --all-nests: k alone
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, (("20000", "8"), ("20000", "3"), ("7", "2"), ("1", "1")), (1, 3))
