@@ -71,7 +71,7 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
         if var.kind == "scalar":
             return refused
         if not (objects or var.alias == "restrict"):   # restrict: C lets no other pointer reach what it modifies
-            return UnsupportedInput(f"{first.reason}, and '{var.name}', which the nest writes, may overlap what it "
+            return UnsupportedInput(f"{first.reason}, and '{var.c_value or var.name}', which the nest writes, may overlap what it "
                                     "reads there ('restrict' on that pointer would rule it out)", first.loc,
                                     "non-affine-subscript")
     if {r.array for r in opaque} & viewed:

@@ -72,7 +72,9 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
         scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
-    except (UnsupportedInput, isl.Error):
+    except UnsupportedInput as err:   # a gather the user can clear with 'restrict' is worth saying
+        return err.message if "'restrict'" in err.message else None
+    except isl.Error:
         return None
     if not scop.statements:
         return None

@@ -127,6 +127,9 @@ class _Scheduler:
         self.sizes = sizes
         self.spent = 0  # band analyses so far (each runs isl's dataflow)
         self.wave_refusals: list[str] = []  # why bands were not tiled wavefronts, innermost first
+        #: loops (by ``id`` of their node) that would run in parallel around gathers were the written
+        #: pointer ``restrict``: the refusal that says so, the host loop's reason
+        self.restrict_hints: dict[int, str] = {}
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
         return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
@@ -216,6 +219,8 @@ class _Scheduler:
         if self.spent > MAX_BAND_ANALYSES:
             raise _OverBudget
         result = privatize_nest(self.parsed, cand, self.sizes, plain=True, strict_fp=self.strict_fp)
+        if isinstance(result, str) and "'restrict'" in result:
+            self.restrict_hints[id(cand.node)] = result
         return result if isinstance(result, PrivateLoop) else None
 
     def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
@@ -241,6 +246,7 @@ class _Scheduler:
         if not any(isinstance(b, Computation | HostLoop | PrivateLoop | Wavefront) for b in body):
             return (HostStatement(statement_text(node), whole.loc),)
         reason = whole.kept.message if whole.kept is not None else "its body is not one band"
+        reason = self.restrict_hints.get(id(node), reason)
         return (HostLoop(loop_iterator(node), for_header(node), loc_of(node, whole.loc), reason, tuple(body),
                          isinstance(node.init, c_ast.DeclList)),)
 

@@ -8,7 +8,9 @@ with a reason (the arrays' sizes are not declared)."""
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,10 @@ def test_gathers_beside_a_restrict_pointer_run_in_parallel(tmp_path: Path) -> No
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
     assert_same_outputs(seq, par, (("20000", "8"), ("20000", "3"), ("7", "2"), ("1", "1")), (1, 3))
+    # the report says what would let the row loop run in parallel
+    report = tmp_path / "plain.json"
+    subprocess.run([*mdpoly_command(), str(src), "-o", str(tmp_path / "plain.c"), "--no-tune", "--report", str(report)],
+                   capture_output=True, text=True, check=True)
+    (nest,) = [n for n in json.loads(report.read_text())["nests"] if n["line"] == 19]
+    assert "'dst', which the nest writes, may overlap what it reads there ('restrict' on that pointer would rule it " \
+           "out)" in nest["schedule"][0]["reason"], nest
