@@ -479,25 +479,25 @@ def _private_check_block(loop: PrivateLoop, flag: str) -> str:
 _MEMBER_PREFIX = "mdp_m_"
 
 
-def _hoisted_members(loop: PrivateLoop) -> tuple[list[str], str]:
-    """Declarations of the struct members ``loop`` reads (``__auto_type const mdp_m_km_n = km->n;``)
-    and its text reading those locals instead. The nest writes no member it reads and its run-time
+def _hoisted_members(loop: PrivateLoop) -> tuple[list[tuple[str, str]], str]:
+    """The struct members ``loop`` reads, as ``(local, member)`` (declared
+    ``__auto_type const mdp_m_km_n = km->n;``), and its text reading those locals instead. The nest writes no member it reads and its run-time
     checks keep the arrays it writes off the members, so each member holds one value throughout;
     read once before the region, the struct's address stays out of the outlined body, and the
     compiler may keep the struct's fields in registers in the code around the nest (a struct
     whose address reaches a parallel region is reloaded after every store that may alias it,
     which slowed a k-means program by 1.7x at one thread, where the nest runs as written)."""
     text = loop.text
-    decls: list[str] = []
+    hoisted: list[tuple[str, str]] = []
     for name, value in sorted(loop.values, key=lambda nv: -len(nv[1])):
         if not name.startswith(_MEMBER_PREFIX) or not value:
             continue
         use = re.compile(r"(?<![\w.>])" + re.escape(value) + r"(?!\s*(?:\.|->|\w|\+\+|--|=[^=]|[-+*/%&|^]=|<<=|>>=))")
         new = use.sub(name, text)
         if new != text:
-            decls.append(f"__auto_type const {name} = {value};")
+            hoisted.append((name, value))
             text = new
-    return decls, text
+    return hoisted, text
 
 
 def applied_pins(loop: PrivateLoop, in_region: bool) -> list[tuple[str, str, str]]:
@@ -505,8 +505,12 @@ def applied_pins(loop: PrivateLoop, in_region: bool) -> list[tuple[str, str, str
     literal, the C expression it stands for)``. A struct member only where the loop runs as a
     parallel loop of its own, which reads it into a local first (``_hoisted_members``); inside a
     region the loop reads the member itself, which no declaration can shadow."""
+    return _pins(loop, set() if in_region else {name for name, _ in _hoisted_members(loop)[0]})
+
+
+def _pins(loop: PrivateLoop, hoisted: set[str]) -> list[tuple[str, str, str]]:
+    """``applied_pins`` with the names of the members read into locals (``hoisted``) known."""
     values = dict(loop.values)
-    hoisted = {d.split(" = ")[0].split()[-1] for d in _hoisted_members(loop)[0]} if not in_region else set()
     out = []
     for name, literal in loop.pinned:
         if name in values:
@@ -540,11 +544,12 @@ def _private_loop(loop: PrivateLoop) -> str:
     words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate",
              "reduction", "max", "min", "num_threads")
     hoisted, loop_text = _hoisted_members(loop)
-    body = hoisted + [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
+    body = [f"__auto_type const {name} = {value};" for name, value in hoisted]
+    body += [c.decl for c in loop.copies] + [c.copy_in for c in loop.copies]
     region = [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
     region += ["#pragma " + " ".join(clauses), loop_text.rstrip()]
     region += [f'#pragma pop_macro("{w}")' for w in reversed(words)]
-    body += _pinned_region(region, applied_pins(loop, in_region=False))
+    body += _pinned_region(region, _pins(loop, {name for name, _ in hoisted}))
     body += [c.copy_out for c in loop.copies]
     if loop.exits:
         body.append(loop.exits)

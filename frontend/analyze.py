@@ -15,10 +15,10 @@ import re
 from dataclasses import replace
 
 import islpy as isl
-from pycparser import c_ast, c_generator
+from pycparser import c_generator
 
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, UnsupportedInput
-from mdpoly.frontend.call_sizes import call_site_sizes
+from mdpoly.frontend.call_sizes import AssignedNames, call_site_sizes
 from mdpoly.frontend.deps import Deps, analyze_dependences
 from mdpoly.frontend.nest_span import function_start_line, nest_span
 from mdpoly.frontend.normalize import respelled
@@ -110,7 +110,9 @@ def _pinned(parsed: ParsedFile, cand: Candidate, nest: NestAnalysis) -> NestAnal
     (``mdpoly.frontend.pinned_values``): its computation's read-only scalars, and in a schedule
     each computation's and each parallel loop's (their function's parameters and the struct
     members they read; no name declared inside the nest, which a specialised copy could not see)."""
-    inside = {d.name for d in _declarations(cand.node)}
+    declared = AssignedNames()
+    declared.visit(cand.node)
+    inside = set(declared.inits)
 
     def of_computation(n: NestAnalysis) -> NestAnalysis:
         if n.mdh is None:
@@ -120,9 +122,8 @@ def _pinned(parsed: ParsedFile, cand: Candidate, nest: NestAnalysis) -> NestAnal
         return replace(n, pinned=tuple(sorted(pins.items()))) if pins else n
 
     def of_loop(loop: PrivateLoop) -> PrivateLoop:
-        members = dict(loop.values)
-        written = {m.group(1) or m.group(2) for m in _WRITTEN.finditer(loop.text)}
-        names = {w for w in re.findall(r"(?<![\w.>])[A-Za-z_]\w*", loop.text)} - written - inside - set(members)
+        members = dict(loop.values)   # names the function assigns anywhere are never pinned (``pinned_values``)
+        names = set(re.findall(r"(?<![\w.>])[A-Za-z_]\w*", loop.text)) - inside - set(members)
         pins = pinned_values(parsed.ast, cand.func, {**members, **{w: w for w in names}})
         return replace(loop, pinned=tuple(sorted(pins.items()))) if pins else loop
 
@@ -140,19 +141,6 @@ def _pinned(parsed: ParsedFile, cand: Candidate, nest: NestAnalysis) -> NestAnal
 
     nest = of_computation(nest)
     return replace(nest, schedule=of_items(nest.schedule)) if nest.schedule is not None else nest
-
-
-#: An assignment, increment or address-of of a name in C text: group 1 or 2 is the name.
-_WRITTEN = re.compile(r"(?<![\w.>])([A-Za-z_]\w*)\s*(?:=(?!=)|[-+*/%&|^]=|<<=|>>=|\+\+|--)"
-                      r"|(?:\+\+|--|&(?!&))\s*([A-Za-z_]\w*)")
-
-
-def _declarations(node: c_ast.Node) -> list[c_ast.Decl]:
-    """Every declaration inside ``node``."""
-    out = [node] if isinstance(node, c_ast.Decl) else []
-    for _, child in node.children():
-        out.extend(_declarations(child))
-    return out
 
 
 def schedule_headers(items: tuple[ScheduleItem, ...]) -> list[str]:
