@@ -86,6 +86,8 @@ def private_loop_body(loop: PrivateLoop, symbols: tuple[Variable, ...]) -> Devic
 def device_private_loop(loop: PrivateLoop, symbols: tuple[Variable, ...], api: str, name: str) -> ItemCode | str:
     """``loop`` as a kernel ``name`` for ``api`` (``opencl``/``cuda``) with its guarded call, or
     why it stays on the host."""
+    if loop.inspector:
+        return "its gathers through pointers are checked against its writes at run time, on the host only"
     body = private_loop_body(loop, symbols)
     if isinstance(body, str):
         return body

@@ -14,6 +14,7 @@ from mdpoly.backends.base import TeamCode
 from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.backends.wavefront_code import wavefront_in_region, wavefront_parallel
 from mdpoly.diagnostics import SourceLoc
+from mdpoly.ir.mdh import INSPECT_LO, AliasCheck
 from mdpoly.ir.nest import (
     ORIGINAL_NEST,
     Computation,
@@ -285,7 +286,8 @@ def _region(loop: HostLoop, calls: dict[int, str], teams: dict[int, TeamCode], n
         copies += [c.decl for c in p.copies if c.decl not in copies]
         if p.checks or p.preconditions:
             flag = f"mdp_region{number}_ok{len(flags)}"
-            flags[id(p)] = (flag, _invariant(_private_check(p), texts, written, calls_anything))
+            # an inspection reads the data of the host loop's iteration: it runs every time
+            flags[id(p)] = (flag, not p.inspector and _invariant(_private_check(p), texts, written, calls_anything))
             blocks[id(p)] = _private_check_block(p, flag)
     words = _REGION_WORDS + (_LOOP_WORDS if privates else ())
     out = [_INDENT + "{"]
@@ -464,11 +466,7 @@ def _shared_private_loop(loop: PrivateLoop) -> str:
 
 def _private_check(loop: PrivateLoop) -> str:
     """A statement setting ``int mdp_private_ok`` to ``loop``'s run-time checks and preconditions."""
-    from pycparser import c_ast
-    marker = "mdp_private_ok_marker"
-    emitter = _check_emitter(loop)
-    guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
-    return guarded.replace(marker + ";", "mdp_private_ok = 1;").replace(ORIGINAL_NEST, "mdp_private_ok = 0;")
+    return _guarded(loop, "mdp_private_ok = 1;", "mdp_private_ok = 0;")
 
 
 def _private_check_block(loop: PrivateLoop, flag: str) -> str:
@@ -556,11 +554,27 @@ def _private_loop(loop: PrivateLoop) -> str:
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
     if not loop.checks and not loop.preconditions:
         return text
+    return _guarded(loop, text, loop.original.rstrip())
+
+
+def _guarded(loop: PrivateLoop, run: str, otherwise: str) -> str:
+    """``run`` under ``loop``'s run-time checks and preconditions, else ``otherwise``. Checks that
+    read the ranges of gathered elements come after the others and after ``loop``'s inspector,
+    which finds those ranges: the inspection costs nothing where a cheaper test already fails
+    (too little work, one thread)."""
     from pycparser import c_ast
     emitter = _check_emitter(loop)
     marker = "mdp_private_loop_body"
-    guarded = emitter.guarded(loop.checks, c_ast.ID(marker), loop.preconditions)
-    guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", loop.original.rstrip())
-    return guarded.replace(marker + ";", text)
+    inspected = tuple(c for c in loop.checks if _reads_inspection(c))
+    plain = tuple(c for c in loop.checks if c not in inspected)
+    guarded = emitter.guarded(plain, c_ast.ID(marker), loop.preconditions)
+    if inspected:
+        inner = emitter.guarded(inspected, c_ast.ID(marker))
+        guarded = guarded.replace(marker + ";", "{\n" + _indent(loop.inspector) + "\n" + _indent(inner) + "\n}")
+    return guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", otherwise).replace(marker + ";", run)
+
+
+def _reads_inspection(check: AliasCheck) -> bool:
+    return any(INSPECT_LO in name for r in (check.a, check.b) if r.lo is not None for name, _ in r.lo.terms)
 
 # }}}

@@ -7,7 +7,9 @@ of buffers that may overlap, at least one of them written, this module computes 
 nest touches in each (``AddressRange``: the first subscript's minimum and maximum over the
 rectangular domain, whole rows of a multi-dimensional buffer); the generated call runs only when
 no pair overlaps, else the original nest runs. ``restrict`` pointers need no check: the C rules
-already forbid them to overlap anything that is modified.
+already forbid them to overlap anything that is modified. A gathered pointer
+(``Scop.inspected``) spans the elements a run-time inspection of the nest's subscripts found
+(``mdpoly.frontend.inspector``).
 
 Writes through the row pointers of an indirect buffer (``float **A``) would need every pair of
 rows checked; such nests are kept (code ``indirect-write``).
@@ -21,7 +23,7 @@ from itertools import combinations
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.box import bounding_box
 from mdpoly.frontend.struct_fields import same_struct_array
-from mdpoly.ir.mdh import Access, AddressRange, Affine, AliasCheck
+from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO, Access, AddressRange, Affine, AliasCheck
 from mdpoly.ir.scop import Scop, Statement, Variable
 
 
@@ -62,6 +64,10 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
     for s in scop.statements:
         for acc in (s.write, *s.reads):
             var = scop.variable(acc.buffer)
+            if acc.buffer in scop.inspected:   # the elements found by the nest's inspector
+                out[acc.buffer] = [AddressRange(acc.buffer, Affine.of({INSPECT_LO + acc.buffer: 1}),
+                                                Affine.of({INSPECT_HI + acc.buffer: 1}))]
+                continue
             if var.kind in ("scalar", "local") or not acc.index or acc.buffer in scop.opaque:
                 continue   # an opaque read's range is its whole object (the default range)
             r = _range(scop, s, var, acc)

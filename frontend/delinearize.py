@@ -43,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from itertools import pairwise
+from math import gcd
 
 from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import NameTypes, expr_type
@@ -109,6 +110,35 @@ def _divides(a: Monomial, b: Monomial) -> Monomial | None:
             return None
         rest.remove(n)
     return tuple(rest)
+
+
+def _numeric(factor: str) -> bool:
+    return factor[:1].isdigit()
+
+
+def _absorbed(poly: Poly, iterators: Sequence[str]) -> dict[Monomial, int]:
+    """``poly`` with a constant factor of its outermost stride taken into the stride:
+    ``9*nx*y + 9*x + q`` (``fout[(y*nx + x)*9 + q]``) has the stride ``9*nx`` for ``y`` (the
+    factor ``"9"``), so its rows hold ``9*nx`` elements and ``9*x + q`` stays inside them; with
+    the stride ``nx``, row ``9*y`` would need ``9*x + q < nx``. Only the largest stride (the
+    outermost dimension, whose extent is unbounded), only when it has a size parameter, and only
+    by the factor every monomial of that stride shares (``2*p*c*iw + r*c*iw`` keeps ``c*iw``)."""
+    def stride(mono: Monomial) -> Monomial:
+        return tuple(n for n in mono if n not in iterators)
+
+    strides = {stride(m) for m in poly if set(m) & set(iterators)}
+    widest = max((len(x) for x in strides), default=0)
+    outer = [x for x in strides if len(x) == widest]
+    if widest == 0 or len(outer) != 1:
+        return dict(poly)
+    g = 0
+    for m, c in poly.items():
+        if stride(m) == outer[0]:
+            g = gcd(g, abs(c))
+    if g < 2:
+        return dict(poly)
+    return {(tuple(sorted((*m, str(g)))) if stride(m) == outer[0] else m): (c // g if stride(m) == outer[0] else c)
+            for m, c in poly.items()}
 
 
 def strides_of(poly: Poly, iterators: Sequence[str]) -> dict[Monomial, int] | None:
@@ -252,6 +282,7 @@ class Delinearizer:
         ``param`` names a product of size parameters (``None``: cannot); ``extents``: the iterators
         that run from 0 to a product of parameters, that product (for ``choose_layout``). ``None``
         when the subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
+        poly = _absorbed(poly, iterators)
         fits = self.fits.setdefault(array, {})
         for mono in poly:
             its = [n for n in mono if n in iterators]
@@ -316,6 +347,12 @@ class Delinearizer:
             dims: list[str] = []
             for inner, outer in pairwise(layout.strides):
                 q = _divides(inner, outer)
+                if q and any(_numeric(f) for f in q):   # a row of 9 * nx elements: its own parameter
+                    scaled = f"mdp_s_{'_'.join(q)}"
+                    quotient(scaled, _c_product(q))
+                    self.shown[scaled] = "*".join(q)
+                    dims.append(scaled)
+                    continue
                 if q:
                     name = q[0] if len(q) == 1 else param(q)
                     if name is None:

@@ -17,8 +17,12 @@ delinearized view. An opaque read of a declared array (``static double x[N]``) m
 written arrays: distinct objects never overlap, and a written pointer is checked at run time
 against the whole object (``Scop.opaque``). So may an opaque read of a pointer beside arrays
 written only through ``restrict`` pointers (``float *restrict out``): C forbids reaching what such
-a pointer modifies through any other pointer in its block, so no read can overlap those writes. The subscript itself must read no variable the nest
-writes other than the iterators (its value then depends only on the iteration).
+a pointer modifies through any other pointer in its block, so no read can overlap those writes.
+Beside other written pointers, the gathered pointers are *inspected* (``Scop.inspected``): the
+generated code first runs the nest's index computations alone (``mdpoly.frontend.inspector``)
+and checks the elements they read against what the nest writes, like any other range. The
+subscript itself must read no variable the nest writes other than the iterators and the nest's
+own temporaries (declared inside it: each iteration computes them afresh).
 """
 
 from __future__ import annotations
@@ -42,38 +46,46 @@ class OpaqueRead:
 
 
 def opaque_access(node: c_ast.ArrayRef, var: Variable | None, subscripts: list[Expr] | None,
-                  written: set[str], iterators: set[str]) -> Access | None:
+                  written: set[str], iterators: set[str], own: frozenset[str] = frozenset()) -> Access | None:
     """``node`` as an opaque read of its base array, or ``None`` when it cannot be one: its base is
-    no array or pointer variable, the nest writes it, or a subscript reads what the nest writes."""
+    no array or pointer variable, the nest writes it, or a subscript reads what the nest writes
+    (other than ``iterators`` and ``own``: temporaries declared inside the nest)."""
     if var is None or var.kind not in ("array", "pointer") or var.name in written or subscripts is None:
         return None
+    allowed = iterators | own
     for e in subscripts:
-        if {a.buffer for a in expr_refs(e)} & written or (expr_names(e) & written) - iterators:
+        if ({a.buffer for a in expr_refs(e)} & written) - own or (expr_names(e) & written) - allowed:
             return None
     return Access(var.name, tuple(Affine() for _ in var.shape))
 
 
 def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variables: dict[str, Variable],
-                 viewed: set[str]) -> UnsupportedInput | None:
-    """Why the model with ``opaque`` reads cannot stand (the first read's own refusal), or ``None``."""
+                 viewed: set[str]) -> tuple[UnsupportedInput | None, frozenset[str]]:
+    """Why the model with ``opaque`` reads cannot stand (the first read's own refusal), or ``None``
+    with the pointers whose reads must be inspected at run time (``Scop.inspected``)."""
     if not opaque:
-        return None
+        return None, frozenset()
     first = opaque[0]
     refused = UnsupportedInput(first.reason, first.loc, "non-affine-subscript")
     # a declared array (no parameter) is one object: the run-time checks compare the arrays the
     # nest writes through pointers with all of it, and other objects never overlap it
     objects = all((v := variables.get(r.array)) is not None and v.kind == "array" and v.alias == "object"
                   and all(d.strip() for d in v.shape) for r in opaque)
+    pointers = frozenset(r.array for r in opaque if (v := variables.get(r.array)) is None or v.kind != "array"
+                         or v.alias != "object" or not all(d.strip() for d in v.shape))
+    inspected: frozenset[str] = frozenset()
     for st in statements:
         var = variables.get(st.write.buffer)
         if var is None or var.kind == "local" or (var.kind == "scalar" and var.alias == "private"):
             continue
         if var.kind == "scalar":
-            return refused
+            return refused, frozenset()
         if not (objects or var.alias == "restrict"):   # restrict: C lets no other pointer reach what it modifies
-            return UnsupportedInput(f"{first.reason}, and '{var.c_value or var.name}', which the nest writes, may overlap what it "
-                                    "reads there ('restrict' on that pointer would rule it out)", first.loc,
-                                    "non-affine-subscript")
+            if any((v := variables.get(a)) is None or len(v.shape) != 1 for a in pointers):
+                return UnsupportedInput(f"{first.reason}, and '{var.c_value or var.name}', which the nest writes, may overlap "
+                                        "what it reads there ('restrict' on that pointer would rule it out)", first.loc,
+                                        "non-affine-subscript"), frozenset()
+            inspected = pointers   # their elements are found at run time and checked like any range
     if {r.array for r in opaque} & viewed:
-        return refused
-    return None
+        return refused, frozenset()
+    return None, inspected

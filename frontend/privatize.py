@@ -40,6 +40,7 @@ from mdpoly.frontend.blocked import blocked
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
+from mdpoly.frontend.inspector import NotInspectable, const_tables, inspector_code
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -224,10 +225,22 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     # the band's iterators are left at their exit values only where the program may read them
     exits = _skeleton(band[:collapse]) if live_after(cand.func.body, cand.node, set(names[:collapse])) else ""
     gen = SourceGenerator()
+    inspector = ""
+    if scop.inspected:
+        values = {v.name: v.c_value or v.name for v in scop.variables}
+        written = {st.write.buffer for st in scop.statements}
+        readable = frozenset(values[v.name] for v in scop.variables if v.kind in ("array", "pointer")
+                             and v.name not in written and v.name not in scop.opaque)
+        try:
+            inspector = inspector_code(cand.node, {x: values.get(x, x) for x in sorted(scop.inspected)},
+                                       const_tables(parsed.ast, cand.func), readable)
+        except NotInspectable as why:
+            raise _Refused(f"{why}; 'restrict' on the pointers the nest writes would rule out any overlap "
+                           "with what it gathers") from None
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
                        tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params),
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
-                       values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value))
+                       values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector)
 
 
 #: OpenMP's reduction identifiers of the reductions a parallel loop may perform

@@ -87,7 +87,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             shapes, view_pre = self.delin.shapes(partial(_product_name, self), partial(_declare_value, self))
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", str(e)) from None
-        refused = check_opaque(self.opaque, self.statements, self.variables, set(shapes))
+        refused, inspected = check_opaque(self.opaque, self.statements, self.variables, set(shapes))
         if refused is not None:
             raise refused
         offsets = self.delin.offsets()
@@ -105,6 +105,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             pragma_loc=loc_of(prag) if prag is not None else None,
             preconditions=tuple(self.preconditions) + tuple(p for p in view_pre if p not in self.preconditions),
             opaque=frozenset(r.array for r in self.opaque),
+            inspected=inspected,
         )
         try:
             ranges = self.delin.preconditions(scop, shapes)

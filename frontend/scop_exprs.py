@@ -24,7 +24,7 @@ from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _Not
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine, Precondition
-from mdpoly.ir.scop import Binary, Call, Cast, Cond, Const, Expr, Ref, Unary, Var, Variable
+from mdpoly.ir.scop import Binary, Call, Cast, Cond, Const, Expr, Ref, Unary, Var, Variable, expr_refs
 
 # Side-effect-free math functions a statement may call.
 PURE_FUNCTIONS = frozenset(
@@ -37,6 +37,11 @@ PURE_FUNCTIONS = frozenset(
 # What <math.h> macros expand to under -std=c99 (INFINITY, HUGE_VAL, NAN, fabs...).
 PURE_FUNCTIONS = PURE_FUNCTIONS | {f"__builtin_{f}" for f in PURE_FUNCTIONS} | {
     f"__builtin_{f}{s}" for f in ("inf", "huge_val", "nan") for s in ("", "f", "l")}
+
+#: ``Call`` of a gather whose subscripts read the nest's temporaries: its first argument is the
+#: (opaque) read, the others the subscripts that read something (for the dependences only; such
+#: a model is never rendered, ``mdpoly.frontend.opaque_reads``)
+OPAQUE_READ = "mdp_opaque_read"
 
 _BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
                          "&&", "||"})
@@ -216,10 +221,24 @@ class NestExprs(NestState):
                 raise self._fail(node, "pointer-arithmetic", f"assignment to pointer '{node.name}'")
             return Access(node.name, ())
         if isinstance(node, c_ast.ArrayRef):
-            return self.array_ref(node)
+            local = self.local_array_ref(node)
+            return local[0] if local is not None else self.array_ref(node)
         if isinstance(node, c_ast.UnaryOp) and node.op == "*":
             raise self._fail(stmt or node, "pointer-arithmetic", f"write through pointer dereference '{c_text(node)}'")
         raise self._fail(node, "unsupported-statement", f"cannot model the assignment target '{c_text(node)}'")
+
+    def local_array_ref(self, node: c_ast.ArrayRef) -> tuple[Access, list[Expr]] | None:
+        """``f[q]``, ``f[opp[q]]`` of an array declared in the nest (``local_arrays``): its
+        access (the whole array, one cell per iteration around its declaration) and its
+        subscripts' expressions (what they read takes part in dependences); else ``None``."""
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID) or base.name not in self.local_arrays:
+            return None
+        return self.local_arrays[base.name], [self.expr(x) for x in reversed(subs)]
 
     def array_ref(self, node: c_ast.ArrayRef) -> Access:
         subs: list[c_ast.Node] = []
@@ -261,9 +280,10 @@ class NestExprs(NestState):
         self.flat_accesses.add(base.name)
         return Access(base.name, tuple(index))
 
-    def opaque_read(self, node: c_ast.ArrayRef, err: UnsupportedInput) -> Access | None:
+    def opaque_read(self, node: c_ast.ArrayRef, err: UnsupportedInput) -> Expr | None:
         """``node``, refused with ``err``, as a read the model does not locate, where this model
-        allows them (``mdpoly.frontend.opaque_reads``); else ``None``."""
+        allows them (``mdpoly.frontend.opaque_reads``); else ``None``. What its subscripts read
+        stays in the expression (the nest's temporaries they name take part in dependences)."""
         if not self.opaque_ok or err.code != "non-affine-subscript":
             return None
         subs: list[c_ast.Node] = []
@@ -278,11 +298,14 @@ class NestExprs(NestState):
         except UnsupportedInput:
             exprs = None
         var = self.variables.get(base.name) or self.sym.variable(base.name)
-        access = opaque_access(node, var, exprs, self.written, set(self._iterators()))
-        if access is not None and var is not None:
-            self.variables.setdefault(base.name, var)
-            self.opaque.append(OpaqueRead(base.name, err.loc or self.cand.loc, str(err.message)))
-        return access
+        own = frozenset(self.nest_locals) | frozenset(self.local_accs)
+        access = opaque_access(node, var, exprs, self.written, set(self._iterators()), own)
+        if access is None or var is None or exprs is None:
+            return None
+        self.variables.setdefault(base.name, var)
+        self.opaque.append(OpaqueRead(base.name, err.loc or self.cand.loc, str(err.message)))
+        reads = [e for e in exprs if expr_refs(e)]
+        return Call(OPAQUE_READ, (Ref(access), *reads)) if reads else Ref(access)
 
     def _delinearized(self, node: c_ast.ArrayRef, name: str, var: Variable, subs: list[c_ast.Node]) -> Access | None:
         """``A[poly]`` on a flat (one-dimensional) array whose subscript multiplies iterators by run-time
@@ -485,13 +508,18 @@ class _ExprBuilder(c_ast.NodeVisitor):
         return Var(name)
 
     def visit_ArrayRef(self, node: c_ast.ArrayRef) -> Expr:
+        local = self.nb.local_array_ref(node)
+        if local is not None:
+            acc, subs = local
+            reads = [e for e in subs if expr_refs(e)]
+            return Call(OPAQUE_READ, (Ref(acc), *reads)) if reads else Ref(acc)
         try:
             return Ref(self.nb.array_ref(node))
         except UnsupportedInput as err:
-            access = self.nb.opaque_read(node, err)
-            if access is None:
+            read = self.nb.opaque_read(node, err)
+            if read is None:
                 raise
-            return Ref(access)
+            return read
 
     def visit_UnaryOp(self, node: c_ast.UnaryOp) -> Expr:
         if node.op in ("-", "+", "!", "~"):

@@ -138,6 +138,9 @@ class NestState(c_ast.NodeVisitor):
         self.statements: list[Statement] = []
         self.temps: dict[str, Expr | _Stale] = {}
         self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access
+        #: arrays declared in the nest's body (``float f[Q];``, for a plain parallel loop's model
+        #: only): every element is one cell per iteration of the loops around the declaration
+        self.local_arrays: dict[str, Access] = {}
         self.params: list[str] = []
         self.variables: dict[str, Variable] = {}
         self.preconditions: list[Precondition] = []

@@ -298,6 +298,9 @@ class NestStatements(NestExprs):
     def visit_Decl(self, node: c_ast.Decl) -> None:
         if "volatile" in (node.quals or []) or self.sym.type_is_volatile(node.type):
             raise self._fail(node, "volatile-access", f"local variable '{node.name}' is volatile")
+        if self.opaque_ok and _fixed_local_array(node):
+            self._local_array(node)
+            return
         if not isinstance(node.type, c_ast.TypeDecl):
             raise self._fail(node, "unsupported-statement", f"local array or pointer '{node.name}' in a loop nest")
         if node.init is None:
@@ -312,6 +315,18 @@ class NestStatements(NestExprs):
             e = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "") \
                 if not _same_type_constant(e) else e
         self.temps[node.name] = e
+
+    def _local_array(self, node: c_ast.Decl) -> None:
+        """``T f[N];`` in the nest's body: C gives it no value on entry, so no value flows into
+        it across iterations of the loops around it; modelled as one cell per such iteration
+        that every element access reads or writes (``local_arrays``)."""
+        var = self.sym._variable(node.name, node.type)
+        if var is None or var.kind != "array":
+            raise self._fail(node, "unsupported-statement", f"local array '{node.name}' cannot be modelled")
+        if node.name in self.variables or node.name in self.local_accs or node.name in self.local_arrays:
+            raise self._fail(node, "unsupported-statement", f"local array '{node.name}' shadows another variable")
+        self.variables[node.name] = Variable(node.name, var.elem_type, (), "local", var.scalar_type, "", "private")
+        self.local_arrays[node.name] = Access(node.name, tuple(Affine.of({it: 1}) for it in self._iterators()))
 
     def _local_accumulator(self, node: c_ast.Decl) -> None:
         """``T s = init;`` later assigned in the nest: modelled as ``s[i][j..] = init`` over the
@@ -397,12 +412,15 @@ class NestStatements(NestExprs):
 
     def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
         target = self.lvalue(lvalue, node)
+        local = self.local_array_ref(lvalue) if isinstance(lvalue, c_ast.ArrayRef) else None
         # a temporary is inlined where it is used: it must still hold what its reads would read there
         for name, value in list(self.temps.items()):
             if not isinstance(value, _Stale) and any(r.buffer == target.buffer for r in expr_refs(value)):
                 self.temps[name] = _Stale(name, target.buffer)
         rhs = self._predicated(node, target, op, rhs)
         reads = ([target] if op != "=" else []) + _refs(rhs)
+        for sub in local[1] if local is not None else []:   # what a local array's subscripts read
+            reads += [a for a in _refs(sub) if a not in reads]
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
@@ -416,6 +434,26 @@ def _refs(e: Expr) -> list[Access]:
         if a not in out:
             out.append(a)
     return out
+
+
+def _fixed_local_array(node: c_ast.Decl) -> bool:
+    """``T f[N]...;`` with constant dimensions, scalar elements and no initialiser."""
+    t = node.type
+    if not isinstance(t, c_ast.ArrayDecl) or node.init is not None or "static" in (node.storage or []):
+        return False
+    while isinstance(t, c_ast.ArrayDecl):
+        if t.dim is None or not _constant_dim(t.dim):
+            return False
+        t = t.type
+    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
+
+
+def _constant_dim(e: c_ast.Node) -> bool:
+    if isinstance(e, c_ast.Constant):
+        return e.type == "int"
+    if isinstance(e, c_ast.BinaryOp):
+        return e.op in ("+", "-", "*") and _constant_dim(e.left) and _constant_dim(e.right)
+    return False
 
 
 def _same_type_constant(e: Expr) -> bool:

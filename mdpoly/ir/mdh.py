@@ -222,6 +222,12 @@ class OutputWrite:
     finish: Finish | None = None
 
 
+#: ``mdp_ins_lo_A``/``mdp_ins_hi_A``: the smallest and largest element of ``A`` a nest's gathers
+#: read, found at run time (``mdpoly.frontend.inspector``); the bounds of ``A``'s ``AddressRange``
+INSPECT_LO = "mdp_ins_lo_"
+INSPECT_HI = "mdp_ins_hi_"
+
+
 @dataclass(frozen=True, slots=True)
 class AddressRange:
     """The memory a nest may touch in one buffer, from its subscripts over the rectangular domain.

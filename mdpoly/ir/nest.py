@@ -186,6 +186,10 @@ class PrivateLoop:
     #: in ``values`` -> C literal, ``mdpoly.frontend.pinned_values``): the region gets a copy
     #: specialised to them, run when the values match
     pinned: tuple[tuple[str, str], ...] = ()
+    #: C that finds the elements the loop gathers through pointers ``checks`` compare with what it
+    #: writes (``mdp_ins_lo_<name>``/``mdp_ins_hi_<name>``, ``mdpoly.frontend.inspector``); runs
+    #: before the checks; ``""``: none
+    inspector: str = ""
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.

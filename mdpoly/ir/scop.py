@@ -266,6 +266,10 @@ class Scop:
     #: ``mdpoly.frontend.opaque_reads``; their accesses say ``A[0]``): never written in the nest,
     #: their alias ranges are the whole object
     opaque: frozenset[str] = frozenset()
+    #: the opaque reads of pointers beside written pointers that may overlap them: their alias
+    #: ranges are the elements a run-time inspection of the nest's subscripts finds
+    #: (``mdpoly.frontend.inspector``)
+    inspected: frozenset[str] = frozenset()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:

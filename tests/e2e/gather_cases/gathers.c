@@ -36,7 +36,7 @@ static long spmv_sum(int n, const int *rowptr, const int *col, const double *val
 }
 static void gather_write(int n, const int *idx, const double *x, double *y)
 {
-    for (int i = 0; i < n; i++)          /* writes an array: the gather stays as written */
+    for (int i = 0; i < n; i++)          /* writes an array: parallel behind the gather's inspection */
         y[i] = x[idx[i]] * 2.0;
 }
 static void global_acc(int n, const int *idx, const double *x)

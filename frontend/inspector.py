@@ -1,0 +1,342 @@
+"""Run-time footprints of gathers: a nest's parallel loop -> C that runs its index computations
+alone and finds the smallest and largest element it reads of each gathered pointer.
+
+``f[q] = fin[(ys*nx + xs)*Q + q]`` with ``xs``/``ys`` wrapped around the grid, or
+``src->px[(y0*src->w + x0)*c + ch]`` with ``y0`` clamped: the model does not locate these reads
+(``mdpoly.frontend.opaque_reads``), so without ``restrict`` nothing proves that the arrays the
+nest writes stay clear of them. The *inspector* is the nest reduced to what computes those
+subscripts: loop headers, the temporaries the subscripts depend on, and for every gathered read
+``A[e]`` a record of ``e`` into ``mdp_ins_lo_A``/``mdp_ins_hi_A`` (an OpenMP ``min``/``max``
+reduction over the parallel loop). The run-time alias checks then compare ``A + lo .. A + hi``
+with every written range (``mdpoly.frontend.alias``); when they overlap, the nest runs as written.
+
+It is exact where it matters: a temporary is *pure* when every assignment to it reads only the
+iterators, scalars and struct members the nest does not write, ``const`` tables (``static const
+int cx[9] = {...}``), arrays the nest reads at located subscripts and never writes (``idx`` in
+``src[idx[i]]``: the run-time checks keep every write off them), side-effect-free math functions
+and other pure temporaries, under conditions and loop headers that are pure as well (a condition
+around a temporary's declaration does not count: nothing outside it reads that temporary). Where
+the checks pass, pure values are the ones the nest computes, so the inspector reads exactly the
+subscripts the nest will, and nothing else. A gathered read under a condition that is not pure
+is recorded unconditionally (a larger range: the check may fail, never pass wrongly), provided
+its subscript reads no memory and divides by nothing, so evaluating it where the nest would not
+is harmless. Anything else -- a subscript that depends on memory the nest may write, a gather
+of a gather (``x[idx[perm[i]]]``), ``goto`` -- refuses, and the nest keeps its reason.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from pycparser import c_ast
+
+from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS
+from mdpoly.frontend.symbols import c_text
+from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO
+
+_T = "mdp_ins_t"
+_LONG_MAX = "((long)(~0UL >> 1))"
+
+
+class NotInspectable(Exception):
+    """The gathers' subscripts cannot be computed ahead of the nest; the message says why."""
+
+
+def const_tables(ast: c_ast.FileAST, func: c_ast.FuncDef) -> frozenset[str]:
+    """Names of the arrays declared ``const`` with an initializer, at file scope or in ``func``'s
+    body outside any loop: their elements are fixed for the program's life."""
+    out: set[str] = set()
+
+    def take(decl: c_ast.Node) -> None:
+        if (isinstance(decl, c_ast.Decl) and isinstance(decl.type, c_ast.ArrayDecl) and decl.init is not None
+                and "const" in _element_quals(decl.type)):
+            out.add(decl.name)
+
+    for ext in ast.ext:
+        take(ext)
+    for item in func.body.block_items or []:
+        take(item)
+    return frozenset(out)
+
+
+def _decls(node: c_ast.Node | None) -> list[c_ast.Decl]:
+    out: list[c_ast.Decl] = []
+
+    class _Find(c_ast.NodeVisitor):
+        def visit_Decl(self, d: c_ast.Decl) -> None:
+            out.append(d)
+            self.generic_visit(d)
+
+    if node is not None:
+        _Find().visit(node)
+    return out
+
+
+def _element_quals(t: c_ast.Node) -> list[str]:
+    while isinstance(t, c_ast.ArrayDecl):
+        t = t.type
+    return list(getattr(t, "quals", None) or [])
+
+
+def inspector_code(nest: c_ast.For, gathered: dict[str, str], tables: frozenset[str],
+                   readable: frozenset[str] = frozenset()) -> str:
+    """C that sets ``long mdp_ins_lo_<name>``/``mdp_ins_hi_<name>`` (declared by it) to the
+    smallest and largest subscript ``nest`` reads each array of ``gathered`` (model name -> the
+    C text of the array, ``fin`` or ``src->px``) at; both ``0`` when it reads none. The scalars
+    the nest assigns that are declared before it are private to each thread of the inspection.
+    ``readable``: the C text of the arrays the nest reads where the model locates the reads and
+    never writes (``idx`` in ``src[idx[i]]``): the run-time checks keep the nest's writes off
+    them, so where those pass, the inspection read the values the nest reads.
+    :raises NotInspectable: with the reason."""
+    by_text = {text: name for name, text in gathered.items()}
+    purity = _Purity(nest, tables, readable)
+    body = _Reducer(purity, by_text).loop(copy.deepcopy(nest))
+    if body is None:
+        raise NotInspectable("the loop reads no gathered element")
+    inside = {d.name for d in _decls(nest.stmt)} | {d.name for d in _decls(nest.init)}
+    assigned = sorted(purity.assigned - inside)
+    names = sorted(gathered)
+    decls = [f"long {INSPECT_LO}{n} = {_LONG_MAX}, {INSPECT_HI}{n} = -{_LONG_MAX} - 1;" for n in names]
+    clauses = [f"reduction(min:{INSPECT_LO}{n}) reduction(max:{INSPECT_HI}{n})" for n in names]
+    if assigned:
+        clauses.append(f"private({', '.join(assigned)})")
+    words = ("omp", "parallel", "for", "reduction", "min", "max", "private", "num_threads")
+    push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
+    pop = [f'#pragma pop_macro("{w}")' for w in reversed(words)]
+    empty = [f"if ({INSPECT_LO}{n} > {INSPECT_HI}{n}) {INSPECT_LO}{n} = {INSPECT_HI}{n} = 0;" for n in names]
+    loop = SourceGenerator().visit(body).rstrip()
+    return "\n".join([*decls, *push, "#pragma omp parallel for " + " ".join(clauses) + " num_threads(mdp_team())",
+                      loop, *pop, *empty])
+
+
+class _Purity:
+    """Which scalars the nest assigns, and which of them are pure (see the module docstring)."""
+
+    def __init__(self, nest: c_ast.For, tables: frozenset[str], readable: frozenset[str] = frozenset()) -> None:
+        self.tables = tables
+        self.readable = readable
+        self.defs: dict[str, list[c_ast.Node]] = {}   # name -> expressions its value depends on
+        self.members: set[str] = set()                # struct members the nest assigns (C text)
+        self.assigned: set[str] = set()
+        self._collect(nest, [], {})
+        self.pure = set(self.assigned)
+        self.safe = self.pure   # pure, and computed without memory reads or divisions
+        self._narrow(memory=True)
+        self.safe = set(self.pure)
+        self._narrow(memory=False)
+
+    def _narrow(self, memory: bool) -> None:
+        """Drop from ``pure`` (``safe`` without ``memory``) what some assignment makes impure."""
+        names = self.pure if memory else self.safe
+        changed = True
+        while changed:
+            changed = False
+            for name in sorted(names):
+                if not all(self.expr_pure(e, memory) for e in self.defs.get(name, [])):
+                    names.discard(name)
+                    changed = True
+
+    def _define(self, target: c_ast.Node, deps: list[c_ast.Node]) -> None:
+        if isinstance(target, c_ast.ID):
+            self.assigned.add(target.name)
+            self.defs.setdefault(target.name, []).extend(deps)
+        elif isinstance(target, c_ast.StructRef):
+            self.members.add(c_text(target))
+
+    def _collect(self, node: c_ast.Node | None, control: list[c_ast.Node], scope: dict[str, int]) -> None:
+        """Every assignment under ``node``, with the conditions that decide whether it runs.
+        ``scope``: the variables declared in the nest that are visible here -> how many of
+        ``control`` were around their declaration. Those conditions never matter to a value
+        declared under them (no one outside reads it); the name may be declared again elsewhere
+        (``for (int q = 0; ...)`` in two branches)."""
+        if node is None:
+            return
+
+        def own(name: str) -> list[c_ast.Node]:
+            return control[scope.get(name, 0):]
+
+        if isinstance(node, c_ast.Decl):
+            scope[node.name] = len(control)
+            if node.init is not None or isinstance(node.type, c_ast.TypeDecl):
+                self._define(c_ast.ID(node.name), [*([node.init] if node.init is not None else [])])
+            return
+        if isinstance(node, c_ast.Assignment):
+            name = node.lvalue.name if isinstance(node.lvalue, c_ast.ID) else ""
+            deps = [node.rvalue, *own(name)] + ([node.lvalue] if node.op != "=" else [])
+            self._define(node.lvalue, deps)
+            self._collect(node.rvalue, control, scope)
+            return
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            name = node.expr.name if isinstance(node.expr, c_ast.ID) else ""
+            self._define(node.expr, [node.expr, *own(name)])
+            return
+        if isinstance(node, c_ast.For):
+            inner = dict(scope)
+            head = [x for x in (node.cond,) if x is not None]
+            self._collect(node.init, control, inner)
+            self._collect(node.next, [*control, *head], inner)
+            self._collect(node.stmt, [*control, *head], inner)
+            return
+        if isinstance(node, c_ast.Compound):
+            inner = dict(scope)
+            for item in node.block_items or []:
+                self._collect(item, control, inner)
+            return
+        if isinstance(node, c_ast.While | c_ast.DoWhile):
+            self._collect(node.stmt, [*control, node.cond], scope)
+            return
+        if isinstance(node, c_ast.If):
+            self._collect(node.iftrue, [*control, node.cond], scope)
+            self._collect(node.iffalse, [*control, node.cond], scope)
+            return
+        for _, child in node.children():
+            self._collect(child, control, scope)
+
+    def expr_pure(self, e: c_ast.Node | None, memory: bool = True) -> bool:
+        """``e`` reads only pure things; with ``memory`` false, also no array element and no division."""
+        if e is None or isinstance(e, c_ast.Constant | c_ast.Typename):
+            return True
+        if isinstance(e, c_ast.ID):
+            return e.name not in self.assigned or e.name in (self.pure if memory else self.safe)
+        if isinstance(e, c_ast.StructRef):
+            return (memory and isinstance(e.name, c_ast.ID) and c_text(e) not in self.members
+                    and (e.name.name not in self.assigned))
+        if isinstance(e, c_ast.ArrayRef):
+            base = e.name
+            return (memory and ((isinstance(base, c_ast.ID) and base.name in self.tables
+                                 and base.name not in self.assigned) or c_text(base) in self.readable)
+                    and self.expr_pure(e.subscript))
+        if isinstance(e, c_ast.Cast):
+            return self.expr_pure(e.expr, memory)
+        if isinstance(e, c_ast.UnaryOp):
+            if e.op in ("-", "+", "!", "~"):
+                return self.expr_pure(e.expr, memory)
+            return e.op == "sizeof"
+        if isinstance(e, c_ast.BinaryOp):
+            if not memory and e.op in ("/", "%"):
+                return False
+            return self.expr_pure(e.left, memory) and self.expr_pure(e.right, memory)
+        if isinstance(e, c_ast.TernaryOp):
+            return all(self.expr_pure(x, memory) for x in (e.cond, e.iftrue, e.iffalse))
+        if isinstance(e, c_ast.FuncCall):
+            args = e.args.exprs if e.args is not None else []
+            return (isinstance(e.name, c_ast.ID) and e.name.name in PURE_FUNCTIONS
+                    and all(self.expr_pure(a, memory) for a in args))
+        return False
+
+
+class _Reducer:
+    """The nest reduced to its index computations, with the gathered reads recorded."""
+
+    def __init__(self, purity: _Purity, by_text: dict[str, str]) -> None:
+        self.p = purity
+        self.by_text = by_text
+
+    def loop(self, node: c_ast.For) -> c_ast.For | None:
+        if node.cond is None or not self.p.expr_pure(node.cond) or not self._step_pure(node.next) \
+                or not self._init_pure(node.init):
+            raise NotInspectable("a loop header around a gathered read depends on data the nest reads")
+        body = self.stmt(node.stmt, pure_control=True)
+        if not body:
+            return None
+        node.stmt = _block(body)
+        return node
+
+    def _init_pure(self, init: c_ast.Node | None, memory: bool = True) -> bool:
+        """A loop's initialisation assigns only pure temporaries (reading no memory, dividing by
+        nothing, without ``memory``)."""
+        if init is None:
+            return True
+        if isinstance(init, c_ast.DeclList):
+            return all(d.name in self.p.pure and self.p.expr_pure(d.init, memory) for d in init.decls)
+        return self._step_pure(init, memory)
+
+    def _step_pure(self, step: c_ast.Node | None, memory: bool = True) -> bool:
+        """A loop's step (``x++``, ``x += 2``, ``i++, j--``) assigns only pure temporaries."""
+        if step is None:
+            return True
+        if isinstance(step, c_ast.ExprList):
+            return all(self._step_pure(x, memory) for x in step.exprs)
+        if isinstance(step, c_ast.UnaryOp) and step.op in ("++", "--", "p++", "p--"):
+            return isinstance(step.expr, c_ast.ID) and step.expr.name in self.p.pure
+        if isinstance(step, c_ast.Assignment):
+            return (isinstance(step.lvalue, c_ast.ID) and step.lvalue.name in self.p.pure
+                    and self.p.expr_pure(step.rvalue, memory))
+        return False
+
+    def records(self, e: c_ast.Node | None, pure_control: bool) -> list[c_ast.Node]:
+        """A record statement for every gathered read inside ``e``."""
+        out: list[c_ast.Node] = []
+        if e is None:
+            return out
+        if isinstance(e, c_ast.ArrayRef) and c_text(e.name) in self.by_text:
+            if not self.p.expr_pure(e.subscript, memory=pure_control):
+                raise NotInspectable(f"the subscript of '{c_text(e)}' depends on data the nest reads from memory")
+            out.append(self._record(self.by_text[c_text(e.name)], e.subscript))
+            return out + self.records(e.subscript, pure_control)
+        for _, child in e.children():
+            out += self.records(child, pure_control)
+        return out
+
+    @staticmethod
+    def _record(name: str, subscript: c_ast.Node) -> c_ast.Node:
+        text = (f"{{ long {_T} = (long)({c_text(subscript)});"
+                f" if ({_T} < {INSPECT_LO}{name}) {INSPECT_LO}{name} = {_T};"
+                f" if ({_T} > {INSPECT_HI}{name}) {INSPECT_HI}{name} = {_T}; }}")
+        return c_ast.ID(text)   # printed verbatim by the generator
+
+    def stmt(self, node: c_ast.Node | None, pure_control: bool) -> list[c_ast.Node]:
+        """``node`` reduced: the statements that compute pure temporaries and the records of its
+        gathered reads. Without ``pure_control`` the nest may not run ``node`` where the
+        inspection does: what is kept must then read no memory and divide by nothing."""
+        if node is None:
+            return []
+        m = pure_control
+        if isinstance(node, c_ast.Compound):
+            items = [x for it in node.block_items or [] for x in self.stmt(it, m)]
+            return [c_ast.Compound(items)] if items else []
+        if isinstance(node, c_ast.Decl):
+            recs = self.records(node.init, m)
+            if isinstance(node.type, c_ast.TypeDecl) and node.name in self.p.pure and self.p.expr_pure(node.init, m):
+                return [node, *recs]
+            return recs
+        if isinstance(node, c_ast.Assignment):
+            recs = self.records(node.rvalue, m) + self.records(node.lvalue, m)
+            if isinstance(node.lvalue, c_ast.ID) and node.lvalue.name in self.p.pure \
+                    and self.p.expr_pure(node.rvalue, m) and (node.op == "=" or self.p.expr_pure(node.lvalue, m)):
+                return [node, *recs]
+            return recs
+        if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
+            return [node] if isinstance(node.expr, c_ast.ID) and node.expr.name in self.p.pure else []
+        if isinstance(node, c_ast.For):
+            if node.cond is not None and self._init_pure(node.init, m) and self.p.expr_pure(node.cond, m) \
+                    and self._step_pure(node.next, m):
+                body = self.stmt(node.stmt, m)
+                if not body:
+                    return []
+                node.stmt = _block(body)
+                return [node]
+            return self._flat(node.stmt)
+        if isinstance(node, c_ast.If):
+            if m and self.p.expr_pure(node.cond):
+                t, f = self.stmt(node.iftrue, True), self.stmt(node.iffalse, True)
+                if not t and not f:
+                    return []
+                return [c_ast.If(node.cond, _block(t), _block(f) if f else None)]
+            return [*self.records(node.cond, False), *self._flat(node.iftrue), *self._flat(node.iffalse)]
+        if isinstance(node, c_ast.While | c_ast.DoWhile):
+            return [*self.records(node.cond, False), *self._flat(node.stmt)]
+        if isinstance(node, c_ast.Break | c_ast.Continue | c_ast.Return | c_ast.EmptyStatement):
+            return []   # every path's reads recorded: a larger range, never a smaller one
+        if isinstance(node, c_ast.Goto | c_ast.Label | c_ast.Switch):
+            raise NotInspectable(f"'{type(node).__name__.lower()}' in the nest")
+        return self.records(node, m)
+
+    def _flat(self, node: c_ast.Node | None) -> list[c_ast.Node]:
+        """``node`` run where the nest may not run it: its gathered reads recorded always."""
+        return self.stmt(node, pure_control=False)
+
+
+def _block(items: list[c_ast.Node]) -> c_ast.Node:
+    return items[0] if len(items) == 1 and not isinstance(items[0], c_ast.Decl) else c_ast.Compound(items)
