@@ -6,6 +6,7 @@ inspection cannot compute ahead are refused with a reason."""
 from __future__ import annotations
 
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 
@@ -123,3 +124,49 @@ def test_inspector_refuses_what_it_cannot_compute_ahead(source: str, why: str) -
     ast, func, nest = _function(source)
     with pytest.raises(NotInspectable, match=why):
         inspector_code(nest, {"a": "a"}, const_tables(ast, func), frozenset())
+
+
+RESAMPLE = """
+typedef struct { int w, h, c; float *px; } Image;
+void resample(const Image *src, Image *dst, int c0)
+{
+    const float sx = (float)src->w / dst->w;
+    for (int y = 0; y < dst->h; y++) {
+        int y0 = y < src->h ? y : src->h - 1;
+        for (int x = 0; x < dst->w; x++) {
+            int x0 = (int)(x * sx);
+            x0 = x0 < src->w - 1 ? x0 : src->w - 1;
+            for (int ch = c0; ch < dst->c; ch++)
+                dst->px[(y * dst->w + x) * dst->c + ch] = src->px[(y0 * src->w + x0) * src->c + 2 - ch];
+        }
+    }
+}
+"""
+
+
+@pytest.mark.skipif(CC is None, reason="no C compiler")
+@pytest.mark.parametrize(("sw", "sh", "dw", "dh", "c0"), [(5, 4, 9, 6, 0), (7, 3, 3, 2, 1), (4, 4, 4, 4, 3)])
+def test_inspector_takes_linear_inner_loops_at_their_ends(tmp_path: Path, sw: int, sh: int, dw: int, dh: int,
+                                                          c0: int) -> None:
+    """The channel loop's subscript is linear in ``ch``: only its first and last channel are
+    recorded (none when the loop runs no iteration), and the struct members are read once."""
+    ast, func, nest = _function(RESAMPLE)
+    code = inspector_code(nest, {"mdp_m_src_px": "src->px"}, const_tables(ast, func))
+    assert "for (int ch" not in code and "__auto_type const mdp_ins_m" in code, code
+    assert "src->" not in code.split("#pragma omp parallel for")[1], code
+    call = (f"static float a[1000], b[1000]; Image s = {{{sw}, {sh}, 3, a}}, d = {{{dw}, {dh}, 3, b}};"
+            f"resample(&s, &d, {c0});")
+    got = _run_inspector(tmp_path, RESAMPLE, {"mdp_m_src_px": "src->px"}, call)
+    subs = []
+    sx = _f32(sw / dw)
+    for y in range(dh):
+        y0 = y if y < sh else sh - 1
+        for x in range(dw):
+            x0 = min(int(_f32(x * sx)), sw - 1)
+            subs += [(y0 * sw + x0) * 3 + 2 - ch for ch in range(c0, 3)]
+    assert got == [(min(subs), max(subs)) if subs else (0, 0)]
+
+
+def _f32(v: float) -> float:
+    """``v`` rounded to C's ``float``."""
+    return float(struct.unpack("f", struct.pack("f", v))[0])
