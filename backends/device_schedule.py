@@ -110,6 +110,18 @@ def device_private_loop(loop: PrivateLoop, symbols: tuple[Variable, ...], api: s
     return ItemCode(code.definition, "{\n" + _indent(text) + "\n}", code.preamble, data)
 
 
+def device_loop_arrays(nest: NestAnalysis, loop: PrivateLoop) -> tuple[tuple[str, str, bool], ...] | None:
+    """The arrays ``loop`` of ``nest``'s schedule uses when it runs on the device (one thread per
+    band iteration, ``device_schedule_items``): ``(name, element count as C text, written)``;
+    ``None`` when it stays on the host."""
+    if loop.inspector:
+        return None
+    body = private_loop_body(loop, _symbols(nest))
+    if isinstance(body, str):
+        return None
+    return tuple((a.name, " * ".join(f"({e})" for e in a.extents) or "1", a.written) for a in body.arrays)
+
+
 def _indent(text: str) -> str:
     return "\n".join("  " + ln if ln.strip() and not ln.startswith("#") else ln for ln in text.splitlines())
 

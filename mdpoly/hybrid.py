@@ -4,11 +4,13 @@ the host through the OpenMP target's code), by the cost model's ``decide_file``.
 For every nest whose work is known at compile time (``--size`` hints, constants, sizes every
 caller passes; a scheduled nest's host loops by their bounds' values at the call sites), the
 nest is estimated twice (``DeviceInputs``): on the device -- the computations the GPU target
-runs there (work, device-memory bytes, launches), the copies (each call's when it is called
+runs there (work, device-memory bytes, launches; a parallel loop around a body as written that
+the device can run, one thread per iteration, counts as a launch of two operations per
+statement instance over its arrays), the copies (each call's when it is called
 from no host loop, else a resident region's once-only copies of its arrays, plus the copies a
 host statement inside the loops forces: its arrays down and back per iteration), and what the
-GPU target keeps on the host (reductions inside host loops, loops around bodies as written,
-wavefronts) as written -- and on the host, as the OpenMP target would run it (each
+GPU target keeps on the host (reductions inside host loops, loops around bodies it cannot
+translate, wavefronts) as written -- and on the host, as the OpenMP target would run it (each
 computation's CPU decision: in parallel on ``host_threads`` threads, or as written). The
 context and module set-up is charged once per file (``decide_file``); each nest counts as run
 once per program (how often its function is called is not known here: a function called in a
@@ -26,6 +28,7 @@ import re
 from dataclasses import replace
 
 from mdpoly.backends.base import GeneratedCode
+from mdpoly.backends.device_schedule import device_loop_arrays
 from mdpoly.cost_model import (
     Calibration,
     CostInputs,
@@ -48,6 +51,7 @@ from mdpoly.ir.nest import (
     ScheduleItem,
     Wavefront,
     schedule_computations,
+    schedule_items_of,
 )
 from mdpoly.options import Options, for_function
 from mdpoly.profitability import reductions_in_host_loops
@@ -189,10 +193,11 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
     else:
         items = nest.schedule
         kept_ids = reductions_in_host_loops(items)   # the GPU target keeps these (no region)
-    if not any(c.nest.mdh is not None and id(c) not in kept_ids for c in schedule_computations(items)):
-        # the GPU target runs nothing of it on the device (its parallel loops around bodies as
-        # written, wavefronts and reductions in host loops stay sequential there): the host's
-        # OpenMP code runs them in parallel
+    loops = _device_loops(nest, items, env)
+    if not loops and not any(c.nest.mdh is not None and id(c) not in kept_ids for c in schedule_computations(items)):
+        # the GPU target runs nothing of it on the device (its wavefronts, reductions in host
+        # loops and the parallel loops around bodies it cannot translate stay sequential there):
+        # the host's OpenMP code runs them in parallel
         return DeviceInputs(target=target, ops=0, device_bytes=0, transfer_bytes=0, launches=0, host_ns=0.0,
                             seq_ns=0.0)
     arrays: dict[str, int] = {}
@@ -202,8 +207,10 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
     for comp in schedule_computations(items):
         if comp.nest.mdh is not None and id(comp) not in kept_ids:
             arrays.update(_array_bytes(comp.nest.mdh, env))
+    for used in loops.values():
+        arrays.update({name: size for name, (size, _) in used.items()})
     try:
-        _walk(items, env, 1, 0, kept_ids, arrays, t, cal)
+        _walk(items, env, 1, 0, kept_ids, arrays, t, cal, loops)
     except _Unknown:
         return None
     return DeviceInputs(target=target, ops=t.ops, device_bytes=t.device_bytes, transfer_bytes=t.transfer,
@@ -211,8 +218,32 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
                         host_syncs=t.syncs, calls=t.calls)
 
 
+def _device_loops(nest: NestAnalysis, items: tuple[ScheduleItem, ...],
+                  env: dict[str, float]) -> dict[int, dict[str, tuple[int, bool]]]:
+    """The parallel loops around bodies as written that the GPU target runs on the device
+    (``device_loop_arrays``), by ``id``: their arrays' bytes and whether they write them.
+    :raises _Unknown: an array's size is known only at run time."""
+    out: dict[int, dict[str, tuple[int, bool]]] = {}
+    symbols = {v.name: v for v in nest.symbols}
+    for loop in schedule_items_of(items, PrivateLoop):
+        used = device_loop_arrays(nest, loop)
+        if used is None:
+            continue
+        sizes: dict[str, tuple[int, bool]] = {}
+        for name, count, written in used:
+            n = _eval(count, env)
+            var = symbols.get(name)
+            ty = parse_type(var.elem_type) if var is not None else None
+            if n is None:
+                raise _Unknown
+            sizes[name] = (int(n) * (ty.size if ty is not None else 8), written)
+        out[id(loop)] = sizes
+    return out
+
+
 def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, depth: int, kept_ids: frozenset[int],
-          arrays: dict[str, int], t: _Tally, cal: Calibration) -> None:
+          arrays: dict[str, int], t: _Tally, cal: Calibration,
+          loops: dict[int, dict[str, tuple[int, bool]]]) -> None:
     for it in items:
         if isinstance(it, HostLoop):
             r = trip_range(it.header, env)
@@ -220,7 +251,8 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                 raise _Unknown
             trips, mid = r
             before = t.launches
-            _walk(it.body, {**env, it.iterator: float(round(mid))}, calls * trips, depth + 1, kept_ids, arrays, t, cal)
+            _walk(it.body, {**env, it.iterator: float(round(mid))}, calls * trips, depth + 1, kept_ids, arrays, t, cal,
+                  loops)
             if depth == 0 and t.launches > before:   # a resident region: its arrays once in, the written once out
                 used: dict[str, bool] = {}   # array -> written by some computation of the loop
                 for c in schedule_computations(it.body):
@@ -228,9 +260,24 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                         for b in c.nest.mdh.buffers:
                             if b.name in arrays:
                                 used[b.name] = used.get(b.name, False) or b.written
+                for p in schedule_items_of(it.body, PrivateLoop):
+                    for name, (_, written) in loops.get(id(p), {}).items():
+                        used[name] = used.get(name, False) or written
                 t.transfer += sum(arrays[n] * (2 if w else 1) for n, w in used.items())
         elif isinstance(it, Computation):
             _computation(it, env, calls, depth, it_kept=id(it) in kept_ids, arrays=arrays, t=t, cal=cal)
+        elif isinstance(it, PrivateLoop) and id(it) in loops:   # one device thread per band iteration
+            if it.work is None:
+                raise _Unknown
+            moved = sum(size for size, _ in loops[id(it)].values())
+            t.seq_ns += calls * it.work * cal.ns_per_op
+            t.host_ns += calls * _host_call(it.work, depth > 0, cal)
+            t.ops += calls * 2 * it.work
+            t.device_bytes += calls * moved
+            t.launches += calls
+            t.calls += calls
+            if depth == 0:   # called from no host loop: its arrays move at each call
+                t.transfer += moved
         elif isinstance(it, HostStatement | PrivateLoop | Wavefront):
             text = it.text if isinstance(it, HostStatement | PrivateLoop) else it.original
             if not isinstance(it, HostStatement):   # kept by the GPU target: as written there

@@ -181,9 +181,9 @@ def test_sizes_known_at_run_time_only_are_not_weighed() -> None:
     assert device_inputs(_nest(mdh), dict.fromkeys(names, 64), "cuda", CALIBRATION) is not None
 
 
-def test_nothing_on_the_device_stays_on_the_host(tmp_path: Path) -> None:
-    # a parallel loop around a body as written (a private temporary): the GPU targets keep it
-    # sequential, the OpenMP target runs it in parallel
+def test_parallel_loop_around_a_body_as_written_is_weighed_for_the_device(tmp_path: Path) -> None:
+    # a parallel loop around a body as written (a private temporary): the GPU targets run it with
+    # one thread per row, so the file's plan weighs it like a computation (a launch, its arrays)
     text = """
 #define N 300
 void rows(int n, double A[N][N], double out[N]) {
@@ -198,6 +198,29 @@ static double A[N][N], out[N];
 int main(void) { rows(N, A, out); return 0; }
 """
     nests = tuple(n for n in _analysis(tmp_path, text) if n.function == "rows")
+    assert len(nests) == 1 and nests[0].schedule is not None
+    inputs = device_inputs(nests[0], {"n": 300}, "cuda", CALIBRATION)
+    assert inputs is not None and inputs.launches == 1, inputs
+    assert inputs.transfer_bytes == (300 * 300 + 300) * 8 and inputs.ops >= 2 * 300 * 300, inputs
+    (d,) = decide_file([inputs], Calibration(gpu_min_speedup=0.0))   # the device when forced
+    assert d is not None and d.choice == "device", d
+    (d,) = decide_file([inputs], CALIBRATION)   # 90000 operations do not repay the set-up
+    assert d is not None and d.choice == "host", d
+
+
+def test_nothing_on_the_device_stays_on_the_host(tmp_path: Path) -> None:
+    # a tiled wavefront: the GPU targets keep it sequential, the OpenMP target runs it in parallel
+    text = """
+#define N 300
+void sweep(int n, double A[N][N]) {
+  for (int i = 1; i < n; i++)
+    for (int j = 1; j < n; j++)
+      A[i][j] = 0.5 * (A[i - 1][j] + A[i][j - 1]);
+}
+static double A[N][N];
+int main(void) { sweep(N, A); return 0; }
+"""
+    nests = tuple(n for n in _analysis(tmp_path, text) if n.function == "sweep")
     assert len(nests) == 1 and nests[0].schedule is not None
     inputs = device_inputs(nests[0], {}, "cuda", CALIBRATION)
     assert inputs is not None and inputs.launches == 0
