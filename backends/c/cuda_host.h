@@ -546,7 +546,14 @@ static CUmodule mdp_cu_module(const char *source, const char *nest, int fmad)
 static CUfunction mdp_cu_function(CUmodule mod, const char *kernel)
 {
     CUfunction f;
+    int local = 0;
     mdp_cu_check(cuModuleGetFunction(&f, mod, kernel), "cuModuleGetFunction");
+    /* MDPOLY_PROFILE: a kernel with local memory (a per-thread array) may make its launch grow the
+       context's local memory, which waits for the device to go idle -- behind the gate, which opens
+       only after the launch returns: the program would hang. Such programs time their calls with
+       events as queued (the launch latency included). */
+    if (mdp_cu_gated && cuFuncGetAttribute(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, f) == CUDA_SUCCESS && local > 0)
+        mdp_cu_gated = 0;
     return f;
 }
 
