@@ -567,7 +567,8 @@ def _guarded(loop: PrivateLoop, run: str, otherwise: str) -> str:
     marker = "mdp_private_loop_body"
     inspected = tuple(c for c in loop.checks if _reads_inspection(c))
     plain = tuple(c for c in loop.checks if c not in inspected)
-    guarded = emitter.guarded(plain, c_ast.ID(marker), loop.preconditions)
+    guarded = emitter.guarded(plain, c_ast.ID(marker), loop.preconditions) if plain or loop.preconditions \
+        else marker + ";"
     if inspected:
         inner = emitter.guarded(inspected, c_ast.ID(marker))
         guarded = guarded.replace(marker + ";", "{\n" + _indent(loop.inspector) + "\n" + _indent(inner) + "\n}")

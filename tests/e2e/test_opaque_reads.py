@@ -97,3 +97,16 @@ def test_inspected_gathers_run_in_parallel_and_as_written_where_they_overlap(tmp
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
     assert_same_outputs(seq, par, (("64", "48"), ("3", "2"), ("1", "1"), ("200", "3")), (1, 3))
+
+
+def test_inspected_gather_in_a_region_with_no_other_check(tmp_path: Path) -> None:
+    """The only run-time check of a parallel loop inside a region is the inspected one: the check
+    block is the inspection alone (it crashed the renderer: fuzz seed 950040 at --control 1.0)."""
+    src = SOURCE.parent / "region_gather.c"
+    out = tmp_path / "out.c"
+    err = run_mdpoly(src, out, {}).stderr
+    assert "region_gather.c:11:5: remark: loop nest scheduled: k:seq-in-region{ [i:++ private-body] }" in err, err
+    assert "long mdp_ins_lo_src " in out.read_text()
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, (("5",), ("1",), ("0",)), (1, 3))
