@@ -274,12 +274,13 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
             into = arrays if resident else kept
             old = into.get(u.name)
             if old is None:
-                into[u.name] = ResidentArray(u.name, u.host_type, (u.count,), True, u.written)
+                into[u.name] = ResidentArray(u.name, u.host_type, (u.count,), True, u.written, scalar=u.scalar)
             elif old.host_type != u.host_type:
                 return f"'{u.name}' is used with two element types"
             else:
                 counts = old.counts if u.count in old.counts else (*old.counts, u.count)
-                into[u.name] = ResidentArray(u.name, u.host_type, counts, True, old.download or u.written)
+                into[u.name] = ResidentArray(u.name, u.host_type, counts, True, old.download or u.written,
+                                             scalar=old.scalar)
     group = swaps.used & set(arrays)   # swapped pointers: one size, written back together
     if swaps.used and (group != swaps.used or len({arrays[n].host_type for n in group}) != 1):
         return "the pointers the loop swaps are not all arrays of one type that stay on the device"

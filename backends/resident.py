@@ -30,7 +30,8 @@ def device_data(plan: KernelPlan) -> DeviceData:
         p = params.get(b.name)
         direct = (p is not None and p.kind in ("array", "pointer") and not p.rows_of and not p.c_value
                   and not any(name in b.count for name in computed))
-        uses.append(DeviceUse(b.name, b.host_type, b.count, b.copy_in or not b.written, b.written, direct))
+        uses.append(DeviceUse(b.name, b.host_type, b.count, b.copy_in or not b.written, b.written, direct,
+                              scalar=p is not None and p.kind == "scalar"))
     # the checks of a call need no loop spellings, hence no dialect
     _, _, check = CEmitter(cast(Dialect, None)).team_call(plan, plan.name)  # type: ignore[arg-type]
     overlap_only = not plan.mdh.preconditions and all(u.direct for u in uses)
@@ -81,6 +82,11 @@ def _bytes(a: ResidentArray) -> str:
     return f"{total} * sizeof({a.host_type})"
 
 
+def _address(a: ResidentArray) -> str:
+    """Where ``a``'s bytes start: the array (a pointer), or the scalar's address."""
+    return f"(&{a.name})" if a.scalar else a.name
+
+
 def _disjoint(a: str, a_bytes: str, b: str, b_bytes: str) -> str:
     return (f"((const char *){a} + {a_bytes} <= (const char *){b} || "
             f"(const char *){b} + {b_bytes} <= (const char *){a})")
@@ -106,7 +112,7 @@ def region_c(region: DataRegion, api: str, number: int, loop: str, fallback: str
     pairs += [(x, y) for x in region.arrays for y in region.others]
     pairs += [(x, y) for k, x in enumerate(region.others) for y in region.others[k + 1:]]
     for x, y in pairs:
-        lines.append(f"  {ok} = {ok} && {_disjoint(x.name, sizes[x.name], y.name, sizes[y.name])};")
+        lines.append(f"  {ok} = {ok} && {_disjoint(_address(x), sizes[x.name], _address(y), sizes[y.name])};")
     lines.append(f"  if ({ok}) {{")
     for a in region.arrays:
         lines.append(f'    {pre}_resident_enter_named("{a.name}", (const void *){a.name}, {sizes[a.name]}, '

@@ -605,9 +605,8 @@ def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns
     written, whichever is faster)."""
     setup = cal.gpu_setup_ns if setup_ns is None else setup_ns
     if inputs.launches == 0:
-        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps its wavefronts, "
-                              "reductions in host loops and the parallel loops around bodies it cannot run on the "
-                              "device sequential)",
+        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps its wavefronts and the "
+                              "parallel loops around bodies it cannot run on the device sequential)",
                               inputs, 0.0, 0.0, 0.0, 0.0, setup, 0.0, 0.0)
     compute, transfer, launch, dev = device_estimate(inputs, cal)
     host = min(inputs.host_ns, inputs.seq_ns)

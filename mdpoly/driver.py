@@ -348,7 +348,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     definitions: list[str] = []
     preambles: list[str] = []
     # reductions parallel only along their reduction loops: only with the team of a region around them
-    region_only = reductions_in_host_loops(nest.schedule)
+    # GPU targets launch them as device reductions on the loop's resident data instead
+    gpu = target.name in ("opencl", "cuda") and not options.mpi and options.devices is None
+    region_only = frozenset() if gpu else reductions_in_host_loops(nest.schedule)
     no_region = ("" if target.name == "openmp" and not options.mpi and options.devices is None
                  else f"and the {target.name} target has no parallel region around it")
     index: dict[int, int] = {}  # id(computation) -> its outcome's position in ``parts``

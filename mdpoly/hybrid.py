@@ -9,8 +9,7 @@ the device can run, one thread per iteration, counts as a launch of two operatio
 statement instance over its arrays), the copies (each call's when it is called
 from no host loop, else a resident region's once-only copies of its arrays, plus the copies a
 host statement inside the loops forces: its arrays down and back per iteration), and what the
-GPU target keeps on the host (reductions inside host loops, loops around bodies it cannot
-translate, wavefronts) as written -- and on the host, as the OpenMP target would run it (each
+GPU target keeps on the host (loops around bodies it cannot translate, wavefronts) as written -- and on the host, as the OpenMP target would run it (each
 computation's CPU decision: in parallel on ``host_threads`` threads, or as written). The
 context and module set-up is charged once per file (``decide_file``); each nest counts as run
 once per program (how often its function is called is not known here: a function called in a
@@ -54,7 +53,6 @@ from mdpoly.ir.nest import (
     schedule_items_of,
 )
 from mdpoly.options import Options, for_function
-from mdpoly.profitability import reductions_in_host_loops
 
 GPU_TARGETS = ("opencl", "cuda")
 
@@ -189,15 +187,13 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
         if nest.mdh is None:
             return None
         items: tuple[ScheduleItem, ...] = (Computation(nest),)
-        kept_ids: frozenset[int] = frozenset()
     else:
-        items = nest.schedule
-        kept_ids = reductions_in_host_loops(items)   # the GPU target keeps these (no region)
+        items = nest.schedule   # reductions inside host loops too are device reductions there
     loops = _device_loops(nest, items, env)
-    if not loops and not any(c.nest.mdh is not None and id(c) not in kept_ids for c in schedule_computations(items)):
-        # the GPU target runs nothing of it on the device (its wavefronts, reductions in host
-        # loops and the parallel loops around bodies it cannot translate stay sequential there):
-        # the host's OpenMP code runs them in parallel
+    if not loops and not any(c.nest.mdh is not None for c in schedule_computations(items)):
+        # the GPU target runs nothing of it on the device (its wavefronts and the parallel loops
+        # around bodies it cannot translate stay sequential there): the host's OpenMP code runs
+        # them in parallel
         return DeviceInputs(target=target, ops=0, device_bytes=0, transfer_bytes=0, launches=0, host_ns=0.0,
                             seq_ns=0.0)
     arrays: dict[str, int] = {}
@@ -205,12 +201,12 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
         if comp.nest.mdh is not None:
             env.update({k: float(v) for k, v in comp.nest.mdh.params if v is not None})
     for comp in schedule_computations(items):
-        if comp.nest.mdh is not None and id(comp) not in kept_ids:
+        if comp.nest.mdh is not None:
             arrays.update(_array_bytes(comp.nest.mdh, env))
     for used in loops.values():
         arrays.update({name: size for name, (size, _) in used.items()})
     try:
-        _walk(items, env, 1, 0, kept_ids, arrays, t, cal, loops)
+        _walk(items, env, 1, 0, arrays, t, cal, loops)
     except _Unknown:
         return None
     return DeviceInputs(target=target, ops=t.ops, device_bytes=t.device_bytes, transfer_bytes=t.transfer,
@@ -241,7 +237,7 @@ def _device_loops(nest: NestAnalysis, items: tuple[ScheduleItem, ...],
     return out
 
 
-def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, depth: int, kept_ids: frozenset[int],
+def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, depth: int,
           arrays: dict[str, int], t: _Tally, cal: Calibration,
           loops: dict[int, dict[str, tuple[int, bool]]]) -> None:
     for it in items:
@@ -251,12 +247,12 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                 raise _Unknown
             trips, mid = r
             before = t.launches
-            _walk(it.body, {**env, it.iterator: float(round(mid))}, calls * trips, depth + 1, kept_ids, arrays, t, cal,
+            _walk(it.body, {**env, it.iterator: float(round(mid))}, calls * trips, depth + 1, arrays, t, cal,
                   loops)
             if depth == 0 and t.launches > before:   # a resident region: its arrays once in, the written once out
                 used: dict[str, bool] = {}   # array -> written by some computation of the loop
                 for c in schedule_computations(it.body):
-                    if c.nest.mdh is not None and id(c) not in kept_ids:
+                    if c.nest.mdh is not None:
                         for b in c.nest.mdh.buffers:
                             if b.name in arrays:
                                 used[b.name] = used.get(b.name, False) or b.written
@@ -265,7 +261,7 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                         used[name] = used.get(name, False) or written
                 t.transfer += sum(arrays[n] * (2 if w else 1) for n, w in used.items())
         elif isinstance(it, Computation):
-            _computation(it, env, calls, depth, it_kept=id(it) in kept_ids, arrays=arrays, t=t, cal=cal)
+            _computation(it, env, calls, depth, arrays=arrays, t=t, cal=cal)
         elif isinstance(it, PrivateLoop) and id(it) in loops:   # one device thread per band iteration
             if it.work is None:
                 raise _Unknown
@@ -293,7 +289,7 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                     t.transfer += calls * 2 * sum(arrays[n] for n in touched)
 
 
-def _computation(comp: Computation, env: dict[str, float], calls: int, depth: int, *, it_kept: bool,
+def _computation(comp: Computation, env: dict[str, float], calls: int, depth: int, *,
                  arrays: dict[str, int], t: _Tally, cal: Calibration) -> None:
     mdh = comp.nest.mdh
     if mdh is None:   # kept as written on both targets
@@ -304,12 +300,6 @@ def _computation(comp: Computation, env: dict[str, float], calls: int, depth: in
         raise _Unknown
     t.seq_ns += calls * ops * cal.ns_per_op
     t.host_ns += calls * _host_call(ops, depth > 0, cal)
-    if it_kept:   # the GPU target runs it as written, its arrays copied down and back
-        t.host_ops += calls * ops
-        moved = sum(arrays.get(b.name, 0) for b in mdh.buffers)
-        t.syncs += calls
-        t.transfer += calls * 2 * moved
-        return
     t.ops += calls * ops
     t.device_bytes += calls * touched
     t.launches += calls * (2 if any(d.combine.is_reduction for d in mdh.dims) else 1)

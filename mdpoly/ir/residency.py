@@ -34,6 +34,8 @@ class DeviceUse:
     reads: bool
     written: bool
     direct: bool
+    #: the call passes the address of the scalar ``name`` (a reduction's result, ``&sum``)
+    scalar: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +60,8 @@ class ResidentArray:
     counts: tuple[str, ...]
     upload: bool
     download: bool
+    #: a scalar variable (its address is what the calls pass): the region's checks use ``&name``
+    scalar: bool = False
 
 
 @dataclass(frozen=True, slots=True)
