@@ -580,6 +580,37 @@ class _Gen:
             return [self.nest([lp], [If(test, (stmt,))])]
         return [self.nest([lp], [stmt])]
 
+    def shape_gather_wrap(self) -> list[Stmt]:
+        """A gather at a wrapped neighbour through pointer parameters that the call may make
+        overlap (``y[i] = x[w] * k`` with ``int w = i + s; w = w >= n ? w - n : w;`` or
+        ``x[(i + s) % n]``), as periodic stencils write it: the generated code inspects the
+        gathered elements at run time and runs the loop as written where they overlap ``y``."""
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        value = self.sizes_for(1, ITERS_CAP)[0]
+        size = self.new_size(value)
+        kind = "frac" if ctype in FP else "small"
+        name, other = f"a{len(self.arrays)}", f"a{len(self.arrays) + 1}"
+        self.arrays.append(Array(name, ctype, (Dim(size, 1, 0, 3),), kind))
+        self.arrays.append(Array(other, ctype, (Dim(size, 1, 0, 3),), kind))
+        lp = Loop("i", size, value, 0, -1, 0, 1, self.iter_type("i"))
+        u = self.acc_count
+        self.acc_count += 1
+        y, x, w = f"y{u}", f"x{u}", f"w{u}"
+        args = self.rng.choice(((name, other), (other, name), (name, name), (f"{name} + 1", name), (name, f"{name} + 1")))
+        self.extra_params += [Param(y, f"{ctype} *{y}"), Param(x, f"const {ctype} *{x}")]
+        self.extra_args += list(args)
+        i, n = Name("i"), SizeRef(size)
+        shift = Lit(str(self.rng.choice((1, 2, 3))))
+        k = self.coef(ctype in FP, ctype)
+        self.tags.add("gather-wrap")
+        if self.rng.random() < 0.5:
+            read = Index(x, (Bin("%", Bin("+", i, shift), n),))
+            return [self.nest([lp], [Assign(Index(y, (i,)), "=", Bin("*", k.expr, read))])]
+        body: list[Stmt] = [Decl("int", w, Bin("+", i, shift)),
+                            Assign(Name(w), "=", Cond(Bin(">=", Name(w), n), Bin("-", Name(w), n), Name(w))),
+                            Assign(Index(y, (i,)), self.rng.choice(("=", "+=")), Bin("*", k.expr, Index(x, (Name(w),))))]
+        return [self.nest([lp], body)]
+
     def shape_one_line(self) -> list[Stmt]:
         self.tags.add("one-line")
         value = self.sizes_for(1, ITERS_CAP)[0]
@@ -1174,7 +1205,7 @@ class _Gen:
         self.setup = []
         self.dumps = []
         real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
-                self.shape_user_omp: 2}
+                self.shape_user_omp: 2, self.shape_gather_wrap: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
@@ -1187,7 +1218,7 @@ class _Gen:
             # the real-C forms draw no random number unless asked for: existing seeds are unchanged
             pool = real if self.real_c > 0 and self.rng.random() < self.real_c else shapes
             fn = self.rng.choices(list(pool), list(pool.values()))[0]
-            if fn == self.shape_alias and self.extra_params:
+            if fn in (self.shape_alias, self.shape_gather_wrap) and self.extra_params:
                 fn = self.shape_map
             saved = (set(self.tags), len(self.arrays), len(self.sizes), len(self.locals), len(self.typedefs),
                      self.ret, len(self.extra_params), len(self.extra_args), len(self.decls), len(self.setup),

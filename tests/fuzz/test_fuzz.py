@@ -35,7 +35,7 @@ UB_SEEDS = range(9000, 9012)
 REAL_C_SEEDS = range(9600, 9630)
 REAL_C_UB_SEEDS = range(9600, 9606)
 REAL_C_TAGS = frozenset({"flat3d", "index-temp", "ternary-subscript", "struct", "aos", "local-ptr", "user-omp",
-                         "omp-before-mdh", "mdh-before-omp"})
+                         "omp-before-mdh", "mdh-before-omp", "gather-wrap"})
 #: early ``continue`` and ``if``s whose conditions read arrays (``generate(control=...)``)
 CONTROL_SEEDS = range(9700, 9740)
 CONTROL_UB_SEEDS = range(9700, 9706)
@@ -85,6 +85,16 @@ def test_programs_with_pinned_sizes() -> None:
     """Seeds whose run-time sizes are constants of ``main``: the specialised copies agree with the
     original (the first of them give loops of 2 to 33 iterations, every one pinned)."""
     _check(range(300000, 300006), "openmp", real_c=0.5, pinned=1.0)
+
+
+def test_programs_with_wrapped_gathers() -> None:
+    """Gathers at wrapped neighbours through pointers the call may make overlap (tag
+    ``gather-wrap``): inspected at run time, in parallel where apart, as written where not."""
+    seeds = [seed for seed in range(960000, 960040)
+             if any("gather-wrap" in k.tags for k in generate(seed, real_c=1.0).kernels)][:6]
+    assert len(seeds) == 6
+    for seed in seeds:
+        _check(range(seed, seed + 1), "openmp", real_c=1.0)
 
 
 def test_generation_is_deterministic() -> None:
