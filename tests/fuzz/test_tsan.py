@@ -43,7 +43,7 @@ EXAMPLE_SIZES: dict[str, dict[str, int]] = {
 }
 FUZZ_SEEDS = (3, 5, 7, 11)
 #: the quick set's cases (README.md "Run the tests"); the others of each list are a campaign
-QUICK = {"unprotected-sum", "matmul", "region_cases/jacobi_2d"}
+QUICK = {"unprotected-sum", "matmul", "region_cases/jacobi_2d", "gather_cases/inspected_gathers"}
 TSAN_ENV = {"TSAN_OPTIONS": "halt_on_error=1 exitcode=66 report_signal_unsafe=0"}
 
 
@@ -191,8 +191,8 @@ def test_fuzz_program_output_is_race_free(seed: int, tmp_path: Path) -> None:
     assert_race_free(tmp_path / "par")
 
 
-#: OpenMP regions around sequential host loops (``tests/e2e/region_cases``) and privatized
-#: temporaries (``tests/e2e/privatize_cases``): the sizes they run at, and a word of the output
+#: OpenMP regions around sequential host loops (``tests/e2e/region_cases``), privatized
+#: temporaries (``tests/e2e/privatize_cases``) and inspected gathers (``tests/e2e/gather_cases``): the sizes they run at, and a word of the output
 #: that shows the transformation happened
 REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "region_cases/host_statements": ({"N": 301}, "_team("),
@@ -201,7 +201,10 @@ REGION_CASES = {"region_cases/jacobi_2d": ({"N": 40, "TSTEPS": 3}, "_team("),
                 "privatize_cases/doitgen": ({}, "lastprivate(mdp_priv_sum)"),
                 "region_loops_cases/adi": ({"N": 40, "TSTEPS": 2}, "#pragma omp for schedule(static) private(j)"),
                 "region_loops_cases/row_scalar": ({"N": 32, "TSTEPS": 2}, "lastprivate(mdp_priv_s)"),
-                "region_loops_cases/adi_columns": ({"N": 45, "TSTEPS": 2}, "mdp_blk")}
+                "region_loops_cases/adi_columns": ({"N": 45, "TSTEPS": 2}, "mdp_blk"),
+                # gathers inspected at run time: the min/max inspection, then the loop
+                "gather_cases/inspected_gathers": ({}, "reduction(min:mdp_ins_lo_fin)"),
+                "gather_cases/region_gather": ({}, "reduction(min:mdp_ins_lo_src)")}
 
 
 @pytest.mark.parametrize("name", _cases(sorted(REGION_CASES)))
