@@ -32,6 +32,7 @@ from pycparser import c_ast
 
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS
+from mdpoly.frontend.scop_state import _names_in, _WrittenNames
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO
 
@@ -60,19 +61,6 @@ def const_tables(ast: c_ast.FileAST, func: c_ast.FuncDef) -> frozenset[str]:
     return frozenset(out)
 
 
-def _decls(node: c_ast.Node | None) -> list[c_ast.Decl]:
-    out: list[c_ast.Decl] = []
-
-    class _Find(c_ast.NodeVisitor):
-        def visit_Decl(self, d: c_ast.Decl) -> None:
-            out.append(d)
-            self.generic_visit(d)
-
-    if node is not None:
-        _Find().visit(node)
-    return out
-
-
 def _element_quals(t: c_ast.Node) -> list[str]:
     while isinstance(t, c_ast.ArrayDecl):
         t = t.type
@@ -94,8 +82,9 @@ def inspector_code(nest: c_ast.For, gathered: dict[str, str], tables: frozenset[
     body = _Reducer(purity, by_text).loop(copy.deepcopy(nest))
     if body is None:
         raise NotInspectable("the loop reads no gathered element")
-    inside = {d.name for d in _decls(nest.stmt)} | {d.name for d in _decls(nest.init)}
-    assigned = sorted(purity.assigned - inside)
+    inside = _WrittenNames()
+    inside.visit(nest)
+    assigned = sorted(purity.assigned - inside.declared)
     names = sorted(gathered)
     decls = [f"long {INSPECT_LO}{n} = {_LONG_MAX}, {INSPECT_HI}{n} = -{_LONG_MAX} - 1;" for n in names]
     clauses = [f"reduction(min:{INSPECT_LO}{n}) reduction(max:{INSPECT_HI}{n})" for n in names]
@@ -290,15 +279,11 @@ class _Reducer:
         if isinstance(e, c_ast.ArrayRef) and c_text(e.name) in self.by_text:
             if not self.p.expr_pure(e.subscript, memory=pure_control):
                 raise NotInspectable(f"the subscript of '{c_text(e)}' depends on data the nest reads from memory")
-            out.append(self._record(self.by_text[c_text(e.name)], e.subscript))
+            out.append(_Record(self.by_text[c_text(e.name)], e.subscript))
             return out + self.records(e.subscript, pure_control)
         for _, child in e.children():
             out += self.records(child, pure_control)
         return out
-
-    @staticmethod
-    def _record(name: str, subscript: c_ast.Node) -> c_ast.Node:
-        return _Record(name, subscript)
 
     def stmt(self, node: c_ast.Node | None, pure_control: bool) -> list[c_ast.Node]:
         """``node`` reduced: the statements that compute pure temporaries and the records of its
@@ -395,7 +380,7 @@ def _endpoints(loop: c_ast.For, body: list[c_ast.Node]) -> c_ast.Node | None:
     else:
         return None
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=") and isinstance(cond.left, c_ast.ID)
-            and cond.left.name == it and it not in _ids(cond.right)):
+            and cond.left.name == it and it not in _names_in(cond.right)):
         return None
     unit = (isinstance(step, c_ast.UnaryOp) and step.op in ("++", "p++") and isinstance(step.expr, c_ast.ID)
             and step.expr.name == it) or (isinstance(step, c_ast.Assignment) and step.op == "+="
@@ -410,20 +395,10 @@ def _endpoints(loop: c_ast.For, body: list[c_ast.Node]) -> c_ast.Node | None:
     return c_ast.If(runs, c_ast.Compound([start, *body, again, *copies]), None)
 
 
-def _ids(node: c_ast.Node | None) -> set[str]:
-    out: set[str] = set()
-    if isinstance(node, c_ast.ID):
-        out.add(node.name)
-    elif node is not None:
-        for _, child in node.children():
-            out |= _ids(child)
-    return out
-
-
 def _linear(e: c_ast.Node, it: str) -> bool:
     """``e`` is an affine function of ``it`` (sums, differences, products with one side free
     of it, integer casts); its other names do not change while ``it`` runs."""
-    if it not in _ids(e):
+    if it not in _names_in(e):
         return True
     if isinstance(e, c_ast.ID):
         return True
@@ -434,7 +409,7 @@ def _linear(e: c_ast.Node, it: str) -> bool:
     if isinstance(e, c_ast.BinaryOp) and e.op in ("+", "-"):
         return _linear(e.left, it) and _linear(e.right, it)
     if isinstance(e, c_ast.BinaryOp) and e.op == "*":
-        return (it not in _ids(e.left) and _linear(e.right, it)) or (it not in _ids(e.right) and _linear(e.left, it))
+        return (it not in _names_in(e.left) and _linear(e.right, it)) or (it not in _names_in(e.right) and _linear(e.left, it))
     return False
 
 

@@ -69,10 +69,8 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
     refused = UnsupportedInput(first.reason, first.loc, "non-affine-subscript")
     # a declared array (no parameter) is one object: the run-time checks compare the arrays the
     # nest writes through pointers with all of it, and other objects never overlap it
-    objects = all((v := variables.get(r.array)) is not None and v.kind == "array" and v.alias == "object"
-                  and all(d.strip() for d in v.shape) for r in opaque)
-    pointers = frozenset(r.array for r in opaque if (v := variables.get(r.array)) is None or v.kind != "array"
-                         or v.alias != "object" or not all(d.strip() for d in v.shape))
+    pointers = frozenset(r.array for r in opaque if not _whole_object(variables.get(r.array)))
+    objects = not pointers
     inspected: frozenset[str] = frozenset()
     for st in statements:
         var = variables.get(st.write.buffer)
@@ -89,3 +87,8 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
     if {r.array for r in opaque} & viewed:
         return refused, frozenset()
     return None, inspected
+
+
+def _whole_object(var: Variable | None) -> bool:
+    """``var`` is a declared array of known extents (no parameter): one object, all of it checked."""
+    return var is not None and var.kind == "array" and var.alias == "object" and all(d.strip() for d in var.shape)

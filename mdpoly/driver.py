@@ -347,10 +347,11 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     parts: list[NestOutcome] = []
     definitions: list[str] = []
     preambles: list[str] = []
-    # reductions parallel only along their reduction loops: only with the team of a region around them
+    # the GPU API whose device code the schedule's own items get ("": none)
+    api = "" if options.mpi or options.devices is not None else target.name
+    # reductions parallel only along their reduction loops: only with the team of a region around them;
     # GPU targets launch them as device reductions on the loop's resident data instead
-    gpu = target.name in ("opencl", "cuda") and not options.mpi and options.devices is None
-    region_only = frozenset() if gpu else reductions_in_host_loops(nest.schedule)
+    region_only = frozenset() if api in ("opencl", "cuda") else reductions_in_host_loops(nest.schedule)
     no_region = ("" if target.name == "openmp" and not options.mpi and options.devices is None
                  else f"and the {target.name} target has no parallel region around it")
     index: dict[int, int] = {}  # id(computation) -> its outcome's position in ``parts``
@@ -379,7 +380,6 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    api = "" if options.mpi or options.devices is not None else target.name
     device_items = device_schedule_items(nest, api, used_names, _device_loop_pays(target, options, nest))
     _add_items(device_items, calls, data, definitions, preambles)
     min_work = 0 if options.all_nests or nest.requested else min_phase_ops(1, calibration(options.cost_calibration))
