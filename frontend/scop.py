@@ -36,7 +36,7 @@ from mdpoly.frontend.opaque_reads import check_opaque
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS, _declare_value, _product_name
 from mdpoly.frontend.scop_loops import LoopHeaders
-from mdpoly.frontend.scop_state import _NotPrivate, _WrittenNames
+from mdpoly.frontend.scop_state import _NotPrivate, _NotRebound, _WrittenNames
 from mdpoly.frontend.scop_statements import NestStatements
 from mdpoly.frontend.symbols import SymbolTable, add_local_decl, c_text, symbols_for
 from mdpoly.ir.scop import Scop
@@ -157,13 +157,17 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     layouts: dict[str, Layout] = {}
     rebuilds = 0
+    not_rebound: frozenset[str] = frozenset()
     while True:
         try:
             builder = NestBuilder(cand, symbols, private, layouts)
             builder.opaque_ok = opaque_reads
+            builder.not_rebound = not_rebound
             return norm.finish(builder.build())
         except _NotPrivate as e:
             private = private - {e.name}
+        except _NotRebound as e:
+            not_rebound = not_rebound | {e.name}
         except Relayout as e:  # an array's view grows (or loses its base offset) with each rebuild
             layouts, rebuilds = e.layouts, rebuilds + 1
             if rebuilds > 16:

@@ -20,7 +20,7 @@ from mdpoly.frontend.delinearize import may_wrap
 from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.guarded_reads import bounds_of, guarded
 from mdpoly.frontend.opaque_reads import OpaqueRead, opaque_access
-from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _Stale
+from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _NotRebound, _Stale
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Access, Affine, Precondition
@@ -488,6 +488,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
         if name in nb.temps:
             value = nb.temps[name]
             if isinstance(value, _Stale):
+                if name in nb.rebound:
+                    raise _NotRebound(name)
                 raise nb._fail(node, "unsupported-statement",
                                f"temporary '{name}' is used after the nest overwrote '{value.buffer}', which its "
                                "value was read from")

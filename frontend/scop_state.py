@@ -43,6 +43,15 @@ class _NotPrivate(Exception):
         self.name = name
 
 
+class _NotRebound(Exception):
+    """Temporary ``name`` is read after the nest overwrote an input of its value: rebuild the model
+    with it an expanded local (``NestState.rebound``)."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 def _int_constant(node: c_ast.Constant) -> int:
     if "int" not in node.type and node.type not in ("long", "unsigned"):
         raise _NotAffine
@@ -137,6 +146,12 @@ class NestState(c_ast.NodeVisitor):
         self.stmt_positions: list[int] = []  # positions of the enclosing loops
         self.statements: list[Statement] = []
         self.temps: dict[str, Expr | _Stale] = {}
+        #: temporaries declared in a block and reassigned only by statements of that same block
+        #: (``double dx = a - b; dx -= box * rint(dx / box);``): each assignment gives the
+        #: temporary a new value to inline (``NestStatements._rebind``), none is a statement
+        self.rebound: set[str] = set()
+        self.rebound_types: dict[str, Variable | None] = {}   # their declared types
+        self.not_rebound: frozenset[str] = frozenset()   # names a rebuild keeps as expanded locals
         self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access
         #: arrays declared in the nest's body (``float f[Q];``, for a plain parallel loop's model
         #: only): every element is one cell per iteration of the loops around the declaration

@@ -36,6 +36,7 @@ class NestStatements(NestExprs):
                          f"statement kind '{type(node).__name__}' is not supported in a loop nest")
 
     def visit_Compound(self, node: c_ast.Compound) -> None:
+        self.rebound |= _rebindable(node, self.cand.node, self.write_counts) - self.not_rebound
         for item in node.block_items or []:
             self.visit(item)
 
@@ -306,11 +307,13 @@ class NestStatements(NestExprs):
         if node.init is None:
             raise self._fail(node, "unsupported-statement",
                              f"local variable '{node.name}' is declared without an initialiser")
-        if node.name in self.written:
+        if node.name in self.written and node.name not in self.rebound:
             self._local_accumulator(node)
             return
         var = self.sym._variable(node.name, node.type)
         e = self.expr(node.init)
+        if node.name in self.rebound:
+            self.rebound_types[node.name] = var
         if var is not None:
             e = Cast(var.elem_type, e, var.scalar_type if var.scalar_type != var.elem_type else "") \
                 if not _same_type_constant(e) else e
@@ -383,6 +386,9 @@ class NestStatements(NestExprs):
         if node.op not in _ASSIGN_OPS:
             raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
         lv = node.lvalue
+        if isinstance(lv, c_ast.ID) and lv.name in self.rebound and lv.name in self.temps:
+            self._rebind(lv.name, node.op, self.expr(node.rvalue))
+            return
         if (isinstance(lv, c_ast.ID) and lv.name in self.privatizable and lv.name not in self.local_accs
                 and lv.name not in self.temps):
             self._private_definition(node, lv.name)
@@ -406,9 +412,21 @@ class NestStatements(NestExprs):
     def visit_UnaryOp(self, node: c_ast.UnaryOp) -> None:
         if node.op in ("++", "p++", "--", "p--"):
             op = "+=" if "+" in node.op else "-="
+            if isinstance(node.expr, c_ast.ID) and node.expr.name in self.rebound and node.expr.name in self.temps:
+                self._rebind(node.expr.name, op, Const("1"))
+                return
             self._statement(node, node.expr, op, Const("1"))
             return
         raise self._fail(node, "unsupported-statement", f"expression statement '{c_text(node)}' has no effect")
+
+    def _rebind(self, name: str, op: str, rhs: Expr) -> None:
+        """``t op= e`` on a rebound temporary: from here on ``t`` stands for the new value (in its
+        declared type, as C converts it on assignment); a read of ``t`` in ``e`` is the value before."""
+        var = self.rebound_types.get(name)
+        value = rhs if op == "=" else Binary(op[:-1], self.expr(c_ast.ID(name)), rhs)
+        if var is not None:
+            value = Cast(var.elem_type, value, var.scalar_type if var.scalar_type != var.elem_type else "")
+        self.temps[name] = value
 
     def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
         target = self.lvalue(lvalue, node)
@@ -426,6 +444,52 @@ class NestStatements(NestExprs):
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
             position=(*self.stmt_positions, self._next_position()), write=target, op=op, rhs=rhs,
             reads=tuple(reads), text=text, guards=self.guards))
+
+
+def _rebindable(block: c_ast.Compound, nest: c_ast.Node, write_counts: dict[str, int]) -> set[str]:
+    """Scalars declared with an initialiser among ``block``'s items whose every write in the nest
+    is a later item of the same block (``x = e;``, ``x op= e;``, ``x++;``): straight-line code,
+    so each read sees the value of the last assignment before it, a value a temporary can carry
+    (``NestState.rebound``). The name is declared once in the nest and its address is not taken."""
+    items = block.block_items or []
+    declared = {d.name: k for k, d in enumerate(items)
+                if isinstance(d, c_ast.Decl) and d.init is not None and isinstance(d.type, c_ast.TypeDecl)
+                and write_counts.get(d.name, 0) > 0}
+    if not declared:
+        return set()
+    direct: dict[str, int] = {}
+    for k, item in enumerate(items):
+        target = None
+        if isinstance(item, c_ast.Assignment) and item.op in _ASSIGN_OPS and isinstance(item.lvalue, c_ast.ID) \
+                and not isinstance(item.rvalue, c_ast.Assignment):
+            target = item.lvalue.name
+        elif isinstance(item, c_ast.UnaryOp) and item.op in ("++", "p++", "--", "p--") and isinstance(item.expr, c_ast.ID):
+            target = item.expr.name
+        if target in declared and k > declared[target]:
+            direct[target] = direct.get(target, 0) + 1
+    shadowed, addressed = _declared_twice_or_addressed(nest)
+    return {n for n, count in direct.items()
+            if count == write_counts.get(n, 0) and n not in shadowed and n not in addressed}
+
+
+def _declared_twice_or_addressed(nest: c_ast.Node) -> tuple[set[str], set[str]]:
+    seen: set[str] = set()
+    twice: set[str] = set()
+    addressed: set[str] = set()
+
+    class _V(c_ast.NodeVisitor):
+        def visit_Decl(self, n: c_ast.Decl) -> None:
+            if n.name:
+                (twice if n.name in seen else seen).add(n.name)
+            self.generic_visit(n)
+
+        def visit_UnaryOp(self, n: c_ast.UnaryOp) -> None:
+            if n.op == "&" and isinstance(n.expr, c_ast.ID):
+                addressed.add(n.expr.name)
+            self.generic_visit(n)
+
+    _V().visit(nest)
+    return twice, addressed
 
 
 def _refs(e: Expr) -> list[Access]:

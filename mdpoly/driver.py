@@ -45,6 +45,7 @@ from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
     ORIGINAL_NEST,
     HostLoop,
+    HostStatement,
     NestAnalysis,
     NestOutcome,
     PrivateLoop,
@@ -431,11 +432,21 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
     if target.name == "openmp":
         outcome = replace(outcome, pinned=_loop_pins_shown(items, rendered.regions))
     text = rendered.text
+    conditions: list[str] = []
+    notes: list[str] = []
     if _one_thread_runs_original(nest, target, options, parts, items):
-        text = f"if (mdp_team() > 1)\n{text}\nelse\n{{\n{ORIGINAL_NEST}\n}}"   # the splicer's copy of the nest
+        conditions.append("mdp_team() > 1")
+        notes.append("when the team has one thread")
         if not any("MDP_TEAM_H" in p for p in preambles):
             preambles.append(openmp_preamble(("omp.h",)))
-        outcome = replace(outcome, one_thread="the nest as written runs when the team has one thread")
+    work = _schedule_work_guard(nest, target, options, parts, items)
+    if work is not None:
+        conditions.append(work)
+        notes.append("when no computation of it has the work to run in parallel (its split parts would only "
+                     "add passes)")
+    if conditions:
+        text = f"if ({' && '.join(conditions)})\n{text}\nelse\n{{\n{ORIGINAL_NEST}\n}}"   # the splicer's copy
+        outcome = replace(outcome, one_thread="the nest as written runs " + " or ".join(notes))
     return (Replacement(nest.span, nest.function_line, text, "\n".join(definitions), "\n".join(preambles)),
             outcome)
 
@@ -481,6 +492,39 @@ def _pins_of(plan: Plan, nest: NestAnalysis) -> tuple[tuple[str, str], ...]:
     """The pinned values (``NestAnalysis.pinned``) of ``plan``'s read-only scalar parameters."""
     read = {b.name for b in plan.params if b.kind == "scalar" and not b.written}
     return tuple((name, literal) for name, literal in nest.pinned if name in read)
+
+
+_C_WORDS = frozenset({"double", "float", "long", "int", "unsigned", "short", "char", "signed", "sizeof", "size_t"})
+
+
+def _schedule_work_guard(nest: NestAnalysis, target: Target[Any, Any], options: Options, parts: list[NestOutcome],
+                         items: tuple[ScheduleItem, ...]) -> str | None:
+    """The C condition under which a scheduled nest's code can run anything in parallel, to be
+    tested once before the nest (``None``: always, or not decidable there): the disjunction of
+    its computations' run-time work guards, when every transformed part is such a guarded
+    computation and the schedule has no other parallel item. Each guard must read only names
+    the nest leaves alone (no iterator of its host loops, nothing its statements or computations
+    write), so its value before the nest is its value at every call inside. Where none holds,
+    each computation would run its own loops as written, the statements split apart by the
+    schedule as separate passes: the nest as written does the same work in one."""
+    if target.name != "openmp" or options.mpi or options.devices is not None or options.all_nests or nest.requested:
+        return None
+    if schedule_wavefronts(items) or schedule_items_of(items, PrivateLoop):
+        return None
+    done = [p for p in parts if p.status == "transformed"]
+    if not done or any(p.cost is None or p.cost.get("choice") != "guarded" or not p.cost.get("guard") for p in done):
+        return None
+    changed: set[str] = {it.iterator for it in schedule_items_of(items, HostLoop)}
+    for st in schedule_items_of(items, HostStatement):
+        changed |= source_identifiers(st.text)
+    for p in parts:
+        if p.nest.mdh is not None:
+            changed |= {b.name for b in p.nest.mdh.buffers if b.written}
+            changed |= {b.c_value for b in p.nest.mdh.buffers if b.written and b.c_value}
+    guards = list(dict.fromkeys(str(p.cost["guard"]) for p in done if p.cost is not None))
+    if any((source_identifiers(g) - _C_WORDS) & changed for g in guards):
+        return None
+    return " || ".join(f"({g})" for g in guards)
 
 
 def _one_thread_runs_original(nest: NestAnalysis, target: Target[Any, Any], options: Options,

@@ -7,17 +7,20 @@
  * scheduler tick while another process holds a core (the cost model prices synchronization quiet).
  *
  * Our own threads: the caller counts in R; libgomp's workers do too while they spin after a
- * region (a few ms by default), not once they sleep. So R at a read may hold up to n-1 of our
- * workers (n: the team this thread last returned). Their share is measured, not guessed: the
- * process's CPU time over the wall time since the last read, less the caller's 1, is the average
- * number of our workers running in that interval, at most n-1; it is subtracted from R (rounded
- * to nearest). Back-to-back regions (workers running or spinning throughout) subtract n-1, a
- * program whose workers slept subtracts 0.
+ * region (a few ms by default, for ever under OMP_WAIT_POLICY=active), not once they sleep. So R
+ * at a read may hold up to max-1 of our workers (max: omp_get_max_threads(); any region of the
+ * program may have started them, the program's own pragmas included, whatever team this helper
+ * returned last). Their share is measured, not guessed: the process's CPU time over the wall time
+ * since the last read, less the caller's 1, is the average number of our workers running in that
+ * interval, at most max-1; it is subtracted from R (rounded to nearest). Back-to-back regions
+ * (workers running or spinning throughout) subtract what they run, a program whose workers slept
+ * subtracts 0. (Capping it at the team returned last made a team of 1 stick: the workers still
+ * spinning from earlier regions then counted as other processes at every later read.)
  *
  * The reading is cached per thread for MDP_TEAM_PERIOD seconds (5 ms): a call costs a clock read
  * (tens of ns); a read, fopen/fread/fclose of /proc/loadavg and clock(), a few us. Where the file cannot be read
- * (not Linux, no /proc) the result is omp_get_max_threads(). MDP_LOADAVG names the file (tests
- * point it at a file of their own). Compiles on its own (tests/backends/test_c_files.py).
+ * (not Linux, no /proc) the result is omp_get_max_threads(). MDP_LOADAVG names the file and
+ * MDP_TEAM_CPU_NOW the process-CPU-time function (tests point them at their own). Compiles on its own (tests/backends/test_c_files.py).
  */
 #ifndef MDP_TEAM_H
 #define MDP_TEAM_H
@@ -41,7 +44,6 @@
 static MDP_TLS double mdp_team_at = -1.0; /* wall time of this thread's last read */
 static MDP_TLS double mdp_team_cpu;       /* the process's CPU time then */
 static MDP_TLS int mdp_team_free;         /* cores free at the last read (0: not read) */
-static MDP_TLS int mdp_team_last = 1;     /* the team this thread last returned */
 
 #if defined(__linux__)
 /* R of /proc/loadavg's "R/T", or -1. */
@@ -74,6 +76,9 @@ static inline int mdp_team_runnable(void) {
   return *p == '/' ? r : -1;
 }
 
+#ifndef MDP_TEAM_CPU_NOW /* tests name a clock of their own */
+#define MDP_TEAM_CPU_NOW mdp_team_cpu_now
+#endif
 static inline double mdp_team_cpu_now(void) {
   clock_t c = clock(); /* the process's CPU time, all threads (glibc) */
   return c == (clock_t)-1 ? -1.0 : (double)c / CLOCKS_PER_SEC;
@@ -81,7 +86,8 @@ static inline double mdp_team_cpu_now(void) {
 #endif
 
 static inline int mdp_team_upto(int most) {
-  int max = omp_get_max_threads();
+  int threads = omp_get_max_threads();
+  int max = threads;
   if (most > 0 && most < max)
     max = most;
   if (max <= 1)
@@ -90,15 +96,15 @@ static inline int mdp_team_upto(int most) {
   double now = omp_get_wtime();
   if (mdp_team_at < 0.0 || now - mdp_team_at >= MDP_TEAM_PERIOD) {
     int r = mdp_team_runnable();
-    double cpu = mdp_team_cpu_now();
+    double cpu = MDP_TEAM_CPU_NOW();
     int ours = 0; /* our workers counted in r: running on average since the last read */
-    if (mdp_team_at >= 0.0 && cpu >= 0.0 && mdp_team_last > 1 && now > mdp_team_at) {
+    if (mdp_team_at >= 0.0 && cpu >= 0.0 && now > mdp_team_at) {
       double busy = (cpu - mdp_team_cpu) / (now - mdp_team_at) - 1.0;
       ours = (int)(busy + 0.5);
       if (ours < 0)
         ours = 0;
-      if (ours > mdp_team_last - 1)
-        ours = mdp_team_last - 1;
+      if (ours > threads - 1)
+        ours = threads - 1;
     }
     int procs = omp_get_num_procs();
     int others = r - 1 - ours;
@@ -111,7 +117,6 @@ static inline int mdp_team_upto(int most) {
   if (mdp_team_free > 0 && mdp_team_free < max)
     max = mdp_team_free;
 #endif
-  mdp_team_last = max;
   return max;
 }
 

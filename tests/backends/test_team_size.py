@@ -79,6 +79,58 @@ def test_the_team_leaves_out_cores_taken_by_other_runnable_tasks(tmp_path: Path)
     assert rows[-1][1] == 1 and rows[0][1] == min(4, procs)
 
 
+_SPINNING = r"""
+#include <stdio.h>
+#include <time.h>
+static void set(const char *path, int r) {
+  FILE *f = fopen(path, "w");
+  fprintf(f, "0.50 0.40 0.30 %d/321 4242\n", r);
+  fclose(f);
+}
+static void pause_ms(double ms) {
+  struct timespec ts = {0, (long)(ms * 1e6)};
+  nanosleep(&ts, NULL);
+}
+int main(int argc, char **argv) {
+  const char *path = argv[1];
+  set(path, 3);                  /* the caller, a spinning worker of ours, one other process */
+  int loaded = mdp_team();       /* first read: nothing measured yet, the worker counts as other */
+  pause_ms(12);
+  set(path, 2);                  /* the other process has gone; our worker still spins */
+  int after = mdp_team();
+  printf("loaded %d after %d\n", loaded, after);
+  return 0;
+}
+"""
+
+#: the process's CPU time as if two threads ran all the time (the caller and a spinning worker)
+_TWO_RUNNING = "#include <omp.h>\nstatic double two_running(void) { return 2.0 * omp_get_wtime(); }\n"
+
+
+@pytest.mark.skipif(shutil.which("taskset") is None or len(os.sched_getaffinity(0)) < 2,
+                    reason="needs taskset and two cores")
+def test_spinning_workers_of_earlier_regions_are_not_other_processes(tmp_path: Path) -> None:
+    """After a team of 1 (another process took a core), the workers of earlier regions may still
+    spin (OMP_WAIT_POLICY=active: for ever). The process's CPU time shows them as its own, so once
+    the other process leaves, the team grows again. (The share of our workers used to be capped
+    at the team returned last: a team of 1 stuck while they spun, 2,751 of 2,752 calls of a
+    matmul with a team of 1, slower than sequential.) The CPU clock is the test's own: two
+    threads running throughout."""
+    loadavg = tmp_path / "loadavg"
+    src = tmp_path / "spin.c"
+    src.write_text(_TWO_RUNNING + "#include <stdlib.h>\n" + preamble(("omp.h",)) + _SPINNING)
+    exe = tmp_path / "spin"
+    subprocess.run(["cc", "-std=gnu99", "-O2", "-Wall", "-Werror", "-fopenmp", f'-DMDP_LOADAVG="{loadavg}"',
+                    "-DMDP_TEAM_CPU_NOW=two_running", str(src), "-o", str(exe)], check=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "2"}
+    cpus = ",".join(str(c) for c in sorted(os.sched_getaffinity(0))[:2])
+    out = subprocess.run(["taskset", "-c", cpus, str(exe), str(loadavg)], capture_output=True, text=True, env=env,
+                         check=True).stdout.split()
+    loaded, after = int(out[1]), int(out[3])
+    assert loaded == 1, out      # caller + worker + other on two cores
+    assert after == 2, out       # one thread of ours besides the caller: not another process
+
+
 def test_without_the_file_the_team_is_openmps(tmp_path: Path) -> None:
     exe = _build(tmp_path, tmp_path / "missing")
     _, rows = _run(exe, tmp_path / "written", 3, 1, 50)   # the program writes another file

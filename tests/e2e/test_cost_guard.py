@@ -295,3 +295,50 @@ def test_streaming_calls_never_go_to_the_device(tmp_path: Path) -> None:
     par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     for n in (10, 100000):
         assert _run(par, n, 2)[0] == _run(orig, n, None)[0], f"n={n}"
+
+
+#: A reduction and an update fused in one loop, inside a sequential step loop: the schedule splits
+#: them (the reduction stays as written, the update is a computation guarded by its size).
+FUSED = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    double *x = malloc((n + 1) * sizeof *x), *y = malloc((n + 1) * sizeof *y), acc = 0.0;
+    unsigned seed = 7u;
+    for (int c = 0; c < n; c++) { seed = seed * 1103515245u + 12345u; x[c] = seed % 13; y[c] = seed % 7; }
+    for (int r = 0; r < 3; r++)
+        for (int c = 0; c < n; c++) {
+            acc += y[c] * x[c];
+            x[c] = 0.5 * (x[c] + y[c]);
+        }
+    printf("%.6e %.6e\n", acc, n > 0 ? x[n / 2] : 0.0);
+    free(x); free(y);
+    return 0;
+}
+"""
+
+
+def test_a_split_nest_too_small_for_every_computation_runs_as_written(tmp_path: Path) -> None:
+    """Where no computation of a scheduled nest has the work to run in parallel (each guard,
+    over sizes the nest leaves alone, tested once before it), the nest runs as written: its split
+    parts would each run their loops as written, one more pass over the data (1.3x slower than
+    sequential at every size below the threshold before). Above it, the schedule's team forms."""
+    src = tmp_path / "fused.c"
+    src.write_text(FUSED)
+    out_c = tmp_path / "out.c"
+    stderr, _ = _mdpoly(src, out_c)
+    assert "when no computation of it has the work to run in parallel" in stderr, stderr
+    text = out_c.read_text()
+    assert re.search(r"if \(mdp_team\(\) > 1 && \(\(\(double\)\(n\)\) >= \d+\.0\)\)", text), text
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    lib = _counter(tmp_path)
+    threshold = int(re.search(r"\(\(\(double\)\(n\)\) >= (\d+)\.0\)", text).group(1))   # type: ignore[union-attr]
+    for n, teams in ((0, 0), (1000, 0), (threshold - 1, 0), (threshold, 3), (3 * threshold, 3)):
+        want = _run(orig, n, None)[0]
+        for threads in (1, 2, 3):
+            got, regions, one = _run(par, n, threads, lib)
+            assert got == want, f"n={n}, {threads} threads"
+            assert (regions, one) == ((teams, 0) if threads > 1 else (0, 0)), f"n={n}, {threads} threads"

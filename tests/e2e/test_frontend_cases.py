@@ -8,6 +8,7 @@ to the original nest there.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,14 @@ def test_alias_guard_falls_back(tmp_path: Path) -> None:
     text = out_c.read_text()
     assert text.count("mdpoly_scale_") >= 2 and "mdp_alias_ok" in text, text
     assert "      y[i] += A[i][j] * x[j];" in text  # the original nest, verbatim, in the fallback branch
+
+
+def test_rebound_temporaries_keep_their_nests_parallel(tmp_path: Path) -> None:
+    """A temporary reassigned by later statements of its block (``dx -= box * rint(dx / box);``,
+    ``d = d < m ? d : m;``, ``k++;``) is a new value to inline, not data the nest computes: the
+    conditions that test it stay predicates, and the pair loop keeps its reduction."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "rebound_temps.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    assert all(nests[line]["status"] == "transformed" for line in (16, 36, 48)), nests
+    assert nests[16]["mdh"] is not None and "+" in str(nests[16]["loops"]), nests[16]
