@@ -459,13 +459,13 @@ def _rebindable(block: c_ast.Compound, nest: c_ast.Node, write_counts: dict[str,
         return set()
     direct: dict[str, int] = {}
     for k, item in enumerate(items):
-        target = None
+        target: str | None = None
         if isinstance(item, c_ast.Assignment) and item.op in _ASSIGN_OPS and isinstance(item.lvalue, c_ast.ID) \
                 and not isinstance(item.rvalue, c_ast.Assignment):
             target = item.lvalue.name
         elif isinstance(item, c_ast.UnaryOp) and item.op in ("++", "p++", "--", "p--") and isinstance(item.expr, c_ast.ID):
             target = item.expr.name
-        if target in declared and k > declared[target]:
+        if target is not None and target in declared and k > declared[target]:
             direct[target] = direct.get(target, 0) + 1
     shadowed, addressed = _declared_twice_or_addressed(nest)
     return {n for n, count in direct.items()

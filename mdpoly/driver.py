@@ -509,7 +509,9 @@ def _schedule_work_guard(nest: NestAnalysis, target: Target[Any, Any], options: 
     schedule as separate passes: the nest as written does the same work in one."""
     if target.name != "openmp" or options.mpi or options.devices is not None or options.all_nests or nest.requested:
         return None
-    if schedule_wavefronts(items) or schedule_items_of(items, PrivateLoop):
+    if schedule_wavefronts(items):
+        return None
+    if schedule_items_of(items, PrivateLoop):
         return None
     done = [p for p in parts if p.status == "transformed"]
     if not done or any(p.cost is None or p.cost.get("choice") != "guarded" or not p.cost.get("guard") for p in done):
