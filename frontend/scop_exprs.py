@@ -488,8 +488,8 @@ class _ExprBuilder(c_ast.NodeVisitor):
         if name in nb.temps:
             value = nb.temps[name]
             if isinstance(value, _Stale):
-                if name in nb.rebound:
-                    raise _NotRebound(name)
+                if name in nb.rebound or (name in nb.nest_locals and name not in nb.not_rebound):
+                    raise _NotRebound(name)   # rebuilt with it a local of each iteration
                 raise nb._fail(node, "unsupported-statement",
                                f"temporary '{name}' is used after the nest overwrote '{value.buffer}', which its "
                                "value was read from")

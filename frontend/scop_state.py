@@ -44,8 +44,10 @@ class _NotPrivate(Exception):
 
 
 class _NotRebound(Exception):
-    """Temporary ``name`` is read after the nest overwrote an input of its value: rebuild the model
-    with it an expanded local (``NestState.rebound``)."""
+    """Temporary ``name``, declared in the nest, is read after the nest overwrote an input of its
+    value (``_Stale``): rebuild the model with it an expanded local, one per iteration of the
+    loops around its declaration (a rebound temporary, ``NestState.rebound``, or one declared
+    once: ``float out = x[i] + z; z = 0.5f * out; x[i] = out;``)."""
 
     def __init__(self, name: str) -> None:
         super().__init__(name)

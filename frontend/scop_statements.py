@@ -307,7 +307,7 @@ class NestStatements(NestExprs):
         if node.init is None:
             raise self._fail(node, "unsupported-statement",
                              f"local variable '{node.name}' is declared without an initialiser")
-        if node.name in self.written and node.name not in self.rebound:
+        if (node.name in self.written and node.name not in self.rebound) or node.name in self.not_rebound:
             self._local_accumulator(node)
             return
         var = self.sym._variable(node.name, node.type)

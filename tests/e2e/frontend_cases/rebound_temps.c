@@ -57,6 +57,21 @@ static void shifted(int n)
     }
 }
 
+/* a one-pole filter per channel: 'out' reads the state 'z' that the next statement overwrites */
+static void filter_channels(int channels, int n, float *sig)
+{
+    for (int ch = 0; ch < channels; ch++) {
+        float z = 0.0f;
+        for (int i = 0; i < n; i++) {
+            float out = sig[ch * n + i] + z;
+            z = 0.5f * out;
+            sig[ch * n + i] = out - 0.25f * z;
+        }
+    }
+}
+
+static float sig[4 * N];
+
 int main(void)
 {
     for (int i = 0; i < N; i++) {
@@ -67,6 +82,13 @@ int main(void)
     pair_forces(N, 50.0, 36.0);
     sponge(N, 12);
     shifted(N);
+    for (int i = 0; i < 4 * N; i++)
+        sig[i] = (float)((i * 37) % 19) - 9.0f;
+    filter_channels(4, N, sig);
+    double ss = 0.0;
+    for (int i = 0; i < 4 * N; i++)
+        ss += sig[i] * (i % 5 + 1);
+    printf("%.6f\n", ss);
     double sf = 0.0, sp = 0.0, sd = 0.0, sw = 0.0;
     long sb = 0;
     for (int i = 0; i < N; i++) {
