@@ -147,7 +147,8 @@ class _Resolver:
                 and node.expr.name in env:
             return env[node.expr.name].element(None, node.coord)
         if isinstance(node, c_ast.ID) and node.name in env:
-            raise UnsupportedInput(f"local pointer '{node.name}' is used other than as 'q[i]' or '*q'",
+            raise UnsupportedInput(f"local pointer '{node.name}' is used other than as '{node.name}[i]' or "
+                                   f"'*{node.name}' (passed on, compared or offset)",
                                    loc_of(node, self.fallback), "pointer-arithmetic")
         for attr in node.__slots__:
             if attr in ("coord", "__weakref__"):
