@@ -271,7 +271,11 @@ class CEmitter:
                 return [c_ast.Assignment(_ASSIGN_OPS[v.op], lhs, self.value(v.b))]
             return [c_ast.Assignment("=", lhs, self.value(v))]
         if isinstance(s, Loop):
-            return [c_ast.Pragma(p) for p in self.dialect.loop_pragmas(s)] + [self.loop(s)]
+            loop = [c_ast.Pragma(p) for p in self.dialect.loop_pragmas(s)] + [self.loop(s)]
+            if s.share is None:
+                return loop
+            return [c_ast.Compound([_decl(s.share.var, _type_decl(s.share.var, f"const {INDEX_TYPE}"),
+                                          self.share_value(s)), *loop])]
         if isinstance(s, Block):
             frees = [c_ast.FuncCall(c_ast.ID("free"), c_ast.ExprList([c_ast.ID(d.name)]))
                      for d in s.body if isinstance(d, Declare) and d.heap]
@@ -336,13 +340,33 @@ class CEmitter:
         fail = c_ast.If(c_ast.UnaryOp("!", c_ast.ID(s.name)), c_ast.FuncCall(c_ast.ID("abort"), None), None)
         return [_decl(s.name, rows(s.name), init), fail]
 
+    def share_value(self, lp: Loop) -> c_ast.Node:
+        """A parallel tile loop's run-time step (``TileShare``): ``mdp_tile_share(...)`` for the
+        dialect's team, its largest value where the dialect has no thread team."""
+        share = lp.share
+        assert share is not None
+        most = c_ast.Constant("long", str(share.most))
+        team = getattr(self.dialect, "share_team", None)
+        if team is None:
+            return most
+        points = c_ast.BinaryOp("-", self._min(lp.upper), self.affine(lp.lower))
+        others: c_ast.Node = c_ast.Constant("long", "1")
+        for lower, upper, tile in share.others:
+            size = c_ast.Constant("long", str(tile))
+            span = c_ast.BinaryOp("-", self.affine(upper), self.affine(lower))
+            count = c_ast.BinaryOp("/", c_ast.BinaryOp("+", span, c_ast.Constant("long", str(tile - 1))), size)
+            others = c_ast.BinaryOp("*", others, count)
+        args = [points, most, c_ast.Constant("long", str(share.least)), others, team(lp)]
+        return c_ast.FuncCall(c_ast.ID("mdp_tile_share"), c_ast.ExprList(args))
+
     def loop(self, lp: Loop) -> c_ast.For:
         var = c_ast.ID(lp.var)
         lower = _max([self.affine(e) for e in (lp.lower, *lp.more_lower)])
         init = c_ast.DeclList([_decl(lp.var, _type_decl(lp.var, INDEX_TYPE), lower)])
         cond = c_ast.BinaryOp("<", var, self._min(lp.upper))
-        step = (c_ast.UnaryOp("p++", c_ast.ID(lp.var)) if lp.step == 1
-                else c_ast.Assignment("+=", c_ast.ID(lp.var), c_ast.Constant("int", str(lp.step))))
+        size: c_ast.Node = c_ast.ID(lp.share.var) if lp.share else c_ast.Constant("int", str(lp.step))
+        step = (c_ast.UnaryOp("p++", c_ast.ID(lp.var)) if lp.step == 1 and not lp.share
+                else c_ast.Assignment("+=", c_ast.ID(lp.var), size))
         return c_ast.For(init, cond, step, c_ast.Compound(self.stmts(lp.body)))
 
     # }}}

@@ -48,6 +48,10 @@ class _OpenMPDialect:
             return ["omp simd" + red]
         return []
 
+    def share_team(self, loop: Loop) -> c_ast.Node:
+        """The team a parallel tile loop's run-time step (``Loop.share``) is chosen for."""
+        return c_ast.ID(_team(loop.num_threads))
+
     def thread_count(self, stmt: ThreadCount) -> c_ast.Node:
         # a region's team: chosen at run time (``mdp_team``); per-thread slots of a parallel
         # loop's team: its largest size, as the loop chooses its team itself
@@ -74,6 +78,9 @@ class _TeamDialect(_OpenMPDialect):
 
     def team_size(self) -> c_ast.Node:
         return c_ast.FuncCall(c_ast.ID("omp_get_num_threads"), None)
+
+    def share_team(self, loop: Loop) -> c_ast.Node:
+        return self.team_size()
 
     def barrier_pragmas(self) -> list[str]:
         return ["omp barrier"]
@@ -210,5 +217,6 @@ def preamble(headers: tuple[str, ...]) -> str:
     lines += ["#if defined(_OPENMP)", "#include <omp.h>", c_file("mdp_team.h").rstrip("\n"),
               "#else", "#define omp_get_max_threads() 1", "#define omp_get_thread_num() 0",
               "#define omp_get_num_threads() 1", "#ifndef MDP_TEAM_H", "#define MDP_TEAM_H",
-              "#define mdp_team() 1", "#define mdp_team_upto(n) 1", "#endif", "#endif"]
+              "#define mdp_team() 1", "#define mdp_team_upto(n) 1",
+              "#define mdp_tile_share(points, most, least, others, team) ((void) (points), (void) (least), (void) (others), (void) (team), (most))", "#endif", "#endif"]
     return "\n".join(lines) + "\n"

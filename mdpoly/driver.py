@@ -526,7 +526,8 @@ def _schedule_work_guard(nest: NestAnalysis, target: Target[Any, Any], options: 
     guards = list(dict.fromkeys(str(p.cost["guard"]) for p in done if p.cost is not None))
     if any((source_identifiers(g) - _C_WORDS) & changed for g in guards):
         return None
-    return " || ".join(f"({g})" for g in guards)
+    either = " || ".join(f"({g})" for g in guards)
+    return f"({either})" if len(guards) > 1 else either   # one operand of the conditions' '&&'
 
 
 def _one_thread_runs_original(nest: NestAnalysis, target: Target[Any, Any], options: Options,

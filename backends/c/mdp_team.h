@@ -121,4 +121,37 @@ static inline int mdp_team_upto(int most) {
 }
 
 static inline int mdp_team(void) { return mdp_team_upto(0); }
+
+/* mdp_tile_share(points, most, least, others, team): the step of a parallel tile loop over
+ * `points` points whose static schedule gives each of `team` threads an even share. `others` is
+ * the tile count of the loops collapsed with it; a thread's block of the collapsed loop holds at
+ * most ceil(tiles * others / team) tiles of `size` points, and the size that makes this least
+ * wins: among `most` (the size the tile's local buffers have) and ceil(points / c) for tile
+ * counts c from ceil(points / most) on, c up to team more; ties to the larger size (fewer
+ * tiles); at least `least` (a register block). 148 rows in tiles of 64 were 128 rows for one of
+ * two threads and 20 for the other; in tiles of 37, 74 each. */
+static inline long mdp_tile_share(long points, long most, long least, long others, int team) {
+  if (most < 1)
+    most = 1;
+  if (points <= 0 || team <= 1)
+    return most;
+  if (others < 1)
+    others = 1;
+  long best = most;
+  long best_load = ((points + most - 1) / most * others + team - 1) / team * most;
+  long first = (points + most - 1) / most;
+  for (long c = first; c <= first + team && c <= points; c++) {
+    long size = (points + c - 1) / c;
+    if (size < least)
+      size = least;
+    if (size > most)
+      size = most;
+    long load = ((points + size - 1) / size * others + team - 1) / team * size;
+    if (load < best_load || (load == best_load && size > best)) {
+      best = size;
+      best_load = load;
+    }
+  }
+  return best;
+}
 #endif

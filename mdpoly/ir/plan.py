@@ -141,6 +141,23 @@ Distribution = Literal["block", "cyclic", "dynamic"]
 
 
 @dataclass(frozen=True, slots=True)
+class TileShare:
+    """The step of a parallel tile loop chosen at run time: the tiles' count a multiple of the
+    team's size where their size allows, so that a static schedule hands every thread the same
+    number of points (148 rows in tiles of 64 were 128 rows for one of two threads, 20 for the
+    other). ``var`` holds the size: at least ``least`` (a register block) and at most ``most``
+    (the tile the plan was lowered with, which sizes its local buffers), the points of the tile
+    loop's range ``[lower, min(upper))`` in as few tiles as that allows, rounded up to a multiple
+    of the team (``others``: the tile counts of the other loops of a collapsed parallel loop,
+    whose product the count multiplies)."""
+
+    var: str
+    most: int
+    least: int = 1
+    others: tuple[tuple[Affine, Affine, int], ...] = ()   # (lower, upper, tile) of each
+
+
+@dataclass(frozen=True, slots=True)
 class Loop:
     """``for (var = max(lower, more_lower...); var < min(upper...); var += step)``.
 
@@ -156,6 +173,8 @@ class Loop:
     (0 = point loop, 1 = outermost tile loop, 2 = inner tile loop, ``REGISTER_LAYER`` = a register
     block loop, whose body covers the points ``var .. var + step - 1`` of ``dim`` unrolled);
     ``dim == -1`` for helper loops (over thread partials, or the SIMD lanes of a register block).
+    ``share``: a parallel tile loop whose step is chosen at run time (``TileShare``; ``step`` is
+    then its largest value, and the point loops inside end at ``var + share.var``).
     """
 
     var: str
@@ -171,6 +190,7 @@ class Loop:
     num_threads: int = 0
     more_lower: tuple[Affine, ...] = ()
     distribution: Distribution = "block"
+    share: TileShare | None = None
 
 
 @dataclass(frozen=True, slots=True)

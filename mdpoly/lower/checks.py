@@ -195,10 +195,29 @@ def _covered(plan: Plan, path: LoopPath, head: str, its: list[str],
     return _path_set(path, head, its, ends)
 
 
+def _fix(a: Affine, fixed: dict[str, int]) -> Affine:
+    """``a`` with each name of ``fixed`` replaced by its value."""
+    terms = {n: c for n, c in a.terms if n not in fixed}
+    return Affine.of(terms, a.constant + sum(c * fixed[n] for n, c in a.terms if n in fixed))
+
+
+def _fix_shares(lp: Loop, fixed: dict[str, int]) -> Loop:
+    return replace(lp, lower=_fix(lp.lower, fixed), upper=tuple(_fix(u, fixed) for u in lp.upper),
+                   more_lower=tuple(_fix(e, fixed) for e in lp.more_lower), share=None)
+
+
 def _path_set(path: LoopPath, head: str, its: list[str], ends: dict[str, BlockEnd]) -> isl.Set:
     """The iterator points (over ``its``) a path of loops and guards lets through; every other
     loop variable is existential."""
     loops = tuple(x for x in path if isinstance(x, Loop))
+    # a tile step chosen at run time (``TileShare``) is checked at its largest value: the loops
+    # cover their range in tiles of any size
+    fixed = {lp.share.var: lp.share.most for lp in loops if lp.share is not None}
+    if fixed:
+        loops = tuple(_fix_shares(lp, fixed) for lp in loops)
+        ends = {n: BlockEnd(_fix(e.lower, fixed), tuple(_fix(u, fixed) for u in e.upper), e.step)
+                for n, e in ends.items()}
+        path = tuple(_fix_shares(x, fixed) if isinstance(x, Loop) else x for x in path)
     exist = [lp.var for lp in loops if lp.var not in its]
     cons: list[str] = []
     used: set[str] = set()

@@ -68,6 +68,7 @@ from mdpoly.ir.plan import (
     TeamThreads,
     ThreadCount,
     ThreadNum,
+    TileShare,
     Value,
     Var,
 )
@@ -188,7 +189,23 @@ class _Lowerer:
         else:
             outer = _var(self.tvar(d, layer - 1))
             lo, up = outer, (_add(outer, _const(t[layer - 2])), self.hi(d))
-        return Loop(self.tvar(d, layer), lo, up, t[layer - 1], body, dim=d, layer=layer)
+        return Loop(self.tvar(d, layer), lo, up, t[layer - 1], body, dim=d, layer=layer,
+                    share=self.share(d) if layer == 1 else None)
+
+    def share(self, d: int) -> TileShare | None:
+        """The run-time step of ``d``'s parallel tile loop (``TileShare``), where it has one: the
+        first parallel dim, of an extent known only at run time (a static one's tile is the
+        tuner's to choose), tiled once, its tiles handed out in blocks -- not packed panels,
+        whose tiles are per-thread shares already."""
+        p = self.p
+        if (not p.parallel_dims or d != p.parallel_dims[0] or self.dims[d].static_extent is not None
+                or len(p.tiles[d]) != 1 or p.distribution != "block" or self.packed):
+            return None
+        least = p.register_tile[d] if p.register_tile else 1
+        if p.tiles[d][0] <= least:
+            return None
+        others = tuple((self.dims[e].lower, self.hi(e), p.tiles[e][0]) for e in p.parallel_dims[1:])
+        return TileShare(f"{PREFIX}{self.it(d)}_ts", p.tiles[d][0], least, others)
 
     def point_range(self, d: int) -> tuple[Affine, tuple[Affine, ...]]:
         t = self.p.tiles[d]
@@ -198,7 +215,8 @@ class _Lowerer:
         ext = self.dims[d].static_extent
         if ext is not None and t[-1] >= ext and len(t) == 1:
             return base, (self.hi(d),)
-        return base, (_add(base, _const(t[-1])), self.hi(d))
+        share = self.share(d)
+        return base, (_add(base, _var(share.var) if share else _const(t[-1])), self.hi(d))
 
     def point_loop(self, d: int, body: tuple[Stmt, ...], simd: bool = False,
                    reductions: tuple[tuple[Combine, str], ...] = (),
@@ -697,9 +715,8 @@ class _Lowerer:
         if self.p.parallel_dims:
             first = stmts[0]
             assert isinstance(first, Loop)
-            stmts = (Loop(first.var, first.lower, first.upper, first.step, first.body, first.dim, first.layer,
-                          "parallel", len(self.p.parallel_dims), num_threads=self.p.num_threads,
-                          distribution=self.p.distribution),)
+            stmts = (replace(first, schedule="parallel", collapse=len(self.p.parallel_dims),
+                             num_threads=self.p.num_threads, distribution=self.p.distribution),)
         return self.pack_buffers(stmts)
 
     def lower_split(self) -> tuple[tuple[Stmt, ...], TeamForm | None]:

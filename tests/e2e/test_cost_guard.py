@@ -342,3 +342,40 @@ def test_a_split_nest_too_small_for_every_computation_runs_as_written(tmp_path: 
             got, regions, one = _run(par, n, threads, lib)
             assert got == want, f"n={n}, {threads} threads"
             assert (regions, one) == ((teams, 0) if threads > 1 else (0, 0)), f"n={n}, {threads} threads"
+
+
+TWO_GUARDS = FUSED.replace(
+    "double *x = malloc((n + 1) * sizeof *x)",
+    "double *z = malloc((8 * n + 1) * sizeof *z);\n    double *x = malloc((n + 1) * sizeof *x)").replace(
+    "            acc += y[c] * x[c];\n",
+    "            acc += y[c] * x[c];\n            for (int k = 0; k < 8; k++)\n"
+    "                z[c * 8 + k] = x[c] * k + y[c];\n").replace(
+    'printf("%.6e %.6e\\n", acc, n > 0 ? x[n / 2] : 0.0);',
+    'printf("%.6e %.6e %.6e\\n", acc, n > 0 ? x[n / 2] : 0.0, n > 0 ? z[4 * n + 3] : 0.0);')
+
+
+def test_a_split_nest_whose_computations_have_different_guards_tests_either(tmp_path: Path) -> None:
+    """Two computations with guards of their own (8 points of 'z' per point of 'x'): the nest's
+    condition is either guard, as one operand of the conditions' '&&', and the schedule's team
+    forms from the smaller threshold up; below it the nest runs as written."""
+    assert "z[c * 8 + k]" in TWO_GUARDS and "z[4 * n + 3]" in TWO_GUARDS
+    src = tmp_path / "two.c"
+    src.write_text(TWO_GUARDS)
+    out_c = tmp_path / "out.c"
+    stderr, _ = _mdpoly(src, out_c)
+    assert "when no computation of it has the work to run in parallel" in stderr, stderr
+    text = out_c.read_text()
+    cond = re.search(r"if \(\(\(\(\(double\)\(n\)\) \* \(8\.0\) >= (\d+)\.0\) \|\| \(\(\(double\)\(n\)\) >= \d+\.0\)\)\)",
+                     text)
+    assert cond, text
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    lib = _counter(tmp_path)
+    small = -(-int(cond.group(1)) // 8)   # the least n the 8-point computation's guard lets through
+    for n in (0, 1000, small - 1, small, 3 * small):
+        want = _run(orig, n, None)[0]
+        for threads in (1, 2):
+            got, regions, _ = _run(par, n, threads, lib)
+            assert got == want, f"n={n}, {threads} threads"
+            if n < small:
+                assert regions == 0, f"n={n}, {threads} threads: {regions} teams below both guards"
