@@ -464,25 +464,79 @@ class CEmitter:
 
     def _checks(self, checks: tuple[AliasCheck, ...],
                 preconditions: tuple[Precondition, ...]) -> tuple[c_ast.Node, list[c_ast.Node]]:
-        """The run-time checks as one condition and the loops that then check rows of indirect
-        buffers one by one (each ``mdp_alias_ok = test`` while ``mdp_alias_ok`` holds)."""
+        """The run-time checks as one condition and the statements that then check rows of
+        indirect buffers one by one, while ``mdp_alias_ok`` holds: first the rows of each buffer
+        the nest writes through its row pointers (``AliasCheck(r, r)``: in address order, their
+        envelope apart from the row pointers), then the envelopes against the other ranges, then
+        the rows of the other indirect buffers against what they may not overlap."""
         simple: list[c_ast.Node] = [self.precondition(p) for p in preconditions]
-        per_row: list[tuple[AddressRange, c_ast.Node]] = []
         row = c_ast.ID(f"{_GUARD}r")
+        written = [c.a for c in checks if c.a == c.b and c.a.row_lo is not None]
+        envelope = {r.buffer: (c_ast.ID(f"{_GUARD}lo{k}"), c_ast.ID(f"{_GUARD}hi{k}")) for k, r in enumerate(written)}
+        after: list[c_ast.Node] = []
+        per_row: list[tuple[AddressRange, c_ast.Node]] = []
         for chk in checks:
-            a, b = (chk.a, chk.b) if chk.b.row_lo is None else (chk.b, chk.a)
-            simple.append(_disjoint(self._bytes(a), self._bytes(b)))
-            if a.row_lo is not None:
-                per_row.append((a, _disjoint(self._row_bytes(a, row), self._bytes(b))))
+            if chk.a == chk.b:
+                continue
+            w = chk.a if chk.a.buffer in envelope else chk.b if chk.b.buffer in envelope else None
+            if w is None:
+                a, b = (chk.a, chk.b) if chk.b.row_lo is None else (chk.b, chk.a)
+                simple.append(_disjoint(self._bytes(a), self._bytes(b)))
+                if a.row_lo is not None:
+                    per_row.append((a, _disjoint(self._row_bytes(a, row), self._bytes(b))))
+                continue
+            x = chk.b if w is chk.a else chk.a
+            simple.append(_disjoint(self._bytes(w), self._bytes(x)))        # the row pointers, or ranges
+            after.append(_disjoint(envelope[w.buffer], self._bytes(x)))      # w's rows
+            if x.buffer in envelope:
+                after.append(_disjoint(envelope[x.buffer], self._bytes(w)))
+            if x.row_lo is not None:
+                per_row.append((x, _disjoint(self._row_bytes(x, row), envelope[w.buffer])))
         ok = c_ast.ID(f"{_GUARD}ok")
         loops: list[c_ast.Node] = []
+        for rng in written:
+            loops += self._ordered_rows(rng, envelope[rng.buffer], ok, row)
+        if after:
+            loops.append(c_ast.Assignment("=", ok, _all([ok, *after])))
         for rng, test in per_row:
             assert rng.lo is not None and rng.hi is not None
             loops.append(c_ast.For(
                 c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), self.affine(rng.lo))]),
                 c_ast.BinaryOp("&&", ok, c_ast.BinaryOp("<=", row, self.affine(rng.hi))),
                 c_ast.UnaryOp("p++", row), c_ast.Assignment("=", ok, test)))
-        return _all(simple), loops
+        return _all(simple) if simple else c_ast.Constant("int", "1"), loops
+
+    def _ordered_rows(self, r: AddressRange, env: tuple[c_ast.ID, c_ast.ID], ok: c_ast.ID,
+                      row: c_ast.ID) -> list[c_ast.Node]:
+        """Declare ``env``, the envelope of ``r``'s rows, and test (while ``ok`` holds, and the
+        range has rows) that they lie in address order up or down, each ending before the next
+        starts, and apart from the row pointers: ``ok`` is then whether they are disjoint."""
+        assert r.lo is not None and r.hi is not None
+        up, down = c_ast.ID(f"{_GUARD}up"), c_ast.ID(f"{_GUARD}down")
+        char_ptr = c_ast.PtrDecl([], c_ast.TypeDecl(None, ["const"], None, c_ast.IdentifierType(["char"])))
+        decls = [c_ast.Decl(e.name, [], [], [], [], c_ast.PtrDecl([], c_ast.TypeDecl(e.name, ["const"], None,
+                                                                                  c_ast.IdentifierType(["char"]))),
+                            c_ast.Cast(c_ast.Typename(None, [], None, char_ptr), c_ast.Constant("int", "0")), None)
+                 for e in env]
+        nxt = c_ast.BinaryOp("+", row, c_ast.Constant("int", "1"))
+        here, there = self._row_bytes(r, row), self._row_bytes(r, nxt)
+        scan = c_ast.For(
+            c_ast.DeclList([_decl(row.name, _type_decl(row.name, INDEX_TYPE), self.affine(r.lo))]),
+            c_ast.BinaryOp("<", row, self.affine(r.hi)), c_ast.UnaryOp("p++", row),
+            c_ast.Compound([
+                c_ast.Assignment("=", up, c_ast.BinaryOp("&&", up, c_ast.BinaryOp("<=", here[1], there[0]))),
+                c_ast.Assignment("=", down, c_ast.BinaryOp("&&", down, c_ast.BinaryOp("<=", there[1], here[0])))]))
+        lo_row, hi_row = self._row_bytes_at(r, r.lo), self._row_bytes_at(r, r.hi)
+        body = c_ast.Compound([
+            _decl(up.name, _type_decl(up.name, "int"), c_ast.Constant("int", "1")),
+            _decl(down.name, _type_decl(down.name, "int"), c_ast.Constant("int", "1")),
+            scan,
+            c_ast.Assignment("=", ok, c_ast.BinaryOp("||", up, down)),
+            c_ast.Assignment("=", env[0], c_ast.TernaryOp(up, lo_row[0], hi_row[0])),
+            c_ast.Assignment("=", env[1], c_ast.TernaryOp(up, hi_row[1], lo_row[1])),
+            c_ast.Assignment("=", ok, c_ast.BinaryOp("&&", ok, _disjoint(env, self._bytes(r))))])
+        has_rows = c_ast.BinaryOp("<=", self.affine(r.lo), self.affine(r.hi))
+        return [*decls, c_ast.If(c_ast.BinaryOp("&&", ok, has_rows), body, None)]
 
     def team_call(self, plan: Plan, name: str) -> tuple[str, str, str]:
         """A call of ``name`` (``plan``'s function as run by every thread of an enclosing parallel
@@ -532,13 +586,17 @@ class CEmitter:
             lo, end = c_ast.BinaryOp("*", lo, stride), c_ast.BinaryOp("*", end, clone(stride))
         return (_as_bytes(c_ast.BinaryOp("+", base, lo)), _as_bytes(c_ast.BinaryOp("+", clone(base), end)))
 
-    def _row_bytes(self, r: AddressRange, row: c_ast.ID) -> tuple[c_ast.Node, c_ast.Node]:
+    def _row_bytes(self, r: AddressRange, row: c_ast.Node) -> tuple[c_ast.Node, c_ast.Node]:
+        """``[first, end)`` of the elements of row ``row`` of indirect ``r`` that the nest touches."""
         assert r.row_lo is not None and r.row_hi is not None
 
         def at(e: Affine) -> c_ast.Node:
-            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(self._buffer(r.buffer), c_ast.ID(row.name)),
+            return _as_bytes(c_ast.BinaryOp("+", c_ast.ArrayRef(self._buffer(r.buffer), clone(row)),
                                             self.affine(e)))
         return at(r.row_lo), at(_plus_one(r.row_hi))
+
+    def _row_bytes_at(self, r: AddressRange, index: Affine) -> tuple[c_ast.Node, c_ast.Node]:
+        return self._row_bytes(r, self.affine(index))
 
 
 _WIDE_TYPES = frozenset({"long", "long int", "signed long", "signed long int", "long long", "long long int"})

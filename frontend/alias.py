@@ -11,8 +11,14 @@ already forbid them to overlap anything that is modified. A gathered pointer
 (``Scop.inspected``) spans the elements a run-time inspection of the nest's subscripts found
 (``mdpoly.frontend.inspector``).
 
-Writes through the row pointers of an indirect buffer (``float **A``) would need every pair of
-rows checked; such nests are kept (code ``indirect-write``).
+Writes through the row pointers of an indirect buffer (``double **A``, ``A[i][j] = ...``) need
+its rows disjoint: the model treats ``A[i]`` and ``A[i+1]`` as different memory. Such a buffer
+gets the check ``AliasCheck(r, r)`` of its one range ``r``: at run time its rows must lie in
+address order (up or down), each ending before the next starts, and apart from its own array
+of row pointers; checks against the other buffers then take its rows' envelope. Rows allocated
+one by one in order, or row pointers into one block, pass; rows in any other order, or a
+buffer whose rows the nest reaches through ranges of different shapes (kept, ``indirect-write``),
+do not.
 """
 
 from __future__ import annotations
@@ -37,12 +43,18 @@ def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
     """
     written = {s.write.buffer for s in scop.statements}
     vars_ = [v for v in scop.variables if v.kind != "local"]
-    for s in scop.statements:
-        if scop.variable(s.write.buffer).kind == "indirect":
-            raise UnsupportedInput(f"'{s.write.to_c()}' writes through row pointers of '{s.write.buffer}', which "
-                                   "may point to overlapping rows", s.loc, "indirect-write")
     ranges = _ranges(scop)
     checks: list[AliasCheck] = []
+    for s in scop.statements:
+        if scop.variable(s.write.buffer).kind != "indirect":
+            continue
+        rows = ranges.get(s.write.buffer, [])
+        if len(rows) != 1 or rows[0].row_lo is None:
+            raise UnsupportedInput(f"'{s.write.to_c()}' writes through row pointers of '{s.write.buffer}', whose "
+                                   "rows the nest reaches in ranges of different shapes: their overlap cannot be "
+                                   "checked at run time", s.loc, "indirect-write")
+        if AliasCheck(rows[0], rows[0]) not in checks:
+            checks.append(AliasCheck(rows[0], rows[0]))
     for x, y in combinations(vars_, 2):
         if not _may_overlap(x, y) or (x.name not in written and y.name not in written) or same_struct_array(x, y):
             continue

@@ -256,6 +256,9 @@ class AliasCheck:
 
     Emitted for pointers that might point into the same memory (pointer parameters without
     ``restrict``); when the check fails at run time, the original nest runs instead.
+    ``a == b`` (an indirect buffer the nest writes through its row pointers): its rows lie in
+    address order, each ending before the next starts, apart from its array of row pointers; in
+    the other checks of the nest its rows then count as their envelope.
     """
 
     a: AddressRange
@@ -357,7 +360,10 @@ class MdhExpr:
                 binds = ", ".join(f"{p}={a.to_c()}" for p, a in zip(o.finish.params, o.finish.inputs))
                 lines.append(f"  finally {o.access.to_c()} = {o.finish.expr} [{o.finish.result}=R{'; ' + binds if binds else ''}]")
         for c in self.alias_checks:
-            lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
+            if c.a == c.b:
+                lines.append(f"  requires rows in address order, apart: {_range_text(c.a)}")
+            else:
+                lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
         for p in self.preconditions:
             lines.append(f"  requires {p.c_expr} ({p.reason})")
         if self.domain:

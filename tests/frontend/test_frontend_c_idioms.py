@@ -59,8 +59,9 @@ def test_array_objects_need_no_alias_check(analyze):
 
 
 CODES = [
-    ("indirect-write", "void f(int n, float **A) {\n  for (int i = 0; i < n; i++)\n    for (int j = 0; j < n; j++)\n"
-                       "      A[i][j] = 0;\n}\n", (6, 7)),
+    # rows written (1..n-1) and read (row 0) in ranges of different shapes: no one order check
+    ("indirect-write", "void f(int n, float **A) {\n  for (int i = 1; i < n; i++)\n    for (int j = 0; j < n; j++)\n"
+                       "      A[i][j] = A[0][j] + 1;\n}\n", (6, 7)),
     ("already-parallel", "void f(int n, float *A) {\n  #pragma omp parallel for\n  for (int i = 0; i < n; i++)\n"
                          "    A[i] = 0;\n}\n", (5, 3)),
     ("local-accumulator", "void f(int n, float *A, float *B, float *C) {\n  for (int i = 0; i < n; i++) {\n"
@@ -74,3 +75,14 @@ def test_new_reason_codes(analyze, code, body, where):
     n = one(analyze, body)
     assert n.mdh is None and n.kept.code == code, n.kept
     assert (n.kept.loc.file, n.kept.loc.line, n.kept.loc.column) == ("in.c", *where), n.kept
+
+
+def test_writes_through_row_pointers_need_their_rows_in_order(analyze):
+    """``A[i][j] = ...`` through ``float **A``: accepted, with the check that A's rows lie in
+    address order and apart (``AliasCheck(r, r)``), and a no-overlap check against ``B``'s rows."""
+    n = one(analyze, "void f(int n, float **A, float **B) {\n  for (int i = 0; i < n; i++)\n"
+                     "    for (int j = 0; j < n; j++)\n      A[i][j] = B[j][i];\n}\n")
+    assert n.mdh is not None, n.kept
+    own = [c for c in n.mdh.alias_checks if c.a == c.b]
+    assert [c.a.buffer for c in own] == ["A"] and own[0].a.row_lo is not None
+    assert any({c.a.buffer, c.b.buffer} == {"A", "B"} for c in n.mdh.alias_checks)
