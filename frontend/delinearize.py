@@ -47,7 +47,7 @@ from math import gcd
 
 from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import NameTypes, expr_type
-from mdpoly.frontend.guarded_reads import Bound, narrowed, within_domain
+from mdpoly.frontend.guarded_reads import Bound, affine_constraints, narrowed, within_domain
 from mdpoly.frontend.loop_types import math_text
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, Precondition
@@ -389,12 +389,14 @@ class Delinearizer:
         for use in self.uses:
             shape = shapes[use.array]
             at = where
+            domain = use.domain
             if use.guard and use.array not in written:  # evaluated only under its selects' conditions
                 at = narrowed(where, use.guard)
+                domain += affine_constraints(use.guard)
                 if at != where:
                     self.lazy.add(use.array)
             if use.array not in written and use.subs:
-                low, high, tightened = within_domain(use.subs[0], *box_extremes(use.subs[0], at), use.domain, its)
+                low, high, tightened = within_domain(use.subs[0], *box_extremes(use.subs[0], at), domain, its)
                 if tightened:
                     self.lazy.add(use.array)
                 here = (low, high)
@@ -403,7 +405,7 @@ class Delinearizer:
                 sub, ext = use.subs[k], shape[k]
                 lo, hi = box_extremes(sub, at)
                 if use.array not in written:  # evaluated only in its statement's domain
-                    lo, hi, tightened = within_domain(sub, lo, hi, use.domain, its)
+                    lo, hi, tightened = within_domain(sub, lo, hi, domain, its)
                     if tightened:
                         self.lazy.add(use.array)
                 shown = [self.shown.get(d, d) for d in shape]

@@ -44,7 +44,10 @@ _NEGATE = {"<": ">=", "<=": ">", ">": "<=", ">=": "<", "==": "!=", "!=": "=="}
 
 @dataclass(frozen=True, slots=True)
 class Bound:
-    """``iterator >= value`` (``ge``), ``<= value`` (``le``) or ``!= value`` (``ne``), in parameters."""
+    """``iterator >= value`` (``ge``), ``<= value`` (``le``) or ``!= value`` (``ne``), in parameters;
+    or (``affine``, no iterator) ``value >= 0`` over several iterators (``x + t >= 0`` of a clamped
+    tap ``x + t < 0 ? row[0] : row[x + t]``), which bounds subscripts that differ from ``value``
+    by parameters only (``within_domain``)."""
 
     iterator: str
     op: str
@@ -80,7 +83,7 @@ def bounds_of(cond: c_ast.Node, taken: bool, iterators: set[str],
     diff = _minus(left, right)  # cond: diff op 0
     its = [(n, c) for n, c in diff.terms if n in iterators]
     if len(its) != 1 or its[0][1] not in (1, -1):
-        return ()
+        return _affine_bounds(diff, cond.op if taken else _NEGATE[cond.op]) if its else ()
     name, c = its[0]
     op = cond.op if c == 1 else _FLIP[cond.op]
     value = _minus(Affine.of({name: 1}), Affine(diff.terms, diff.constant) if c == 1 else
@@ -89,6 +92,18 @@ def bounds_of(cond: c_ast.Node, taken: bool, iterators: set[str],
     return {"<": (Bound(name, "le", _plus(value, -1)),), "<=": (Bound(name, "le", value),),
             ">": (Bound(name, "ge", _plus(value, 1)),), ">=": (Bound(name, "ge", value),),
             "==": (Bound(name, "ge", value), Bound(name, "le", value)), "!=": (Bound(name, "ne", value),)}[op]
+
+
+def _affine_bounds(diff: Affine, op: str) -> tuple[Bound, ...]:
+    """``diff op 0`` over integers as ``affine`` bounds (each ``value >= 0``)."""
+    neg = Affine.of({n: -c for n, c in diff.terms}, -diff.constant)
+    ge = {"<": (_plus(neg, -1),), "<=": (neg,), ">": (_plus(diff, -1),), ">=": (diff,), "==": (diff, neg)}
+    return tuple(Bound("", "affine", g) for g in ge.get(op, ()))
+
+
+def affine_constraints(bounds: tuple[Bound, ...]) -> tuple[Affine, ...]:
+    """The ``affine`` bounds of ``bounds`` as constraints ``g >= 0`` (``within_domain``'s form)."""
+    return tuple(b.value for b in bounds if b.op == "affine")
 
 
 @contextmanager

@@ -53,3 +53,17 @@ def test_rebound_temporaries_keep_their_nests_parallel(tmp_path: Path) -> None:
     nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
     assert all(nests[line]["status"] == "transformed" for line in (16, 36, 48, 63)), nests
     assert nests[16]["mdh"] is not None and "+" in str(nests[16]["loops"]), nests[16]
+
+
+def test_clamped_taps_need_no_precondition_on_the_radius(tmp_path: Path) -> None:
+    """``row[clampi(x + t, 0, w - 1)]`` and ``x - t < 0 ? 0.0f : src[y*w + x - t]``: each read of
+    the unclamped tap is evaluated only where its two-iterator index lies in the row, so the
+    nests run in parallel without a run-time condition on the radius (before, ``-r >= 0``: never
+    true for a real blur, the generated code never ran)."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "clamped_taps.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    for line in (11, 25):
+        assert nests[line]["status"] == "transformed", nests[line]
+        text = json.dumps(nests[line])
+        assert "-(long long)r" not in text and "(long long)r" not in text, text
