@@ -45,6 +45,8 @@ from dataclasses import dataclass, replace
 from itertools import pairwise
 from math import gcd
 
+import islpy as isl
+
 from mdpoly.frontend.box import bounding_box, box_extremes
 from mdpoly.frontend.expr_types import NameTypes, expr_type
 from mdpoly.frontend.guarded_reads import Bound, affine_constraints, narrowed, within_domain
@@ -385,7 +387,7 @@ class Delinearizer:
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
         written = {s.write.buffer for s in scop.statements}
         out: list[Precondition] = []
-        rows: dict[str, tuple[Affine, Affine] | None] = {}
+        rows: dict[str, list[tuple[Affine, Affine]]] = {}
         for use in self.uses:
             shape = shapes[use.array]
             at = where
@@ -400,7 +402,7 @@ class Delinearizer:
                 if tightened:
                     self.lazy.add(use.array)
                 here = (low, high)
-                rows[use.array] = _widen(rows[use.array], here) if use.array in rows else here
+                rows.setdefault(use.array, []).append(here)
             for k in range(1, len(shape)):
                 sub, ext = use.subs[k], shape[k]
                 lo, hi = box_extremes(sub, at)
@@ -425,15 +427,34 @@ class Delinearizer:
                         text = f"{divisor} > 0 && {math_text(below)} <= {dividend} / ({divisor})"
                     if text not in {p.c_expr for p in out}:
                         out.append(Precondition(text, why))
-        self.lazy_rows = {a: r for a, r in rows.items() if a in self.lazy}
+        # where the loops run, every extent is at least 1 (else no read is evaluated at all)
+        runs = [_minus(_minus(b.upper, b.lower), Affine.of({}, 1)) for b in where.values()]
+        self.lazy_rows = {a: _cover(r, runs) for a, r in rows.items() if a in self.lazy}
         return tuple(out)
 
 
-def _widen(a: tuple[Affine, Affine] | None, b: tuple[Affine, Affine]) -> tuple[Affine, Affine] | None:
-    """The (lowest, highest) covering both, where the bounds differ by constants; else None."""
-    if a is None or a[0].terms != b[0].terms or a[1].terms != b[1].terms:
-        return None
-    return (Affine(a[0].terms, min(a[0].constant, b[0].constant)), Affine(a[1].terms, max(a[1].constant, b[1].constant)))
+def _cover(ranges: list[tuple[Affine, Affine]], facts: list[Affine]) -> tuple[Affine, Affine] | None:
+    """The (lowest, highest) of ``ranges`` that covers them all: a low bound no greater than any
+    other and a high bound no less, whenever every ``fact >= 0`` holds (the rows ``0``, ``h - 1``
+    and ``0 .. h - 1`` of a clamped tap: ``0 .. h - 1``, as ``h >= 1`` where the loops run);
+    ``None`` where no bound is provably extreme."""
+    lows, highs = [r[0] for r in ranges], [r[1] for r in ranges]
+    low = next((x for x in lows if all(_nonnegative(_minus(y, x), facts) for y in lows)), None)
+    high = next((x for x in highs if all(_nonnegative(_minus(x, y), facts) for y in highs)), None)
+    return None if low is None or high is None else (low, high)
+
+
+def _nonnegative(a: Affine, facts: list[Affine]) -> bool:
+    """``a >= 0`` for every value of its names where each ``fact >= 0`` holds (isl decides)."""
+    if a.is_constant:
+        return a.constant >= 0
+    names = sorted(a.names().union(*(f.names() for f in facts)))
+    cons = " and ".join([f"{_isl_text(f)} >= 0" for f in facts] + [f"{_isl_text(a)} < 0"])
+    return bool(isl.Set(f"[{', '.join(names)}] -> {{ : {cons} }}").is_empty())
+
+
+def _isl_text(a: Affine) -> str:
+    return a.to_c().replace(" * ", "*")
 
 
 def _minus(a: Affine, b: Affine) -> Affine:

@@ -411,6 +411,32 @@ def gains_on_one_thread(plan: Plan) -> bool:
                 order.append(st.dim)
     return order != sorted(order)
 
+def one_thread_gain_extent(plan: Plan) -> Affine | None:
+    """Where ``plan``'s gain on one thread (``gains_on_one_thread``) is only a reduction's, run by a
+    SIMD loop over a dim whose extent is known only at run time, that extent: the gain needs
+    ``MIN_VECTOR_EXTENT`` points of it (a vertical blur's 3 channels made the vector loop, and
+    the generated code ran 2-3.5x slower than the nest as written on one thread). ``None``: the
+    gain does not depend on a run-time extent (a register block, reordered point loops, a SIMD
+    dim of static extent), or there is none."""
+    if not gains_on_one_thread(plan) or not any(d.combine.is_reduction for d in plan.mdh.dims):
+        return None
+    order: list[int] = []
+    simd: set[int] = set()
+    for st in walk(plan.body):
+        if isinstance(st, Loop) and st.dim >= 0:
+            if st.layer == REGISTER_LAYER:
+                return None
+            if st.layer == 0:
+                if st.dim not in order:
+                    order.append(st.dim)
+                if st.schedule == "simd":
+                    simd.add(st.dim)
+    concat_order = [d for d in order if not plan.mdh.dims[d].combine.is_reduction]
+    if concat_order != sorted(concat_order) or len(simd) != 1:
+        return None   # reordered concat loops (strides) gain whatever the extents
+    dim = plan.mdh.dims[simd.pop()]
+    return dim.extent if dim.static_extent is None else None
+
 # }}}
 
 

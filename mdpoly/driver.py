@@ -28,6 +28,7 @@ from mdpoly.cost_model import (
     gains_on_one_thread,
     guard_private_loops,
     min_phase_ops,
+    one_thread_gain_extent,
 )
 from mdpoly.device_limits import planning_limits
 from mdpoly.diagnostics import (
@@ -38,9 +39,10 @@ from mdpoly.diagnostics import (
     SourceLoc,
     UnsupportedInput,
 )
+from mdpoly.frontend.loop_types import math_text
 from mdpoly.hybrid import GPU_TARGETS, guarded_hybrid, loses_at_every_size, on_the_host, plan_file, with_device
 from mdpoly.ir.kernel import KernelPlan
-from mdpoly.ir.mdh import MdhExpr, Precondition
+from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
     ORIGINAL_NEST,
@@ -61,6 +63,7 @@ from mdpoly.ir.ranks import RankRefusal, RankSplit
 from mdpoly.ir.residency import DeviceData
 from mdpoly.ir.target import TargetCaps
 from mdpoly.lower.gpu import lower_gpu
+from mdpoly.lower.heuristics import MIN_VECTOR_EXTENT
 from mdpoly.lower.split import split_for_ranks
 from mdpoly.options import Options, for_function
 from mdpoly.profitability import reduction_in_host_loop, reductions_in_host_loops
@@ -182,6 +185,13 @@ def _guarded(mdh: MdhExpr, cost: CostDecision) -> MdhExpr:
 ONE_THREAD = Precondition("mdp_team() > 1", "a team of two or more threads (with one, the nest as written is faster)")
 
 
+def _one_thread_needs(extent: Affine) -> Precondition:
+    """``ONE_THREAD``, or a SIMD loop long enough to gain on one thread (``one_thread_gain_extent``)."""
+    return Precondition(f"mdp_team() > 1 || {math_text(extent)} >= {MIN_VECTOR_EXTENT}",
+                        f"a team of two or more threads, or {MIN_VECTOR_EXTENT} or more points of the vector loop "
+                        "(with one thread and a shorter one, the nest as written is faster)")
+
+
 def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Options, sink: DiagnosticSink | None,
                     used_names: set[str], in_host_loop: bool = False) -> tuple[GeneratedCode | None, NestOutcome]:
     """One band: its generated code and outcome, or ``None`` and why it is kept (the cost model
@@ -232,6 +242,10 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                 plan = replace(plan, parallel_if=cost.parallel_if or "", pinned=_pins_of(plan, nest))
                 if not gains and not in_host_loop and cost.choice != "forced":
                     plan = replace(plan, mdh=replace(plan.mdh, preconditions=(ONE_THREAD, *plan.mdh.preconditions)))
+                extent = one_thread_gain_extent(plan) if gains else None
+                if extent is not None and not in_host_loop and cost.choice != "forced":
+                    plan = replace(plan, mdh=replace(plan.mdh, preconditions=(_one_thread_needs(extent),
+                                                                              *plan.mdh.preconditions)))
             plan = replace(plan, mdh=_guarded(plan.mdh, cost))
         target.check(plan, caps)
         if on_devices and isinstance(split, RankSplit) and options.devices is not None:
