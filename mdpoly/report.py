@@ -90,7 +90,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         ranks += f"; {o.devices}" if o.devices else ""
         ranks += "".join(f"; {note}" for _, note in o.resident)
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}"
-                                                      f"{_pinned_note(o)}")
+                                                      f"{_pinned_note(o)}{_preconditions_note(o)}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
@@ -107,6 +107,16 @@ def _cost_note(o: NestOutcome) -> str:
     if not o.cost_text or o.cost is None or o.cost.get("choice") == "forced":
         return ""
     return f"; {o.cost_text}"
+
+
+def _preconditions_note(o: NestOutcome) -> str:
+    """``; the generated code runs where CHECK, else the nest as written`` for the front end's
+    run-time preconditions (a flat subscript's view, C's conversions in a loop header), so that a
+    check real inputs never pass shows in the remark, not only in the report."""
+    pre = o.nest.mdh.preconditions if o.nest.mdh is not None else ()
+    if not pre:
+        return ""
+    return f"; the generated code runs where {' && '.join(p.c_expr for p in pre)}, else the nest as written"
 
 
 def _pinned_note(o: NestOutcome) -> str:

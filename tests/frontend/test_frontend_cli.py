@@ -166,3 +166,15 @@ def test_glibc_headers_parse(analyze):
     fa = analyze(src)
     (n,) = fa.nests
     assert n.loc.line == len(HEADERS) + 2 and n.mdh is not None
+
+
+def test_remark_names_the_run_time_preconditions(tmp_path, capsys):
+    """A flat subscript's view holds only under a run-time check: the remark says so (a check
+    that real inputs never pass used to be visible only in the report)."""
+    src = ("void left(int h, int w, const float *a, float *b) {\n  for (int y = 0; y < h; y++)\n"
+           "    for (int x = 0; x < w; x++)\n      b[y * w + x] = a[y * w + (x == 0 ? 0 : x - 1)];\n}\n")
+    rc, _, err = run(tmp_path, capsys, src, "-o", "out.c", "--no-tune")
+    assert rc == 0
+    line = next(x for x in err.splitlines() if "remark: loop nest parallelized" in x)
+    assert "; the generated code runs where " in line and ", else the nest as written" in line, line
+    assert "(long long)w - 1 >= 0" in line, line
