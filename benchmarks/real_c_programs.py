@@ -81,6 +81,7 @@ PROGRAMS: tuple[RealProgram, ...] = (
     # chaotic dynamics: the thermostat's reassociated kinetic-energy sum moves lambda in the last
     # bits, which the steps after it grow (at "4 20": ~1e-9 of |v|); the forces sum as written
     RealProgram("md_lennard_jones", ("4", "20")),
+    RealProgram("image_gaussian_sobel", ("8", "4")),
 )
 PROGRAMS_BY_NAME = {p.name: p for p in PROGRAMS}
 
