@@ -292,10 +292,18 @@ class _Reducer:
         return node
 
     def _no_gathers_in_header(self, node: c_ast.For) -> None:
-        """A pure loop header reads no gathered element (its reads would need recording at every
+        """A loop header reads no gathered element (its reads would need recording at every
         evaluation of the condition)."""
-        if any(self.records(part, True) for part in (node.init, node.cond, node.next)):
+        if any(self.has_gather(part) for part in (node.init, node.cond, node.next)):
             raise NotInspectable("a loop header reads a gathered element")
+
+    def has_gather(self, e: c_ast.Node | None) -> bool:
+        """Whether ``e`` reads a gathered array."""
+        if e is None:
+            return False
+        if isinstance(e, c_ast.ArrayRef) and c_text(e.name) in self.by_text:
+            return True
+        return any(self.has_gather(child) for _, child in e.children())
 
     def _init_pure(self, init: c_ast.Node | None, memory: bool = True) -> bool:
         """A loop's initialisation assigns only pure temporaries (reading no memory, dividing by
@@ -368,6 +376,7 @@ class _Reducer:
                     return [ends]
                 node.stmt = _block(body)
                 return [node]
+            self._no_gathers_in_header(node)
             return self._flat(node.stmt)
         if isinstance(node, c_ast.If):
             if m and self.p.expr_pure(node.cond):
