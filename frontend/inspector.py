@@ -20,8 +20,14 @@ the checks pass, pure values are the ones the nest computes, so the inspector re
 subscripts the nest will, and nothing else. A gathered read under a condition that is not pure
 is recorded unconditionally (a larger range: the check may fail, never pass wrongly), provided
 its subscript reads no memory and divides by nothing, so evaluating it where the nest would not
-is harmless. Anything else -- a subscript that depends on memory the nest may write, a gather
-of a gather (``x[idx[perm[i]]]``), ``goto`` -- refuses, and the nest keeps its reason.
+is harmless. A gathered pointer that the caller lists as ``readable`` (``ci`` in CSR's
+``x[ci[p]]`` or ``if (ci[p] == r)``) may be read too: every element of it the inspection reads
+is recorded in its own range (a pure condition's gathered reads as well; a pure loop header
+must read none), so where the checks keep every write off that range, the inspection read the
+values the nest reads -- by induction along the inspection's reads, each of which is of a
+constant table, of a located range the checks cover, or of an element recorded and checked.
+Anything else -- a subscript that depends on memory the nest may write, a gather of a gather
+the caller does not list, ``goto`` -- refuses, and the nest keeps its reason.
 """
 
 from __future__ import annotations
@@ -58,6 +64,41 @@ def const_tables(ast: c_ast.FileAST, func: c_ast.FuncDef) -> frozenset[str]:
         take(ext)
     for item in func.body.block_items or []:
         take(item)
+    return frozenset(out)
+
+
+def index_and_control_arrays(nest: c_ast.For) -> frozenset[str]:
+    """The C text of the arrays ``nest`` reads inside a subscript (``ci`` in ``x[ci[p]]``) or a
+    condition (of an ``if``, a loop, a ``?:``): the reads an inspection may need to evaluate."""
+    out: set[str] = set()
+
+    def bases(e: c_ast.Node | None) -> None:
+        if e is None:
+            return
+        if isinstance(e, c_ast.ArrayRef):
+            out.add(c_text(e.name))
+        for _, child in e.children():
+            bases(child)
+
+    class _V(c_ast.NodeVisitor):
+        def visit_ArrayRef(self, node: c_ast.ArrayRef) -> None:
+            bases(node.subscript)
+            self.generic_visit(node)
+
+        def visit_If(self, node: c_ast.If) -> None:
+            bases(node.cond)
+            self.generic_visit(node)
+
+        visit_TernaryOp = visit_If
+        visit_While = visit_If
+        visit_DoWhile = visit_If
+
+        def visit_For(self, node: c_ast.For) -> None:
+            for part in (node.init, node.cond, node.next):
+                bases(part)
+            self.generic_visit(node)
+
+    _V().visit(nest)
     return frozenset(out)
 
 
@@ -243,11 +284,26 @@ class _Reducer:
         if node.cond is None or not self.p.expr_pure(node.cond) or not self._step_pure(node.next) \
                 or not self._init_pure(node.init):
             raise NotInspectable("a loop header around a gathered read depends on data the nest reads")
+        self._no_gathers_in_header(node)
         body = self.stmt(node.stmt, pure_control=True)
         if not body:
             return None
         node.stmt = _block(body)
         return node
+
+    def _no_gathers_in_header(self, node: c_ast.For) -> None:
+        """A loop header reads no gathered element (its reads would need recording at every
+        evaluation of the condition)."""
+        if any(self.has_gather(part) for part in (node.init, node.cond, node.next)):
+            raise NotInspectable("a loop header reads a gathered element")
+
+    def has_gather(self, e: c_ast.Node | None) -> bool:
+        """Whether ``e`` reads a gathered array."""
+        if e is None:
+            return False
+        if isinstance(e, c_ast.ArrayRef) and c_text(e.name) in self.by_text:
+            return True
+        return any(self.has_gather(child) for _, child in e.children())
 
     def _init_pure(self, init: c_ast.Node | None, memory: bool = True) -> bool:
         """A loop's initialisation assigns only pure temporaries (reading no memory, dividing by
@@ -311,6 +367,7 @@ class _Reducer:
         if isinstance(node, c_ast.For):
             if node.cond is not None and self._init_pure(node.init, m) and self.p.expr_pure(node.cond, m) \
                     and self._step_pure(node.next, m):
+                self._no_gathers_in_header(node)
                 body = self.stmt(node.stmt, m)
                 if not body:
                     return []
@@ -319,13 +376,16 @@ class _Reducer:
                     return [ends]
                 node.stmt = _block(body)
                 return [node]
+            self._no_gathers_in_header(node)
             return self._flat(node.stmt)
         if isinstance(node, c_ast.If):
             if m and self.p.expr_pure(node.cond):
                 t, f = self.stmt(node.iftrue, True), self.stmt(node.iffalse, True)
+                cond = self.records(node.cond, True)   # a gathered read that decides (``ci[p] == r``)
                 if not t and not f:
-                    return []
-                return [c_ast.If(node.cond, _block(t), _block(f) if f else None)]
+                    return cond
+                # braces around each branch: a record printed alone ends in ';', which would end the 'if'
+                return [*cond, c_ast.If(node.cond, c_ast.Compound(t), c_ast.Compound(f) if f else None)]
             return [*self.records(node.cond, False), *self._flat(node.iftrue), *self._flat(node.iffalse)]
         if isinstance(node, c_ast.While | c_ast.DoWhile):
             return [*self.records(node.cond, False), *self._flat(node.stmt)]

@@ -39,8 +39,9 @@ from mdpoly.frontend.alias import alias_checks
 from mdpoly.frontend.blocked import blocked
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
+from mdpoly.frontend.data_bounds import NotSurrogate, rows_work_c, surrogate_scop
 from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
-from mdpoly.frontend.inspector import NotInspectable, const_tables, inspector_code
+from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_control_arrays, inspector_code
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -69,8 +70,19 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     (``mdpoly.frontend.blocked``). A scalar that the band only folds into (``changed += ...``,
     ``m = fmax(m, e)``) is a reduction of the parallel loop (``PrivateLoop.reductions``); with
     ``strict_fp``, not a floating-point sum or product."""
+    data_bounded: tuple[c_ast.For, ...] = ()   # inner loops with bounds read from memory, modelled by surrogates
     try:
-        scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
+        try:
+            scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
+        except UnsupportedInput as err:
+            if not plain or err.code != "non-affine-bound":
+                raise
+            try:
+                scop, data_bounded = surrogate_scop(parsed, cand, err)
+            except NotSurrogate as why:
+                return str(why)
+            except UnsupportedInput as inner:
+                return f"modelled as one guarded iteration each, they leave the nest refused: {inner.message}"
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except UnsupportedInput as err:   # a gather the user can clear with 'restrict' is worth saying
@@ -91,6 +103,11 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     for k in range(len(loops), 0, -1):
         try:
             result = _privatized(parsed, cand, scop, deps, band[:k], loops[:k], plain, strict_fp)
+            if result is not None and data_bounded:
+                # the surrogates count each inner loop once per row: the nonzeros, where known, add the rest
+                rows = rows_work_c(cand.node, data_bounded)
+                base = instance_bound_c(scop)
+                return replace(result, work=None, work_c=f"{base} + {rows}" if base and rows else base)
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
                 return replace(blocked(result, cand.node), work=instance_count(scop, known),
@@ -99,6 +116,9 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):
             return None
+    if data_bounded and refusal is None:
+        loop = ", ".join(f"'{scop.loops[lp].iterator}'" for lp in loops[:1])
+        refusal = f"loop {loop} carries a dependence through what it writes"
     return refusal
 
 
@@ -229,8 +249,14 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     if scop.inspected:
         values = {v.name: v.c_value or v.name for v in scop.variables}
         written = {st.write.buffer for st in scop.statements}
+        # a gathered pointer that indexes or decides (``x[ci[p]]``, ``if (ci[p] == r)``) is readable
+        # too: the elements of it the inspection reads are the ones it records in its range, which
+        # the checks keep off every write (the others stay unread: their temporaries are not needed)
+        deciding = index_and_control_arrays(cand.node)
         readable = frozenset(values[v.name] for v in scop.variables if v.kind in ("array", "pointer")
-                             and v.name not in written and v.name not in scop.opaque)
+                             and v.name not in written
+                             and (v.name not in scop.opaque or (v.name in scop.inspected
+                                                                 and values[v.name] in deciding)))
         try:
             inspector = inspector_code(cand.node, {x: values.get(x, x) for x in sorted(scop.inspected)},
                                        const_tables(parsed.ast, cand.func), readable)

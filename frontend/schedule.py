@@ -130,6 +130,8 @@ class _Scheduler:
         #: loops (by ``id`` of their node) that would run in parallel around gathers were the written
         #: pointer ``restrict``: the refusal that says so, the host loop's reason
         self.restrict_hints: dict[int, str] = {}
+        #: loops (by ``id`` of their node) refused as parallel loops around their bodies as written: why
+        self.parallel_refusals: dict[int, str] = {}
 
     def band(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...]) -> Candidate:
         return Candidate(node, self.top.func, self.top.marked, None, None, scope=self.top.node,
@@ -221,6 +223,8 @@ class _Scheduler:
         result = privatize_nest(self.parsed, cand, self.sizes, plain=True, strict_fp=self.strict_fp)
         if isinstance(result, str) and "'restrict'" in result:
             self.restrict_hints[id(cand.node)] = result
+        if isinstance(result, str):
+            self.parallel_refusals[id(cand.node)] = result
         return result if isinstance(result, PrivateLoop) else None
 
     def host_loop(self, node: c_ast.For, host_decls: tuple[c_ast.Decl, ...],
@@ -393,10 +397,12 @@ def _only_wavefronts(item: ScheduleItem) -> bool:
 
 def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
                   analyse_band: AnalyseBand, sizes: dict[str, int] | None = None,
-                  wave_refusals: list[str] | None = None, strict_fp: bool = False) -> tuple[ScheduleItem, ...] | None:
+                  wave_refusals: list[str] | None = None, strict_fp: bool = False,
+                  top_refusal: list[str] | None = None) -> tuple[ScheduleItem, ...] | None:
     """The schedule of a kept nest (see the module docstring), or ``None`` when no band of it is a
     computation, a parallel loop or a wavefront (``wave_refusals`` gets why bands were not
-    wavefronts, innermost first)."""
+    wavefronts, innermost first; ``top_refusal`` why the outermost loop is no parallel loop
+    around its body as written, when it was tried and refused with a reason)."""
     if whole.mdh is not None or whole.kept is None or whole.kept.code in _NOT_SCHEDULED:
         return None
     scheduler = _Scheduler(parsed, cand, analyse_band, sizes, strict_fp)
@@ -407,6 +413,8 @@ def schedule_nest(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis,
     finally:
         if wave_refusals is not None:
             wave_refusals.extend(scheduler.wave_refusals)
+        if top_refusal is not None and id(cand.node) in scheduler.parallel_refusals:
+            top_refusal.append(scheduler.parallel_refusals[id(cand.node)])
     if not any(isinstance(i, PrivateLoop | Wavefront) or (isinstance(i, Computation) and i.nest.mdh is not None)
                for i in _flatten(items)):
         return None
@@ -426,11 +434,14 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
             return replace(whole, schedule=(private,), symbols=nest_symbols(parsed, cand))
         refusal = private or ""
     waves: list[str] = []
-    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves, strict_fp)
+    top: list[str] = []
+    schedule = schedule_nest(parsed, cand, whole, analyse_band, sizes, waves, strict_fp, top)
     if schedule is not None:
         return replace(whole, schedule=schedule, privatization=refusal, symbols=nest_symbols(parsed, cand))
+    # inner loops with bounds read from memory: why the outer loop cannot run around them as written
+    bounds = top[0] if top and whole.kept is not None and whole.kept.code == "non-affine-bound" else ""
     # the outermost band tried says most about why the nest has no wavefront
-    return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "")
+    return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "", data_bounds=bounds)
 
 
 _LOOP_WORD = re.compile(r"\b(?:for|while|do)\b")

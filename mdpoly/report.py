@@ -232,6 +232,10 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
                                  f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
+        if o.status == "kept" and o.nest.data_bounds:
+            sink.emit(Diagnostic(Severity.NOTE, "data-bounded-loops", o.nest.loc,
+                                 "its outer loop cannot run in parallel around its inner loops whose bounds are read "
+                                 f"from memory: {o.nest.data_bounds}"))
         if o.status == "kept" and o.nest.wavefront:
             sink.emit(Diagnostic(Severity.NOTE, "no-wavefront", o.nest.loc,
                                  f"its loops cannot run as a tiled wavefront: {o.nest.wavefront}"))
@@ -298,4 +302,6 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["privatization"] = n.privatization
     if n.wavefront:
         out["wavefront"] = n.wavefront
+    if n.data_bounds:
+        out["data_bounds"] = n.data_bounds
     return out

@@ -65,6 +65,9 @@ class NestAnalysis:
     #: why no band of a kept nest runs as a tiled wavefront (``mdpoly.frontend.wavefront``; ``""``
     #: when not tried or not needed)
     wavefront: str = ""
+    #: why the outer loop of a kept nest cannot run in parallel around its inner loops whose bounds
+    #: are read from memory (``mdpoly.frontend.data_bounds``; ``""`` when not tried or not needed)
+    data_bounds: str = ""
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
     schedule: tuple[ScheduleItem, ...] | None = None

@@ -67,3 +67,18 @@ def test_clamped_taps_need_no_precondition_on_the_radius(tmp_path: Path) -> None
         assert nests[line]["status"] == "transformed", nests[line]
         text = json.dumps(nests[line])
         assert "-(long long)r" not in text and "(long long)r" not in text, text
+
+
+def test_csr_row_loops_run_in_parallel_around_their_rows(tmp_path: Path) -> None:
+    """The row loops of a CSR product and a Jacobi sweep, whose inner loops take their bounds from
+    the row pointers, run in parallel around their bodies as written, behind an inspection of the
+    gathered reads (``x[ci[p]]``) and the checks of its ranges against the written vector."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "csr_rows.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    for line in (10, 20):
+        assert nests[line]["status"] == "transformed", nests[line]
+        loop = nests[line]["schedule"][0]
+        assert loop["kind"] == "private-loop" and loop["parallel"] == ["r"], loop
+    text = out_c.read_text()
+    assert "mdp_ins_lo_x" in text and "mdp_ins_hi_mdp_m_A_ci" in text, text

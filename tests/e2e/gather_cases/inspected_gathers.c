@@ -66,7 +66,7 @@ static void gather(int n, int m, const int *idx, const float *src, float *dst)
     }
 }
 
-/* a gather of a gather: its subscript reads an element no located read names */
+/* a gather of a gather: its subscript reads an element no located read names (inspected too) */
 static void gather2(int n, const int *perm, const int *idx, const float *src, float *dst)
 {
     for (int i = 0; i < n; i++)
