@@ -66,3 +66,17 @@ def test_temporaries_assigned_after_their_declaration_keep_their_nests_parallel(
     nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
     assert all(nests[line]["status"] == "transformed" for line in (13, 24, 35, 50)), nests
     assert nests[13]["mdh"] is not None and nests[35]["mdh"] is not None, nests
+
+
+def test_size_t_products_in_bounds_are_transformed(tmp_path: Path) -> None:
+    """``t < (size_t)nq * n`` and ``i < (size_t)w * h * 3``: the product of int sizes is a size
+    parameter, and the generated code runs only where the size_t product (modulo 2^64) equals it
+    and the bound fits ``long long``; the differential run covers negative pairs whose size_t
+    product is small."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "size_products.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    assert all(nests[line]["status"] == "transformed" for line in (15, 22, 29)), nests
+    assert nests[15]["loops"][0]["extent"] == "mdp_p_n_nq" and nests[22]["loops"][0]["extent"] == "3 * mdp_p_h_w"
+    text = out_c.read_text()
+    assert "(__int128)(((size_t) nq) * n) ==" in text and "<= ((__int128) 9223372036854775807LL)" in text
