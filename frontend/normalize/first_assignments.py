@@ -8,8 +8,9 @@ statements of their block, or expanded into one local per iteration).
 
 The move is exact when nothing can read the variable between its declaration and that
 assignment: the first item of the declaring block after the declaration that names the variable
-at all is the plain statement ``x = e;``, and ``e`` does not read ``x``. A variable the block never
-names again is dropped. Any other first use -- a read, ``x += e``, an assignment inside an
+at all is the plain statement ``x = e;``, and ``e`` does not read ``x``. A loop ``for (x = e; ...)``
+that is the first use and the last (C89's iterator declared in the block around it) declares it
+in its header, ``for (T x = e; ...)``. A variable the block never names again is dropped. Any other first use -- a read, ``x += e``, an assignment inside an
 ``if`` or a loop, ``y = x = e`` -- may read the variable before it holds a value: the nest is
 refused at the declaration, with that reason. Only automatic scalars are moved (``static`` and
 ``extern`` ones keep their storage, ``volatile`` ones every access; arrays and pointers stay as
@@ -40,6 +41,11 @@ def _plain_assignment(item: c_ast.Node, name: str) -> bool:
     return (isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID)
             and item.lvalue.name == name and not isinstance(item.rvalue, c_ast.Assignment)
             and name not in names_in(item.rvalue))
+
+
+def _counts_with_it(item: c_ast.Node, name: str) -> bool:
+    """``for (name = e; ...)`` (C89's iterator declared in the block above), ``e`` not reading ``name``."""
+    return isinstance(item, c_ast.For) and item.init is not None and _plain_assignment(item.init, name)
 
 
 def _declared_at(decl: c_ast.Decl, assignment: c_ast.Assignment) -> c_ast.Decl:
@@ -82,6 +88,11 @@ def _place_block(block: c_ast.Compound, symbols: SymbolTable, fallback: SourceLo
             del items[k]   # never named again: nothing reads it
             continue
         first = items[use]
+        if _counts_with_it(first, item.name) and not any(item.name in names_in(x) for x in items[use + 1:]):
+            assert isinstance(first, c_ast.For)
+            first.init = c_ast.DeclList([_declared_at(item, first.init)], coord=first.init.coord)
+            del items[k]
+            continue
         if not _plain_assignment(first, item.name):
             raise UnsupportedInput(
                 f"local variable '{item.name}' is declared without an initialiser and may be read before it is "

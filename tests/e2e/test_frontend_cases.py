@@ -58,13 +58,14 @@ def test_rebound_temporaries_keep_their_nests_parallel(tmp_path: Path) -> None:
 def test_temporaries_assigned_after_their_declaration_keep_their_nests_parallel(tmp_path: Path) -> None:
     """``double dl, dr; dl = ...; dr = ...;``: a scalar declared without a value whose first use in
     its block is ``x = e;`` is the temporary ``T x = e;`` there, so the flux nest, the clamp, the
-    row sums (an index temporary and a running sum assigned before the inner loop) and the loop
-    with an unused declaration are all transformed."""
+    row sums (an index temporary and a running sum assigned before the inner loop), the loop
+    with an unused declaration and the C89 transpose (``int j; for (j = 0; ...)``) are all
+    transformed."""
     out_c, report = tmp_path / "out.c", tmp_path / "report.json"
     run_mdpoly(CASES_DIR / "assigned_later_temps.c", out_c, {},
                extra=["-q", "--no-tune", "--report", str(report)])
     nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
-    assert all(nests[line]["status"] == "transformed" for line in (13, 24, 35, 50)), nests
+    assert all(nests[line]["status"] == "transformed" for line in (13, 24, 35, 50, 58)), nests
     assert nests[13]["mdh"] is not None and nests[35]["mdh"] is not None, nests
 
 

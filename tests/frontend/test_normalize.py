@@ -46,6 +46,9 @@ ACCEPTED = [
     ("index temporary assigned after its declaration",
      "void f(float *out, const float *in) {\n  for (int y = 0; y < 32; y++)\n    for (int x = 0; x < 32; x++) {\n"
      "      int c;\n      float v;\n      c = y * 32 + x;\n      v = in[c];\n      v *= 2.0f;\n      out[c] = v;\n    }\n}\n"),
+    ("iterator declared in the block around its loop",
+     "void f(int n, float *out, const float *in) {\n  for (int i = 0; i < n; i++) {\n    int j;\n"
+     "    for (j = 0; j < n; j++)\n      out[i * n + j] = in[j * n + i];\n  }\n}\n"),
     ("declared and never used",
      "void f(float *out, const float *in) {\n  for (int x = 0; x < 32; x++) {\n    float unused;\n"
      "    out[x] = in[x];\n  }\n}\n"),
@@ -140,6 +143,9 @@ REFUSED = [
     ("unsupported-statement", "declared without a value, updated first",
      "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t, u;\n    u = 0.0f;\n    t += a[i];\n"
      "    a[i] = t + u;\n  }\n}\n", (7, 11)),
+    ("unsupported-statement", "iterator read after its loop",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    int j;\n    for (j = 0; j < 4; j++)\n"
+     "      a[i] += 1.0f;\n    a[i] += j;\n  }\n}\n", (7, 9)),
     ("unsupported-statement", "declared without a value, assigned from itself",
      "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t;\n    t = t * 0.5f + a[i];\n"
      "    a[i] = t;\n  }\n}\n", (7, 11)),

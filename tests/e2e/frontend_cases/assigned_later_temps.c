@@ -1,7 +1,7 @@
 /* Temporaries declared without a value and given one by a later statement of their block: a
  * flux limiter's two slopes (two declarators in one declaration), a clamp assigned and then
  * conditionally reassigned, an index temporary and a running sum assigned before an inner loop,
- * and a declaration nothing uses. Each function runs at degenerate and at larger sizes. */
+ * a declaration nothing uses, and a C89 inner iterator declared in the block around its loop. Each function runs at degenerate and at larger sizes. */
 #include <stdio.h>
 
 #define MAXN 400
@@ -53,6 +53,15 @@ static void copy_unused(int n, const double *u, double *out)
     }
 }
 
+static void transpose_c89(int n, const double *u, double *out)
+{
+    for (int i = 0; i < n; i++) {
+        int j;
+        for (j = 0; j < n; j++)
+            out[i * n + j] = u[j * n + i];
+    }
+}
+
 int main(void)
 {
     static const int sizes[] = {0, 1, 2, 3, 57, MAXN};
@@ -79,7 +88,11 @@ int main(void)
         double su = 0.0;
         for (int i = 0; i < MAXN; i++)
             su += g[i] * (i % 4 + 1);
-        printf("n=%d %.6f %.6f %.6f %.6f\n", n, sf, sg, sh, su);
+        transpose_c89(n, a, f);
+        double st = 0.0;
+        for (int i = 0; i < MAXN * MAXN; i++)
+            st += f[i] * (i % 11 + 1);
+        printf("n=%d %.6f %.6f %.6f %.6f %.6f\n", n, sf, sg, sh, su, st);
     }
     return 0;
 }
