@@ -15,7 +15,7 @@ from functools import partial
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.frontend.bound_products import exact_signed
+from mdpoly.frontend.bound_products import exact_signed, product_fits_long_long
 from mdpoly.frontend.delinearize import may_wrap
 from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.guarded_reads import bounds_of, guarded
@@ -131,11 +131,15 @@ class NestExprs(NestState):
         parameter of its own (``mdp_p_m_n``), whose value the call site computes in ``long long``
         (``Variable.c_value``), so the loop stays affine. Products of signed values only: their
         overflow is undefined in the original, so the model's exact product is what it computes;
-        an unsigned one wraps, and stays non-affine."""
+        an unsigned one wraps, and stays non-affine -- except in a loop bound (``in_loop_bound``),
+        whose C value the generated code compares with the model before it runs, where the
+        product's factors need only fit ``long long`` (``t < (size_t) nq * n``)."""
         its = set(self._iterators())
         e = self.expr(node)
-        if (a.names() | b.names()) & its or (involves_unsigned(e, self.name_type)
-                                             and not exact_signed(e, self.name_type)):  # (long) n * m
+        if (a.names() | b.names()) & its:
+            raise _NotAffine
+        wraps = involves_unsigned(e, self.name_type) and not exact_signed(e, self.name_type)  # (long) n * m is exact
+        if wraps and not self.in_loop_bound:
             raise _NotAffine
         out: dict[str, int] = {}
         for x, cx in (*a.terms, ("", a.constant)):
@@ -147,6 +151,10 @@ class NestExprs(NestState):
                 name = f"mdp_p_{'_'.join(factors)}" if len(factors) > 1 else factors[0] if factors else ""
                 if self.products.get(name, factors) != factors:
                     raise _NotAffine  # two products spelled alike (``k * m_n`` and ``k * m * n``)
+                if wraps and len(factors) > 1:
+                    if not product_fits_long_long(factors, self.name_type):
+                        raise _NotAffine  # the model's own product could overflow
+                    self.wrapping_products.add(name)
                 if len(factors) > 1 and name not in self.products:
                     self.products[name] = factors
                     value = " * ".join(f"(long long) {self._c_value(f)}" for f in factors)

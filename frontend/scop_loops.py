@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
+from mdpoly.frontend.bound_products import LLONG_MAX, bound_magnitude
 from mdpoly.frontend.expr_types import involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
@@ -18,7 +19,7 @@ from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
 from mdpoly.frontend.scop_state import _int_constant, _names_in, _NotAffine
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import parse_type
-from mdpoly.ir.mdh import Affine
+from mdpoly.ir.mdh import Affine, Precondition
 from mdpoly.ir.scop import Binary, Cast, Const, Expr, Loop, Var, Variable
 
 
@@ -328,12 +329,33 @@ class LoopHeaders(NestExprs):
         if _minmax_kind(node) is not None:  # visit_For adds the other alternatives as guards
             assert isinstance(node, c_ast.TernaryOp)
             return self._bound(node.iftrue, loop, which)
+        saved, self.in_loop_bound = self.in_loop_bound, True
         try:
-            return self.affine(node)
+            value = self.affine(node)
         except _NotAffine:
             raise self._fail(node, "non-affine-bound",
                              f"{which} bound '{c_text(node)}' is not affine in outer iterators and size "
                              "parameters") from None
+        finally:
+            self.in_loop_bound = saved
+        self._check_wrapping_range(node, value)
+        return value
+
+    def _check_wrapping_range(self, node: c_ast.Node, value: Affine) -> None:
+        """A bound with a product that may wrap (``(size_t) w * h * 3``, ``wrapping_products``): the
+        generated loops compute it in ``long long``, so it must fit there; a precondition when its
+        types do not prove it (the C value, compared with the model by ``_check_header``, may
+        reach the unsigned type's maximum)."""
+        if not value.names() & self.wrapping_products:
+            return
+        most = bound_magnitude(value, self.products, self.name_type)
+        if most is not None and most <= LLONG_MAX:
+            return
+        wide = math_text(value, "__int128")
+        pre = Precondition(f"{wide} <= (__int128){LLONG_MAX}LL",
+                           f"'{c_text(node)}' fits 'long long', the type the generated loops compute in")
+        if pre not in self.preconditions:
+            self.preconditions.append(pre)
 
 
 def _minmax_kind(node: c_ast.Node) -> str | None:

@@ -172,6 +172,12 @@ class NestState(c_ast.NodeVisitor):
         self.strided_done: set[str] = set()
         #: size parameters standing for products of parameters (``mdp_p_m_n``): name -> factors
         self.products: dict[str, tuple[str, ...]] = {}
+        #: set while a loop bound is modelled (``LoopHeaders._bound``): its C value is compared with
+        #: the model before the nest runs, so a product that may wrap (``(size_t) nq * n``) is
+        #: modelled there (``mdpoly.frontend.bound_products``)
+        self.in_loop_bound = False
+        #: the product parameters modelled only under that comparison
+        self.wrapping_products: set[str] = set()
         #: induction variables of loop headers (``j`` in ``for (i = 0, j = n - 1; ...; i++, j--)``):
         #: name -> (affine value, C expression, C type)
         self.inductions: dict[str, tuple[Affine, Expr, str]] = {}

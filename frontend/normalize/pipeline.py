@@ -5,8 +5,10 @@ nest sits, for the liveness questions the extractor asks about the code around i
 tree the splicer and the reference text come from is never touched, so the nest as written stays
 the fallback. The order matters: member reads become names before local pointers are resolved
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
-subscripts they produce; selects come last, once subscripts are expressions of their own. Calls
-of pure helper functions are expanded first (``inline_calls``): their arguments may hold members.
+subscripts they produce; selects come last, once subscripts are expressions of their own. First of
+all, scalars declared without a value move to their first assignment (``first_assignments``), so
+that the later passes see ``T x = e;``; then calls of pure helper functions are expanded
+(``inline_calls``): their arguments may hold members.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names
+from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
@@ -132,8 +135,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     back to the text by location) no statement is removed that is not a declaration: an index
     temporary declared before the nest and assigned in it stays as written.
 
-    :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a struct
-        member written in the nest, a local pointer re-assigned, an index temporary read after
+    :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a scalar
+        declared without a value that may be read before it is assigned, a struct member written in the nest, a local pointer re-assigned, an index temporary read after
         the nest), located at the offending statement.
     """
     if not _worth_copying(cand.node):
@@ -143,6 +146,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
+    declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
     inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments may read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,

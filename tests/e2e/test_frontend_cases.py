@@ -82,3 +82,31 @@ def test_csr_row_loops_run_in_parallel_around_their_rows(tmp_path: Path) -> None
         assert loop["kind"] == "private-loop" and loop["parallel"] == ["r"], loop
     text = out_c.read_text()
     assert "mdp_ins_lo_x" in text and "mdp_ins_hi_mdp_m_A_ci" in text, text
+
+
+def test_temporaries_assigned_after_their_declaration_keep_their_nests_parallel(tmp_path: Path) -> None:
+    """``double dl, dr; dl = ...; dr = ...;``: a scalar declared without a value whose first use in
+    its block is ``x = e;`` is the temporary ``T x = e;`` there, so the flux nest, the clamp, the
+    row sums (an index temporary and a running sum assigned before the inner loop), the loop
+    with an unused declaration and the C89 transpose (``int j; for (j = 0; ...)``) are all
+    transformed."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "assigned_later_temps.c", out_c, {},
+               extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    assert all(nests[line]["status"] == "transformed" for line in (13, 24, 35, 50, 58)), nests
+    assert nests[13]["mdh"] is not None and nests[35]["mdh"] is not None, nests
+
+
+def test_size_t_products_in_bounds_are_transformed(tmp_path: Path) -> None:
+    """``t < (size_t)nq * n`` and ``i < (size_t)w * h * 3``: the product of int sizes is a size
+    parameter, and the generated code runs only where the size_t product (modulo 2^64) equals it
+    and the bound fits ``long long``; the differential run covers negative pairs whose size_t
+    product is small."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "size_products.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    assert all(nests[line]["status"] == "transformed" for line in (15, 22, 29)), nests
+    assert nests[15]["loops"][0]["extent"] == "mdp_p_n_nq" and nests[22]["loops"][0]["extent"] == "3 * mdp_p_h_w"
+    text = out_c.read_text()
+    assert "(__int128)(((size_t) nq) * n) ==" in text and "<= ((__int128) 9223372036854775807LL)" in text

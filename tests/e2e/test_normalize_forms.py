@@ -184,7 +184,7 @@ AOS_REFUSALS = [
 
 def test_array_of_structs_refusals_stay_as_written(tmp_path: Path) -> None:
     """Whole-struct stores next to member reads, ``&A[i].f``, nested members, rows through pointers,
-    unions, loop bounds whose product wraps (unsigned) or whose cast narrows, and calls of helpers
+    unions, loop bounds whose product wraps (unsigned) in factors too wide for the model or whose cast narrows, and calls of helpers
     that are not static or read a global stay as written,
     located, and the program prints what the original prints."""
     source = HERE / "normalize_refusals" / "aos_refusals.c"

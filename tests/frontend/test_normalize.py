@@ -38,6 +38,20 @@ ACCEPTED = [
     ("wider temporary",
      "void f(float *out, const float *in) {\n  for (int y = 0; y < 32; y++)\n    for (int x = 0; x < 32; x++) {\n"
      "      long c = y * 32 + x;\n      out[c] = in[c] + 1.0f;\n    }\n}\n"),
+    # scalars declared without a value, assigned by a later statement of their block
+    ("declared, then assigned",
+     "void f(int n, const double *a, double *out) {\n  for (int j = 1; j < n; j++)\n"
+     "    for (int i = 1; i < n - 1; i++) {\n      double dl, dr;\n      dl = a[j*n+i] - a[j*n+i-1];\n"
+     "      dr = a[j*n+i+1] - a[j*n+i];\n      out[j*n+i] = dl * dr;\n    }\n}\n"),
+    ("index temporary assigned after its declaration",
+     "void f(float *out, const float *in) {\n  for (int y = 0; y < 32; y++)\n    for (int x = 0; x < 32; x++) {\n"
+     "      int c;\n      float v;\n      c = y * 32 + x;\n      v = in[c];\n      v *= 2.0f;\n      out[c] = v;\n    }\n}\n"),
+    ("iterator declared in the block around its loop",
+     "void f(int n, float *out, const float *in) {\n  for (int i = 0; i < n; i++) {\n    int j;\n"
+     "    for (j = 0; j < n; j++)\n      out[i * n + j] = in[j * n + i];\n  }\n}\n"),
+    ("declared and never used",
+     "void f(float *out, const float *in) {\n  for (int x = 0; x < 32; x++) {\n    float unused;\n"
+     "    out[x] = in[x];\n  }\n}\n"),
     # selects of affine subscripts
     ("select subscript",
      "float I[8][16][16], O[8][16][16];\nvoid f(void) {\n  for (int z = 0; z < 8; z++)\n    for (int y = 0; y < 16; y++)\n"
@@ -120,6 +134,21 @@ REFUSED = [
     ("non-affine-subscript", "temporary's operand changes",
      "void f(float *a, int k) {\n  for (int i = 0; i < 100; i++) {\n    int c = i + k;\n    k = k + 1;\n    a[c] = 1.0f;\n  }\n}\n",
      (7, 9)),
+    ("unsupported-statement", "declared without a value, read first",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t;\n    a[i] = t;\n    t = 1.0f;\n  }\n}\n",
+     (7, 11)),
+    ("unsupported-statement", "declared without a value, assigned under an if",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t;\n    if (i > 3)\n      t = a[i];\n"
+     "    a[i] = t;\n  }\n}\n", (7, 11)),
+    ("unsupported-statement", "declared without a value, updated first",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t, u;\n    u = 0.0f;\n    t += a[i];\n"
+     "    a[i] = t + u;\n  }\n}\n", (7, 11)),
+    ("unsupported-statement", "iterator read after its loop",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    int j;\n    for (j = 0; j < 4; j++)\n"
+     "      a[i] += 1.0f;\n    a[i] += j;\n  }\n}\n", (7, 9)),
+    ("unsupported-statement", "declared without a value, assigned from itself",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t;\n    t = t * 0.5f + a[i];\n"
+     "    a[i] = t;\n  }\n}\n", (7, 11)),
 ]
 
 
@@ -129,6 +158,15 @@ def test_refused_with_location(analyze, code, what, body, where):
     assert n.mdh is None
     assert n.kept.code == code, n.kept
     assert (n.kept.loc.line, n.kept.loc.column) == where, n.kept
+
+
+def test_read_before_assignment_is_named(analyze):
+    """The reason names the variable and its first use."""
+    n = _only(analyze(PRELUDE + "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    double s, t;\n"
+                      "    s = a[i];\n    if (s > 0.0)\n      t = s;\n    a[i] = t;\n  }\n}\n"))
+    assert n.mdh is None and n.kept.code == "unsupported-statement", n.kept
+    assert "'t'" in n.kept.message and "may be read before it is assigned" in n.kept.message, n.kept.message
+    assert "an 'if' statement, line 9" in n.kept.message, n.kept.message
 
 
 def test_messages_name_the_members_as_written(analyze):

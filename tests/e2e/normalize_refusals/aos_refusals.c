@@ -32,7 +32,7 @@ static void unions(U *u, int n) {
         u[i].f = 2.0f * (float)i;
 }
 
-static void wrapping_bound(float *a, int w, int h) {
+static void wrapping_bound(float *a, long w, long h) {   /* long * long may overflow the model */
     for (long i = 0; i < (unsigned long)w * h; i++)
         a[i] = 1.0f;
 }
