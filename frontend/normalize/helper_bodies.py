@@ -37,6 +37,9 @@ from mdpoly.frontend.symbols import FUNC_DECLS, c_text
 
 #: the largest expression (in AST nodes) a body may become: each use of a local copies its value
 MAX_NODES = 3000
+#: the most statements one symbolic run visits (an ``if`` that returns on one path runs the
+#: statements after it once per side)
+MAX_STEPS = 2000
 
 _BINARY_OPS = frozenset({"+", "-", "*", "/", "%", "<<", ">>", "<", "<=", ">", ">=", "==", "!=", "&", "|", "^",
                          "&&", "||"})
@@ -149,6 +152,7 @@ class _Run:
         self.pure, self.statics = pure, statics
         self.read_globals: set[str] = set()
         self.calls: set[str] = set()
+        self.steps = 0
 
     # {{{ expressions
 
@@ -249,6 +253,9 @@ class _Run:
         their end when none of them returns."""
         for k, s in enumerate(items):
             rest = items[k + 1:]
+            self.steps += 1
+            if self.steps > MAX_STEPS:
+                raise NotAHelper("its body is too long to inline")
             if isinstance(s, _Leave):
                 for n in s.names:
                     del env[n]
