@@ -37,6 +37,32 @@ COMPAT_MACROS = tuple(c_file("opencl_kernel.cl").splitlines())
 ASYNC_ELEM_TYPES = frozenset({"float", "int", "uint", "double", "long", "ulong"})
 
 
+#: C's ``long long`` types in device code: OpenCL C reserves ``long long`` (PoCL computes it in
+#: 128 bits, so ``(unsigned long long) x << 13`` keeps bits a host drops); its ``long`` is the
+#: 64 bits a host's ``long long`` has (CUDA's prelude defines the same names)
+_LONG_LONG = {"long long": "long", "long long int": "long", "signed long long": "long",
+              "signed long long int": "long", "unsigned long long": "ulong", "unsigned long long int": "ulong"}
+
+
+def _sixty_four_bit(node: c_ast.Node) -> c_ast.Node:
+    """``node`` (edited in place) with casts to ``long long`` types and ``LL`` literals spelled as
+    device code's 64-bit ``long``/``ulong`` (``0x9E37ull`` as ``0x9E37ul``)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.Cast) and isinstance(n.to_type.type, c_ast.TypeDecl) \
+                and isinstance(n.to_type.type.type, c_ast.IdentifierType):
+            names = n.to_type.type.type
+            spelled = _LONG_LONG.get(" ".join(names.names))
+            if spelled is not None:
+                names.names = [spelled]
+        elif isinstance(n, c_ast.Constant) and n.type != "string" and n.value[-2:].lower() in ("ll", "lu") \
+                and "ll" in n.value.lower():
+            n.value = n.value[:-3] + n.value[-3:].replace("ll", "l").replace("LL", "L")
+        stack.extend(child for _name, child in n.children())
+    return node
+
+
 class _NoDialect:
     """The expression printer needs no loop spellings (kernel loops are spelled here)."""
 
@@ -221,7 +247,7 @@ class KernelWriter:
         return f"MDP_NUM_WG_{d.index}" if d.is_reduction else f"mdp_nwg_{d.index}"
 
     def f(self, v: FExpr) -> str:
-        return str(self.expr.gen.visit(self.expr.fexpr(v)))
+        return str(self.expr.gen.visit(_sixty_four_bit(self.expr.fexpr(v))))
 
     # }}}
 

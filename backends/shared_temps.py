@@ -10,13 +10,16 @@ declared before the run, innermost first, so that later locals use earlier ones.
 
 Only side-effect-free subtrees qualify (no assignment, increment or call other than the C math
 functions) that read nothing the run writes, so the value is the same before the run as at each
-use. The locals hold exactly the value of the cast expression, so results do not change.
+use, and only those that some assignment evaluates unconditionally (outside the operands of
+``?:`` and the right operand of ``&&``/``||``): a read that a condition guards (``i > 0 ?
+u[i - 1] * u[i - 1] : 0.0``) is not computed ahead of its guard, where it could read out of
+bounds. The locals hold exactly the value of the cast expression, so results do not change.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from pycparser import c_ast, c_generator
 
@@ -82,8 +85,22 @@ def _scalar_type(cast: c_ast.Cast) -> list[str] | None:
     return None
 
 
-def _casts(node: c_ast.Node, blocked: frozenset[str]) -> Iterator[str]:
-    for n in _nodes(node):
+def _evaluated(node: c_ast.Node) -> Iterator[c_ast.Node]:
+    """The nodes of ``node`` that C evaluates whenever it evaluates ``node``: not an operand of
+    ``?:`` (only its condition) nor the right operand of ``&&`` or ``||``."""
+    yield node
+    if isinstance(node, c_ast.TernaryOp):
+        yield from _evaluated(node.cond)
+    elif isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+        yield from _evaluated(node.left)
+    else:
+        for _, child in node.children():
+            yield from _evaluated(child)
+
+
+def _casts(node: c_ast.Node, blocked: frozenset[str], walk: Callable[[c_ast.Node], Iterator[c_ast.Node]] = _nodes,
+           ) -> Iterator[str]:
+    for n in walk(node):
         if isinstance(n, c_ast.Cast) and _scalar_type(n) and _size(n.expr) >= _MIN_NODES and _pure(n) \
                 and not (_names(n.expr) & blocked):
             yield _GEN.visit(n)
@@ -132,9 +149,11 @@ def share_temporaries(run: list[c_ast.Assignment], names: TemporaryNames) -> lis
     while True:
         exprs = [a.rvalue for a in run] + [d.init for d in decls]
         counts: Counter[str] = Counter()
+        sure: set[str] = set()  # evaluated whenever the run runs: the local reads nothing more
         for e in exprs:
             counts.update(_casts(e, blocked))
-        repeated = [k for k, n in counts.items() if n >= 2]
+            sure.update(_casts(e, blocked, _evaluated))
+        repeated = [k for k, n in counts.items() if n >= 2 and k in sure]
         if not repeated:
             return [*decls, *run]
         # innermost first: the shortest repeated subtree holds no other repeated one

@@ -1,17 +1,27 @@
 """Pure helper calls: nest copy + the file's functions -> the nest with ``g(a)`` replaced by ``g``'s expression.
 
 Real programs factor a formula into a small function (``static float cnd(float d) { return 0.5f *
-erfcf(-d * 0.70710678f); }``) and call it in the hot loop; the extractor refuses any call it does
-not know to be pure (``side-effect-call``). A call of a ``static`` function of the file whose body
-is one ``return e;``, whose parameters and result are arithmetic scalars, and whose ``e`` names
-only its parameters, constants and pure library functions (or other such helpers, to a small
-depth) has no side effect and reads no memory: its value is ``e`` with each parameter replaced by
-its argument converted to the parameter's type, converted to the return type --
-``((float) (0.5f * erfcf(-((float) (d1)) * 0.70710678f)))`` -- exactly what the call computes
-(C converts each argument as if by assignment to the parameter, and the returned value to the
-return type; an argument used twice is evaluated twice, the same value, because the extractor
-accepts only side-effect-free arguments). ``static`` matters: another definition cannot replace
-it at link time. Anything else is left as written, for the extractor to refuse.
+erfcf(-d * 0.70710678f); }``, a limiter with an early return, a clamp, a hash of a few shifts)
+and call it in the hot loop; the extractor refuses any call it does not know to be pure
+(``side-effect-call``). A ``static`` function of the file whose body ``helper_bodies.body_of``
+turns into one expression -- straight-line code over scalar locals, early returns, reads of its
+parameters, of its pointer parameters' elements and of globals, calls of pure library functions
+or of other such helpers (not recursively) -- has no side effect, and its call is that
+expression with each parameter replaced by its argument converted to the parameter's type, all
+converted to the return type -- ``((float) (0.5f * erfcf(-((float) (d1)) * 0.70710678f)))`` --
+exactly what the call computes (C converts each argument as if by assignment to the parameter,
+and the returned value to the return type). A pointer parameter's element ``p[k]`` is the
+argument's element: ``&a[e]`` gives ``a[e + k]``, ``a + e`` gives ``a[e + k]``, ``a`` gives
+``a[k]``.
+
+C evaluates each argument once, before the call; the expansion evaluates it where the helper
+uses its value, possibly several times or, behind a condition, not at all. That is the same
+value every time because the extractor accepts only arguments without side effects (no
+assignment, ``++``, volatile read or impure call): each use reads the same memory, which the
+helper never writes. A read the helper's ``if`` guards stays behind the condition (``c ? p[k] :
+0``), so nothing is read that the call does not read. ``static`` matters: another definition
+cannot replace the function at link time. Anything else is left as written, for the extractor to
+refuse, and ``inline_pure_calls`` says why each helper left in the nest is none.
 """
 
 from __future__ import annotations
@@ -22,90 +32,141 @@ from dataclasses import dataclass
 from pycparser import c_ast
 
 from mdpoly.frontend.normalize.ast_util import declared_names, replace_top_down
-from mdpoly.frontend.symbols import FUNC_DECLS
+from mdpoly.frontend.normalize.helper_bodies import (
+    MAX_NODES,
+    HelperBody,
+    NotAHelper,
+    body_of,
+    converted,
+    node_count,
+)
+from mdpoly.frontend.symbols import FUNC_DECLS, c_text
 
 MAX_DEPTH = 4
 
-
-def _scalar(t: c_ast.Node) -> bool:
-    return isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
-
-
-def _typename(t: c_ast.TypeDecl) -> c_ast.Typename:
-    inner = c_ast.TypeDecl(None, [q for q in t.quals if q != "const"], None, copy.deepcopy(t.type))
-    return c_ast.Typename(None, [], None, inner)
+NOT_STATIC = "it is not static, so another definition may replace it at link time"
 
 
 @dataclass(frozen=True, slots=True)
-class _Helper:
-    """One inlinable function: its parameters (name, type) and return type and expression."""
+class Helpers:
+    """The file's functions: the ``bodies`` of its helpers, and why each other one is none."""
 
-    params: tuple[tuple[str, c_ast.TypeDecl], ...]
-    ret: c_ast.TypeDecl
-    expr: c_ast.Node
-
-
-def _pure_expression(e: c_ast.Node, params: set[str], helpers: set[str], pure: frozenset[str]) -> bool:
-    if isinstance(e, c_ast.Constant):
-        return True
-    if isinstance(e, c_ast.ID):
-        return e.name in params
-    if isinstance(e, c_ast.UnaryOp):
-        return e.op in ("-", "+", "!", "~") and _pure_expression(e.expr, params, helpers, pure)
-    if isinstance(e, c_ast.BinaryOp):
-        return all(_pure_expression(x, params, helpers, pure) for x in (e.left, e.right))
-    if isinstance(e, c_ast.TernaryOp):
-        return all(_pure_expression(x, params, helpers, pure) for x in (e.cond, e.iftrue, e.iffalse))
-    if isinstance(e, c_ast.Cast):
-        return _scalar(e.to_type.type) and _pure_expression(e.expr, params, helpers, pure)
-    if isinstance(e, c_ast.FuncCall) and isinstance(e.name, c_ast.ID):
-        args = e.args.exprs if e.args is not None else []
-        return (e.name.name in pure or e.name.name in helpers) and all(
-            _pure_expression(a, params, helpers, pure) for a in args)
-    return False
+    bodies: dict[str, HelperBody]
+    refused: dict[str, str]
+    #: helper -> the globals it reads, through the helpers it calls too
+    reads: dict[str, frozenset[str]]
 
 
-def helpers_of(ast: c_ast.FileAST) -> dict[str, _Helper]:
-    """The file's ``static`` functions whose body is one pure ``return e;`` over scalar parameters."""
-    from mdpoly.frontend.scop import PURE_FUNCTIONS  # the extractor's list (imports this package)
-    defs: dict[str, c_ast.FuncDef] = {}
+@dataclass(frozen=True, slots=True)
+class InlinedCalls:
+    """What ``inline_pure_calls`` did: how many calls it expanded, and for each function of the
+    file still called in the nest the reason it is no helper (name, reason)."""
+
+    count: int
+    refused: tuple[tuple[str, str], ...]
+
+
+def _file_objects(ast: c_ast.FileAST) -> tuple[frozenset[str], frozenset[str]]:
+    """The names of the file's objects and enumeration constants, and those that are volatile."""
+    names: set[str] = set()
+    volatile: set[str] = set()
     for ext in ast.ext:
-        if isinstance(ext, c_ast.FuncDef) and "static" in ext.decl.storage:
-            defs[ext.decl.name] = ext
-    out: dict[str, _Helper] = {}
-    for name, fd in defs.items():
-        ftype = fd.decl.type
-        body = fd.body.block_items or []
-        if not isinstance(ftype, FUNC_DECLS) or not _scalar(ftype.type) or len(body) != 1 \
-                or not isinstance(body[0], c_ast.Return) or body[0].expr is None or fd.param_decls:
+        if isinstance(ext, c_ast.FuncDef):
             continue
-        params: list[tuple[str, c_ast.TypeDecl]] = []
-        ok = True
-        for p in (ftype.args.params if ftype.args is not None else []):
-            if isinstance(p, c_ast.Typename) and _scalar(p.type) and p.type.type.names == ["void"] \
-                    and len(ftype.args.params) == 1:
-                break  # (void)
-            if not isinstance(p, c_ast.Decl) or not _scalar(p.type) or "volatile" in p.type.quals or not p.name:
-                ok = False
-                break
-            params.append((p.name, p.type))
-        if ok and ftype.type.type.names != ["void"]:
-            out[name] = _Helper(tuple(params), ftype.type, body[0].expr)
-    names = set(out)
-    return {n: h for n, h in out.items()
-            if _pure_expression(h.expr, {p for p, _ in h.params}, names, PURE_FUNCTIONS)}
+        stack: list[c_ast.Node] = [ext]
+        while stack:
+            n = stack.pop()
+            if isinstance(n, c_ast.Enumerator):
+                names.add(n.name)
+            stack.extend(child for _name, child in n.children())
+        if isinstance(ext, c_ast.Decl) and ext.name and not isinstance(ext.type, FUNC_DECLS):
+            names.add(ext.name)
+            if "volatile" in (ext.quals or []) or "volatile" in c_text(ext.type).split():
+                volatile.add(ext.name)
+    return frozenset(names), frozenset(volatile)
 
 
-def _expanded(call: c_ast.FuncCall, helpers: dict[str, _Helper], depth: int) -> c_ast.Node | None:
+def helpers_of(ast: c_ast.FileAST) -> Helpers:
+    """The file's ``static`` functions whose value is one expression (``helper_bodies``), with
+    the reason for each function defined in the file that is none: its body's (``it writes
+    through pointer 'p'``), ``it is not static``, ``it calls 'g' (...)``, ``it is recursive``."""
+    from mdpoly.frontend.scop import PURE_FUNCTIONS  # the extractor's list (imports this package)
+    objects, volatile = _file_objects(ast)
+    defs = {ext.decl.name: ext for ext in ast.ext if isinstance(ext, c_ast.FuncDef)}
+    statics = frozenset(n for n, fd in defs.items() if "static" in fd.decl.storage)
+    bodies: dict[str, HelperBody] = {}
+    refused: dict[str, str] = {n: NOT_STATIC for n in defs if n not in statics}
+    for name in statics:
+        try:
+            bodies[name] = body_of(defs[name], objects, volatile, PURE_FUNCTIONS, statics)
+        except NotAHelper as e:
+            refused[name] = e.reason
+    changed = True
+    while changed:  # a helper that calls a function that is none is none
+        changed = False
+        for name, body in list(bodies.items()):
+            bad = sorted(c for c in body.calls if c not in bodies)
+            if bad:
+                refused[name] = f"it calls '{bad[0]}' ({refused[bad[0]]})"
+                del bodies[name]
+                changed = True
+            elif name in _reachable(name, bodies):
+                refused[name] = "it is recursive"
+                del bodies[name]
+                changed = True
+    reads = {n: frozenset().union(*(bodies[m].globals for m in _reachable(n, bodies) | {n})) for n in bodies}
+    return Helpers(bodies, refused, reads)
+
+
+def _reachable(name: str, bodies: dict[str, HelperBody]) -> set[str]:
+    """The helpers ``name``'s body calls, directly or not."""
+    seen: set[str] = set()
+    todo = list(bodies[name].calls)
+    while todo:
+        n = todo.pop()
+        if n in seen or n not in bodies:
+            continue
+        seen.add(n)
+        todo.extend(bodies[n].calls)
+    return seen
+
+
+def _element(arg: c_ast.Node, k: c_ast.Node) -> c_ast.Node:
+    """``(arg)[k]``, spelled as a subscript of the array ``arg`` points into where it can be:
+    ``(&a[e])[k]`` is ``a[e + k]``, ``(a + e)[k]`` is ``a[e + k]`` and ``(a - e)[k]`` is
+    ``a[k - e]`` (the same address: ``x[y]`` is ``*(x + y)``)."""
+    if isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ArrayRef):
+        return c_ast.ArrayRef(arg.expr.name, c_ast.BinaryOp("+", arg.expr.subscript, k))
+    if isinstance(arg, c_ast.BinaryOp) and arg.op == "+":
+        return _element(arg.left, c_ast.BinaryOp("+", arg.right, k))
+    if isinstance(arg, c_ast.BinaryOp) and arg.op == "-":
+        return _element(arg.left, c_ast.BinaryOp("-", k, arg.right))
+    return c_ast.ArrayRef(arg, k)
+
+
+def _expanded(call: c_ast.FuncCall, helpers: dict[str, HelperBody], depth: int) -> c_ast.Node | None:
     assert isinstance(call.name, c_ast.ID)
     h = helpers[call.name.name]
     args = call.args.exprs if call.args is not None else []
     if len(args) != len(h.params) or depth > MAX_DEPTH:
         return None
-    binds = {p: c_ast.Cast(_typename(t), copy.deepcopy(a), coord=call.coord) for (p, t), a in zip(h.params, args)}
+    binds = {p.name: converted(p.type, copy.deepcopy(a)) for p, a in zip(h.params, args) if not p.pointer}
+    pointers = {p.name: a for p, a in zip(h.params, args) if p.pointer}
+
+    def bind(n: c_ast.Node) -> c_ast.Node | None:
+        """The parameters, in one pass: an argument is never looked into (its names are the caller's)."""
+        if isinstance(n, c_ast.ArrayRef) and isinstance(n.name, c_ast.ID) and n.name.name in pointers:
+            sub = c_ast.Return(n.subscript)
+            replace_top_down(sub, bind)
+            return _element(copy.deepcopy(pointers[n.name.name]), sub.expr)
+        if isinstance(n, c_ast.ID) and n.name in binds:
+            return copy.deepcopy(binds[n.name])
+        if isinstance(n, c_ast.ID) and n.name in pointers:  # passed on to a helper
+            return copy.deepcopy(pointers[n.name])
+        return None
+
     holder = c_ast.Return(copy.deepcopy(h.expr))
-    replace_top_down(holder, lambda n: copy.deepcopy(binds[n.name]) if isinstance(n, c_ast.ID) and n.name in binds
-                     else None)  # the parameters first: a nested helper's arguments hold them
+    replace_top_down(holder, bind)  # the parameters first: a nested helper's arguments hold them
     failed = False
 
     def rewrite(n: c_ast.Node) -> c_ast.Node | None:
@@ -117,9 +178,9 @@ def _expanded(call: c_ast.FuncCall, helpers: dict[str, _Helper], depth: int) -> 
         return None
 
     replace_top_down(holder, rewrite)
-    if failed:
+    if failed or node_count(holder.expr) > MAX_NODES:
         return None
-    return c_ast.Cast(_typename(h.ret), holder.expr, coord=call.coord)
+    return converted(h.ret, holder.expr)
 
 
 def _set_coord(n: c_ast.Node, coord: object) -> None:
@@ -129,21 +190,34 @@ def _set_coord(n: c_ast.Node, coord: object) -> None:
         _set_coord(child, coord)
 
 
-def inline_pure_calls(nest: c_ast.Node, ast: c_ast.FileAST, shadowed: set[str]) -> int:
-    """Replace, in ``nest`` (a copy, edited in place), each call of a pure helper; the count.
-    ``shadowed``: names the enclosing function declares (a local ``cnd`` hides the helper)."""
+def inline_pure_calls(nest: c_ast.Node, ast: c_ast.FileAST, shadowed: set[str]) -> InlinedCalls:
+    """Replace, in ``nest`` (a copy, edited in place), each call of a pure helper.
+    ``shadowed``: names the enclosing function declares (a local ``cnd`` hides the helper, a
+    local ``g`` the global a helper reads)."""
     calls = [n for n in _calls(nest) if isinstance(n.name, c_ast.ID)]
     if not calls:
-        return 0
-    helpers = {n: h for n, h in helpers_of(ast).items() if n not in shadowed | declared_names(nest)}
+        return InlinedCalls(0, ())
+    found = helpers_of(ast)
+    hidden = shadowed | declared_names(nest)
+    refused = {n: r for n, r in found.refused.items() if n not in hidden}
+    helpers: dict[str, HelperBody] = {}
+    for n, h in found.bodies.items():
+        covered = sorted(found.reads[n] & hidden)
+        if covered:
+            refused[n] = f"it reads the global '{covered[0]}', which a local of that name hides here"
+        elif n not in hidden:
+            helpers[n] = h
     count = 0
 
     def rewrite(n: c_ast.Node) -> c_ast.Node | None:
         nonlocal count
         if not (isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in helpers):
             return None
-        new = _expanded(n, helpers, 1)
+        given, wanted = len(n.args.exprs) if n.args is not None else 0, len(helpers[n.name.name].params)
+        new = _expanded(n, helpers, 1) if given == wanted else None
         if new is None:
+            refused.setdefault(n.name.name, f"the call passes {given} arguments for {wanted} parameters"
+                               if given != wanted else "its expansion nests helpers too deeply or grows too large")
             return None
         replace_top_down(new, rewrite)  # helper calls in the arguments
         _set_coord(new, n.coord)
@@ -151,7 +225,8 @@ def inline_pure_calls(nest: c_ast.Node, ast: c_ast.FileAST, shadowed: set[str]) 
         return new
 
     replace_top_down(nest, rewrite)
-    return count
+    left = {n.name.name for n in _calls(nest) if isinstance(n.name, c_ast.ID)}
+    return InlinedCalls(count, tuple(sorted((n, r) for n, r in refused.items() if n in left)))
 
 
 def _calls(n: c_ast.Node) -> list[c_ast.FuncCall]:

@@ -52,13 +52,17 @@ class Normalized:
     objects: frozenset[str] = frozenset()
     #: array-of-structs field views (``mdpoly.frontend.struct_fields``)
     views: tuple[FieldView, ...] = ()
+    #: functions of the file the nest still calls, and why each is no pure helper (``inline_calls``)
+    refused_calls: tuple[tuple[str, str], ...] = ()
 
     def spelled(self, text: str) -> str:
         """``text`` with the hoisted names spelled as the member expressions they stand for."""
         return _spelled(spelled_views(text, self.views), self.values)
 
     def explained(self, e: UnsupportedInput) -> UnsupportedInput:
-        """``e`` as the user reads it: its message over the user's names."""
+        """``e`` as the user reads it: its message over the user's names, a call that may have
+        side effects with the reason the function is no pure helper."""
+        e = _call_reason(e, self.refused_calls)
         if self.views:
             e = UnsupportedInput(spelled_views(str(e.message), self.views), e.loc, e.code)
         return _explained(e, self.values)
@@ -101,6 +105,17 @@ def _explained(e: UnsupportedInput, values: tuple[tuple[str, str], ...]) -> Unsu
     if not values:
         return e
     return UnsupportedInput(_spelled(str(e.message), values), e.loc, e.code)
+
+
+def _call_reason(e: UnsupportedInput, refused: tuple[tuple[str, str], ...]) -> UnsupportedInput:
+    """``call to 'f' may have side effects`` as ``call to 'f': it writes through pointer 'p'``."""
+    if e.code != "side-effect-call":
+        return e
+    for name, reason in refused:
+        generic = f"call to '{name}' may have side effects"
+        if str(e.message) == generic:
+            return UnsupportedInput(f"call to '{name}': {reason}", e.loc, e.code)
+    return e
 
 
 def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:
@@ -147,7 +162,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
     declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
-    inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments may read them
+    inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
                             views)
@@ -162,7 +177,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         resolve_local_pointers(node, symbols, cand.loc)
         substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
     except UnsupportedInput as e:
-        raise Normalized(cand, symbols, values, views=tuple(views.values())).explained(e) from None
+        raise Normalized(cand, symbols, values, views=tuple(views.values()),
+                         refused_calls=inlined.refused).explained(e) from None
     split_selects(node)
     return Normalized(replace(cand, node=node, func=func), symbols, values,
-                      frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()))
+                      frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()), inlined.refused)

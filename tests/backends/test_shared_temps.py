@@ -39,3 +39,15 @@ def test_an_assignment_after_a_pragma_keeps_its_place() -> None:
     nodes = [c_ast.Pragma("omp atomic"), *_block("a[0] += (float) (b[1] * s) + (float) (b[1] * s);")]
     out = share_in_block(nodes, TemporaryNames())
     assert isinstance(out[0], c_ast.Pragma) and isinstance(out[1], c_ast.Assignment)
+
+
+def test_reads_a_condition_guards_are_not_computed_ahead_of_it() -> None:
+    """A repeated value on one side of ``?:`` or behind ``&&`` is a local only where some
+    assignment evaluates it anyway: ``b[-1]`` is not read when ``s`` is not positive."""
+    guarded = _render(share_in_block(_block(
+        "a[0] = s > 0 ? (float) (b[-1] * s) * (float) (b[-1] * s) : 0.0f;"
+        "c[0] = s > 1 && (float) (b[-2] + s) > (float) (b[-2] + s);"), TemporaryNames()))
+    assert "mdp_tmp" not in guarded
+    once_sure = _render(share_in_block(_block(
+        "a[0] = (float) (b[1] * s) + 1.0f; c[0] = s > 0 ? (float) (b[1] * s) : 0.0f;"), TemporaryNames()))
+    assert "const float mdp_tmp0 = b[1] * s" in once_sure and once_sure.count("b[1] * s") == 1

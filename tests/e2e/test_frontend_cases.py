@@ -110,3 +110,19 @@ def test_size_t_products_in_bounds_are_transformed(tmp_path: Path) -> None:
     assert nests[15]["loops"][0]["extent"] == "mdp_p_n_nq" and nests[22]["loops"][0]["extent"] == "3 * mdp_p_h_w"
     text = out_c.read_text()
     assert "(__int128)(((size_t) nq) * n) ==" in text and "<= ((__int128) 9223372036854775807LL)" in text
+
+
+def test_helpers_of_several_statements_keep_their_nests_parallel(tmp_path: Path) -> None:
+    """Calls of static helpers with locals, compound assignments and early returns (a minmod
+    limiter, an int clamp in a gather, a xorshift hash, a squared distance through pointer
+    parameters) are their expressions: every nest that calls one is transformed, the distance
+    sum keeps its reduction, and no call is left in the generated code or the functions that
+    call it."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "helper_bodies.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    assert all(nests[line]["status"] == "transformed" for line in (43, 48, 53, 58, 63, 70, 78)), nests
+    assert nests[78]["loops"][0]["combine"] == "+", nests[78]
+    after_helpers = out_c.read_text().split('#line 1 "<mdpoly generated>"', 1)[1]
+    for helper in ("minmod(", "clampi(", "xorshift64(", "sq_dist(", "mix(", "shrink(", "weight(", "near_origin("):
+        assert helper not in after_helpers, helper

@@ -175,9 +175,10 @@ AOS_REFUSALS = [
      "    for (long i = 0; i < (unsigned long)w * h; i++)\n"),
     ("41:26", "loop bound '((int) w) * h' is not affine", "non-affine-bound",
      "    for (long i = 0; i < (int)w * h; i++)\n"),
-    ("51:16", "call to 'scale_of' may have side effects", "side-effect-call",  # not static: may be replaced
+    ("51:16", "call to 'scale_of': it is not static, so another definition may replace it at link time",
+     "side-effect-call",
      "        o[i] = scale_of(o[i]) + 1.0f;\n"),
-    ("56:16", "call to 'biased' may have side effects", "side-effect-call",  # reads a global
+    ("56:16", "call to 'biased': it writes the global 'g_bias'", "side-effect-call",
      "        o[i] = biased(o[i]);\n"),
 ]
 
@@ -185,7 +186,7 @@ AOS_REFUSALS = [
 def test_array_of_structs_refusals_stay_as_written(tmp_path: Path) -> None:
     """Whole-struct stores next to member reads, ``&A[i].f``, nested members, rows through pointers,
     unions, loop bounds whose product wraps (unsigned) in factors too wide for the model or whose cast narrows, and calls of helpers
-    that are not static or read a global stay as written,
+    that are not static or write a global stay as written,
     located, and the program prints what the original prints."""
     source = HERE / "normalize_refusals" / "aos_refusals.c"
     reference = run_program(build_c(source, tmp_path / "orig", {}, openmp=False))

@@ -44,7 +44,7 @@ static void narrowing_bound(float *a, long w, int h) {
 
 float scale_of(float v) { return 2.0f * v; }
 static float g_bias = 1.0f;
-static float biased(float v) { return v + g_bias; }
+static float biased(float v) { g_bias += 0.5f; return v + g_bias; }
 
 static void helpers(float *o, int n) {
     for (int i = 0; i < n; i++)
