@@ -4,7 +4,8 @@
 never re-assigned, is the base ``mdp_m_s_q`` plus the offset ``h*hs``: ``q[i]`` becomes
 ``mdp_m_s_q[h*hs + i]`` and ``*q`` ``mdp_m_s_q[h*hs]``, and the declaration goes. Recognised
 initialisers: ``B``, ``B + e``, ``e + B``, ``B - e``, ``&B[e]``, ``&A[i][e]`` and ``A[i]`` (a row
-of a multi-dimensional array), where ``B`` is a one-dimensional pointer or array visible at the
+of a multi-dimensional array, or of a row-pointer grid ``double **A``: ``const double *ur = u[j];``
+makes ``ur[i]`` ``u[j][i]``), where ``B`` is a one-dimensional pointer or array visible at the
 nest, or another such local pointer. The rewrite is exact when the offset means the same at
 every use: neither the base nor any name of the offset is assigned after the declaration in its
 block (nor re-declared there), and ``q`` itself is never assigned. A pointer used in any other
@@ -65,7 +66,7 @@ class _Resolver:
 
     def _dims(self, name: str) -> int | None:
         var = self.symbols.variable(name)
-        if var is None or var.kind not in ("array", "pointer"):
+        if var is None or var.kind not in ("array", "pointer", "indirect"):
             return None
         return len(var.shape)
 

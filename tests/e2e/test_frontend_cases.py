@@ -126,3 +126,15 @@ def test_helpers_of_several_statements_keep_their_nests_parallel(tmp_path: Path)
     after_helpers = out_c.read_text().split('#line 1 "<mdpoly generated>"', 1)[1]
     for helper in ("minmod(", "clampi(", "xorshift64(", "sq_dist(", "mix(", "shrink(", "weight(", "near_origin("):
         assert helper not in after_helpers, helper
+
+
+def test_row_aliases_of_row_pointer_grids_keep_their_nests_parallel(tmp_path: Path) -> None:
+    """``const double *ur = u[j]; double *fr = f[j];`` are rows of ``double **`` grids: the alias
+    reads and writes are the grid's (``u[j][i]``, ``f[j][i]``), so the row loop stays parallel
+    (before: ``j:seq`` around the inner loop)."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "row_aliases.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    for line in (10, 20):
+        assert nests[line]["status"] == "transformed" and nests[line]["mdh"] is not None, nests[line]
+        assert [lp["combine"] for lp in nests[line]["loops"]][:1] == ["++"], nests[line]["loops"]
