@@ -34,6 +34,7 @@ also has ``"mpi"``: which dimension was split over the MPI ranks, or why none wa
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -113,10 +114,14 @@ def _preconditions_note(o: NestOutcome) -> str:
     """``; the generated code runs where CHECK, else the nest as written`` for the front end's
     run-time preconditions (a flat subscript's view, C's conversions in a loop header), so that a
     check real inputs never pass shows in the remark, not only in the report."""
-    pre = o.nest.mdh.preconditions if o.nest.mdh is not None else ()
-    if not pre:
+    mdh = o.nest.mdh
+    if mdh is None or not mdh.preconditions:
         return ""
-    return f"; the generated code runs where {' && '.join(p.c_expr for p in pre)}, else the nest as written"
+    # a front end's size parameter (``mdp_p_n_nq``) in the user's words (its C expression)
+    values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
+    checks = " && ".join(re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values
+                                else m.group(), p.c_expr) for p in mdh.preconditions)
+    return f"; the generated code runs where {checks}, else the nest as written"
 
 
 def _pinned_note(o: NestOutcome) -> str:

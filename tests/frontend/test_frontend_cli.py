@@ -178,3 +178,15 @@ def test_remark_names_the_run_time_preconditions(tmp_path, capsys):
     line = next(x for x in err.splitlines() if "remark: loop nest parallelized" in x)
     assert "; the generated code runs where " in line and ", else the nest as written" in line, line
     assert "(long long)w - 1 >= 0" in line, line
+
+
+def test_remark_preconditions_name_the_users_sizes(tmp_path, capsys):
+    """A size the front end introduces (the product ``nq * n`` of a loop bound) is printed in the
+    user's words in the remark's run-time check, not by its internal name."""
+    src = ("#include <stddef.h>\nvoid fill(int nq, int n, double *d) {\n"
+           "  for (size_t t = 0; t < (size_t)nq * n; t++)\n    d[t] = 0.5 * (double)t;\n}\n")
+    rc, _, err = run(tmp_path, capsys, src, "-o", "out.c", "--no-tune")
+    assert rc == 0
+    line = next(x for x in err.splitlines() if "remark: loop nest parallelized" in x)
+    assert "the generated code runs where" in line and "mdp_p_" not in line, line
+    assert "(long long) n * (long long) nq" in line, line
