@@ -24,6 +24,7 @@ from mdpoly.ir.mdh import (
     Buffer,
     Combine,
     Precondition,
+    with_c_values,
 )
 from mdpoly.ir.nest import ORIGINAL_NEST
 from mdpoly.ir.plan import (
@@ -124,9 +125,7 @@ def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
     return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), base)
 
 
-def _valued(text: str, values: Mapping[str, str]) -> str:
-    """``text`` with each name in ``values`` replaced by its parenthesized C expression."""
-    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(), text)
+_valued = with_c_values
 
 
 def _index_cast(node: c_ast.Node, c_type: str = INDEX_TYPE) -> c_ast.Cast:

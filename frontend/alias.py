@@ -23,13 +23,12 @@ do not.
 
 from __future__ import annotations
 
-import re
 from itertools import combinations
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.box import bounding_box
 from mdpoly.frontend.struct_fields import same_struct_array
-from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO, Access, AddressRange, Affine, AliasCheck
+from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO, Access, AddressRange, Affine, AliasCheck, with_c_values
 from mdpoly.ir.scop import Scop, Statement, Variable
 
 
@@ -101,8 +100,7 @@ def _range(scop: Scop, s: Statement, var: Variable, acc: Access) -> AddressRange
     if var.kind != "indirect":
         # at the call site a size parameter of the front end's (``mdp_q_kv_by_hs``) is its C expression
         values = {v.name: v.c_value for v in scop.variables if v.c_value}
-        rows_of = re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(),
-                         var.rows_of)
+        rows_of = with_c_values(var.rows_of, values)
         return AddressRange(acc.buffer, lo, hi, rows_of=rows_of, offset=var.base_offset)
     if len(acc.index) != 2:
         raise UnsupportedInput(f"'{acc.to_c()}' goes through {len(acc.index) - 1} levels of row pointers; only "

@@ -34,12 +34,12 @@ also has ``"mpi"``: which dimension was split over the MPI ranks, or why none wa
 
 from __future__ import annotations
 
-import re
 from dataclasses import asdict, replace
 from typing import Any
 
 from mdpoly import __version__
 from mdpoly.diagnostics import Diagnostic, DiagnosticSink, Severity, SourceLoc
+from mdpoly.ir.mdh import with_c_values
 from mdpoly.ir.nest import (
     ALREADY_PARALLEL,
     Computation,
@@ -119,8 +119,7 @@ def _preconditions_note(o: NestOutcome) -> str:
         return ""
     # a front end's size parameter (``mdp_p_n_nq``) in the user's words (its C expression)
     values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
-    checks = " && ".join(re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values
-                                else m.group(), p.c_expr) for p in mdh.preconditions)
+    checks = " && ".join(with_c_values(p.c_expr, values) for p in mdh.preconditions)
     return f"; the generated code runs where {checks}, else the nest as written"
 
 

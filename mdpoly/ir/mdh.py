@@ -7,6 +7,8 @@ Index functions are affine (``Affine``) in the nest's iterators and the symbolic
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
@@ -171,6 +173,12 @@ class Buffer:
     #: some read of it is evaluated only under a select's condition (``frontend.guarded_reads``):
     #: never read it ahead (packed panels, ``__local`` caches), the addresses may lie outside it
     lazy: bool = False
+
+
+def with_c_values(text: str, values: Mapping[str, str]) -> str:
+    """``text`` with each name in ``values`` (a front end's size parameter, ``Buffer.c_value``)
+    replaced by its parenthesized C expression: the name as the call site, or the user, reads it."""
+    return re.sub(r"\b[A-Za-z_]\w*\b", lambda m: f"({values[m.group()]})" if m.group() in values else m.group(), text)
 
 
 @dataclass(frozen=True, slots=True)
