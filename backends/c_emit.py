@@ -8,6 +8,7 @@ supplies. All C text of generated loops and declarations is printed by pycparser
 
 from __future__ import annotations
 
+import copy
 import re
 from collections.abc import Callable, Collection, Mapping
 from typing import Protocol, runtime_checkable
@@ -184,6 +185,8 @@ class CEmitter:
         self.values: dict[str, str] = {}
         #: locals of repeated temporaries (``mdpoly.backends.shared_temps``)
         self.temporaries = TemporaryNames()
+        #: the promise of ``Plan.nonnegative`` while its copy is rendered (``_promised_body``)
+        self.promise: c_ast.If | None = None
 
     def affine(self, a: Affine) -> c_ast.Node:
         return affine(a, self.wide, self.values)
@@ -271,6 +274,8 @@ class CEmitter:
             return [c_ast.Assignment("=", lhs, self.value(v))]
         if isinstance(s, Loop):
             loop = [c_ast.Pragma(p) for p in self.dialect.loop_pragmas(s)] + [self.loop(s)]
+            if self.promise is not None and s.schedule in ("parallel", "thread_for"):
+                loop[-1].stmt.block_items.insert(0, copy.deepcopy(self.promise))
             if s.share is None:
                 return loop
             return [c_ast.Compound([_decl(s.share.var, _type_decl(s.share.var, f"const {INDEX_TYPE}"),
@@ -291,8 +296,9 @@ class CEmitter:
             return [c_ast.If(empty, c_ast.FuncCall(c_ast.ID("__builtin_unreachable"), None), None)]
         if isinstance(s, ParallelRegion):
             tid = _decl(s.thread_var, _type_decl(s.thread_var, "int"), self.dialect.thread_id())
+            promise = [copy.deepcopy(self.promise)] if self.promise is not None else []
             return [c_ast.Pragma(p) for p in self.dialect.region_pragmas(s)] + [
-                c_ast.Compound([tid, *self.stmts(s.body)])]
+                c_ast.Compound([tid, *promise, *self.stmts(s.body)])]
         if isinstance(s, TeamThreads | Barrier):
             return self.team_stmt(s)
         if isinstance(s, Prefetch):
@@ -384,7 +390,7 @@ class CEmitter:
         """The function's body; with pinned values, ``if (n == 4 && ...) { const int n = 4; ...
         body } else { body }``: the copy in which the compiler sees the constants, and the
         generic one."""
-        body = self.stmts(plan.body)
+        body = self._promised_body(plan)
         if not plan.pinned:
             return body
         types = {b.name: b.elem_type for b in plan.params}
@@ -395,7 +401,25 @@ class CEmitter:
             test = same if test is None else c_ast.BinaryOp("&&", test, same)
             const = types[name] if "const" in types[name].split() else f"const {types[name]}"
             shadows.append(_decl(name, _type_decl(name, const), c_ast.ID(f"({literal})")))
-        return [c_ast.If(test, c_ast.Compound(shadows + body), c_ast.Compound(self.stmts(plan.body)))]
+        return [c_ast.If(test, c_ast.Compound(shadows + body), c_ast.Compound(self._promised_body(plan)))]
+
+    def _promised_body(self, plan: Plan) -> list[c_ast.Node]:
+        """The function's body; with ``Plan.nonnegative``, ``if (soft2 >= 0) { body promising it }
+        else { body }``: the copy promises ``soft2 >= 0`` to the compiler at its start and at the
+        start of every parallel loop's and region's body (the code OpenMP outlines into functions
+        of their own, which do not see the test), so that it proves its square roots' arguments
+        non-negative and drops their errno path."""
+        body = self.stmts(plan.body)
+        if not plan.nonnegative:
+            return body
+        zero = c_ast.Constant("int", "0")
+        test = _all([c_ast.BinaryOp(">=", c_ast.ID(n), zero) for n in plan.nonnegative])
+        self.promise = c_ast.If(c_ast.UnaryOp("!", test), c_ast.FuncCall(c_ast.ID("__builtin_unreachable"), None), None)
+        try:
+            promised = [self.promise, *self.stmts(plan.body)]
+        finally:
+            self.promise = None
+        return [c_ast.If(test, c_ast.Compound(promised), c_ast.Compound(body))]
 
     def call(self, plan: Plan | KernelPlan) -> str:
         """``name(args);`` -- written scalars are passed by address -- then the exit values of the

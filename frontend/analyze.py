@@ -37,6 +37,7 @@ from mdpoly.frontend.scop import (
     return_type_loc,
     stray_mdh_pragmas,
 )
+from mdpoly.frontend.sqrt_domains import nonnegative_needs
 from mdpoly.frontend.to_mdh import build_mdh
 from mdpoly.frontend.user_teams import team_pragmas
 from mdpoly.ir.mdh import Combine, MdhExpr
@@ -119,6 +120,8 @@ def _pinned(parsed: ParsedFile, cand: Candidate, nest: NestAnalysis) -> NestAnal
             return n
         sources = {b.name: b.c_value or b.name for b in n.mdh.buffers if b.kind == "scalar" and not b.written}
         pins = pinned_values(parsed.ast, cand.func, sources)
+        needs = nonnegative_needs(n.mdh)
+        n = replace(n, nonnegative=needs) if needs else n
         return replace(n, pinned=tuple(sorted(pins.items()))) if pins else n
 
     def of_loop(loop: PrivateLoop) -> PrivateLoop:

@@ -246,7 +246,8 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
             if isinstance(plan, Plan):
                 gains = gains_on_one_thread(plan)
                 cost = cost.for_plan(gains)
-                plan = replace(plan, parallel_if=cost.parallel_if or "", pinned=_pins_of(plan, nest))
+                plan = replace(plan, parallel_if=cost.parallel_if or "", pinned=_pins_of(plan, nest),
+                               nonnegative=_nonnegative_of(plan, nest))
                 if not gains and not in_host_loop and cost.choice != "forced":
                     plan = replace(plan, mdh=replace(plan.mdh, preconditions=(ONE_THREAD, *plan.mdh.preconditions)))
                 extent = one_thread_gain_extent(plan) if gains else None
@@ -281,7 +282,7 @@ def _transform_nest(nest: NestAnalysis, target: Target[Any, Any], options: Optio
                              resident=((nest.loc, kept_note),) if kept_note else (),
                              cost=report, cost_text=text,
                              limits=planning_limits(target, options).to_report() if target.limits else None,
-                             pinned=_pinned_shown(plan))
+                             pinned=_pinned_shown(plan), promised=_promised_shown(plan))
 
 
 def _keep(plan: KernelPlan, names: tuple[str, ...]) -> tuple[KernelPlan, str]:
@@ -497,6 +498,14 @@ def _pinned_shown(plan: Plan | KernelPlan) -> tuple[str, ...]:
     return tuple(f"{exprs[n]} == {lit}" for n, lit in plan.pinned)
 
 
+def _promised_shown(plan: Plan | KernelPlan) -> tuple[str, ...]:
+    """``plan``'s promised conditions (``Plan.nonnegative``) as the report shows them (``cfg->eps >= 0``)."""
+    if not isinstance(plan, Plan):
+        return ()
+    exprs = {b.name: b.c_value or b.name for b in plan.params}
+    return tuple(f"{exprs[n]} >= 0" for n in plan.nonnegative)
+
+
 def _loop_pins_shown(items: tuple[ScheduleItem, ...], regions: tuple[tuple[SourceLoc, str], ...]) -> tuple[str, ...]:
     """The pinned values the schedule's parallel loops have specialised copies for (``applied_pins``;
     a loop inside a host loop that became a parallel region keeps fewer)."""
@@ -513,6 +522,13 @@ def _pins_of(plan: Plan, nest: NestAnalysis) -> tuple[tuple[str, str], ...]:
     """The pinned values (``NestAnalysis.pinned``) of ``plan``'s read-only scalar parameters."""
     read = {b.name for b in plan.params if b.kind == "scalar" and not b.written}
     return tuple((name, literal) for name, literal in nest.pinned if name in read)
+
+
+def _nonnegative_of(plan: Plan, nest: NestAnalysis) -> tuple[str, ...]:
+    """The scalars of ``NestAnalysis.nonnegative``, when every one is a read-only scalar parameter
+    of ``plan`` (a promise about a name the function does not take could not be checked)."""
+    read = {b.name for b in plan.params if b.kind == "scalar" and not b.written}
+    return nest.nonnegative if set(nest.nonnegative) <= read else ()
 
 
 _C_WORDS = frozenset({"double", "float", "long", "int", "unsigned", "short", "char", "signed", "sizeof", "size_t"})

@@ -124,10 +124,13 @@ def _preconditions_note(o: NestOutcome) -> str:
 
 
 def _pinned_note(o: NestOutcome) -> str:
-    """``; specialised for km->dim == 4 (...)`` where the code has a copy for pinned values."""
+    """``; specialised for km->dim == 4 (...)`` where the code has a copy for pinned values, and
+    ``; a copy for soft2 >= 0 (...)`` where it has one promising that to the compiler."""
+    promised = (f"; a copy for {' && '.join(o.promised)} (there its square roots need no errno path, "
+                "so the compiler can vectorize them; generic code otherwise)") if o.promised else ""
     if not o.pinned:
-        return ""
-    return (f"; specialised for {', '.join(o.pinned)}, the value{'s' if len(o.pinned) > 1 else ''} the file sets "
+        return promised
+    return promised + (f"; specialised for {', '.join(o.pinned)}, the value{'s' if len(o.pinned) > 1 else ''} the file sets "
             "(generic code otherwise)")
 
 
@@ -295,6 +298,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["limits"] = o.limits
     if o.pinned:   # the values its code has a specialised copy for
         out["specialised_for"] = list(o.pinned)
+    if o.promised:   # the conditions its code has a copy promising to the compiler
+        out["promised"] = list(o.promised)
     if o.ranks is not None:   # --mpi: the dimension split over the ranks, or why none
         out["mpi"] = o.ranks
     if o.devices is not None:   # --devices: the dimension split over the devices, or why none

@@ -87,6 +87,10 @@ class NestAnalysis:
     #: C literal, ``mdpoly.frontend.pinned_values``): the generated function gets a copy
     #: specialised to them, run when the call's values match
     pinned: tuple[tuple[str, str], ...] = ()
+    #: the read-only floating scalars whose being ``>= 0`` proves every square root of its
+    #: computation non-negative (``mdpoly.frontend.sqrt_domains``): the generated function gets a
+    #: copy, run when they are, in which the compiler knows it (no errno path: vector square roots)
+    nonnegative: tuple[str, ...] = ()
 
 
 #: The reason code of a nest the user's OpenMP already runs in parallel; its status in the report.
@@ -307,6 +311,9 @@ class NestOutcome:
     device_items: tuple[tuple[SourceLoc, str], ...] = ()
     #: the pinned values its code has a specialised copy for (``km->dim == 4``; OpenMP)
     pinned: tuple[str, ...] = ()
+    #: the conditions its code has a copy promising to the compiler (``soft2 >= 0``, so that its
+    #: square roots need no errno path; ``Plan.nonnegative``; OpenMP)
+    promised: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

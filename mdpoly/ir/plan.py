@@ -338,6 +338,10 @@ class Plan:
     #: read-only scalar parameters and the literals the caller's file pins them to (``NestAnalysis.pinned``):
     #: the function's body runs a copy specialised to them when the arguments match
     pinned: tuple[tuple[str, str], ...] = ()
+    #: read-only floating scalar parameters whose being ``>= 0`` makes every square root's
+    #: argument provably non-negative (``NestAnalysis.nonnegative``): the body runs a copy that
+    #: promises it to the compiler inside its parallel loops when they are
+    nonnegative: tuple[str, ...] = ()
 
 
 def walk(stmts: tuple[Stmt, ...]) -> list[Stmt]:
