@@ -158,11 +158,13 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
     layouts: dict[str, Layout] = {}
     rebuilds = 0
     not_rebound: frozenset[str] = frozenset()
+    sum_strides = True
     while True:
+        builder = NestBuilder(cand, symbols, private, layouts)
         try:
-            builder = NestBuilder(cand, symbols, private, layouts)
             builder.opaque_ok = opaque_reads
             builder.not_rebound = not_rebound
+            builder.sum_strides = sum_strides
             return norm.finish(builder.build())
         except _NotPrivate as e:
             private = private - {e.name}
@@ -174,6 +176,9 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
                 raise norm.explained(UnsupportedInput("the flat subscripts of the nest admit no common view of their "
                                                       "arrays", cand.loc, "non-affine-subscript")) from None
         except UnsupportedInput as e:
+            if builder.sum_parameters and e.code == "non-affine-subscript":
+                sum_strides, layouts, rebuilds = False, {}, 0   # the sums' rows fit no view: as expanded
+                continue
             raise norm.explained(e) from None
 
 

@@ -370,6 +370,8 @@ class NestExprs(NestState):
         if isinstance(node, c_ast.BinaryOp) and node.op in ("+", "-", "*"):
             a, b = self.polynomial(node.left), self.polynomial(node.right)
             out: dict[tuple[str, ...], int] = {}
+            if node.op == "*" and self.sum_strides:
+                a, b = self._sum_stride(node.left, a, b), self._sum_stride(node.right, b, a)
             if node.op == "*":
                 for ma, ca in a.items():
                     for mb, cb in b.items():
@@ -384,6 +386,25 @@ class NestExprs(NestState):
 
     def expr(self, node: c_ast.Node) -> Expr:
         return _ExprBuilder(self).visit(node)
+
+    def _sum_stride(self, node: c_ast.Node, poly: dict[tuple[str, ...], int],
+                    other: dict[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
+        """``poly`` (of the factor ``node``), or -- where it is a sum of size parameters and
+        constants, ``nx + 2``, multiplying iterators (``other``) -- a size parameter of its own
+        standing for it (``mdp_s_nxp2``): ``j * (nx + 2) + i`` is the element ``[j][i]`` of rows of
+        ``nx + 2``, as a padded grid with halo cells lays out, where its expansion
+        ``j*nx + 2*j + i`` would be the element ``[j][2*j + i]`` of rows of ``nx``."""
+        its = set(self._iterators())
+        if len(poly) < 2 or any(len(m) > 1 or set(m) & its for m in poly) \
+                or not any(set(m) & its for m in other):
+            return poly
+        text = c_text(node)
+        name = "mdp_s_" + "".join(ch if ch.isalnum() or ch == "_" else _SUM_SPELLING.get(ch, "") for ch in text)
+        value = " + ".join(f"{c} * {self._c_value(m[0])}" if m and c != 1 else self._c_value(m[0]) if m else str(c)
+                           for m, c in sorted(poly.items()))
+        _declare_value(self, name, f"(long long) ({value})")
+        self.sum_parameters.add(name)
+        return {(name,): 1}
 
     def _quotient_parameter(self, node: c_ast.BinaryOp) -> str:
         """``n / 2`` of size parameters: a size parameter of its own, whose value the call site
@@ -426,6 +447,8 @@ class NestExprs(NestState):
 
 
 _IDENT_OR_NUMBER = re.compile(r"\w+")
+#: how the name of a sum's size parameter spells its operators (``mdp_s_nxp2`` for ``nx + 2``)
+_SUM_SPELLING = {"+": "p", "-": "m", "*": "x"}
 
 
 def _poly_of(a: Affine) -> dict[tuple[str, ...], int]:

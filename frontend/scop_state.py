@@ -172,6 +172,12 @@ class NestState(c_ast.NodeVisitor):
         self.strided_done: set[str] = set()
         #: size parameters standing for products of parameters (``mdp_p_m_n``): name -> factors
         self.products: dict[str, tuple[str, ...]] = {}
+        #: factors that are sums of size parameters (``nx + 2``) become size parameters of their
+        #: own where they multiply iterators (``NestExprs._sum_stride``); off when a model with them
+        #: was refused and is rebuilt without (``extract_scop``)
+        self.sum_strides = True
+        #: the size parameters made so (``mdp_s_nxp2``)
+        self.sum_parameters: set[str] = set()
         #: set while a loop bound is modelled (``LoopHeaders._bound``): its C value is compared with
         #: the model before the nest runs, so a product that may wrap (``(size_t) nq * n``) is
         #: modelled there (``mdpoly.frontend.bound_products``)
