@@ -391,7 +391,7 @@ class NestExprs(NestState):
                     other: dict[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
         """``poly`` (of the factor ``node``), or -- where it is a sum of size parameters and
         constants, ``nx + 2``, multiplying iterators (``other``) -- a size parameter of its own
-        standing for it (``mdp_s_nxp2``): ``j * (nx + 2) + i`` is the element ``[j][i]`` of rows of
+        standing for it (``mdp_sum_nxp2``): ``j * (nx + 2) + i`` is the element ``[j][i]`` of rows of
         ``nx + 2``, as a padded grid with halo cells lays out, where its expansion
         ``j*nx + 2*j + i`` would be the element ``[j][2*j + i]`` of rows of ``nx``."""
         its = set(self._iterators())
@@ -399,7 +399,7 @@ class NestExprs(NestState):
                 or not any(set(m) & its for m in other):
             return poly
         text = c_text(node)
-        name = "mdp_s_" + "".join(ch if ch.isalnum() or ch == "_" else _SUM_SPELLING.get(ch, "") for ch in text)
+        name = "mdp_sum_" + "".join(ch if ch.isalnum() or ch == "_" else _SUM_SPELLING.get(ch, "") for ch in text)
         value = " + ".join(f"{c} * {self._c_value(m[0])}" if m and c != 1 else self._c_value(m[0]) if m else str(c)
                            for m, c in sorted(poly.items()))
         _declare_value(self, name, f"(long long) ({value})")
@@ -447,8 +447,9 @@ class NestExprs(NestState):
 
 
 _IDENT_OR_NUMBER = re.compile(r"\w+")
-#: how the name of a sum's size parameter spells its operators (``mdp_s_nxp2`` for ``nx + 2``)
+#: how the name of a sum's size parameter spells its operators (``mdp_sum_nxp2`` for ``nx + 2``)
 _SUM_SPELLING = {"+": "p", "-": "m", "*": "x"}
+_MODEL_NAME = re.compile(r"\bmdp_\w+")
 
 
 def _poly_of(a: Affine) -> dict[tuple[str, ...], int]:
@@ -488,7 +489,14 @@ def _guard_side(nb: NestExprs, node: c_ast.Node) -> Affine | None:
 
 
 def _declare_value(nb: NestExprs, name: str, value: str) -> None:
-    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent)."""
+    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent);
+    the size parameters the model made that ``value`` names are replaced by what they stand for
+    (the call site computes each parameter from the user's names only)."""
+    def expanded(m: re.Match[str]) -> str:
+        var = nb.variables.get(m.group(0))
+        return f"({var.c_value})" if var is not None and var.c_value else m.group(0)
+
+    value = _MODEL_NAME.sub(expanded, value)
     if name not in nb.variables:
         nb.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private", c_value=value)
         nb.params.append(name)

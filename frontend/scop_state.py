@@ -176,7 +176,7 @@ class NestState(c_ast.NodeVisitor):
         #: own where they multiply iterators (``NestExprs._sum_stride``); off when a model with them
         #: was refused and is rebuilt without (``extract_scop``)
         self.sum_strides = True
-        #: the size parameters made so (``mdp_s_nxp2``)
+        #: the size parameters made so (``mdp_sum_nxp2``)
         self.sum_parameters: set[str] = set()
         #: set while a loop bound is modelled (``LoopHeaders._bound``): its C value is compared with
         #: the model before the nest runs, so a product that may wrap (``(size_t) nq * n``) is

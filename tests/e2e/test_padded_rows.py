@@ -1,6 +1,6 @@
 """Grids padded with halo cells, indexed ``u[j * (nx + 2) + i]`` (written out or through a macro
 ``IDX(i, j)``), and in 3-D ``u[(k * (ny + 2) + j) * (nx + 2) + i]``: the row length is a sum of a
-size and a constant, a size parameter of its own in the model (``mdp_s_nxp2``). Expanded, the
+size and a constant, a size parameter of its own in the model (``mdp_sum_nxp2``). Expanded, the
 subscript read as element ``[j][2*j + i]`` of rows of ``nx``, and the generated code's run-time
 precondition held only for grids of no rows: it never ran, although the remark said
 "parallelized". Now each sweep must run in parallel (a team per call, counted by a preloaded
@@ -51,6 +51,13 @@ static void sweep3(int nx, int ny, int nz, const float *u, float *un)
                     + u[((k - 1) * (ny + 2) + j) * (nx + 2) + i] + u[((k + 1) * (ny + 2) + j) * (nx + 2) + i]) / 6.0f;
 }
 
+static void even_rows(int nx, int ny, const double *u, double *w)
+{
+    for (int j = 0; j < ny / 2; j++)   /* rows of 2 * (nx + 2): a parameter made of a made one */
+        for (int i = 0; i < nx + 2; i++)
+            w[j * (nx + 2) + i] = u[(2 * j) * (nx + 2) + i] - u[(2 * j + 1) * (nx + 2) + i];
+}
+
 static void scale_by_diagonal(int n, double *a, const double *b)
 {
     for (int i = 0; i < n; i++)
@@ -71,6 +78,7 @@ int main(int argc, char **argv)
         sweep2m(nx, ny, v, u);
         sweep3(nx, ny, nz, s % 2 ? g : f, s % 2 ? f : g);
     }
+    even_rows(nx, ny, u, v);
     int n = nx < ny ? nx : ny;
     scale_by_diagonal(n, v, u);
     double su = 0.0, sv = 0.0, sf = 0.0;
