@@ -98,8 +98,12 @@ class NestStatements(NestExprs):
         if reads_data or cond is None:
             if self._in_place_chain(node):
                 return
-            raise self._fail(node, "data-dependent-condition",
-                             f"condition '{c_text(node.cond)}' depends on data the nest computes")
+            if cond is None or not self.opaque_ok:
+                raise self._fail(node, "data-dependent-condition",
+                                 f"condition '{c_text(node.cond)}' depends on data the nest computes")
+            # a model of the nest's own text (``opaque_ok``: dependences only, the nest runs as
+            # written): the condition is a predicate like any other, ``x = c ? e : x`` reads all
+            # that the condition and ``x`` read wherever the statement may run
         if node.iffalse is not None and self._if_else_assign(node, cond):
             return
         pieces = self._guard_pieces(node.cond)  # None: not affine (``i % 2 == 0``), a predicate only

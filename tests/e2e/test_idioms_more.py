@@ -105,7 +105,7 @@ void data(int n) {
       if (A[i][j] > 0.5) C[i][j] = 0;
 }
 void data_written(int n) {
-  for (int i = 0; i < n; i++) /*K data-dependent-condition*/
+  for (int i = 0; i < n; i++) /*T*/   /* its own text in parallel: the condition is a predicate */
     for (int j = 0; j < n; j++)
       if (C[i][j] > 0.5) { C[i][j] = 0; B[i][j] = C[i][j] + 1; }
 }
