@@ -83,6 +83,11 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("md_lennard_jones", ("4", "20")),
     # 8-bit pixels rounded from float sums (sat_u8): an FMA contraction in one build and not in
     # another moves a pixel by one level now and then (the hand-written OpenMP build did)
+    # a padded grid (IDX over rows of nx + 2) with periodic halos: the sweeps are maps, the
+    # residual norms reductions
+    RealProgram("halo_jacobi3d", ("3", "40"), tight=frozenset({"field"})),
+    # per-path knock-out flags in the time loop; the book's sums are reductions over paths
+    RealProgram("barrier_mc", ("12", "128")),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

@@ -11,20 +11,24 @@ from __future__ import annotations
 
 from pycparser import c_ast
 
+from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.bound_products import LLONG_MAX, bound_magnitude
-from mdpoly.frontend.expr_types import involves_unsigned
+from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.loop_types import BoundSide, HeaderChecker, HeaderMismatch, math_text
 from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
 from mdpoly.frontend.scop_state import _int_constant, _names_in, _NotAffine
 from mdpoly.frontend.symbols import c_text
-from mdpoly.ir.c_types import parse_type
+from mdpoly.ir.c_types import CType, parse_type
 from mdpoly.ir.mdh import Affine, Precondition
 from mdpoly.ir.scop import Binary, Cast, Const, Expr, Loop, Var, Variable
 
 
 class LoopHeaders(NestExprs):
     """``for`` headers: the loop's iterator, bounds and step, checked under C's conversions."""
+
+    #: the loop whose condition is being read (``_offset_moved``)
+    _header: c_ast.For | None = None
 
     def visit_For(self, node: c_ast.For) -> None:
         extra_vars: list[tuple[str, str, c_ast.Node, int]] = []
@@ -260,6 +264,10 @@ class LoopHeaders(NestExprs):
         ``i > B``, ``B < i``... for a downward one, ``i != B`` for both."""
         c = node.cond
         if isinstance(c, c_ast.BinaryOp):
+            self._header = node
+            c = self._offset_moved(c, it)
+            self._header = None
+        if isinstance(c, c_ast.BinaryOp):
             flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
             op, other = None, None
             if _is_id(c.left, it) and c.op in flipped:
@@ -277,6 +285,46 @@ class LoopHeaders(NestExprs):
         raise self._fail(c if c is not None else node, "non-affine-bound",
                          f"loop condition '{cond}' is not of the form '{it} < bound', '{it} <= bound' "
                          f"('>', '>=' for a downward loop) or '{it} != bound'")
+
+    def _offset_moved(self, c: c_ast.BinaryOp, it: str) -> c_ast.BinaryOp:
+        """``it + K < B`` (``K + it``, ``it - K``; either side) as ``it < B - K`` for an integer
+        constant ``K``, where the iterator and ``B`` are of signed types (no wrap-around: the two
+        are the same test wherever C defines them), else ``c`` as it is. Unrolled and paired loops
+        write ``t + 1 < n``, ``i + 4 <= n``."""
+        if c.op not in ("<", "<=", ">", ">=", "!="):
+            return c
+        for side, other in ((c.left, c.right), (c.right, c.left)):
+            if not (isinstance(side, c_ast.BinaryOp) and side.op in ("+", "-")):
+                continue
+            if _is_id(side.left, it) and isinstance(side.right, c_ast.Constant):
+                konst, sign = side.right, (1 if side.op == "+" else -1)
+            elif side.op == "+" and _is_id(side.right, it) and isinstance(side.left, c_ast.Constant):
+                konst, sign = side.left, 1
+            else:
+                continue
+            try:
+                value = _int_constant(konst) * sign
+                other_type = self._header_type(it)
+                bound_type = expr_type(self.expr(other), self.name_type)
+            except (_NotAffine, UnsupportedInput):
+                return c
+            if other_type is None or bound_type is None or not other_type.signed or not bound_type.signed \
+                    or not bound_type.is_integer:
+                return c
+            moved = c_ast.BinaryOp("-" if value > 0 else "+", other, c_ast.Constant("int", str(abs(value))),
+                                   coord=other.coord)
+            return c_ast.BinaryOp(c.op, c_ast.ID(it, coord=side.coord), moved, coord=c.coord) if side is c.left \
+                else c_ast.BinaryOp(c.op, moved, c_ast.ID(it, coord=side.coord), coord=c.coord)
+        return c
+
+    def _header_type(self, it: str) -> CType | None:
+        """The C type of the iterator ``it`` of the loop whose header is being read (declared in
+        its header or before the nest)."""
+        node = self._header
+        if node is not None and isinstance(node.init, c_ast.DeclList) and node.init.decls[0].name == it:
+            var = self.sym._variable(it, node.init.decls[0].type)
+            return parse_type(var.scalar_type) if var is not None else None
+        return self.name_type(it)
 
     def _for_next(self, node: c_ast.For, it: str) -> int:
         """The step: a non-zero integer constant."""
