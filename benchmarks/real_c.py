@@ -79,8 +79,9 @@ class Variant:
         return statistics.median(t)
 
 
-def _step(cmd: list[str], timeout: float, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env)
+def _step(cmd: list[str], timeout: float, env: dict[str, str] | None = None,
+          cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, env=env, cwd=cwd)
     if proc.returncode != 0:
         tail = (proc.stderr or proc.stdout).strip().splitlines()[-6:]
         raise RuntimeError(f"exit {proc.returncode}: {shlex.join(cmd[-4:])}: " + " / ".join(tail))
@@ -111,12 +112,16 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
         else:
             out_c, rep = out / f"{name}.c", out / f"{name}.json"
             tune = ["--no-tune"] if name in ("mdpoly", "before") else ["--tune-time", str(tune_time)]
-            cmd = [*mdpoly_command(), str(prog.path), "-o", str(out_c), "--report", str(rep), *tune]
+            cmd = [*mdpoly_command(), str(prog.path.resolve()), "-o", str(out_c.resolve()), "--report",
+                   str(rep.resolve()), *tune]
             env = mdpoly_env()
-            if name == "before":   # the mdpoly of another checkout (``--before``)
-                env["PYTHONPATH"] = str(before)
+            cwd = None
+            if name == "before":   # the mdpoly of another checkout (``--before``); ``-c`` puts the
+                # working directory first on sys.path, ahead of PYTHONPATH: run it there
+                cwd = before.resolve() if before is not None else None
+                env["PYTHONPATH"] = str(cwd)
             t0 = time.perf_counter()
-            _step(cmd, MDPOLY_TIMEOUT_S, env=env)
+            _step(cmd, MDPOLY_TIMEOUT_S, env=env, cwd=cwd)
             v.mdpoly_seconds = time.perf_counter() - t0
             cov = rc.coverage(rc.read_report(rep), rc.outermost_loops(prog.path), rc.hot_lines(prog.path.read_text()))
             v.nests = (f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations, "
