@@ -127,6 +127,7 @@ def check_read_only(nest: c_ast.For, loop: c_ast.For, symbols: SymbolTable) -> N
     what = f"the inner loop '{it}', whose bounds are read from memory,"
     row_scalars = _visible_scalars(nest, loop)
     own = _declared(loop) | {it}
+    outer = _enclosing_iterators(nest, loop)
     for node in _nodes(loop):
         if isinstance(node, _LEAVES):
             raise NotSurrogate(f"{what} holds a '{type(node).__name__.lower()}'")
@@ -136,9 +137,11 @@ def check_read_only(nest: c_ast.For, loop: c_ast.For, symbols: SymbolTable) -> N
         target = _assigned(node)
         if target is None:
             continue
+        if isinstance(target, c_ast.ArrayRef) and _row_element(target, outer, own | row_scalars, symbols):
+            continue
         if not (isinstance(target, c_ast.ID) and (target.name in own or target.name in row_scalars)):
-            raise NotSurrogate(f"{what} writes '{c_text(target)}': only its iterator and the scalars declared "
-                               "in the row's body may change in it")
+            raise NotSurrogate(f"{what} writes '{c_text(target)}': only its iterator, the scalars declared "
+                               "in the row's body and elements indexed by the outer loops alone may change in it")
     if isinstance(loop.init, c_ast.Assignment):
         decl = symbols.decls.get(it)
         if not (isinstance(decl, c_ast.TypeDecl) and isinstance(decl.type, c_ast.IdentifierType)
@@ -232,6 +235,47 @@ def _assigned(node: c_ast.Node) -> c_ast.Node | None:
     if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
         return node.expr
     return None
+
+
+def _row_element(target: c_ast.ArrayRef, outer: set[str], inner: set[str], symbols: SymbolTable) -> bool:
+    """``target`` is an element of an array or pointer variable at subscripts that name only the
+    loops around the data-bounded loop (``y[r]``, ``diag[r]``, ``out[r*m + c]``) and constants:
+    one element for the whole inner loop, however often it runs, which the surrogate writes as
+    well, so the model sees every element the row writes."""
+    base: c_ast.Node = target
+    subs: list[c_ast.Node] = []
+    while isinstance(base, c_ast.ArrayRef):
+        subs.append(base.subscript)
+        base = base.name
+    if not isinstance(base, c_ast.ID) or base.name in inner:
+        return False
+    var = symbols.variable(base.name)
+    if var is None or var.kind not in ("array", "pointer"):
+        return False
+    for sub in subs:
+        for x in _nodes(sub):
+            if isinstance(x, c_ast.ID) and x.name not in outer:
+                return False
+            if not isinstance(x, c_ast.ID | c_ast.Constant | c_ast.BinaryOp | c_ast.UnaryOp) \
+                    or (isinstance(x, c_ast.UnaryOp) and x.op not in ("-", "+")) \
+                    or (isinstance(x, c_ast.BinaryOp) and x.op not in ("+", "-", "*")):
+                return False
+    return True
+
+
+def _enclosing_iterators(nest: c_ast.For, loop: c_ast.For) -> set[str]:
+    """The iterators of ``nest`` and of the loops of it around ``loop``."""
+    out: set[str] = set()
+
+    def walk(node: c_ast.Node, around: list[str]) -> bool:
+        if node is loop:
+            out.update(around)
+            return True
+        here = [*around, it] if isinstance(node, c_ast.For) and (it := _iterator(node)) else around
+        return any(walk(child, here) for _, child in node.children())
+
+    walk(nest, [])
+    return out
 
 
 def _declared(node: c_ast.Node) -> set[str]:

@@ -138,3 +138,14 @@ def test_row_aliases_of_row_pointer_grids_keep_their_nests_parallel(tmp_path: Pa
     for line in (10, 20):
         assert nests[line]["status"] == "transformed" and nests[line]["mdh"] is not None, nests[line]
         assert [lp["combine"] for lp in nests[line]["loops"]][:1] == ["++"], nests[line]["loops"]
+
+
+def test_csr_inner_loops_writing_the_rows_own_element(tmp_path: Path) -> None:
+    """An inner loop with bounds read from memory that writes the row's own element (``y[r] +=``,
+    ``d[r] = v[p]`` where ``ci[p] == r``) no longer keeps the row loop sequential: the element is
+    the same however often the loop runs, and the surrogate writes it too."""
+    out_c, report = tmp_path / "out.c", tmp_path / "report.json"
+    run_mdpoly(CASES_DIR / "csr_row_elements.c", out_c, {}, extra=["-q", "--no-tune", "--report", str(report)])
+    nests = {n["line"]: n for n in json.loads(report.read_text())["nests"]}
+    for line in (13, 22):
+        assert nests[line]["status"] == "transformed", nests[line]

@@ -34,6 +34,15 @@ def test_spmv_row_loop_is_parallel_with_inspected_gathers(analyze: Callable[...,
     assert {c.b.buffer for c in loop.checks} == {"y"}
 
 
+def test_an_inner_loop_may_write_the_rows_own_element(analyze: Callable[..., FileAnalysis]) -> None:
+    # y[r] is one element however often the inner loop runs: the row loop stays parallel
+    nest = analyze(SPMV.replace("double sum = 0.0;", "y[r] = 0.0;").replace("sum +=", "y[r] +=")
+                   .replace("y[r] = sum;", "")).nests[0]
+    assert nest.schedule is not None, nest.kept
+    loop = nest.schedule[0]
+    assert isinstance(loop, PrivateLoop) and loop.iterators == ("r",) and "mdp_ins_lo_x" in loop.inspector
+
+
 def test_restrict_output_needs_no_inspection(analyze: Callable[..., FileAnalysis]) -> None:
     nest = analyze(SPMV.replace("double *y", "double *restrict y")).nests[0]
     assert nest.schedule is not None
@@ -42,7 +51,7 @@ def test_restrict_output_needs_no_inspection(analyze: Callable[..., FileAnalysis
 
 
 @pytest.mark.parametrize(("body", "reason"), [
-    ("for (int p = A->rp[r]; p < A->rp[r + 1]; p++) y[r] += A->v[p] * x[A->ci[p]];", "writes 'y[r]'"),
+    ("for (int p = A->rp[r]; p < A->rp[r + 1]; p++) y[A->ci[p]] += A->v[p];", "writes 'y[A->ci[p]]'"),
     ("for (int p = A->rp[r]; p < A->rp[r + 1]; p++) t += A->v[p];", "writes 't'"),
     ("double s = 0.0; for (int p = A->rp[r]; p < A->rp[r + 1]; p++) { s += A->v[p]; if (s > 1.0) break; }"
      " y[r] = s;", "holds a 'break'"),
