@@ -266,6 +266,9 @@ class Delinearizer:
         #: of each such array: first view subscript's extremes over its reads' narrowed boxes (None:
         #: not comparable, the alias ranges take the whole box)
         self.lazy_rows: dict[str, tuple[Affine, Affine] | None] = {}
+        #: size parameters standing for sums of others (``mdp_sum_nxp2`` = ``nx + 2``): a range
+        #: check over them is decided with their values substituted
+        self.sums: dict[str, Affine] = {}
 
     def viewed(self, array: str) -> bool:
         """Whether ``array`` has a view in this nest (so far, or from the hints)."""
@@ -414,6 +417,7 @@ class Delinearizer:
                 why = (f"the subscripts of '{use.array}' viewed as {use.array}{''.join(f'[{d}]' for d in shown)} stay "
                        f"within their dimensions ({sub.to_c()} in [0, {shown[k]}))")
                 for cond in (lo, _minus(Affine.of({ext: 1}, -1), hi)):
+                    cond = _with_sums(cond, self.sums)
                     if cond.is_constant:
                         if cond.constant < 0:
                             raise Refuted(why + " fails")
@@ -431,6 +435,24 @@ class Delinearizer:
         runs = [_minus(_minus(b.upper, b.lower), Affine.of({}, 1)) for b in where.values()]
         self.lazy_rows = {a: _cover(r, runs) for a, r in rows.items() if a in self.lazy}
         return tuple(out)
+
+
+def _with_sums(a: Affine, sums: Mapping[str, Affine]) -> Affine:
+    """``a`` with each sum parameter of ``sums`` replaced by the sum it stands for."""
+    if not sums or not a.names() & set(sums):
+        return a
+    out = Affine.of({n: c for n, c in a.terms if n not in sums}, a.constant)
+    for n, c in a.terms:
+        if n in sums:
+            out = _plus(out, sums[n], c)
+    return out
+
+
+def _plus(a: Affine, b: Affine, scale: int) -> Affine:
+    d = dict(a.terms)
+    for n, c in b.terms:
+        d[n] = d.get(n, 0) + scale * c
+    return Affine.of({n: c for n, c in d.items() if c}, a.constant + scale * b.constant)
 
 
 def _cover(ranges: list[tuple[Affine, Affine]], facts: list[Affine]) -> tuple[Affine, Affine] | None:

@@ -403,6 +403,7 @@ class NestExprs(NestState):
                            for m, c in sorted(poly.items()))
         _declare_value(self, name, f"(long long) ({value})")
         self.sum_parameters.add(name)
+        self.delin.sums[name] = Affine.of({m[0]: c for m, c in poly.items() if m}, poly.get((), 0))
         return {(name,): 1}
 
     def _quotient_parameter(self, node: c_ast.BinaryOp) -> str:
