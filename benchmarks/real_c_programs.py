@@ -88,6 +88,9 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("halo_jacobi3d", ("3", "40"), tight=frozenset({"field"})),
     # per-path knock-out flags in the time loop; the book's sums are reductions over paths
     RealProgram("barrier_mc", ("12", "128")),
+    # cloud-in-cell deposition scatters into rho (a reduction over particles when parallel); the
+    # two-stream field grows from it over the steps
+    RealProgram("pic1d", ("8", "40")),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )
