@@ -390,13 +390,14 @@ class NestExprs(NestState):
     def _sum_stride(self, node: c_ast.Node, poly: dict[tuple[str, ...], int],
                     other: dict[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
         """``poly`` (of the factor ``node``), or -- where it is a sum of size parameters and
-        constants, ``nx + 2``, multiplying iterators or sizes (``other``) -- a size parameter of its
-        own standing for it (``mdp_sum_nxp2``): ``j * (nx + 2) + i`` is the element ``[j][i]`` of rows of
+        constants, ``nx + 2``, multiplying iterators (``other``) -- a size parameter of its own
+        standing for it (``mdp_sum_nxp2``): ``j * (nx + 2) + i`` is the element ``[j][i]`` of rows of
         ``nx + 2``, as a padded grid with halo cells lays out, where its expansion
         ``j*nx + 2*j + i`` would be the element ``[j][2*j + i]`` of rows of ``nx``."""
         its = set(self._iterators())
-        if len(poly) < 2 or any(len(m) > 1 or set(m) & its for m in poly) or not any(other):
-            return poly
+        if len(poly) < 2 or any(len(m) > 1 or set(m) & its for m in poly) \
+                or not any(set(m) & its for m in other):
+            return poly   # (h - 1) * w of a clamped row stays expanded: its bounds are decided as such
         text = c_text(node)
         name = "mdp_sum_" + "".join(ch if ch.isalnum() or ch == "_" else _SUM_SPELLING.get(ch, "") for ch in text)
         value = " + ".join(f"{c} * {self._c_value(m[0])}" if m and c != 1 else self._c_value(m[0]) if m else str(c)
