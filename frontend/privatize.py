@@ -44,7 +44,7 @@ from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reducti
 from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_control_arrays, inspector_code
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
-from mdpoly.frontend.scatter import scatter_preconditions, scatter_reductions
+from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.mdh import Access, Combine
 from mdpoly.ir.nest import PrivateCopy, PrivateLoop
@@ -57,6 +57,11 @@ _PRIV = "mdp_priv_"
 
 class _Refused(Exception):
     """Privatization does not apply; the message says why."""
+
+
+class ScatterRefusal(str):
+    """Why a loop that updates arrays at indices read from memory (``Scop.scattered``) is no
+    parallel loop with them as reductions: the nest's subscript refusal says it too."""
 
 
 def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None,
@@ -87,6 +92,8 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except UnsupportedInput as err:   # a gather the user can clear with 'restrict' is worth saying
+        if err.code == SCATTER_REFUSED:   # and so is why updates at indices read from memory are no reduction
+            return ScatterRefusal(err.message)
         return err.message if "'restrict'" in err.message else None
     except isl.Error:
         return None
@@ -120,6 +127,9 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     if data_bounded and refusal is None:
         loop = ", ".join(f"'{scop.loops[lp].iterator}'" for lp in loops[:1])
         refusal = f"loop {loop} carries a dependence through what it writes"
+    if refusal and scop.scattered:
+        names = ", ".join(f"'{x}'" for x in sorted(scop.scattered))
+        return ScatterRefusal(f"as a parallel loop reducing into {names}: {refusal}")
     return refusal
 
 

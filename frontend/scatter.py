@@ -25,6 +25,7 @@ subscript's own refusal, with what failed.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 
@@ -39,7 +40,7 @@ from mdpoly.ir.scop import Expr, Scop, Statement, Variable, expr_names, expr_ref
 #: reduced array section on the thread's stack.
 MAX_SCATTER_BYTES = 256 * 1024
 
-_CONSTANT = re.compile(r"\d+[uUlL]*")
+_SUFFIX = re.compile(r"\b(\d+)[uUlL]+\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,13 +72,41 @@ def scatter_access(var: Variable | None, subscripts: list[Expr] | None, written:
 def _scatterable(var: Variable) -> bool:
     if var.kind == "pointer":
         return len(var.shape) == 1
-    return var.kind == "array" and var.alias == "object" and all(_CONSTANT.fullmatch(d.strip()) for d in var.shape)
+    return var.kind == "array" and var.alias == "object" and all(extent(d) is not None for d in var.shape)
+
+
+def extent(text: str) -> int | None:
+    """A declared array's extent written as an integer constant expression (``256``, ``1 << 16``,
+    ``4 * 64``), else ``None``."""
+    try:
+        tree = ast.parse(_SUFFIX.sub(r"\1", text.strip()), mode="eval")
+    except SyntaxError:
+        return None
+
+    def value(n: ast.AST) -> int | None:
+        if isinstance(n, ast.Constant) and type(n.value) is int:
+            return n.value
+        if not isinstance(n, ast.BinOp):
+            return None
+        a, b = value(n.left), value(n.right)
+        if a is None or b is None:
+            return None
+        if isinstance(n.op, ast.Add):
+            return a + b
+        if isinstance(n.op, ast.Sub):
+            return a - b
+        if isinstance(n.op, ast.Mult):
+            return a * b
+        return a << b if isinstance(n.op, ast.LShift) and 0 <= b < 63 else None
+
+    v = value(tree.body)
+    return v if v is not None and v > 0 else None
 
 
 def check_scatter(updates: list[ScatterUpdate], statements: list[Statement]) -> UnsupportedInput | None:
     """Why the model with the scatter ``updates`` (and reads) cannot stand, located at the array's
-    first update with the subscript's own reason; ``None`` when every scattered array is an
-    accumulator (see the module docstring)."""
+    first update (code ``SCATTER_REFUSED``); ``None`` when every scattered array is an accumulator
+    (see the module docstring)."""
     first: dict[str, ScatterUpdate] = {}
     for u in updates:
         if u.statement:
@@ -108,8 +137,14 @@ def check_scatter(updates: list[ScatterUpdate], statements: list[Statement]) -> 
     return None
 
 
+#: The code of ``check_scatter``'s refusals: the privatizer says them beside the nest's own reason
+#: (the subscript's, ``non-affine-subscript``), which stays the nest's code.
+SCATTER_REFUSED = "scatter-update"
+
+
 def _refused(u: ScatterUpdate, why: str) -> UnsupportedInput:
-    return UnsupportedInput(f"{u.reason}, and {why}", u.loc, "non-affine-subscript")
+    return UnsupportedInput(f"its updates of '{u.array}' at indices read from memory are no reduction: {why}", u.loc,
+                            SCATTER_REFUSED)
 
 
 def scatter_reductions(scop: Scop, omp: dict[Combine, str], strict_fp: bool) -> tuple[ScatterReduction, ...] | str:
@@ -136,7 +171,7 @@ def scatter_reductions(scop: Scop, omp: dict[Combine, str], strict_fp: bool) -> 
             elem = parse_type(var.scalar_type or var.elem_type)
             count = 1
             for d in var.shape:
-                count *= int(d.strip().rstrip("uUlL"))
+                count *= extent(d) or 0
             if elem is None or count * elem.size > MAX_SCATTER_BYTES:
                 size = f"{count * elem.size} bytes" if elem is not None else "an unknown size"
                 return (f"'{name}', updated at indices read from memory, has {size}: too large for a copy on every "
@@ -157,6 +192,6 @@ def scatter_preconditions(scattered: tuple[ScatterReduction, ...]) -> tuple[Prec
             continue
         lo, hi = INSPECT_LO + s.name, INSPECT_HI + s.name
         out.append(Precondition(f"{lo} <= {hi} && (double)({s.length}) * sizeof({s.name}[0]) <= {MAX_SCATTER_BYTES}.0",
-                                f"the elements of '{s.name}' the loop updates ({s.name}[{lo}..{hi}], found at run time) "
-                                f"fit a copy on every thread's stack (at most {MAX_SCATTER_BYTES // 1024} KiB)"))
+                                f"the elements of '{s.name}' it updates (found at run time) fit a copy on every thread's "
+                                f"stack (at most {MAX_SCATTER_BYTES // 1024} KiB)"))
     return tuple(out)

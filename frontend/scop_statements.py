@@ -482,14 +482,23 @@ class NestStatements(NestExprs):
         access = scatter_access(var, exprs, self.written, set(self._iterators()), own)
         if access is None or var is None:
             return None
-        self.variables.setdefault(base.name, var)
         element = c_text(lvalue)
-        if isinstance(node, c_ast.Assignment) and node.op == "=":
+        # only the statements as written: an update that reads ``A`` nowhere else (``A[e] op= v``,
+        # ``A[e]++``), or ``A[e] = ...`` that reads it once, at the same element; a model built
+        # from an ``if`` (``x = c ? e : x``) is none (its affine reads of ``A`` would look like ``A[0]``)
+        if isinstance(node, c_ast.Assignment) and not isinstance(node.rvalue, c_ast.Assignment):
             same = [r for r in _array_refs(node.rvalue) if _base_name(r) == base.name]
-            read = next((u for u in self.scatter if not u.statement and u.array == base.name and u.element == element),
-                        None)
-            if len(same) == 1 and c_text(same[0]) == element and read is not None:
+            if node.op == "=":
+                read = next((u for u in self.scatter if not u.statement and u.array == base.name
+                             and u.element == element), None)
+                if len(same) != 1 or c_text(same[0]) != element or read is None:
+                    return None
                 self.scatter.remove(read)
+            elif same:
+                return None
+        elif not (isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++", "--", "p--")):
+            return None
+        self.variables.setdefault(base.name, var)
         self.scatter.append(ScatterUpdate(base.name, err.loc or self._loc(lvalue), str(err.message), element,
                                           f"S{len(self.statements)}"))
         return access, exprs

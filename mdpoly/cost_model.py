@@ -342,8 +342,8 @@ def _scatter_guard(loop: PrivateLoop) -> Precondition:
     elements = " + ".join(f"(double)({r.length})" for r in loop.scattered)
     names = ", ".join(f"'{r.name}'" for r in loop.scattered)
     return Precondition(f"({loop.work_c or loop.work}) > {SCATTER_WORK_PER_ELEMENT}.0 * (double)mdp_team() * ({elements})",
-                        f"cost: parallel when its statement instances exceed {SCATTER_WORK_PER_ELEMENT} x the team size x "
-                        f"the elements of {names} it updates (each thread zeroes and combines a copy)")
+                        f"cost: its statement instances exceed {SCATTER_WORK_PER_ELEMENT} x the team size x the elements "
+                        f"of {names} it updates (each thread zeroes and combines a copy)")
 
 
 def _gpu_min_ops(inputs: CostInputs, cal: Calibration) -> int:
