@@ -112,10 +112,12 @@ def check_scatter(updates: list[ScatterUpdate], statements: list[Statement]) -> 
         if u.statement:
             first.setdefault(u.array, u)
     for u in updates:
-        if not u.statement:
-            where = first.get(u.array, u)
-            return _refused(where, f"'{u.array}' is also read ('{u.element}', line {u.loc.line}) where it is "
-                                   "not the accumulator of its own update")
+        if u.statement:
+            continue
+        if u.array not in first:   # a gather of an array the nest writes at affine subscripts: the read's own refusal
+            return UnsupportedInput(u.reason, u.loc, "non-affine-subscript")
+        return _refused(first[u.array], f"'{u.array}' is also read ('{u.element}', line {u.loc.line}) where it is "
+                                        "not the accumulator of its own update")
     for name, where in first.items():
         mine = {u.statement for u in updates if u.array == name}
         ops: set[Combine] = set()
