@@ -47,7 +47,7 @@ from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.mdh import Access, Combine
-from mdpoly.ir.nest import PrivateCopy, PrivateLoop
+from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, PrivateCopy, PrivateLoop
 from mdpoly.ir.scop import Scop, Statement, Variable
 
 #: The largest temporary (elements) copied to every thread's stack.
@@ -134,10 +134,20 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
 
 
 def _estimated(loop: PrivateLoop) -> PrivateLoop:
-    """``loop``, whose scattered reductions (if any) the run-time guard weighs against its work."""
-    if loop.scattered and not loop.work_c:
+    """``loop``, whose scattered reductions (if any) the run-time guard weighs against its work
+    (``SCATTER_WORK_PER_ELEMENT``): refused where it has no estimate, or where its known work
+    never outweighs copies of its whole declared arrays on two threads."""
+    if not loop.scattered:
+        return loop
+    if not loop.work_c:
         raise _Refused("the copies per thread of its scattered updates need an estimate of its work at run time, "
                        "and its loops' trip counts give none")
+    if loop.work is not None and all(r.whole for r in loop.scattered):
+        elements = sum(int(r.length) for r in loop.scattered)
+        if loop.work <= SCATTER_WORK_PER_ELEMENT * 2 * elements:
+            raise _Refused(f"its {loop.work} statement instances never exceed {SCATTER_WORK_PER_ELEMENT} x 2 threads x "
+                           f"the {elements} elements of {', '.join(repr(r.name) for r in loop.scattered)}, which each "
+                           "thread would zero and combine a copy of")
     return loop
 
 

@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
-from mdpoly.ir.nest import HostLoop, PrivateLoop, ScheduleItem
+from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, HostLoop, PrivateLoop, ScheduleItem
 from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 # {{{ the constants
@@ -330,11 +330,6 @@ def guard_private_loops(items: tuple[ScheduleItem, ...], min_work: int) -> tuple
         else:
             out.append(it)
     return tuple(out)
-
-
-#: A loop with scattered reductions runs in parallel when its statement instances exceed this
-#: many per element of the threads' copies (each thread zeroes and combines one copy).
-SCATTER_WORK_PER_ELEMENT = 4
 
 
 def _scatter_guard(loop: PrivateLoop) -> Precondition:

@@ -153,6 +153,12 @@ class PrivateCopy:
     copy_out: str
 
 
+#: A loop with scattered reductions runs in parallel only when its statement instances exceed
+#: this many per element of the threads' copies times the team size: each thread zeroes a copy
+#: and the team combines them one after the other (``mdpoly.cost_model.guard_private_loops``).
+SCATTER_WORK_PER_ELEMENT = 4
+
+
 @dataclass(frozen=True, slots=True)
 class ScatterReduction:
     """An array ``name`` a parallel loop updates at indices read from memory (``h[px[i]]++``,
