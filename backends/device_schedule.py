@@ -70,6 +70,9 @@ def _disjoint(body: DeviceBody) -> str:
 
 def private_loop_body(loop: PrivateLoop, symbols: tuple[Variable, ...]) -> DeviceBody | str:
     """``loop``'s body for one device thread per band iteration, or why it cannot run so."""
+    if loop.scattered:
+        return (f"it updates {', '.join(repr(r.name) for r in loop.scattered)} at indices read from memory, a "
+                "reduction into copies per thread that only the OpenMP target makes")
     if loop.lastprivate:
         return (f"the iterator '{loop.lastprivate[0]}' of an inner loop is read after the loop, and only the "
                 "sequentially last iteration's value may come back")

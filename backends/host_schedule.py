@@ -14,13 +14,14 @@ from mdpoly.backends.base import TeamCode
 from mdpoly.backends.c_emit import CEmitter, Dialect
 from mdpoly.backends.wavefront_code import wavefront_in_region, wavefront_parallel
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.mdh import INSPECT_LO, AliasCheck
+from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO, AliasCheck, Precondition
 from mdpoly.ir.nest import (
     ORIGINAL_NEST,
     Computation,
     HostLoop,
     HostStatement,
     PrivateLoop,
+    ScatterReduction,
     ScheduleItem,
     Wavefront,
     schedule_computations,
@@ -204,6 +205,9 @@ def _region_refusal(loop: HostLoop, calls: dict[int, str], teams: dict[int, Team
                     "it decides per call whether it pays to run in parallel (cost model)")
     privates = [p for p in schedule_items_of(loop.body, PrivateLoop) if id(p) in parallel]
     for p in privates:
+        if p.scattered:
+            return (f"the parallel loop at line {p.loc.line} reduces into copies of the arrays it updates at indices "
+                    "read from memory, whose sections and cost it finds per call")
         if any(pre.reason.startswith("cost:") for pre in p.preconditions):
             return (f"the work of the parallel loop at line {p.loc.line} is known only at run time: "
                     "it decides per call whether it pays to run in parallel (cost model)")
@@ -437,7 +441,13 @@ def _loop_clauses(loop: PrivateLoop) -> list[str]:
     if loop.copies or loop.lastprivate:
         clauses.append(f"lastprivate({', '.join([*(c.private for c in loop.copies), *loop.lastprivate])})")
     clauses += [f"reduction({op}:{name})" for name, op in loop.reductions]
+    clauses += [_scatter_clause(r) for r in loop.scattered]
     return clauses
+
+
+def _scatter_clause(r: ScatterReduction) -> str:
+    """``reduction(+:h[lo:len])``, or ``reduction(+:hist)`` for a whole declared array."""
+    return f"reduction({r.op}:{r.name})" if r.whole else f"reduction({r.op}:{r.name}[{r.start}:{r.length}])"
 
 
 def _check_emitter(loop: PrivateLoop) -> CEmitter:
@@ -558,24 +568,29 @@ def _private_loop(loop: PrivateLoop) -> str:
 
 
 def _guarded(loop: PrivateLoop, run: str, otherwise: str) -> str:
-    """``run`` under ``loop``'s run-time checks and preconditions, else ``otherwise``. Checks that
-    read the ranges of gathered elements come after the others and after ``loop``'s inspector,
-    which finds those ranges: the inspection costs nothing where a cheaper test already fails
-    (too little work, one thread)."""
+    """``run`` under ``loop``'s run-time checks and preconditions, else ``otherwise``. Checks and
+    preconditions that read the ranges the inspection finds (gathered and scattered elements)
+    come after the others and after ``loop``'s inspector: the inspection costs nothing where a
+    cheaper test already fails (too little work, one thread)."""
     from pycparser import c_ast
     emitter = _check_emitter(loop)
     marker = "mdp_private_loop_body"
     inspected = tuple(c for c in loop.checks if _reads_inspection(c))
     plain = tuple(c for c in loop.checks if c not in inspected)
-    guarded = emitter.guarded(plain, c_ast.ID(marker), loop.preconditions) if plain or loop.preconditions \
-        else marker + ";"
-    if inspected:
-        inner = emitter.guarded(inspected, c_ast.ID(marker))
+    after = tuple(p for p in loop.preconditions if _precondition_reads_inspection(p))
+    before = tuple(p for p in loop.preconditions if p not in after)
+    guarded = emitter.guarded(plain, c_ast.ID(marker), before) if plain or before else marker + ";"
+    if inspected or after:   # the sections' preconditions first: an empty range reads no address
+        inner = emitter.guarded(inspected, c_ast.ID(marker), after)
         guarded = guarded.replace(marker + ";", "{\n" + _indent(loop.inspector) + "\n" + _indent(inner) + "\n}")
     return guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", otherwise).replace(marker + ";", run)
 
 
 def _reads_inspection(check: AliasCheck) -> bool:
     return any(INSPECT_LO in name for r in (check.a, check.b) if r.lo is not None for name, _ in r.lo.terms)
+
+
+def _precondition_reads_inspection(p: Precondition) -> bool:
+    return INSPECT_LO in p.c_expr or INSPECT_HI in p.c_expr
 
 # }}}

@@ -79,8 +79,8 @@ def _ranges(scop: Scop) -> dict[str, list[AddressRange]]:
                 out[acc.buffer] = [AddressRange(acc.buffer, Affine.of({INSPECT_LO + acc.buffer: 1}),
                                                 Affine.of({INSPECT_HI + acc.buffer: 1}))]
                 continue
-            if var.kind in ("scalar", "local") or not acc.index or acc.buffer in scop.opaque:
-                continue   # an opaque read's range is its whole object (the default range)
+            if var.kind in ("scalar", "local") or not acc.index or acc.buffer in scop.opaque | scop.scattered:
+                continue   # an opaque read's (a scattered declared array's) range is its whole object (the default)
             r = _range(scop, s, var, acc)
             rs = out.setdefault(acc.buffer, [])
             for k, old in enumerate(rs):

@@ -109,14 +109,16 @@ def _element_quals(t: c_ast.Node) -> list[str]:
 
 
 def inspector_code(nest: c_ast.For, gathered: dict[str, str], tables: frozenset[str],
-                   readable: frozenset[str] = frozenset()) -> str:
+                   readable: frozenset[str] = frozenset(), updated: frozenset[str] = frozenset()) -> str:
     """C that sets ``long mdp_ins_lo_<name>``/``mdp_ins_hi_<name>`` (declared by it) to the
     smallest and largest subscript ``nest`` reads each array of ``gathered`` (model name -> the
     C text of the array, ``fin`` or ``src->px``) at; both ``0`` when it reads none. The scalars
     the nest assigns that are declared before it are private to each thread of the inspection.
     ``readable``: the C text of the arrays the nest reads where the model locates the reads and
     never writes (``idx`` in ``src[idx[i]]``): the run-time checks keep the nest's writes off
-    them, so where those pass, the inspection read the values the nest reads.
+    them, so where those pass, the inspection read the values the nest reads. ``updated``: the
+    names of ``gathered`` the nest updates (``h[px[i]]++``, ``mdpoly.frontend.scatter``): their
+    range is the elements it updates, left empty (``lo > hi``) when it updates none.
     :raises NotInspectable: with the reason."""
     by_text = {text: name for name, text in gathered.items()}
     purity = _Purity(nest, tables, readable)
@@ -134,7 +136,8 @@ def inspector_code(nest: c_ast.For, gathered: dict[str, str], tables: frozenset[
     words = ("omp", "parallel", "for", "reduction", "min", "max", "private", "num_threads")
     push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in words]
     pop = [f'#pragma pop_macro("{w}")' for w in reversed(words)]
-    empty = [f"if ({INSPECT_LO}{n} > {INSPECT_HI}{n}) {INSPECT_LO}{n} = {INSPECT_HI}{n} = 0;" for n in names]
+    empty = [f"if ({INSPECT_LO}{n} > {INSPECT_HI}{n}) {INSPECT_LO}{n} = {INSPECT_HI}{n} = 0;" for n in names
+             if n not in updated]
     members: dict[str, str] = {}
     body = _finish(body, purity, members)
     hoisted = [f"__auto_type const {local} = {text};" for text, local in members.items()]
@@ -363,7 +366,9 @@ class _Reducer:
                 return [node, *recs]
             return recs
         if isinstance(node, c_ast.UnaryOp) and node.op in ("++", "--", "p++", "p--"):
-            return [node] if isinstance(node.expr, c_ast.ID) and node.expr.name in self.p.pure else []
+            if isinstance(node.expr, c_ast.ID):
+                return [node] if node.expr.name in self.p.pure else []
+            return self.records(node.expr, m)   # an update ``h[px[i]]++``: its element recorded
         if isinstance(node, c_ast.For):
             if node.cond is not None and self._init_pure(node.init, m) and self.p.expr_pure(node.cond, m) \
                     and self._step_pure(node.next, m):

@@ -44,9 +44,10 @@ from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reducti
 from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_control_arrays, inspector_code
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
+from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.mdh import Access, Combine
-from mdpoly.ir.nest import PrivateCopy, PrivateLoop
+from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, PrivateCopy, PrivateLoop
 from mdpoly.ir.scop import Scop, Statement, Variable
 
 #: The largest temporary (elements) copied to every thread's stack.
@@ -56,6 +57,11 @@ _PRIV = "mdp_priv_"
 
 class _Refused(Exception):
     """Privatization does not apply; the message says why."""
+
+
+class ScatterRefusal(str):
+    """Why a loop that updates arrays at indices read from memory (``Scop.scattered``) is no
+    parallel loop with them as reductions: the nest's subscript refusal says it too."""
 
 
 def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None = None,
@@ -86,6 +92,8 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
         band = perfect_band(cand.node)
         deps = compute_dependences(scop)
     except UnsupportedInput as err:   # a gather the user can clear with 'restrict' is worth saying
+        if err.code == SCATTER_REFUSED:   # and so is why updates at indices read from memory are no reduction
+            return ScatterRefusal(err.message)
         return err.message if "'restrict'" in err.message else None
     except isl.Error:
         return None
@@ -107,11 +115,11 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
                 # the surrogates count each inner loop once per row: the nonzeros, where known, add the rest
                 rows = rows_work_c(cand.node, data_bounded)
                 base = instance_bound_c(scop)
-                return replace(result, work=None, work_c=f"{base} + {rows}" if base and rows else base)
+                return _estimated(replace(result, work=None, work_c=f"{base} + {rows}" if base and rows else base))
             if result is not None:
                 known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-                return replace(blocked(result, cand.node), work=instance_count(scop, known),
-                               work_c=instance_bound_c(scop))
+                return _estimated(replace(blocked(result, cand.node), work=instance_count(scop, known),
+                                          work_c=instance_bound_c(scop)))
         except _Refused as why:
             refusal = refusal or str(why)
         except (UnsupportedInput, isl.Error):
@@ -119,7 +127,28 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     if data_bounded and refusal is None:
         loop = ", ".join(f"'{scop.loops[lp].iterator}'" for lp in loops[:1])
         refusal = f"loop {loop} carries a dependence through what it writes"
+    if refusal and scop.scattered:
+        names = ", ".join(f"'{x}'" for x in sorted(scop.scattered))
+        return ScatterRefusal(f"as a parallel loop reducing into {names}: {refusal}")
     return refusal
+
+
+def _estimated(loop: PrivateLoop) -> PrivateLoop:
+    """``loop``, whose scattered reductions (if any) the run-time guard weighs against its work
+    (``SCATTER_WORK_PER_ELEMENT``): refused where it has no estimate, or where its known work
+    never outweighs copies of its whole declared arrays on two threads."""
+    if not loop.scattered:
+        return loop
+    if not loop.work_c:
+        raise _Refused("the copies per thread of its scattered updates need an estimate of its work at run time, "
+                       "and its loops' trip counts give none")
+    if loop.work is not None and all(r.whole for r in loop.scattered):
+        elements = sum(int(r.length) for r in loop.scattered)
+        if loop.work <= SCATTER_WORK_PER_ELEMENT * 2 * elements:
+            raise _Refused(f"its {loop.work} statement instances never exceed {SCATTER_WORK_PER_ELEMENT} x 2 threads x "
+                           f"the {elements} elements of {', '.join(repr(r.name) for r in loop.scattered)}, which each "
+                           "thread would zero and combine a copy of")
+    return loop
 
 
 def iteration_local(scop: Scop, names: list[str], x: str) -> str:
@@ -207,8 +236,13 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     # entry), and scalars the band only folds into are the parallel loop's reductions
     fresh = fresh_locals(scop, band[-1], {d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
     reductions = scalar_reductions(scop, {d.source.buffer for d in carried} - fresh, strict_fp)
-    carried = [d for d in carried if not {d.source.buffer, d.sink.buffer} & (fresh | set(reductions))]
-    if not carried and not plain and not reductions:
+    # arrays updated at indices read from memory are reduced like those scalars (``frontend.scatter``)
+    scatters = scatter_reductions(scop, _OMP_REDUCTION, strict_fp)
+    if isinstance(scatters, str):
+        raise _Refused(scatters)
+    folded = fresh | set(reductions) | scop.scattered
+    carried = [d for d in carried if not {d.source.buffer, d.sink.buffer} & folded]
+    if not carried and not plain and not reductions and not scatters:
         return None
     temps = sorted({d.source.buffer for d in carried} | {d.sink.buffer for d in carried})
     subscripts = [(a.buffer, e) for st in scop.statements for a in (st.write, *st.reads) for e in a.index]
@@ -259,14 +293,16 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                                                                  and values[v.name] in deciding)))
         try:
             inspector = inspector_code(cand.node, {x: values.get(x, x) for x in sorted(scop.inspected)},
-                                       const_tables(parsed.ast, cand.func), readable)
+                                       const_tables(parsed.ast, cand.func), readable, scop.scattered)
         except NotInspectable as why:
             raise _Refused(f"{why}; 'restrict' on the pointers the nest writes would rule out any overlap "
                            "with what it gathers") from None
     return PrivateLoop(tuple(names[:collapse]), loc_of(cand.node), _text(gen, renamed), _text(gen, cand.node),
-                       tuple(copies), tuple(private), exits, checks, scop.preconditions, tuple(scop.params),
+                       tuple(copies), tuple(private), exits, checks,
+                       scop.preconditions + scatter_preconditions(scatters), tuple(scop.params),
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
-                       values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector)
+                       values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
+                       scattered=scatters)
 
 
 #: OpenMP's reduction identifiers of the reductions a parallel loop may perform

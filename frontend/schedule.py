@@ -62,7 +62,7 @@ from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.deps import compute_dependences
 from mdpoly.frontend.device_symbols import nest_symbols
 from mdpoly.frontend.parse import ParsedFile
-from mdpoly.frontend.privatize import privatize_nest
+from mdpoly.frontend.privatize import ScatterRefusal, privatize_nest
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.frontend.wavefront import hyperplane_band, wavefront_band
 from mdpoly.ir.mdh import Combine
@@ -440,6 +440,8 @@ def scheduled(parsed: ParsedFile, cand: Candidate, whole: NestAnalysis, analyse_
         return replace(whole, schedule=schedule, privatization=refusal, symbols=nest_symbols(parsed, cand))
     # inner loops with bounds read from memory: why the outer loop cannot run around them as written
     bounds = top[0] if top and whole.kept is not None and whole.kept.code == "non-affine-bound" else ""
+    if top and isinstance(top[0], ScatterRefusal) and whole.kept is not None:   # updates at indices read from memory
+        whole = replace(whole, kept=replace(whole.kept, message=f"{whole.kept.message}; {top[0]}"))
     # the outermost band tried says most about why the nest has no wavefront
     return replace(whole, privatization=refusal, wavefront=waves[-1] if waves else "", data_bounds=bounds)
 

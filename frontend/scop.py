@@ -34,6 +34,7 @@ from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize import normalize_candidate
 from mdpoly.frontend.opaque_reads import check_opaque
 from mdpoly.frontend.parse import ParsedFile, pragma_text
+from mdpoly.frontend.scatter import check_scatter
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS, _declare_value, _product_name
 from mdpoly.frontend.scop_loops import LoopHeaders
 from mdpoly.frontend.scop_state import _NotPrivate, _NotRebound, _WrittenNames
@@ -90,6 +91,12 @@ class NestBuilder(NestStatements, LoopHeaders):
         refused, inspected = check_opaque(self.opaque, self.statements, self.variables, set(shapes))
         if refused is not None:
             raise refused
+        refused = check_scatter(self.scatter, self.statements)
+        if refused is not None:
+            raise refused
+        scattered = frozenset(u.array for u in self.scatter)
+        # a pointer's updated elements are found at run time, like a gathered pointer's reads
+        inspected |= {a for a in scattered if self.variables[a].kind == "pointer"}
         offsets = self.delin.offsets()
         for name, shape in shapes.items():
             var = self.variables[name]
@@ -106,6 +113,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             preconditions=tuple(self.preconditions) + tuple(p for p in view_pre if p not in self.preconditions),
             opaque=frozenset(r.array for r in self.opaque),
             inspected=inspected,
+            scattered=scattered,
         )
         try:
             ranges = self.delin.preconditions(scop, shapes)

@@ -20,6 +20,7 @@ from mdpoly.frontend.delinearize import may_wrap
 from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.guarded_reads import bounds_of, guarded
 from mdpoly.frontend.opaque_reads import OpaqueRead, opaque_access
+from mdpoly.frontend.scatter import ScatterUpdate, scatter_access
 from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _NotRebound, _Stale
 from mdpoly.frontend.symbols import c_text
 from mdpoly.ir.c_types import CType, parse_type
@@ -307,6 +308,13 @@ class NestExprs(NestState):
             exprs = None
         var = self.variables.get(base.name) or self.sym.variable(base.name)
         own = frozenset(self.nest_locals) | frozenset(self.local_accs)
+        if base.name in self.written:   # the accumulator of a scatter update, or refused (``frontend.scatter``)
+            scattered = scatter_access(var, exprs, self.written, set(self._iterators()), own)
+            if scattered is None or var is None:
+                return None
+            self.variables.setdefault(base.name, var)
+            self.scatter.append(ScatterUpdate(base.name, err.loc or self.cand.loc, str(err.message), c_text(node)))
+            return Ref(scattered)
         access = opaque_access(node, var, exprs, self.written, set(self._iterators()), own)
         if access is None or var is None or exprs is None:
             return None

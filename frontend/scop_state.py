@@ -26,6 +26,7 @@ from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.frontend.candidates import Candidate, loc_of
 from mdpoly.frontend.delinearize import Delinearizer, Layout
 from mdpoly.frontend.opaque_reads import OpaqueRead
+from mdpoly.frontend.scatter import ScatterUpdate
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.mdh import Access, Affine, Precondition
 from mdpoly.ir.scop import Expr, Loop, Statement, Variable
@@ -194,6 +195,9 @@ class NestState(c_ast.NodeVisitor):
         #: gathers read without locating them (``mdpoly.frontend.opaque_reads``), where allowed
         self.opaque_ok = False
         self.opaque: list[OpaqueRead] = []
+        #: updates (and reads) of arrays at indices the model does not know, in the same model
+        #: (``mdpoly.frontend.scatter``); a read is dropped once it proves the accumulator of an update
+        self.scatter: list[ScatterUpdate] = []
 
     def _loc(self, node: c_ast.Node) -> SourceLoc:
         return loc_of(node, self.cand.loc)

@@ -14,6 +14,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.implied_bounds import implied_by_condition
+from mdpoly.frontend.scatter import ScatterUpdate, scatter_access
 from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
 from mdpoly.frontend.scop_state import _base_name, _names_in, _NotAffine, _NotPrivate, _Stale
 from mdpoly.frontend.symbols import c_text
@@ -433,7 +434,14 @@ class NestStatements(NestExprs):
         self.temps[name] = value
 
     def _statement(self, node: c_ast.Node, lvalue: c_ast.Node, op: str, rhs: Expr) -> None:
-        target = self.lvalue(lvalue, node)
+        subscripts: list[Expr] = []   # of a scatter update: what they read takes part in alias checks
+        try:
+            target = self.lvalue(lvalue, node)
+        except UnsupportedInput as err:
+            scattered = self._scatter_target(node, lvalue, err)
+            if scattered is None:
+                raise
+            target, subscripts = scattered
         local = self.local_array_ref(lvalue) if isinstance(lvalue, c_ast.ArrayRef) else None
         # a temporary is inlined where it is used: it must still hold what its reads would read there
         for name, value in list(self.temps.items()):
@@ -441,13 +449,72 @@ class NestStatements(NestExprs):
                 self.temps[name] = _Stale(name, target.buffer)
         rhs = self._predicated(node, target, op, rhs)
         reads = ([target] if op != "=" else []) + _refs(rhs)
-        for sub in local[1] if local is not None else []:   # what a local array's subscripts read
+        for sub in [*(local[1] if local is not None else []), *subscripts]:   # what the subscripts read
             reads += [a for a in _refs(sub) if a not in reads]
         text = c_text(node).strip() + ";"
         self.statements.append(Statement(
             name=f"S{len(self.statements)}", loc=self._loc(node), loops=tuple(self.stack),
             position=(*self.stmt_positions, self._next_position()), write=target, op=op, rhs=rhs,
             reads=tuple(reads), text=text, guards=self.guards))
+
+
+    def _scatter_target(self, node: c_ast.Node, lvalue: c_ast.Node,
+                        err: UnsupportedInput) -> tuple[Access, list[Expr]] | None:
+        """``A[e]`` refused with ``err`` as the target of a scatter update (``mdpoly.frontend.scatter``)
+        where this model allows them: its whole-object access and its subscripts' expressions;
+        else ``None``. In ``A[e] = A[e] op v`` the read of ``A[e]`` (the same text) is the update's
+        accumulator, no read of its own."""
+        if not self.opaque_ok or err.code != "non-affine-subscript" or not isinstance(lvalue, c_ast.ArrayRef):
+            return None
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = lvalue
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID) or base.name in self.nest_locals:
+            return None
+        try:
+            exprs = [self.expr(x) for x in reversed(subs)]
+        except UnsupportedInput:
+            return None
+        var = self.variables.get(base.name) or self.sym.variable(base.name)
+        own = frozenset(self.nest_locals) | frozenset(self.local_accs)
+        access = scatter_access(var, exprs, self.written, set(self._iterators()), own)
+        if access is None or var is None:
+            return None
+        element = c_text(lvalue)
+        # only the statements as written: an update that reads ``A`` nowhere else (``A[e] op= v``,
+        # ``A[e]++``), or ``A[e] = ...`` that reads it once, at the same element; a model built
+        # from an ``if`` (``x = c ? e : x``) is none (its affine reads of ``A`` would look like ``A[0]``)
+        if isinstance(node, c_ast.Assignment) and not isinstance(node.rvalue, c_ast.Assignment):
+            same = [r for r in _array_refs(node.rvalue) if _base_name(r) == base.name]
+            if node.op == "=":
+                read = next((u for u in self.scatter if not u.statement and u.array == base.name
+                             and u.element == element), None)
+                if len(same) != 1 or c_text(same[0]) != element or read is None:
+                    return None
+                self.scatter.remove(read)
+            elif same:
+                return None
+        elif not (isinstance(node, c_ast.UnaryOp) and node.op in ("++", "p++", "--", "p--")):
+            return None
+        self.variables.setdefault(base.name, var)
+        self.scatter.append(ScatterUpdate(base.name, err.loc or self._loc(lvalue), str(err.message), element,
+                                          f"S{len(self.statements)}"))
+        return access, exprs
+
+
+def _array_refs(node: c_ast.Node) -> list[c_ast.ArrayRef]:
+    """Every array element ``node`` reads, those inside subscripts too."""
+    out: list[c_ast.ArrayRef] = []
+
+    class _V(c_ast.NodeVisitor):
+        def visit_ArrayRef(self, n: c_ast.ArrayRef) -> None:
+            out.append(n)
+            self.generic_visit(n)
+
+    _V().visit(node)
+    return out
 
 
 def _rebindable(block: c_ast.Compound, nest: c_ast.Node, write_counts: dict[str, int]) -> set[str]:

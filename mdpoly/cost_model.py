@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
-from mdpoly.ir.nest import HostLoop, PrivateLoop, ScheduleItem
+from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, HostLoop, PrivateLoop, ScheduleItem
 from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 # {{{ the constants
@@ -307,20 +307,38 @@ def guard_private_loops(items: tuple[ScheduleItem, ...], min_work: int) -> tuple
     is known only at run time guarded like a computation's call: it runs in parallel when its
     estimated operations (two per statement instance) reach ``min_work`` and the run-time team
     has more than one thread (the same code on one thread only adds the team's start), else as
-    written. Loops of known work, or without an estimate, are left as they are."""
+    written. Loops of known work, or without an estimate, are left as they are.
+
+    A loop with scattered reductions (``PrivateLoop.scattered``) always gets one more guard: its
+    statement instances exceed ``SCATTER_WORK_PER_ELEMENT`` times the team size times the
+    elements of its sections, since each thread zeroes a copy of every section and the team
+    combines them one after the other (gcc combines under a lock)."""
     out: list[ScheduleItem] = []
     for it in items:
         if isinstance(it, HostLoop):
             out.append(replace(it, body=guard_private_loops(it.body, min_work)))
-        elif isinstance(it, PrivateLoop) and it.work is None and it.work_c and min_work > 0:
-            team = "" if it.blocked else " && mdp_team() > 1"
-            guard = Precondition(f"2.0 * ({it.work_c}) >= {min_work}.0{team}",
-                                 f"cost: parallel when a call runs >= {min_work} operations (estimated "
-                                 "at run time from the sizes)" + (" on more than one thread" if team else ""))
-            out.append(replace(it, preconditions=(*it.preconditions, guard)))
+        elif isinstance(it, PrivateLoop):
+            guards: list[Precondition] = []
+            if it.work is None and it.work_c and min_work > 0:
+                team = "" if it.blocked else " && mdp_team() > 1"
+                guards.append(Precondition(f"2.0 * ({it.work_c}) >= {min_work}.0{team}",
+                                           f"cost: parallel when a call runs >= {min_work} operations (estimated "
+                                           "at run time from the sizes)" + (" on more than one thread" if team else "")))
+            if it.scattered:
+                guards.append(_scatter_guard(it))
+            out.append(replace(it, preconditions=(*it.preconditions, *guards)) if guards else it)
         else:
             out.append(it)
     return tuple(out)
+
+
+def _scatter_guard(loop: PrivateLoop) -> Precondition:
+    """The run-time condition under which ``loop``'s copies of its scattered sections pay."""
+    elements = " + ".join(f"(double)({r.length})" for r in loop.scattered)
+    names = ", ".join(f"'{r.name}'" for r in loop.scattered)
+    return Precondition(f"({loop.work_c or loop.work}) > {SCATTER_WORK_PER_ELEMENT}.0 * (double)mdp_team() * ({elements})",
+                        f"cost: its statement instances exceed {SCATTER_WORK_PER_ELEMENT} x the team size x the elements "
+                        f"of {names} it updates (each thread zeroes and combines a copy)")
 
 
 def _gpu_min_ops(inputs: CostInputs, cal: Calibration) -> int:

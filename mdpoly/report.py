@@ -52,6 +52,7 @@ from mdpoly.ir.nest import (
     Wavefront,
     kept_status,
     schedule_computations,
+    schedule_items_of,
     schedule_wavefronts,
 )
 from mdpoly.options import Options
@@ -84,7 +85,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         device = f"; {o.cost_text}" if o.cost_text else ""   # a GPU target's file: device or host (mdpoly.hybrid)
         return Diagnostic(Severity.REMARK, "", n.loc,
                           f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
-                          f"{resident}{device}{one}{_pinned_note(o)}")
+                          f"{resident}{device}{one}{_pinned_note(o)}{_scatter_note(o)}")
     if o.status == "transformed":
         loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
@@ -101,6 +102,27 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 
 #: Reasons of nests kept as written because they are (or hold) the user's OpenMP: not sequential.
 _UNDER_USER_OPENMP = frozenset({"in-omp-region", "openmp-inside"})
+
+
+def _scatter_note(o: NestOutcome) -> str:
+    """``; the loop at line 12 runs in parallel with 'h' as a scatter reduction when: ...`` for each
+    parallel loop with scattered reductions (``PrivateLoop.scattered``): its run-time conditions."""
+    if o.nest.schedule is None:
+        return ""
+    kept = {loc for loc, why in o.private_loops if why}
+    out = ""
+    for loop in schedule_items_of(o.nest.schedule, PrivateLoop):
+        if not loop.scattered or loop.loc in kept:
+            continue
+        names = ", ".join(f"'{r.name}'" for r in loop.scattered)
+        conditions = [p.reason.removeprefix("cost: ") for p in loop.preconditions]
+        if loop.checks:
+            conditions.append("what it updates overlaps nothing else it reads or writes (checked at run time"
+                              + (", after an inspection of its indices)" if loop.inspector else ")"))
+        many = "s" if len(loop.scattered) > 1 else ""
+        out += (f"; the loop at line {loop.loc.line} runs in parallel with {names} as scatter reduction{many} when "
+                + "; ".join(conditions) + ", else as written")
+    return out
 
 
 def _cost_note(o: NestOutcome) -> str:
@@ -169,6 +191,7 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 names = ", ".join(c.name for c in it.copies)
                 body = f"with private {names}" if names else "private-body"
                 body += f" in blocks of {it.blocked}" if it.blocked else ""
+                body += "".join(f" scatter-reduction({r.op}:{r.name})" for r in it.scattered)
                 out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} {body}]")
             elif isinstance(it, Wavefront):
                 out.append(f"[{it.describe()}]")
@@ -207,6 +230,9 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                     entry["blocked"] = it.blocked
                 if it.reductions:
                     entry["reductions"] = {name: op for name, op in it.reductions}
+                if it.scattered:
+                    entry["scatter_reductions"] = [{"name": r.name, "op": r.op, "whole": r.whole,
+                                                    "start": r.start, "length": r.length} for r in it.scattered]
                 if it.preconditions:
                     entry["preconditions"] = [{"c": p.c_expr, "reason": p.reason} for p in it.preconditions]
                 if it.loc in kept:

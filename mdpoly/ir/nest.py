@@ -153,6 +153,27 @@ class PrivateCopy:
     copy_out: str
 
 
+#: A loop with scattered reductions runs in parallel only when its statement instances exceed
+#: this many per element of the threads' copies times the team size: each thread zeroes a copy
+#: and the team combines them one after the other (``mdpoly.cost_model.guard_private_loops``).
+SCATTER_WORK_PER_ELEMENT = 4
+
+
+@dataclass(frozen=True, slots=True)
+class ScatterReduction:
+    """An array ``name`` a parallel loop updates at indices read from memory (``h[px[i]]++``,
+    ``mdpoly.frontend.scatter``): an OpenMP array reduction with identifier ``op`` over the
+    section of ``length`` elements from ``start`` (C expressions over the inspection's results,
+    ``mdpoly.frontend.inspector``); ``whole``: a declared array reduced as a whole (``start`` 0,
+    ``length`` its element count). Each thread of the team reduces into a copy of its own."""
+
+    name: str
+    op: str
+    start: str
+    length: str
+    whole: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class PrivateLoop:
     """A nest whose outer loops ``iterators`` (perfectly nested, collapsed) run in parallel once
@@ -197,6 +218,9 @@ class PrivateLoop:
     #: writes (``mdp_ins_lo_<name>``/``mdp_ins_hi_<name>``, ``mdpoly.frontend.inspector``); runs
     #: before the checks; ``""``: none
     inspector: str = ""
+    #: arrays the loop updates at indices read from memory, reduced like ``reductions`` over
+    #: the sections the inspector finds (declared arrays: whole)
+    scattered: tuple[ScatterReduction, ...] = ()
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.

@@ -270,6 +270,11 @@ class Scop:
     #: ranges are the elements a run-time inspection of the nest's subscripts finds
     #: (``mdpoly.frontend.inspector``)
     inspected: frozenset[str] = frozenset()
+    #: arrays the nest only updates at indices the model does not know (``h[px[i]]++``,
+    #: ``mdpoly.frontend.scatter``): every access says ``A[0]``, every statement touching them is
+    #: a reduction update with one operator whose term never reads them; a pointer among them is
+    #: also ``inspected`` (its range: the elements the nest updates)
+    scattered: frozenset[str] = frozenset()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:
