@@ -48,15 +48,26 @@ class OpaqueRead:
 def opaque_access(node: c_ast.ArrayRef, var: Variable | None, subscripts: list[Expr] | None,
                   written: set[str], iterators: set[str], own: frozenset[str] = frozenset()) -> Access | None:
     """``node`` as an opaque read of its base array, or ``None`` when it cannot be one: its base is
-    no array or pointer variable, the nest writes it, or a subscript reads what the nest writes
-    (other than ``iterators`` and ``own``: temporaries declared inside the nest)."""
+    no array or pointer variable, the nest writes it, or a subscript reads a scalar the nest writes
+    (other than ``iterators`` and ``own``: temporaries declared inside the nest). Arrays the nest
+    writes may be read there (``written_in_subscripts``)."""
     if var is None or var.kind not in ("array", "pointer") or var.name in written or subscripts is None:
         return None
     allowed = iterators | own
+    arrays = {a.buffer for e in subscripts for a in expr_refs(e)}
     for e in subscripts:
-        if ({a.buffer for a in expr_refs(e)} & written) - own or (expr_names(e) & written) - allowed:
+        if (expr_names(e) & written) - allowed - arrays:
             return None
     return Access(var.name, tuple(Affine() for _ in var.shape))
+
+
+def written_in_subscripts(subscripts: list[Expr], written: set[str], own: frozenset[str]) -> frozenset[str]:
+    """The arrays the nest writes that ``subscripts`` read (``px`` in ``lut[px[i]]`` of
+    ``px[i] = lut[px[i]]``): allowed in a gather's subscript only where no read of them takes its
+    value from a write of the nest (``Scop.index_arrays_written``, checked against the
+    dependences by the model's user), so that an inspection before the nest reads the values
+    the nest's subscripts read."""
+    return frozenset(a.buffer for e in subscripts for a in expr_refs(e) if a.buffer in written) - own
 
 
 def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variables: dict[str, Variable],

@@ -99,6 +99,10 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
         return None
     if not scop.statements:
         return None
+    inflow = sorted({d.sink.buffer for d in deps if d.kind == "flow" and d.sink.buffer in scop.index_arrays_written})
+    if inflow:   # a gather's subscript reads what the nest wrote: an inspection ahead of it would not
+        return (f"the subscript of a gather reads '{inflow[0]}', whose elements the nest writes before reading "
+                "them")
     # an object the model has no variable for (an inner loop's iterator read outside its loop:
     # its value flows between iterations unseen by the dependences) is not this module's case
     modelled = {v.name for v in scop.variables}
@@ -288,7 +292,7 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
         # the checks keep off every write (the others stay unread: their temporaries are not needed)
         deciding = index_and_control_arrays(cand.node)
         readable = frozenset(values[v.name] for v in scop.variables if v.kind in ("array", "pointer")
-                             and v.name not in written
+                             and (v.name not in written or v.name in scop.index_arrays_written)
                              and (v.name not in scop.opaque or (v.name in scop.inspected
                                                                  and values[v.name] in deciding)))
         try:

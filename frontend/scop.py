@@ -114,6 +114,7 @@ class NestBuilder(NestStatements, LoopHeaders):
             opaque=frozenset(r.array for r in self.opaque),
             inspected=inspected,
             scattered=scattered,
+            index_arrays_written=self.index_arrays_written,
         )
         try:
             ranges = self.delin.preconditions(scop, shapes)

@@ -19,7 +19,7 @@ from mdpoly.frontend.bound_products import exact_signed, product_fits_long_long
 from mdpoly.frontend.delinearize import may_wrap
 from mdpoly.frontend.expr_types import expr_type, involves_unsigned
 from mdpoly.frontend.guarded_reads import bounds_of, guarded
-from mdpoly.frontend.opaque_reads import OpaqueRead, opaque_access
+from mdpoly.frontend.opaque_reads import OpaqueRead, opaque_access, written_in_subscripts
 from mdpoly.frontend.scatter import ScatterUpdate, scatter_access
 from mdpoly.frontend.scop_state import NestState, _int_constant, _names_in, _NotAffine, _NotPrivate, _NotRebound, _Stale
 from mdpoly.frontend.symbols import c_text
@@ -318,6 +318,7 @@ class NestExprs(NestState):
         access = opaque_access(node, var, exprs, self.written, set(self._iterators()), own)
         if access is None or var is None or exprs is None:
             return None
+        self.index_arrays_written |= written_in_subscripts(exprs, self.written, own)
         self.variables.setdefault(base.name, var)
         self.opaque.append(OpaqueRead(base.name, err.loc or self.cand.loc, str(err.message)))
         reads = [e for e in exprs if expr_refs(e)]

@@ -195,6 +195,8 @@ class NestState(c_ast.NodeVisitor):
         #: gathers read without locating them (``mdpoly.frontend.opaque_reads``), where allowed
         self.opaque_ok = False
         self.opaque: list[OpaqueRead] = []
+        #: arrays the nest writes that the subscripts of opaque reads read (``Scop.index_arrays_written``)
+        self.index_arrays_written: frozenset[str] = frozenset()
         #: updates (and reads) of arrays at indices the model does not know, in the same model
         #: (``mdpoly.frontend.scatter``); a read is dropped once it proves the accumulator of an update
         self.scatter: list[ScatterUpdate] = []

@@ -275,6 +275,11 @@ class Scop:
     #: a reduction update with one operator whose term never reads them; a pointer among them is
     #: also ``inspected`` (its range: the elements the nest updates)
     scattered: frozenset[str] = frozenset()
+    #: arrays the nest writes that the subscript of an opaque read reads (``px`` in
+    #: ``px[i] = lut[px[i]]``): a model with them stands only where no read of them takes its
+    #: value from a write of the nest (no flow dependence ends at them), so that an inspection run
+    #: before the nest reads the values the nest's subscripts read
+    index_arrays_written: frozenset[str] = frozenset()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:
