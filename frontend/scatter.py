@@ -169,6 +169,10 @@ def scatter_reductions(scop: Scop, omp: dict[Combine, str], strict_fp: bool) -> 
             return f"the updates of '{name}' at indices read from memory cannot be reordered: {inexact}"
         if strict_fp and var.is_float and op in (Combine.ADD, Combine.MUL):
             return f"'{name}' is a floating-point sum at indices read from memory, which --strict-fp keeps in order"
+        if var.kind == "array" and (var.alias != "object" or any(extent(d) is None for d in var.shape)):
+            # a pointer the nest also indexes as a multi-dimensional view: no section of it to name
+            return (f"'{name}', updated at indices read from memory, is a pointer the nest also views as a "
+                    "multi-dimensional array")
         if var.kind == "array":
             elem = parse_type(var.scalar_type or var.elem_type)
             count = 1

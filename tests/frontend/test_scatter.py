@@ -161,3 +161,19 @@ void isum(const int *a, const int *v, int n, int *s) {
 def test_declared_extents() -> None:
     assert extent("256") == 256 and extent("1 << 16") == 65536 and extent("4 * 64u") == 256
     assert extent("n") is None and extent("") is None and extent("N / 2") is None
+
+
+def test_a_pointer_viewed_as_a_grid_is_no_whole_array(analyze: Analyze) -> None:
+    # fuzz seed 9158: the parameter 'a2' (shadowing a global 'char a2[2][3]') gets a 2-D view from
+    # its subscript; it was reduced as a whole declared array ('reduction(+:a2)' on a pointer)
+    fa = analyze(r"""
+static char a2[2][3];
+static void k0(int n0, int n1, char *a2)
+{
+    for (int i = 0; i < n0; i += 2)
+        for (unsigned j = n1; j > 0; j--)
+            a2[(i) * (n1 + 3) + j + 2] += 1;
+}
+""")
+    nest = _nest(fa, 5)
+    assert not any(loop.scattered for loop in schedule_items_of(nest.schedule or (), PrivateLoop)), nest.schedule
