@@ -295,13 +295,10 @@ class NestExprs(NestState):
         stays in the expression (the nest's temporaries they name take part in dependences)."""
         if not self.opaque_ok or err.code != "non-affine-subscript":
             return None
-        subs: list[c_ast.Node] = []
-        base: c_ast.Node = node
-        while isinstance(base, c_ast.ArrayRef):
-            subs.append(base.subscript)
-            base = base.name
-        if not isinstance(base, c_ast.ID) or base.name in self.nest_locals:
+        found = self._named_base(node)
+        if found is None:
             return None
+        base, subs = found
         try:
             exprs: list[Expr] | None = [self.expr(s) for s in subs]
         except UnsupportedInput:
@@ -323,6 +320,19 @@ class NestExprs(NestState):
         self.opaque.append(OpaqueRead(base.name, err.loc or self.cand.loc, str(err.message)))
         reads = [e for e in exprs if expr_refs(e)]
         return Call(OPAQUE_READ, (Ref(access), *reads)) if reads else Ref(access)
+
+    def _named_base(self, node: c_ast.ArrayRef) -> tuple[c_ast.ID, list[c_ast.Node]] | None:
+        """The variable ``node`` subscripts and its subscripts, outermost first; ``None`` when its
+        base is no named variable or is declared inside the nest (an opaque access stands for the
+        whole of an object that outlives the nest's iterations)."""
+        subs: list[c_ast.Node] = []
+        base: c_ast.Node = node
+        while isinstance(base, c_ast.ArrayRef):
+            subs.append(base.subscript)
+            base = base.name
+        if not isinstance(base, c_ast.ID) or base.name in self.nest_locals:
+            return None
+        return base, subs[::-1]
 
     def _delinearized(self, node: c_ast.ArrayRef, name: str, var: Variable, subs: list[c_ast.Node]) -> Access | None:
         """``A[poly]`` on a flat (one-dimensional) array whose subscript multiplies iterators by run-time

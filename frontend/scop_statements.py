@@ -466,15 +466,12 @@ class NestStatements(NestExprs):
         accumulator, no read of its own."""
         if not self.opaque_ok or err.code != "non-affine-subscript" or not isinstance(lvalue, c_ast.ArrayRef):
             return None
-        subs: list[c_ast.Node] = []
-        base: c_ast.Node = lvalue
-        while isinstance(base, c_ast.ArrayRef):
-            subs.append(base.subscript)
-            base = base.name
-        if not isinstance(base, c_ast.ID) or base.name in self.nest_locals:
+        found = self._named_base(lvalue)
+        if found is None:
             return None
+        base, subs = found
         try:
-            exprs = [self.expr(x) for x in reversed(subs)]
+            exprs = [self.expr(x) for x in subs]
         except UnsupportedInput:
             return None
         var = self.variables.get(base.name) or self.sym.variable(base.name)

@@ -9,13 +9,13 @@ beside ``a[i * n + j]`` fits no view with rows of ``n + 1``: it is modelled as b
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import pytest
 from e2e_harness import build_c, child_env, mdpoly_available, mdpoly_command, run_step
 from test_cost_guard import NO_LOADAVG, _counter
+from test_row_pointer_writes import _run
 
 from mdpoly.differential import compare_outputs
 
@@ -88,17 +88,6 @@ int main(int argc, char **argv)
     return 0;
 }
 """
-
-
-def _run(exe: Path, args: list[str], threads: int | None, lib: Path | None = None) -> tuple[str, int]:
-    env = dict(os.environ)
-    if threads is not None:
-        env["OMP_NUM_THREADS"] = str(threads)
-    if lib is not None:
-        env["LD_PRELOAD"] = str(lib)
-    proc = run_step([str(exe), *args], env=env)
-    found = re.search(r"parallel-regions (\d+)", proc.stderr)
-    return proc.stdout, int(found.group(1)) if found else -1
 
 
 def test_padded_grids_run_in_parallel_and_agree(tmp_path: Path) -> None:
