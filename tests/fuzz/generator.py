@@ -611,6 +611,29 @@ class _Gen:
                             Assign(Index(y, (i,)), self.rng.choice(("=", "+=")), Bin("*", k.expr, Index(x, (Name(w),))))]
         return [self.nest([lp], body)]
 
+    def shape_table_in_place(self) -> list[Stmt]:
+        """A table applied in place through pointer parameters that the call may make overlap
+        (``y[i] = x[((y[i] % n) + n) % n] + k``: the subscript reads the element the statement
+        writes, before it writes it): the generated code inspects the table's elements at run
+        time and runs the loop as written where they overlap ``y``."""
+        value = self.sizes_for(1, ITERS_CAP)[0]
+        size = self.new_size(value)
+        name, other = f"a{len(self.arrays)}", f"a{len(self.arrays) + 1}"
+        self.arrays.append(Array(name, "int", (Dim(size, 1, 0, 3),), "small"))
+        self.arrays.append(Array(other, "int", (Dim(size, 1, 0, 3),), "small"))
+        lp = Loop("i", size, value, 0, -1, 0, 1, self.iter_type("i"))
+        u = self.acc_count
+        self.acc_count += 1
+        y, x = f"y{u}", f"x{u}"
+        args = self.rng.choice(((name, other), (other, name), (name, name), (f"{name} + 1", name), (name, f"{name} + 1")))
+        self.extra_params += [Param(y, f"int *{y}"), Param(x, f"const int *{x}")]
+        self.extra_args += list(args)
+        i, n = Name("i"), SizeRef(size)
+        index = Bin("%", Bin("+", Bin("%", Index(y, (i,)), n), n), n)
+        self.tags.add("table-in-place")
+        stmt = Assign(Index(y, (i,)), "=", Bin("+", Index(x, (index,)), Lit(str(self.rng.choice((0, 1, 3))))))
+        return [self.nest([lp], [stmt])]
+
     def shape_one_line(self) -> list[Stmt]:
         self.tags.add("one-line")
         value = self.sizes_for(1, ITERS_CAP)[0]
@@ -1205,7 +1228,7 @@ class _Gen:
         self.setup = []
         self.dumps = []
         real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
-                self.shape_user_omp: 2, self.shape_gather_wrap: 2}
+                self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
@@ -1218,7 +1241,7 @@ class _Gen:
             # the real-C forms draw no random number unless asked for: existing seeds are unchanged
             pool = real if self.real_c > 0 and self.rng.random() < self.real_c else shapes
             fn = self.rng.choices(list(pool), list(pool.values()))[0]
-            if fn in (self.shape_alias, self.shape_gather_wrap) and self.extra_params:
+            if fn in (self.shape_alias, self.shape_gather_wrap, self.shape_table_in_place) and self.extra_params:
                 fn = self.shape_map
             saved = (set(self.tags), len(self.arrays), len(self.sizes), len(self.locals), len(self.typedefs),
                      self.ret, len(self.extra_params), len(self.extra_args), len(self.decls), len(self.setup),

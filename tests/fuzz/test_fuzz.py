@@ -35,7 +35,7 @@ UB_SEEDS = range(9000, 9012)
 REAL_C_SEEDS = range(9600, 9630)
 REAL_C_UB_SEEDS = range(9600, 9606)
 REAL_C_TAGS = frozenset({"flat3d", "index-temp", "ternary-subscript", "struct", "aos", "local-ptr", "user-omp",
-                         "omp-before-mdh", "mdh-before-omp", "gather-wrap"})
+                         "omp-before-mdh", "mdh-before-omp", "gather-wrap", "table-in-place"})
 #: early ``continue`` and ``if``s whose conditions read arrays (``generate(control=...)``)
 CONTROL_SEEDS = range(9700, 9740)
 CONTROL_UB_SEEDS = range(9700, 9706)
@@ -95,6 +95,18 @@ def test_programs_with_wrapped_gathers() -> None:
     assert len(seeds) == 6
     for seed in seeds:
         _check(range(seed, seed + 1), "openmp", real_c=1.0)
+
+
+def test_programs_with_tables_applied_in_place() -> None:
+    """Tables applied in place through pointers the call may make overlap (tag ``table-in-place``,
+    ``y[i] = x[((y[i] % n) + n) % n] + k``): the subscript reads what the statement then writes;
+    inspected at run time, in parallel where apart, as written where not."""
+    seeds = [seed for seed in range(961000, 961040)
+             if any("table-in-place" in k.tags for k in generate(seed, real_c=1.0).kernels)][:4]
+    assert len(seeds) == 4
+    for seed in seeds:
+        _check(range(seed, seed + 1), "openmp", real_c=1.0)
+        assert is_valid(generate(seed, real_c=1.0)), f"seed {seed}: the generator made an invalid program"
 
 
 def test_generation_is_deterministic() -> None:
