@@ -27,9 +27,6 @@ from mdpoly.ir.scop import Binary, Cast, Const, Expr, Loop, Var, Variable
 class LoopHeaders(NestExprs):
     """``for`` headers: the loop's iterator, bounds and step, checked under C's conversions."""
 
-    #: the loop whose condition is being read (``_offset_moved``)
-    _header: c_ast.For | None = None
-
     def visit_For(self, node: c_ast.For) -> None:
         extra_vars: list[tuple[str, str, c_ast.Node, int]] = []
         if _header_lists(node):
@@ -264,9 +261,7 @@ class LoopHeaders(NestExprs):
         ``i > B``, ``B < i``... for a downward one, ``i != B`` for both."""
         c = node.cond
         if isinstance(c, c_ast.BinaryOp):
-            self._header = node
-            c = self._offset_moved(c, it)
-            self._header = None
+            c = self._offset_moved(c, it, node)
         if isinstance(c, c_ast.BinaryOp):
             flipped = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
             op, other = None, None
@@ -286,7 +281,7 @@ class LoopHeaders(NestExprs):
                          f"loop condition '{cond}' is not of the form '{it} < bound', '{it} <= bound' "
                          f"('>', '>=' for a downward loop) or '{it} != bound'")
 
-    def _offset_moved(self, c: c_ast.BinaryOp, it: str) -> c_ast.BinaryOp:
+    def _offset_moved(self, c: c_ast.BinaryOp, it: str, loop: c_ast.For) -> c_ast.BinaryOp:
         """``it + K < B`` (``K + it``, ``it - K``; either side) as ``it < B - K`` for an integer
         constant ``K``, where the iterator and ``B`` are of signed types (no wrap-around: the two
         are the same test wherever C defines them), else ``c`` as it is. Unrolled and paired loops
@@ -304,7 +299,7 @@ class LoopHeaders(NestExprs):
                 continue
             try:
                 value = _int_constant(konst) * sign
-                other_type = self._header_type(it)
+                other_type = self._header_type(it, loop)
                 bound_type = expr_type(self.expr(other), self.name_type)
             except (_NotAffine, UnsupportedInput):
                 return c
@@ -317,12 +312,10 @@ class LoopHeaders(NestExprs):
                 else c_ast.BinaryOp(c.op, moved, c_ast.ID(it, coord=side.coord), coord=c.coord)
         return c
 
-    def _header_type(self, it: str) -> CType | None:
-        """The C type of the iterator ``it`` of the loop whose header is being read (declared in
-        its header or before the nest)."""
-        node = self._header
-        if node is not None and isinstance(node.init, c_ast.DeclList) and node.init.decls[0].name == it:
-            var = self.sym._variable(it, node.init.decls[0].type)
+    def _header_type(self, it: str, loop: c_ast.For) -> CType | None:
+        """The C type of ``loop``'s iterator ``it`` (declared in its header or before the nest)."""
+        if isinstance(loop.init, c_ast.DeclList) and loop.init.decls[0].name == it:
+            var = self.sym._variable(it, loop.init.decls[0].type)
             return parse_type(var.scalar_type) if var is not None else None
         return self.name_type(it)
 

@@ -18,18 +18,15 @@ proven at all leaves the whole function alone (its call stays in the loop).
 
 from __future__ import annotations
 
-import re
+from pycparser import c_ast, c_generator
 
-from pycparser import c_ast, c_generator, c_parser
-
+from mdpoly.ir.expr_text import parse_expr
 from mdpoly.ir.mdh import MdhExpr
 
 #: C's square roots (``math.h`` and gcc's builtins).
 SQRT_FUNCTIONS = frozenset({"sqrt", "sqrtf", "sqrtl", "__builtin_sqrt", "__builtin_sqrtf", "__builtin_sqrtl"})
 
 _FLOATING = frozenset({"float", "double", "long double"})
-_CAST_NAME = re.compile(r"\(\s*([A-Za-z_]\w*)\s*\)\s*\(")
-_C_TYPE_WORDS = frozenset({"float", "double", "long", "int", "unsigned", "short", "char", "signed", "const", "void"})
 
 
 def nonnegative_needs(mdh: MdhExpr) -> tuple[str, ...]:
@@ -40,7 +37,7 @@ def nonnegative_needs(mdh: MdhExpr) -> tuple[str, ...]:
                if b.kind == "scalar" and not b.written and _floating(b.elem_type)}
     needs: set[str] = set()
     for text in mdh.f.results:
-        expr = _parse(text)
+        expr = parse_expr(text)
         if expr is None:
             return ()
         for arg in _sqrt_arguments(expr):
@@ -54,16 +51,6 @@ def nonnegative_needs(mdh: MdhExpr) -> tuple[str, ...]:
 def _floating(elem_type: str) -> bool:
     words = [w for w in elem_type.split() if w not in ("const", "volatile")]
     return " ".join(words) in _FLOATING
-
-
-def _parse(text: str) -> c_ast.Node | None:
-    types = "".join(f"typedef int {n};" for n in sorted(set(_CAST_NAME.findall(text)) - _C_TYPE_WORDS))
-    try:
-        ast = c_parser.CParser().parse(f"{types} void mdp_f(void) {{ mdp_x = ({text}); }}")
-    except c_parser.ParseError:
-        return None
-    rvalue: c_ast.Node = ast.ext[-1].body.block_items[0].rvalue
-    return rvalue
 
 
 class _SqrtCalls(c_ast.NodeVisitor):
