@@ -45,6 +45,15 @@ def _guarded(wave: Wavefront, text: str, fallback: str) -> str:
     return guarded.replace(marker + ";", text)
 
 
+def _with_derived(wave: Wavefront, text: str) -> str:
+    """``text`` in a block that first declares the size parameters the front end made
+    (``Wavefront.derived``), each with its own type."""
+    if not wave.derived:
+        return text
+    decls = [f"__typeof__({value}) {name} = ({value});" for name, value in wave.derived]
+    return "{\n" + "\n".join(_indent(t) for t in [*decls, text]) + "\n}"
+
+
 def _macros(body: list[str]) -> list[str]:
     push = [f'#pragma push_macro("{w}")\n#undef {w}' for w in _WORDS]
     pop = [f'#pragma pop_macro("{w}")' for w in reversed(_WORDS)]
@@ -57,7 +66,7 @@ def wavefront_parallel(wave: Wavefront) -> str:
     if wave.exits:
         body.append(wave.exits)
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
-    return _guarded(wave, text, wave.original)
+    return _with_derived(wave, _guarded(wave, text, wave.original))
 
 
 def wavefront_in_region(wave: Wavefront) -> str:
@@ -66,4 +75,4 @@ def wavefront_in_region(wave: Wavefront) -> str:
     body = _macros([_waves(wave)] + (["#pragma omp single", "{", _indent(wave.exits), "}"] if wave.exits else []))
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
     fallback = "\n".join(_macros(["#pragma omp single", "{", _indent(wave.original.rstrip()), "}"]))
-    return _guarded(wave, text, fallback)
+    return _with_derived(wave, _guarded(wave, text, fallback))

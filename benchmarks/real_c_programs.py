@@ -91,6 +91,10 @@ PROGRAMS: tuple[RealProgram, ...] = (
     # cloud-in-cell deposition scatters into rho (a reduction over particles when parallel); the
     # two-stream field grows from it over the steps
     RealProgram("pic1d", ("8", "40")),
+    # periodic neighbours by remainders; integer counts only (exact)
+    RealProgram("life_torus", ("6", "60")),
+    # a dynamic-programming table: a tiled wavefront (exact integers)
+    RealProgram("seq_align", ("4",)),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

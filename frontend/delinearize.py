@@ -204,15 +204,23 @@ def _borrow_rows(dims: list[dict[Monomial, int]], layout: Layout, iterators: Seq
     ``w - 1``, not as column ``-1`` of the next row: where an inner dimension is a negative
     constant, with iterators only of negative coefficients (``i*w + (w - 1 - j)``, a row read
     backwards), and the dimension outside it holds a whole row as an offset (``+ 1``), one row
-    moves inside as the inner dimension's extent. The preconditions still check the result."""
+    moves inside as the inner dimension's extent. The preconditions still check the result.
+
+    Without that offset (``(y - 1)*w + (w - 1)``, a periodic neighbour ``y == 0 ? .. : y - 1``,
+    which folds to row ``y``, column ``-1``) a row is borrowed all the same where the inner
+    dimension holds nothing but the constant and such iterators: its column is then negative at
+    every point, so the view without borrowing could never pass its range check, while row
+    ``y - 1`` passes it wherever the read's guard keeps ``y >= 1`` (``frontend.guarded_reads``)."""
     for k in range(len(dims) - 1, 0, -1):
         inner, outer = dims[k - 1], dims[k]
         extent = _divides(layout.strides[k - 1], layout.strides[k])
-        if not extent or outer.get((), 0) < 1 or inner.get((), 0) >= 0:
+        if not extent or inner.get((), 0) >= 0:
             continue
+        if outer.get((), 0) < 1 and any(mono and not all(n in iterators for n in mono) for mono in inner):
+            continue   # a parameter in the column may make it non-negative: no row to borrow
         if any(c > 0 for mono, c in inner.items() if any(n in iterators for n in mono)):
             continue   # an iterator that can lift the column back into the row: no borrowing
-        outer[()] -= 1
+        outer[()] = outer.get((), 0) - 1
         if not outer[()]:
             del outer[()]
         inner[extent] = inner.get(extent, 0) + 1

@@ -90,6 +90,11 @@ class _OverBudget(Exception):
 #: Kept reasons under which privatizing the outer loops' temporaries is tried first.
 _PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement", "mixed-reduction-operators"})
 
+#: Kept reasons under which a band that nothing else parallelizes is tried as a wavefront (a
+#: gather from a table the band never writes, ``subst[a[i]][b[j]]``, leaves the MDH model
+#: refused but not the wavefront's, whose model reads it without locating it).
+_WAVEFRONT_CODES = frozenset({"sequential-dependence", "non-affine-subscript"})
+
 #: Kept reasons under which the nest's inner bands are not looked at.
 _NOT_SCHEDULED = frozenset({"already-parallel", "isl-error"})
 
@@ -184,13 +189,13 @@ class _Scheduler:
             return items if _runs_in_parallel(items) else (parallel,)
         # nothing inside is parallel, or only wavefronts are: the band from here as one wavefront
         # (a time loop joins the band: tiles over time as well, far fewer barriers)
-        if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
+        if (len(items) == 1 and whole.kept is not None and whole.kept.code in _WAVEFRONT_CODES
                 and (isinstance(items[0], HostStatement) or _only_wavefronts(items[0]))):
             wave = self.wavefront(cand)
             return (wave,) if wave is not None else items
         # two sequential loops around reductions at most (Nussinov's i, j around the k maximum):
         # the band from here along a hyperplane, its points in parallel
-        if (len(items) == 1 and whole.kept is not None and whole.kept.code == "sequential-dependence"
+        if (len(items) == 1 and whole.kept is not None and whole.kept.code in _WAVEFRONT_CODES
                 and _sequential_pair(items[0])):
             wave = self.wavefront(cand)
             return (wave,) if wave is not None else items

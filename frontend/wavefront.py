@@ -35,6 +35,12 @@ isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over
 puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
 ``mdpoly.backends.wavefront_code`` for OpenMP); a refusal is a sentence.
 
+The band's model reads gathers from arrays it never writes without locating them (``subst[a[i]][b[j]]``,
+``mdpoly.frontend.opaque_reads``: no dependence can involve them); a gather that would need a
+run-time inspection is refused. Size parameters the front end made (a padded row length
+``i*(m + 1) + j``, a hoisted member) are declared at the start of the band's code
+(``Wavefront.derived``).
+
 ``hyperplane_band`` is the fallback for non-uniform dependences that no skew makes non-negative:
 no tiles, a search for one affine function of the iterators that every dependence increases;
 its points are shared the same way (see its docstring).
@@ -43,6 +49,7 @@ its points are shared the same way (see its docstring).
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable
 from dataclasses import replace
 
@@ -57,6 +64,7 @@ from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import instance_count, iteration_local, perfect_band
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.ir.fields import view_member
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
 from mdpoly.ir.scop import Scop
 
@@ -534,19 +542,25 @@ def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | No
         return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
                 "has none directly inside it")
     try:
-        scop = extract_scop(parsed, cand, privatize=False)
+        scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
     except UnsupportedInput as err:
         return err.message
     except isl.Error as err:
         return f"isl failed on the band: {err}"
-    if derived := _derived_sizes(scop):
+    if scop.inspected or scop.index_arrays_written:   # no inspection runs ahead of a wavefront
+        gathered = sorted(scop.inspected | scop.index_arrays_written)[0]
+        return (f"its loops gather from '{gathered}' at indices read from memory, which only a run-time inspection "
+                "could check against what the band writes")
+    derived = _derived_sizes(scop, band)
+    if isinstance(derived, str):
         return derived
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
         try:
             wave = build(scop, band[:depth])
             known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-            return replace(wave, work=instance_count(scop, known))
+            return replace(wave, work=instance_count(scop, known), derived=derived,
+                           revisits=_revisits(scop, [loop_iterator(b) for b in band[:depth]]))
         except _Refused as why:
             refusal = refusal or str(why)
         except (isl.Error, UnsupportedInput) as err:
@@ -554,14 +568,26 @@ def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | No
     return refusal
 
 
-def _derived_sizes(scop: Scop) -> str:
-    """Why the band's code cannot name its size parameters (``""`` when it can): a parameter the
-    front end introduced (a product ``mdp_p_j_n``, a strided loop's trip count) exists only as an
-    argument that a computation's call computes, while a wavefront is printed in place."""
+def _revisits(scop: Scop, names: list[str]) -> bool:
+    """Whether some array write of the band leaves out one of its iterators (``A[i][j]`` in a
+    ``t, i, j`` band: each sweep writes the same elements again)."""
+    return any(st.write.index and not st.write.depends_on(it) for st in scop.statements for it in names)
+
+
+def _derived_sizes(scop: Scop, band: list[c_ast.For]) -> tuple[tuple[str, str], ...] | str:
+    """The size parameters the front end made (a padded row length ``mdp_sum_mp1``, a product
+    ``mdp_p_j_n``, a hoisted member), each with the C expression the band's code declares it as,
+    or why one cannot be declared there: a struct field view (no value of its own), or a value
+    that reads an iterator of the band (it changes inside the band)."""
+    inside = {loop_iterator(b) for b in band}
+    out: list[tuple[str, str]] = []
     for v in scop.variables:
-        if v.c_value:
+        if not v.c_value:
+            continue
+        if view_member(v.name) or set(re.findall(r"[A-Za-z_]\w*", v.c_value)) & inside:
             return f"its loops use the size '{v.name}' = {v.c_value}, which only a computation's call passes"
-    return ""
+        out.append((v.name, v.c_value))
+    return tuple(out)
 
 
 def _temporaries(cand: Candidate, scop: Scop, names: list[str]) -> tuple[list[str], list[str]]:

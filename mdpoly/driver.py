@@ -571,12 +571,13 @@ def _one_thread_runs_original(nest: NestAnalysis, target: Target[Any, Any], opti
                               parts: list[NestOutcome], items: tuple[ScheduleItem, ...]) -> bool:
     """Whether a scheduled nest's OpenMP code should give way to the nest as written when the
     run-time team has one thread: none of its generated computations beats the nest as written
-    on one thread (``gains_on_one_thread``), and it has no tiled wavefront or blocked parallel
-    loop (which may); the same rule as ``ONE_THREAD`` for a nest of one computation, which a
-    schedule's computations cannot apply themselves inside host loops."""
+    on one thread (``gains_on_one_thread``), and it has no blocked parallel loop and no tiled
+    wavefront that writes elements again (a time loop's sweeps, whose tiles reuse the cache), which
+    may; the same rule as ``ONE_THREAD`` for a nest of one computation, which a schedule's
+    computations cannot apply themselves inside host loops."""
     if target.name != "openmp" or options.mpi or options.devices is not None or options.all_nests or nest.requested:
         return False
-    if schedule_wavefronts(items) or any(p.blocked for p in schedule_items_of(items, PrivateLoop)):
+    if any(w.revisits for w in schedule_wavefronts(items)) or any(p.blocked for p in schedule_items_of(items, PrivateLoop)):
         return False
     done = [p for p in parts if p.status == "transformed"]
     return all(p.cost is not None and p.cost.get("gains_on_one_thread") is False for p in done)

@@ -5,7 +5,8 @@ nest sits, for the liveness questions the extractor asks about the code around i
 tree the splicer and the reference text come from is never touched, so the nest as written stays
 the fallback. The order matters: member reads become names before local pointers are resolved
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
-subscripts they produce; selects come last, once subscripts are expressions of their own. First of
+subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
+last, once subscripts are expressions of their own. First of
 all, scalars declared without a value move to their first assignment (``first_assignments``), so
 that the later passes see ``T x = e;``; then calls of pure helper functions are expanded
 (``inline_calls``): their arguments may hold members.
@@ -29,6 +30,7 @@ from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes
+from mdpoly.frontend.normalize.wraps import rewrite_periodic_wraps
 from mdpoly.frontend.struct_fields import FieldView, spelled_views, view_variable
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.fields import view_member
@@ -179,6 +181,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     except UnsupportedInput as e:
         raise Normalized(cand, symbols, values, views=tuple(views.values()),
                          refused_calls=inlined.refused).explained(e) from None
+    rewrite_periodic_wraps(node)
     split_selects(node)
     return Normalized(replace(cand, node=node, func=func), symbols, values,
                       frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()), inlined.refused)

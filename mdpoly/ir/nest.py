@@ -259,6 +259,14 @@ class Wavefront:
     #: ``j-i``, every dependence goes to a larger value), their points in parallel, each point's
     #: body as written (``mdpoly.frontend.wavefront.hyperplane_band``; ``skew`` and ``tiles`` unused)
     hyperplane: str = ""
+    #: size parameters the front end made, ``(name, C expression)`` (a padded row length
+    #: ``mdp_sum_mp1`` = ``(long long) (1 + m)``, a hoisted member ``mdp_m_g_nx`` = ``g->nx``):
+    #: declared at the start of the band's code, which prints them in bounds and checks
+    derived: tuple[tuple[str, str], ...] = ()
+    #: some array element is written at more than one point of the band (a time loop's sweeps):
+    #: its tiles may reuse data in cache, so even one thread may run them faster than the band as
+    #: written; otherwise (each point writes its own elements) a team of one runs the band as written
+    revisits: bool = True
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are
