@@ -423,17 +423,19 @@ def _skeleton(loop: HostLoop, depth: int) -> list[str]:
 
 
 #: Words of a parallel loop's pragma besides the region's (set aside around it).
-_LOOP_WORDS = ("for", "collapse", "schedule", "static", "firstprivate", "lastprivate", "reduction", "max", "min")
+_LOOP_WORDS = ("for", "collapse", "schedule", "static", "dynamic", "firstprivate", "lastprivate", "reduction", "max", "min")
 
 
 def _loop_clauses(loop: PrivateLoop) -> list[str]:
-    """The worksharing clauses of ``loop``: its band collapsed, static schedule, inner iterators
-    private (lastprivate where the program reads them afterwards), the temporaries' copies first-
+    """The worksharing clauses of ``loop``: its band collapsed, static schedule (dynamic where
+    iterations run ``while`` loops, ``PrivateLoop.uneven``), inner iterators private (lastprivate where the program reads them afterwards), the temporaries' copies first-
     and lastprivate."""
     clauses = []
     if len(loop.iterators) > 1:
         clauses.append(f"collapse({len(loop.iterators)})")
-    clauses.append("schedule(static)")
+    # iterations of uneven cost (a 'while' loop each): small chunks to whichever thread is free
+    clauses.append(("schedule(dynamic, 64)" if len(loop.iterators) > 1 else "schedule(dynamic)") if loop.uneven
+                   else "schedule(static)")
     if loop.private:
         clauses.append(f"private({', '.join(loop.private)})")
     if loop.copies:
@@ -549,7 +551,7 @@ def _private_loop(loop: PrivateLoop) -> str:
     back, the band's iterators set to their exit values; the original nest when a run-time check
     fails."""
     clauses = ["omp parallel for", *_loop_clauses(loop), "num_threads(mdp_team())"]
-    words = ("omp", "parallel", "for", "collapse", "schedule", "static", "private", "firstprivate", "lastprivate",
+    words = ("omp", "parallel", "for", "collapse", "schedule", "static", "dynamic", "private", "firstprivate", "lastprivate",
              "reduction", "max", "min", "num_threads")
     hoisted, loop_text = _hoisted_members(loop)
     body = [f"__auto_type const {name} = {value};" for name, value in hoisted]

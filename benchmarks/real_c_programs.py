@@ -95,6 +95,8 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("life_torus", ("6", "60")),
     # a dynamic-programming table: a tiled wavefront (exact integers)
     RealProgram("seq_align", ("4",)),
+    # a Newton 'while' loop per option: a map (each option's iterations as written)
+    RealProgram("implied_vol", ("8", "4"), tight=frozenset({"vol"})),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

@@ -306,7 +306,19 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                        scop.preconditions + scatter_preconditions(scatters), tuple(scop.params),
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
                        values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
-                       scattered=scatters)
+                       scattered=scatters, uneven=_has_while(cand.node))
+
+
+def _has_while(node: c_ast.Node) -> bool:
+    """Whether a ``while`` or ``do``/``while`` loop runs in the body: a trip count per iteration
+    that only the data decide (an escape-time loop per pixel)."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, c_ast.While | c_ast.DoWhile):
+            return True
+        stack.extend(child for _name, child in n.children())
+    return False
 
 
 #: OpenMP's reduction identifiers of the reductions a parallel loop may perform

@@ -91,6 +91,11 @@ class NestBuilder(NestStatements, LoopHeaders):
         refused, inspected = check_opaque(self.opaque, self.statements, self.variables, set(shapes))
         if refused is not None:
             raise refused
+        if inspected & self.while_gathered:   # an inspection would have to run the 'while' loop
+            name = sorted(inspected & self.while_gathered)[0]
+            raise self._fail(self.cand.node, "while-loop",
+                             f"'{name}' is read inside a 'while' loop at indices the loop changes, beside written "
+                             "pointers that may overlap it ('restrict' on them would rule it out)")
         refused = check_scatter(self.scatter, self.statements)
         if refused is not None:
             raise refused

@@ -153,6 +153,10 @@ class NestState(c_ast.NodeVisitor):
         #: (``double dx = a - b; dx -= box * rint(dx / box);``): each assignment gives the
         #: temporary a new value to inline (``NestStatements._rebind``), none is a statement
         self.rebound: set[str] = set()
+        #: inside how many ``while`` loops the visit is (``NestStatements._while_once``)
+        self.while_depth = 0
+        #: arrays read inside a ``while`` loop at subscripts the loop changes (opaque, never inspected)
+        self.while_gathered: set[str] = set()
         self.rebound_types: dict[str, Variable | None] = {}   # their declared types
         self.not_rebound: frozenset[str] = frozenset()   # names a rebuild keeps as expanded locals
         self.local_accs: dict[str, Access] = {}  # written locals in scope -> their expanded access

@@ -48,10 +48,47 @@ class NestStatements(NestExprs):
         return  # pragmas inside the nest (e.g. ``omp simd``) do not change its meaning
 
     def visit_While(self, node: c_ast.While) -> None:
-        raise self._fail(node, "while-loop", "'while' loops cannot be modelled")
+        if not self.opaque_ok:
+            raise self._fail(node, "while-loop", "'while' loops cannot be modelled")
+        self._while_once(node, "'while'")
 
     def visit_DoWhile(self, node: c_ast.DoWhile) -> None:
-        raise self._fail(node, "while-loop", "'do'/'while' loops cannot be modelled")
+        if not self.opaque_ok:
+            raise self._fail(node, "while-loop", "'do'/'while' loops cannot be modelled")
+        self._while_once(node, "'do'/'while'")
+
+    def _while_once(self, node: c_ast.While | c_ast.DoWhile, kind: str) -> None:
+        """A ``while`` (or ``do``/``while``) loop inside an iteration, in a model of the nest's own
+        text (``opaque_ok``: dependences only, the nest runs as written): one iteration of its
+        body under its condition as a predicate, ``if (c) body`` -- an escape-time loop per pixel,
+        a Newton iteration per option, an insertion sort of a local window.
+
+        Exact for the dependences between iterations of the loops around it where each access
+        touches the same element in every trip: no subscript of an array the nest writes reads a
+        scalar the loop assigns (a local array, one cell per iteration in the model, may have any
+        subscript; an array the nest never writes is read without locating it, an opaque read,
+        and never inspected at run time, ``while_gathered``). The scalars it assigns are locals
+        of the loops around it (scalar expansion), whose reads are reads of their cells, never a
+        value carried in the model; ``break`` and ``continue`` of the loop only end a trip early,
+        so the model's trip (every statement of the body) touches a superset of what a real trip
+        does. A ``for`` loop inside it is refused (a ``break`` there is that loop's)."""
+        if any(isinstance(n, c_ast.For) for n in _walk(node.stmt)):
+            raise self._fail(node, "while-loop", f"a {kind} loop with a 'for' loop inside cannot be modelled")
+        assigned = _assigned_scalars(node)
+        for ref in (n for n in _walk(node) if isinstance(n, c_ast.ArrayRef)):
+            base = _array_base(ref)
+            if base is None or base in self.local_arrays:
+                continue
+            if _names_in_subscripts(ref) & assigned:
+                if base in self.written:
+                    raise self._fail(ref, "while-loop", f"'{c_text(ref)}' inside a {kind} loop has a subscript that "
+                                     "the loop changes from one trip to the next, in an array the nest writes")
+                self.while_gathered.add(base)
+        self.while_depth += 1
+        try:
+            self.visit_If(c_ast.If(node.cond, node.stmt, None, coord=node.coord))
+        finally:
+            self.while_depth -= 1
 
     def visit_Goto(self, node: c_ast.Goto) -> None:
         raise self._fail(node, "goto", "'goto' leaves the polyhedral model")
@@ -60,9 +97,13 @@ class NestStatements(NestExprs):
         raise self._fail(node, "goto", "labels inside a loop nest cannot be modelled")
 
     def visit_Break(self, node: c_ast.Break) -> None:
+        if self.while_depth:   # ends the modelled trip of a 'while' loop early (``_while_once``)
+            return
         raise self._fail(node, "break", "'break' makes the iteration domain data-dependent")
 
     def visit_Continue(self, node: c_ast.Continue) -> None:
+        if self.while_depth:
+            return
         raise self._fail(node, "break", "'continue' makes the iteration domain data-dependent")
 
     def visit_Return(self, node: c_ast.Return) -> None:
@@ -391,6 +432,15 @@ class NestStatements(NestExprs):
         if node.op not in _ASSIGN_OPS:
             raise self._fail(node, "unsupported-statement", f"assignment operator '{node.op}'")
         lv = node.lvalue
+        counter = _post_step_subscript(node)
+        if counter is not None:   # ``v[k++] = e`` (``e`` not reading ``k``): ``v[k] = e; k++;``
+            step, name = counter
+            assert isinstance(lv, c_ast.ArrayRef)
+            self.visit_Assignment(c_ast.Assignment(node.op, c_ast.ArrayRef(lv.name, c_ast.ID(name, coord=lv.coord),
+                                                                          coord=lv.coord),
+                                                   node.rvalue, coord=node.coord))
+            self.visit_UnaryOp(c_ast.UnaryOp(step, c_ast.ID(name, coord=lv.coord), coord=node.coord))
+            return
         if isinstance(lv, c_ast.ID) and lv.name in self.rebound and lv.name in self.temps:
             self._rebind(lv.name, node.op, self.expr(node.rvalue))
             return
@@ -511,6 +561,60 @@ def _array_refs(node: c_ast.Node) -> list[c_ast.ArrayRef]:
             self.generic_visit(n)
 
     _V().visit(node)
+    return out
+
+
+def _post_step_subscript(node: c_ast.Assignment) -> tuple[str, str] | None:
+    """``("p++", "k")`` for ``v[k++] = e`` (also ``k--``) where nothing else in the statement reads
+    ``k``: C then stores at ``v[k]`` and steps ``k`` once, as ``v[k] = e; k++;`` does."""
+    lv = node.lvalue
+    if not isinstance(lv, c_ast.ArrayRef) or not isinstance(lv.subscript, c_ast.UnaryOp):
+        return None
+    sub = lv.subscript
+    if sub.op not in ("p++", "p--") or not isinstance(sub.expr, c_ast.ID):
+        return None
+    name = sub.expr.name
+    others = [n for n in _walk(node.rvalue) if isinstance(n, c_ast.ID) and n.name == name]
+    others += [n for n in _walk(lv.name) if isinstance(n, c_ast.ID) and n.name == name]
+    return None if others else (sub.op, name)
+
+
+def _walk(node: c_ast.Node | None) -> list[c_ast.Node]:
+    out: list[c_ast.Node] = []
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(child for _name, child in n.children())
+    return out
+
+
+def _assigned_scalars(node: c_ast.Node) -> set[str]:
+    """Names assigned (``=``, ``op=``, ``++``/``--``) or declared under ``node``."""
+    out: set[str] = set()
+    for n in _walk(node):
+        if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
+            out.add(n.lvalue.name)
+        elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and isinstance(n.expr, c_ast.ID):
+            out.add(n.expr.name)
+        elif isinstance(n, c_ast.Decl) and n.name:
+            out.add(n.name)
+    return out
+
+
+def _array_base(ref: c_ast.ArrayRef) -> str | None:
+    n: c_ast.Node = ref
+    while isinstance(n, c_ast.ArrayRef):
+        n = n.name
+    return n.name if isinstance(n, c_ast.ID) else None
+
+
+def _names_in_subscripts(ref: c_ast.ArrayRef) -> set[str]:
+    out: set[str] = set()
+    n: c_ast.Node = ref
+    while isinstance(n, c_ast.ArrayRef):
+        out |= {m.name for m in _walk(n.subscript) if isinstance(m, c_ast.ID)}
+        n = n.name
     return out
 
 

@@ -221,6 +221,9 @@ class PrivateLoop:
     #: arrays the loop updates at indices read from memory, reduced like ``reductions`` over
     #: the sections the inspector finds (declared arrays: whole)
     scattered: tuple[ScatterReduction, ...] = ()
+    #: the body runs a ``while`` loop, whose trips the data decide: iterations differ in cost, so
+    #: they are handed out in small chunks as threads finish (dynamic schedule), not in equal blocks
+    uneven: bool = False
 
 
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.

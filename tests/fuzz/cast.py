@@ -127,6 +127,14 @@ class If:
 
 
 @dataclass(frozen=True, slots=True)
+class While:
+    """``while (test) { body }``."""
+
+    test: Expr
+    body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class Continue:
     """``continue;``"""
 
@@ -150,7 +158,7 @@ class Pragma:
     text: str
 
 
-Stmt = Assign | Decl | For | If | Continue | OneLine | Return | Pragma
+Stmt = Assign | Decl | For | If | While | Continue | OneLine | Return | Pragma
 
 # }}}
 
@@ -340,6 +348,9 @@ class _Printer:
                 if orelse:
                     out.append(f"{ind}else")
                     self.block(orelse, ind, out)
+            case While(test, body):
+                out.append(f"{ind}while ({self.expr(test)})")
+                self.block(body, ind, out, braces=True)
             case For():
                 out.append(ind + self.for_header(s))
                 self.block(s.body, ind, out)

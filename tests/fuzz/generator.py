@@ -50,6 +50,7 @@ from .cast import (
     SizeRef,
     Stmt,
     Un,
+    While,
 )
 
 FP = ("float", "double")
@@ -633,6 +634,54 @@ class _Gen:
         self.tags.add("table-in-place")
         stmt = Assign(Index(y, (i,)), "=", Bin("+", Index(x, (index,)), Lit(str(self.rng.choice((0, 1, 3))))))
         return [self.nest([lp], [stmt])]
+
+    def shape_escape(self) -> list[Stmt]:
+        """A ``while`` loop per element, its trips decided by the data (Collatz steps of a small
+        integer, at most 30): ``int v = a[i] + s; int c = 0; while (v > 1 && c < 30) { v = v % 2
+        == 0 ? v / 2 : 3 * v + 1; c += 1; } out[i] = c;``, at times also bumping the element of
+        another output in every trip (one element however often the loop runs)."""
+        depth = self.rng.choice((1, 1, 2))
+        loops = self.loops(["i", "j"][:depth], self.sizes_for(depth, ITERS_CAP // 8), simple=True)
+        u = self.acc_count
+        self.acc_count += 1
+        v, c = Name(f"v{u}"), Name(f"c{u}")
+        src = self.access("int", "pos", loops)
+        step = Cond(Bin("==", Bin("%", v, Lit("2")), Lit("0")), Bin("/", v, Lit("2")), Bin("+", Bin("*", Lit("3"), v), Lit("1")))
+        trip: list[Stmt] = [Assign(v, "=", step), Assign(c, "+=", Lit("1"))]
+        after: list[Stmt] = []
+        if self.rng.random() < 0.4:
+            bumped = self.output("int", "zero", loops)
+            trip.append(Assign(bumped, "+=", Lit("1")))
+        out = self.output("int", "zero", loops)
+        after.append(Assign(out, "=", Bin("+", c, Bin("*", Lit("100"), v))))
+        body: list[Stmt] = [Decl("int", v.name, Bin("+", src, Lit(str(self.rng.choice((0, 5, 17)))))),
+                            Decl("int", c.name, Lit("0")),
+                            While(Bin("&&", Bin(">", v, Lit("1")), Bin("<", c, Lit("30"))), tuple(trip)), *after]
+        self.tags.add("while-body")
+        return [self.nest(loops, body)]
+
+    def shape_torus(self) -> list[Stmt]:
+        """A stencil on a torus: ``out[i][j] = in[(i + H - 1) % H][(j + 1) % W] + ...`` (periodic
+        neighbours by remainders, over arrays passed in every way, flat pointers included)."""
+        h, w = self.sizes_for(2, ITERS_CAP)
+        hs, ws = self.new_size(h), self.new_size(w)
+        ctype = self.elem_type(self.rng.random() < 0.5)
+        kind = "frac" if ctype in FP else "small"
+        src = self.new_array(ctype, (Dim(hs, 1, 0, 3), Dim(ws, 1, 0, 3)), kind, written=False)
+        dst = self.new_array(ctype, (Dim(hs, 1, 0, 3), Dim(ws, 1, 0, 3)), "zero", written=True)
+        i, j, hh, ww = Name("i"), Name("j"), SizeRef(hs), SizeRef(ws)
+        wraps_i = [i, Bin("%", Bin("+", i, Lit("1")), hh), Bin("%", Bin("-", Bin("+", i, hh), Lit("1")), hh),
+                   Bin("%", Bin("+", Bin("-", i, Lit("1")), hh), hh)]
+        wraps_j = [j, Bin("%", Bin("+", j, Lit("1")), ww), Bin("%", Bin("-", Bin("+", j, ww), Lit("1")), ww),
+                   Bin("%", Bin("+", Lit("1"), j), ww)]
+        terms = [Index(src, (self.rng.choice(wraps_i), self.rng.choice(wraps_j))) for _ in range(self.rng.choice((2, 3, 4)))]
+        value: Expr = terms[0]
+        for t in terms[1:]:
+            value = Bin("+", value, t)
+        ti, tj = self.iter_type("i"), self.iter_type("j")
+        inner = For("j", None if self.c89 else tj, Lit("0"), "<", ww, 1, (Assign(Index(dst, (i, j)), "=", value),))
+        self.tags.add("torus")
+        return [For("i", None if self.c89 else ti, Lit("0"), "<", hh, 1, (inner,))]
 
     def shape_one_line(self) -> list[Stmt]:
         self.tags.add("one-line")
@@ -1228,7 +1277,8 @@ class _Gen:
         self.setup = []
         self.dumps = []
         real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
-                self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1}
+                self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1,
+                self.shape_escape: 2, self.shape_torus: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
