@@ -431,7 +431,7 @@ class CEmitter:
         # at the call site, a parameter the front end introduced is its C expression
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
-            args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
+            args = [c_ast.UnaryOp("&", self._buffer(b.name)) if b.kind == "scalar" and b.written
                     else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
@@ -570,7 +570,7 @@ class CEmitter:
         self.wide = self.wide | size_params(plan.params)
         self.values = {b.name: b.c_value for b in plan.params if b.c_value}
         try:
-            args = [c_ast.UnaryOp("&", c_ast.ID(b.name)) if b.kind == "scalar" and b.written
+            args = [c_ast.UnaryOp("&", self._buffer(b.name)) if b.kind == "scalar" and b.written
                     else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"

@@ -43,6 +43,7 @@ from mdpoly.frontend.data_bounds import NotSurrogate, rows_work_c, surrogate_sco
 from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
 from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_control_arrays, inspector_code
 from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.normalize.members import PREFIX as MEMBER_PREFIX
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -256,6 +257,10 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     for x in temps:
         if x not in written:
             raise _Refused(f"loop '{names[0]}' carries a dependence on '{x}', which the nest only reads")
+    for v in scop.variables:   # the loop runs the user's text, where the member is no variable of its own
+        if v.kind == "scalar" and v.c_value and v.name.startswith(MEMBER_PREFIX) and v.name in written:
+            raise _Refused(f"it assigns the struct member '{v.c_value}', which a parallel loop around the nest's "
+                           "own text cannot give each thread a copy of")
     ctx = _Isl(scop, k)
     copies = []
     for x in temps:

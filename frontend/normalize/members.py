@@ -9,10 +9,18 @@ no-overlap checks; a scalar member is an object the checks compare with every wr
 range (``&p->dim`` may lie in the memory a pointer writes). That a store through a ``float *``
 cannot change a ``float *`` member is C's type rule (the object has another type).
 
+A scalar member the nest assigns (``s->sum += v[i]``, ``st.count++``) is hoisted the same way
+but as an object outside the function (``Hoisted.written``; not a local of it, so no analysis
+takes it for a temporary that dies with the nest): the generated call receives its address
+(``&(s->sum)``), and the run-time checks compare that address with every array the nest
+accesses, as they do for a global scalar. Other members cannot change through it (distinct
+members never overlap).
+
 An array-of-structs field (``p[i].prob``, read or written) becomes an access to a view of its
-own (``mdpoly.frontend.struct_fields``). Refused, located: a nest that assigns a member or takes
-its address (``p->n = 0``, ``&s->acc``, ``&p[i].prob``), that assigns the struct pointer itself,
-a store of a whole struct, and the array-of-structs forms the views do not cover. A function call elsewhere in the nest is
+own (``mdpoly.frontend.struct_fields``). Refused, located: a nest that assigns a member of pointer
+or aggregate type or takes a member's address (``p->q = x``, ``&s->acc``, ``&p[i].prob``), that
+assigns the struct pointer itself, a store of a whole struct, and the array-of-structs forms the
+views do not cover. A function call elsewhere in the nest is
 refused by the extractor.
 """
 
@@ -47,6 +55,8 @@ class Hoisted:
     text: str
     decl: c_ast.Decl
     scalar: bool
+    #: the nest assigns the member (``s->sum += v[i]``): a scalar object of its own, like a global
+    written: bool = False
 
 
 def _chain(node: c_ast.StructRef) -> tuple[c_ast.Node, list[str]]:
@@ -79,8 +89,11 @@ def _atomic(t: c_ast.Node) -> bool:
     return "_Atomic" in (getattr(t, "quals", None) or [])
 
 
-def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> None:
-    """Raise at the first assignment to a member, ``++``/``--`` of one, or ``&`` of one."""
+def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> dict[str, c_ast.Node]:
+    """The members the nest assigns (``s->sum += v``, ``st.count++``), by their text, each with
+    its first assignment; raise at ``&`` of a member."""
+    written: dict[str, c_ast.Node] = {}
+
     def walk(n: c_ast.Node | None) -> None:
         if n is None:
             return
@@ -91,13 +104,16 @@ def _member_writes(nest: c_ast.Node, fallback: SourceLoc) -> None:
         elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--", "&"):
             target = n.expr
         if isinstance(target, c_ast.StructRef) and not (is_field_access(target) and what_op != "&"):
-            what = "takes the address of" if isinstance(n, c_ast.UnaryOp) and n.op == "&" else "writes"
-            raise UnsupportedInput(f"the nest {what} the struct member '{c_text(target)}', so member reads cannot "
-                                   "be loaded once before it", loc_of(n, fallback), "struct-member-write")
+            if what_op == "&":
+                raise UnsupportedInput(f"the nest takes the address of the struct member '{c_text(target)}', so "
+                                       "member reads cannot be loaded once before it", loc_of(n, fallback),
+                                       "struct-member-write")
+            written.setdefault(c_text(target), n)
         for _name, child in n.children():
             walk(child)
 
     walk(nest)
+    return written
 
 
 def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fallback: SourceLoc,
@@ -110,7 +126,7 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
     :raises UnsupportedInput: a member written, the struct pointer assigned, an array-of-structs
         field that is not rewritten.
     """
-    _member_writes(nest, fallback)
+    written = _member_writes(nest, fallback)
     local = declared_names(nest)
     by_text: dict[str, Hoisted] = {}
     taken: set[str] = set()
@@ -136,9 +152,12 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
             raise UnsupportedInput(f"the nest assigns '{base.name}', so '{c_text(n)}' is no invariant member read",
                                    loc_of(at, fallback), "struct-member-write")
         t = types.type_of(n)
+        text = c_text(n)
+        if text in written and (t is None or not isinstance(types.unalias(t), c_ast.TypeDecl)):
+            raise UnsupportedInput(f"the nest writes the struct member '{text}', which is no scalar",
+                                   loc_of(written[text], fallback), "struct-member-write")
         if t is None or types.is_aggregate(t) or types.symbols.is_volatile(base.name) or _atomic(t):
             return None  # left to the extractor, which refuses it
-        text = c_text(n)
         hoisted = by_text.get(text)
         if hoisted is None:
             name = PREFIX + re.sub(r"\W", "_", "_".join([base.name, *fields]))
@@ -150,7 +169,7 @@ def hoist_members(nest: c_ast.Node, types: MemberTypes, assigned: set[str], fall
             if decl is None:
                 return None
             resolved = types.unalias(t)
-            hoisted = Hoisted(name, text, decl, isinstance(resolved, c_ast.TypeDecl))
+            hoisted = Hoisted(name, text, decl, isinstance(resolved, c_ast.TypeDecl), text in written)
             by_text[text] = hoisted
             taken.add(name)
         return c_ast.ID(hoisted.name, coord=n.coord)

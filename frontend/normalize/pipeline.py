@@ -170,7 +170,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
                             views)
     for h in hoisted:
         symbols.decls[h.name] = h.decl.type
-        symbols.locals.add(h.name)
+        if not h.written:   # a written member is an object outside the function, like a global
+            symbols.locals.add(h.name)
     for fv in views.values():
         symbols.decls[fv.name] = fv.decl.type
         symbols.locals.add(fv.name)

@@ -14,7 +14,7 @@ import copy
 
 from pycparser import c_ast
 
-MAX_READS = 8
+MAX_READS = 16
 
 
 def _lift(e: c_ast.Node) -> tuple[c_ast.Node, c_ast.Node, c_ast.Node] | None:
