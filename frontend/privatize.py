@@ -311,7 +311,23 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                        scop.preconditions + scatter_preconditions(scatters), tuple(scop.params),
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
                        values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
-                       scattered=scatters, uneven=_has_while(cand.node))
+                       scattered=scatters, uneven=_has_while(cand.node),
+                       trips_c=_band_trips_c(scop, loops[:collapse]))
+
+
+def _band_trips_c(scop: Scop, loops: list[int]) -> str:
+    """How many iterations the collapsed band runs, as C in ``double`` arithmetic over the user's
+    names (``""`` where a bound names an iterator): the size of a dynamic schedule's chunks."""
+    iterators = {lp.iterator for lp in scop.loops}
+    values = {v.name: v.c_value for v in scop.variables if v.c_value}
+    factors = []
+    for k in loops:
+        extent = scop.loops[k].extent
+        if any(n in iterators for n, _ in extent.terms):
+            return ""
+        parts = [f"{c}.0 * (double)({values.get(n, n)})" for n, c in extent.terms]
+        factors.append("(" + " + ".join([*parts, f"{extent.constant}.0"]) + ")")
+    return " * ".join(factors)
 
 
 def _has_while(node: c_ast.Node) -> bool:

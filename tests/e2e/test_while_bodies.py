@@ -136,7 +136,7 @@ def test_loops_around_while_loops_run_in_parallel_and_agree(tmp_path: Path) -> N
     assert re.search(r"whiles\.c:71:9: note: loop nest kept sequential: .*\[while-loop\]", proc.stderr), proc.stderr
     assert not re.search(r"whiles\.c:69:5: remark", proc.stderr), proc.stderr
     text = out_c.read_text()
-    assert "schedule(dynamic, 64)" in text and "reduction(+:steps_taken)" in text
+    assert "collapse(2) schedule(dynamic, (int) (" in text and "reduction(+:steps_taken)" in text
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     lib = _counter(tmp_path)
