@@ -34,7 +34,7 @@ def _waves(wave: Wavefront) -> str:
     return "\n".join(pragma if ln == WAVEFRONT_TILES else ln for ln in wave.waves.splitlines())
 
 
-def _guarded(wave: Wavefront, text: str, fallback: str) -> str:
+def wavefront_guarded(wave: Wavefront, text: str, fallback: str) -> str:
     """``text`` under the wavefront's run-time checks, ``fallback`` when they fail."""
     if not wave.checks and not wave.preconditions:
         return text
@@ -57,7 +57,7 @@ def wavefront_parallel(wave: Wavefront) -> str:
     if wave.exits:
         body.append(wave.exits)
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
-    return _guarded(wave, text, wave.original)
+    return wavefront_guarded(wave, text, wave.original)
 
 
 def wavefront_in_region(wave: Wavefront) -> str:
@@ -66,4 +66,4 @@ def wavefront_in_region(wave: Wavefront) -> str:
     body = _macros([_waves(wave)] + (["#pragma omp single", "{", _indent(wave.exits), "}"] if wave.exits else []))
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
     fallback = "\n".join(_macros(["#pragma omp single", "{", _indent(wave.original.rstrip()), "}"]))
-    return _guarded(wave, text, fallback)
+    return wavefront_guarded(wave, text, fallback)

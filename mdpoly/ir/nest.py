@@ -259,6 +259,12 @@ class Wavefront:
     #: ``j-i``, every dependence goes to a larger value), their points in parallel, each point's
     #: body as written (``mdpoly.frontend.wavefront.hyperplane_band``; ``skew`` and ``tiles`` unused)
     hyperplane: str = ""
+    #: where the sizes are known: how many wavefronts it runs (a GPU launch each), how many band
+    #: points, and at most how many points one parallel item (a tile; a hyperplane's point, or
+    #: its row of points in a deeper band) runs: the device's critical path (``mdpoly.hybrid``)
+    wavefronts: int | None = None
+    points: int | None = None
+    item_points: int | None = None
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are
