@@ -141,9 +141,11 @@ def device_wavefront_arrays(nest: NestAnalysis, wave: Wavefront) -> tuple[tuple[
 def _wave_note(wave: Wavefront, own_region: bool, names: list[str], written: list[str]) -> str:
     """The report's words on a wavefront that runs on the device."""
     what = ("tiled wavefront" if not wave.hyperplane else "wavefront along the hyperplane " + wave.hyperplane)
-    each = "one thread per tile (its points in the original order)" if not wave.hyperplane else \
-        f"one thread per iteration of '{wave.iterators[0] if len(wave.iterators) < 3 else 'its outer loop'}' of a hyperplane"
-    count = f" ({wave.wavefronts} launches)" if wave.wavefronts is not None else ""
+    each = ("one thread per tile (its points in the original order)" if not wave.hyperplane else
+            "one thread per point of the hyperplane" if len(wave.iterators) < 3 else
+            "one thread per row of points of the hyperplane (the row's points in order)")
+    count = (f" ({wave.wavefronts} launch{'' if wave.wavefronts == 1 else 'es'})" if wave.wavefronts is not None
+             else "")
     where = (f"; {', '.join(names)} {'stays' if len(names) == 1 else 'stay'} on the device over the wavefronts (copied in once before them: "
              f"{', '.join(names)}; copied back once after them: {', '.join(written) or 'none'})" if own_region
              else "; its arrays are those of the host loop's data region, or copied at each launch")

@@ -433,7 +433,7 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             at = {w.loc for w in waves}
             why = next((r for loc, r in device_items.refusals if loc in at),
                        f"the {target.name} target has no device form of it here")
-            return None, _kept(nest, "wavefront-openmp-only", "its tiled wavefront runs in parallel on the OpenMP "
+            return None, _kept(nest, "wavefront-openmp-only", "its wavefront runs in parallel on the OpenMP "
                                f"target only (on the device: {why})")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
