@@ -110,8 +110,7 @@ def _write(tmp_path: Path, text: str) -> Path:
 def test_arrays_copied_once(tmp_path: Path) -> None:
     """MDPOLY_PROFILE: the region copies the array in once and back once, whatever the number of
     launches; the kernels copy nothing."""
-    text, runs, _ = CASES["seidel"]
-    out_c, _, _ = _mdpoly(text, tmp_path, "opencl")
+    out_c, _, _ = _mdpoly(CASES["seidel"][0], tmp_path, "opencl")
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     proc = run_step([str(exe)], env=dict(os.environ, MDPOLY_PROFILE="1"))
