@@ -1,5 +1,6 @@
-"""Schedule items that are no MDH computation, on a GPU: ``PrivateLoop`` -> ``ItemCode`` | reason.
+"""Schedule items that are no MDH computation, on a GPU: ``PrivateLoop``, ``Wavefront`` -> ``ItemCode`` | reason.
 
+A ``Wavefront`` becomes a launch per wavefront (``mdpoly.backends.device_wavefront``).
 ``device_private_loop`` gives a ``PrivateLoop`` (a parallel band around a body run as written)
 one device thread per iteration of its band (``mdpoly.backends.device_body`` translates the
 body, ``mdpoly.backends.device_item`` renders it). The call runs under the loop's run-time
@@ -216,6 +217,7 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pa
         if isinstance(wcode, str):
             refusals.append((wave.loc, wcode))
             continue
+        used_names.update(f"{name}_{k}" for k in range(2, wcode.kernels + 1))
         codes[id(wave)] = ItemCode(wcode.definition, wcode.call, wcode.preamble, wcode.device_data)
         arrays = device_wavefront_arrays(nest, wave) or ()
         notes.append((wave.loc, _wave_note(wave, id(wave) in top, [a[0] for a in arrays], [a[0] for a in arrays if a[2]])))

@@ -33,7 +33,9 @@ a small search rather than Pluto's ILP):
 isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over ``(w, T, x)``;
 ``_CPrinter`` prints them as C with the tile loop marked by ``WAVEFRONT_TILES`` (the renderer
 puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
-``mdpoly.backends.wavefront_code`` for OpenMP); a refusal is a sentence.
+``mdpoly.backends.wavefront_code`` for OpenMP, by ``mdpoly.backends.device_wavefront`` for GPU
+targets: a launch per wavefront, a device thread per tile), with, where the sizes are known, its
+counts of wavefronts, points and points per tile for the cost model; a refusal is a sentence.
 
 ``hyperplane_band`` is the fallback for non-uniform dependences that no skew makes non-negative:
 no tiles, a search for one affine function of the iterators that every dependence increases;

@@ -6,10 +6,13 @@ caller passes; a scheduled nest's host loops by their bounds' values at the call
 nest is estimated twice (``DeviceInputs``): on the device -- the computations the GPU target
 runs there (work, device-memory bytes, launches; a parallel loop around a body as written that
 the device can run, one thread per iteration, counts as a launch of two operations per
-statement instance over its arrays), the copies (each call's when it is called
+statement instance over its arrays; a wavefront the device can run counts a launch per
+wavefront, two operations per statement instance, and a critical path of one parallel item's
+points on one device thread per wavefront), the copies (each call's when it is called
 from no host loop, else a resident region's once-only copies of its arrays, plus the copies a
 host statement inside the loops forces: its arrays down and back per iteration), and what the
-GPU target keeps on the host (loops around bodies it cannot translate, wavefronts) as written -- and on the host, as the OpenMP target would run it (each
+GPU target keeps on the host (loops around bodies it cannot translate, wavefronts it cannot
+translate) as written -- and on the host, as the OpenMP target would run it (each
 computation's CPU decision: in parallel on ``host_threads`` threads, or as written). The
 context and module set-up is charged once per file (``decide_file``); each nest counts as run
 once per program (how often its function is called is not known here: a function called in a
