@@ -59,6 +59,9 @@ _TYPES = {
 }
 
 
+#: Words of the number types, which a loop bound's casts spell.
+_TYPE_WORDS = frozenset(w for t in _TYPES for w in t.split())
+
 #: Bytes of the device types.
 _SIZES = {"char": 1, "uchar": 1, "short": 2, "ushort": 2, "int": 4, "uint": 4, "long": 8, "ulong": 8, "float": 4,
           "double": 8}
@@ -608,6 +611,8 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
     typed: list[ThreadLoop] = []
     for b in band:   # bounds: over outside scalars only, none of the band's iterators
         for n in re.findall(r"[A-Za-z_]\w*", b.lower + " " + b.extent):
+            if n in _TYPE_WORDS:   # a cast (isl's bounds read sizes as ``(long)n``)
+                continue
             if n in names:
                 raise Refused(f"the bounds of parallel loop '{b.iterator}' depend on another parallel loop")
             tr.read_scalar(n)

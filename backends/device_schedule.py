@@ -1,5 +1,6 @@
-"""Schedule items that are no MDH computation, on a GPU: ``PrivateLoop`` -> ``ItemCode`` | reason.
+"""Schedule items that are no MDH computation, on a GPU: ``PrivateLoop``, ``Wavefront`` -> ``ItemCode`` | reason.
 
+A ``Wavefront`` becomes a launch per wavefront (``mdpoly.backends.device_wavefront``).
 ``device_private_loop`` gives a ``PrivateLoop`` (a parallel band around a body run as written)
 one device thread per iteration of its band (``mdpoly.backends.device_body`` translates the
 body, ``mdpoly.backends.device_item`` renders it). The call runs under the loop's run-time
@@ -21,6 +22,7 @@ from pycparser import c_ast
 
 from mdpoly.backends.device_body import DeviceBody, Refused, device_type, translate
 from mdpoly.backends.device_item import ItemCode, render_item
+from mdpoly.backends.device_wavefront import device_wavefront, wavefront_arrays, wavefront_bodies
 from mdpoly.backends.host_schedule import _check_emitter
 from mdpoly.backends.residency import plan_region
 from mdpoly.diagnostics import SourceLoc
@@ -33,6 +35,7 @@ from mdpoly.ir.nest import (
     NestAnalysis,
     PrivateLoop,
     ScheduleItem,
+    Wavefront,
     schedule_computations,
     schedule_items_of,
 )
@@ -125,6 +128,31 @@ def device_loop_arrays(nest: NestAnalysis, loop: PrivateLoop) -> tuple[tuple[str
     return tuple((a.name, " * ".join(f"({e})" for e in a.extents) or "1", a.written) for a in body.arrays)
 
 
+def device_wavefront_arrays(nest: NestAnalysis, wave: Wavefront) -> tuple[tuple[str, str, bool], ...] | None:
+    """The arrays wavefront ``wave`` of ``nest``'s schedule uses when it runs on the device (a
+    launch per wavefront, ``device_schedule_items``), as ``device_loop_arrays``; ``None`` when it
+    stays on the host."""
+    split = wavefront_bodies(wave, _symbols(nest))
+    if isinstance(split, str):
+        return None
+    return tuple((a.name, " * ".join(f"({e})" for e in a.extents) or "1", a.written)
+                 for a in wavefront_arrays(split[1]))
+
+
+def _wave_note(wave: Wavefront, own_region: bool, names: list[str], written: list[str]) -> str:
+    """The report's words on a wavefront that runs on the device."""
+    what = ("tiled wavefront" if not wave.hyperplane else "wavefront along the hyperplane " + wave.hyperplane)
+    each = ("one thread per tile (its points in the original order)" if not wave.hyperplane else
+            "one thread per point of the hyperplane" if len(wave.iterators) < 3 else
+            "one thread per row of points of the hyperplane (the row's points in order)")
+    count = (f" ({wave.wavefronts} launch{'' if wave.wavefronts == 1 else 'es'})" if wave.wavefronts is not None
+             else "")
+    where = (f"; {', '.join(names)} {'stays' if len(names) == 1 else 'stay'} on the device over the wavefronts (copied in once before them: "
+             f"{', '.join(names)}; copied back once after them: {', '.join(written) or 'none'})" if own_region
+             else "; its arrays are those of the host loop's data region, or copied at each launch")
+    return f"the {what} at line {wave.loc.line} runs on the device: one launch per wavefront{count}, {each}{where}"
+
+
 def _indent(text: str) -> str:
     return "\n".join("  " + ln if ln.strip() and not ln.startswith("#") else ln for ln in text.splitlines())
 
@@ -182,6 +210,17 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pa
         band = ",".join(loop.iterators)
         notes.append((loop.loc, f"the parallel loop at line {loop.loc.line} runs on the device, one thread per "
                                 f"iteration of '{band}' (its body as written)"))
+    top = {id(w) for w in nest.schedule if isinstance(w, Wavefront)}
+    for wave in schedule_items_of(nest.schedule, Wavefront):   # the cost model weighs the nest (``mdpoly.hybrid``)
+        name = _fresh(f"mdpoly_{nest.function}_{wave.loc.line}_wave", used_names)
+        wcode = device_wavefront(wave, _symbols(nest), api, name, id(wave) in top)
+        if isinstance(wcode, str):
+            refusals.append((wave.loc, wcode))
+            continue
+        used_names.update(f"{name}_{k}" for k in range(2, wcode.kernels + 1))
+        codes[id(wave)] = ItemCode(wcode.definition, wcode.call, wcode.preamble, wcode.device_data)
+        arrays = device_wavefront_arrays(nest, wave) or ()
+        notes.append((wave.loc, _wave_note(wave, id(wave) in top, [a[0] for a in arrays], [a[0] for a in arrays if a[2]])))
     return DeviceItems(codes, tuple(notes), tuple(refusals))
 
 
@@ -283,7 +322,8 @@ def device_statements(nest: NestAnalysis, api: str, calls: dict[int, str], data:
     for loop in nest.schedule:
         if not isinstance(loop, HostLoop) or not any(
                 id(it) in calls and id(it) in data
-                for it in (*schedule_computations(loop.body), *schedule_items_of(loop.body, PrivateLoop))):
+                for it in (*schedule_computations(loop.body), *schedule_items_of(loop.body, PrivateLoop),
+                           *schedule_items_of(loop.body, Wavefront))):
             continue
         base = plan_region(loop, calls, data)
         tries: list[set[SourceLoc] | None] = [None]

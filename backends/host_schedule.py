@@ -61,8 +61,9 @@ def _render(items: tuple[ScheduleItem, ...], calls: dict[int, str], depth: int, 
         elif isinstance(it, PrivateLoop):   # a GPU target's kernel for it is among ``calls``
             text = calls.get(id(it)) or (_private_loop(it) if id(it) in parallel else it.original)
             lines.extend(_block(text, depth))
-        elif isinstance(it, Wavefront):
-            lines.extend(_block(wavefront_parallel(it) if id(it) in parallel else it.original, depth))
+        elif isinstance(it, Wavefront):   # a GPU target's launches for it are among ``calls``
+            text = calls.get(id(it)) or (wavefront_parallel(it) if id(it) in parallel else it.original)
+            lines.extend(_block(text, depth))
 
 
 # {{{ one OpenMP parallel region around a host loop

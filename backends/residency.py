@@ -214,10 +214,14 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     comps = schedule_computations(loop.body)
     # parallel loops run as kernels of their own (``mdpoly.backends.device_schedule``) take part as computations do
     device_loops = [p for p in _items(loop) if isinstance(p, PrivateLoop) and id(p) in calls and id(p) in data]
+    # so do wavefronts launched per wavefront (``mdpoly.backends.device_wavefront``)
+    device_waves = [w for w in _items(loop) if isinstance(w, Wavefront) and id(w) in calls and id(w) in data]
     device_statements = [s for s in _statements(loop) if id(s) in calls and id(s) in data]
-    on_device: list[Computation | PrivateLoop | HostStatement] = [c for c in comps if id(c) in calls and id(c) in data]
+    on_device: list[Computation | PrivateLoop | HostStatement | Wavefront] = [
+        c for c in comps if id(c) in calls and id(c) in data]
     on_device += device_statements
     on_device += device_loops
+    on_device += device_waves
     if not on_device:
         return "no computation inside it runs on the device"
     texts = _texts(loop)
@@ -229,7 +233,8 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     swaps = _Swaps(loop, {id(c): {u.name for u in data[id(c)].uses if u.direct} for c in on_device})
     written = (_assigned(texts) | {h.iterator for h in _host_loops(loop)}
                | {lp.iterator for c in comps for lp in c.nest.loops}
-               | {n for p in device_loops for n in (*p.iterators, *p.private)}) - swaps.used
+               | {n for p in device_loops for n in (*p.iterators, *p.private)}
+               | {n for w in device_waves for n in (*w.iterators, *w.private)}) - swaps.used
     if swaps.used and swaps.names & _assigned([s.text for s in _statements(loop) if id(s) not in swaps.statements]):
         return "a pointer the loop swaps is also assigned elsewhere in it"
     # what runs on the host inside the loop: every name it mentions stays on the host

@@ -34,15 +34,16 @@ def _waves(wave: Wavefront) -> str:
     return "\n".join(pragma if ln == WAVEFRONT_TILES else ln for ln in wave.waves.splitlines())
 
 
-def _guarded(wave: Wavefront, text: str, fallback: str) -> str:
-    """``text`` under the wavefront's run-time checks, ``fallback`` when they fail."""
+def wavefront_guarded(wave: Wavefront, text: str, fallback: str) -> str:
+    """``text`` under the wavefront's run-time checks, ``fallback`` when they fail, in a block
+    that first declares the size parameters the front end made (``_with_derived``)."""
     if not wave.checks and not wave.preconditions:
-        return text
+        return _with_derived(wave, text)
     emitter = CEmitter(cast(Dialect, None), wide=wave.params)
     marker = "mdp_wavefront_body"
     guarded = emitter.guarded(wave.checks, c_ast.ID(marker), wave.preconditions)
     guarded = guarded.replace(ORIGINAL_NEST.rstrip(";") + ";", fallback.rstrip())
-    return guarded.replace(marker + ";", text)
+    return _with_derived(wave, guarded.replace(marker + ";", text))
 
 
 def _with_derived(wave: Wavefront, text: str) -> str:
@@ -66,7 +67,7 @@ def wavefront_parallel(wave: Wavefront) -> str:
     if wave.exits:
         body.append(wave.exits)
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
-    return _with_derived(wave, _guarded(wave, text, wave.original))
+    return wavefront_guarded(wave, text, wave.original)
 
 
 def wavefront_in_region(wave: Wavefront) -> str:
@@ -75,4 +76,4 @@ def wavefront_in_region(wave: Wavefront) -> str:
     body = _macros([_waves(wave)] + (["#pragma omp single", "{", _indent(wave.exits), "}"] if wave.exits else []))
     text = "{\n" + "\n".join(_indent(b) for b in body) + "\n}"
     fallback = "\n".join(_macros(["#pragma omp single", "{", _indent(wave.original.rstrip()), "}"]))
-    return _with_derived(wave, _guarded(wave, text, fallback))
+    return wavefront_guarded(wave, text, fallback)

@@ -33,7 +33,9 @@ a small search rather than Pluto's ILP):
 isl's code generator (``AstBuild.node_from_schedule_map``) writes the loops over ``(w, T, x)``;
 ``_CPrinter`` prints them as C with the tile loop marked by ``WAVEFRONT_TILES`` (the renderer
 puts the worksharing pragma there). The result is a ``Wavefront`` (rendered by
-``mdpoly.backends.wavefront_code`` for OpenMP); a refusal is a sentence.
+``mdpoly.backends.wavefront_code`` for OpenMP, by ``mdpoly.backends.device_wavefront`` for GPU
+targets: a launch per wavefront, a device thread per tile), with, where the sizes are known, its
+counts of wavefronts, points and points per tile for the cost model; a refusal is a sentence.
 
 The band's model reads gathers from arrays it never writes without locating them (``subst[a[i]][b[j]]``,
 ``mdpoly.frontend.opaque_reads``: no dependence can involve them); a gather that would need a
@@ -99,7 +101,7 @@ def wavefront_band(parsed: ParsedFile, cand: Candidate, tiles: dict[int, tuple[i
     edges = {**DEFAULT_TILES, **(tiles or {})}
     deps: list[isl.UnionMap] = []  # the band's dependences, computed once for every depth tried
 
-    def build(scop: Scop, band: list[c_ast.For]) -> Wavefront:
+    def build(scop: Scop, band: list[c_ast.For]) -> tuple[Wavefront, isl.Map]:
         if not deps:
             deps.append(_dependences(scop))
         return _wavefront(cand, scop, deps[0], band, edges[len(band)])
@@ -157,7 +159,7 @@ def _band_dependences(deps: isl.UnionMap, prefix: str, xs: list[str], ys: list[s
 
 
 def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast.For],
-               sizes: tuple[int, ...]) -> Wavefront:
+               sizes: tuple[int, ...]) -> tuple[Wavefront, isl.Map]:
     depth = len(band)
     names = [loop_iterator(b) for b in band]
     for st in scop.statements:
@@ -210,7 +212,8 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     coords = [n if st == 1 else f"-{n}" for n, st in zip(names, steps, strict=True)]
     return Wavefront(tuple(names), tuple(_skew_text(coords, skew)), sizes, loc_of(cand.node),
                      waves, str(gen._generate_stmt(cand.node, add_indent=False)),
-                     tuple(sorted({*private, *outside})), exits, checks, scop.preconditions, tuple(scop.params))
+                     tuple(sorted({*private, *outside})), exits, checks, scop.preconditions,
+                     tuple(scop.params)), sched
 
 
 def _runs_loop(band: list[c_ast.For]) -> bool:
@@ -533,10 +536,52 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
     return _over_depths(parsed, cand, sizes, lambda scop, band: _hyperplane(parsed, cand, scop, band))
 
 
+def _fix_params(s: isl.Set, known: dict[str, int]) -> isl.Set | None:
+    """``s`` with the known parameters fixed and the others it does not involve projected out
+    (``None``: it involves an unknown one)."""
+    for q in reversed(range(s.dim(isl.dim_type.param))):
+        name = s.get_dim_name(isl.dim_type.param, q)
+        if name in known:
+            s = s.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(s.get_ctx(), known[name]))
+        elif s.involves_dims(isl.dim_type.param, q, 1):
+            return None
+        else:
+            s = s.project_out(isl.dim_type.param, q, 1)
+    return s
+
+
+def _count(s: isl.Set, known: dict[str, int]) -> int | None:
+    fixed = _fix_params(s, known)
+    if fixed is None:
+        return None
+    count = fixed.count_val()
+    return count.to_python() if count.is_int() else None
+
+
+def _wave_counts(wave: Wavefront, sched: isl.Map, known: dict[str, int]) -> Wavefront:
+    """``wave`` with, where the sizes are known, how many wavefronts the schedule ``sched`` (band
+    point -> ``[w, the parallel item's loop, ...]``) runs, how many band points, and at most how
+    many points one parallel item (a tile, or a hyperplane's point or row of points) runs."""
+    rng = sched.range()
+    n = rng.dim(isl.dim_type.set)
+    waves = _count(rng.project_out(isl.dim_type.set, 1, n - 1), known)
+    points = _count(sched.domain(), known)
+    item: int | None = 1
+    if wave.hyperplane:   # the dimensions after the shared one run inside an item: their box
+        item = 1 if n <= 2 else _count(rng.project_out(isl.dim_type.set, 0, 2), known)
+    else:
+        tile = 1
+        for t in wave.tiles:
+            tile *= t
+        item = min(tile, points) if points is not None else tile
+    return replace(wave, wavefronts=waves, points=points, item_points=item)
+
+
 def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None,
-                 build: Callable[[Scop, list[c_ast.For]], Wavefront]) -> Wavefront | str:
+                 build: Callable[[Scop, list[c_ast.For]], tuple[Wavefront, isl.Map]]) -> Wavefront | str:
     """``build`` on the band from ``cand.node`` down, deepest first (at most ``MAX_DEPTH`` loops,
-    at least two), its instance count attached; else the first reason a depth was refused."""
+    at least two), its instance count (and wavefront counts, ``_wave_counts``) attached; else the
+    first reason a depth was refused."""
     band = perfect_band(cand.node)
     if len(band) < 2:
         return (f"a wavefront needs two or more perfectly nested loops, and loop '{loop_iterator(band[0])}' "
@@ -557,10 +602,11 @@ def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | No
     refusal = ""
     for depth in range(min(len(band), MAX_DEPTH), 1, -1):
         try:
-            wave = build(scop, band[:depth])
+            wave, sched = build(scop, band[:depth])
             known = {**call_site_sizes(parsed.ast, cand.func, scop.params), **(sizes or {})}
-            return replace(wave, work=instance_count(scop, known), derived=derived,
+            wave = replace(wave, work=instance_count(scop, known), derived=derived,
                            revisits=_revisits(scop, [loop_iterator(b) for b in band[:depth]]))
+            return _wave_counts(wave, sched, known)
         except _Refused as why:
             refusal = refusal or str(why)
         except (isl.Error, UnsupportedInput) as err:
@@ -619,7 +665,7 @@ def _affine_text(coeffs: tuple[int, ...], names: list[str]) -> str:
     return out
 
 
-def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> Wavefront:
+def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_ast.For]) -> tuple[Wavefront, isl.Map]:
     depth = len(band)
     names = [loop_iterator(b) for b in band]
     if not _runs_loop(band):
@@ -673,7 +719,8 @@ def _hyperplane(parsed: ParsedFile, cand: Candidate, scop: Scop, band: list[c_as
     gen = SourceGenerator()
     return Wavefront(tuple(names), tuple(names), (), loc_of(cand.node), waves,
                      str(gen._generate_stmt(cand.node, add_indent=False)), tuple(sorted({*private, *outside})),
-                     exits, checks, scop.preconditions, tuple(scop.params), hyperplane=_affine_text(coeffs, names))
+                     exits, checks, scop.preconditions, tuple(scop.params),
+                     hyperplane=_affine_text(coeffs, names)), sched
 
 
 def _search(band_deps: isl.Map, prefix: str, xs: list[str], ys: list[str], names: list[str]) -> tuple[int, ...]:

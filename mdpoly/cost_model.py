@@ -38,7 +38,9 @@ the loop's iterators and end that residency). The per-program context and module
 (``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
 nests. Whole nests of a GPU target's file are weighed against the host by ``decide_file``
 (``DeviceInputs`` from ``mdpoly.hybrid``): device time ``max(ops * gpu_ns_per_op, bytes *
-gpu_ns_per_byte) + launches * gpu_launch_ns + copies * gpu_transfer_ns_per_byte`` (plus what
+gpu_ns_per_byte, path_ops * gpu_thread_ns_per_op) + launches * gpu_launch_ns + copies *
+gpu_transfer_ns_per_byte`` (``path_ops``: operations one device thread runs one after the other,
+a wavefront's tile per wavefront; plus what
 stays on the host as written) against the OpenMP estimate on ``host_threads`` threads, with the
 set-up charged once to the nests that go to the device together (a whole program whose kernels
 run under ~30 ms sequentially stays on the host: the hybrid output).
@@ -99,6 +101,10 @@ class Calibration:
     gpu_ns_per_byte: float = 0.0005    # a byte of device memory traffic, ~2 TB/s
     host_threads: int = 2              # the host team the device is weighed against (the OpenMP estimate)
     gpu_min_speedup: float = 1.2       # a nest goes to the device when estimated this much faster (0: always)
+    #: a counted operation of one device thread running sequential code alone (a wavefront's tile:
+    #: ~1 GHz in order, its loads' latency hidden only by the other tiles' threads); an estimate,
+    #: not yet measured
+    gpu_thread_ns_per_op: float = 1.0
 
     def sync(self, threads: int) -> float:
         return self.sync_ns + self.sync_per_thread_ns * max(threads - 2, 0)
@@ -588,11 +594,15 @@ class DeviceInputs:
     host_ops: int = 0
     host_syncs: int = 0
     calls: int = 1
+    #: operations that run one after the other on the device: a wavefront's threads each run a
+    #: tile's points in order, so each wavefront lasts at least one tile's work on one thread
+    path_ops: int = 0
 
     def text(self) -> str:
         return (f"target={self.target} device_ops={self.ops} device_bytes={self.device_bytes} "
                 f"transfer_bytes={self.transfer_bytes} launches={self.launches} host_syncs={self.host_syncs} "
-                f"host_ops={self.host_ops} calls={self.calls} host_ns={self.host_ns:.4g} seq_ns={self.seq_ns:.4g}")
+                f"host_ops={self.host_ops} calls={self.calls} path_ops={self.path_ops} host_ns={self.host_ns:.4g} "
+                f"seq_ns={self.seq_ns:.4g}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -630,9 +640,11 @@ class DeviceDecision:
 
 def device_estimate(inputs: DeviceInputs, cal: Calibration = CALIBRATION) -> tuple[float, float, float, float]:
     """(compute, transfers, launches, total) in ns for ``inputs`` on the device, without set-up:
-    compute is the larger of work and memory traffic at the device's rates; the host parts of
+    compute is the largest of work and memory traffic at the device's rates and the critical
+    path of sequential threads (``path_ops``, a wavefront's tiles); the host parts of
     the device version run as written."""
-    compute = max(inputs.ops * cal.gpu_ns_per_op, inputs.device_bytes * cal.gpu_ns_per_byte)
+    compute = max(inputs.ops * cal.gpu_ns_per_op, inputs.device_bytes * cal.gpu_ns_per_byte,
+                  inputs.path_ops * cal.gpu_thread_ns_per_op)
     transfer = inputs.transfer_bytes * cal.gpu_transfer_ns_per_byte
     launch = inputs.launches * cal.gpu_launch_ns
     return compute, transfer, launch, compute + transfer + launch + inputs.host_ops * cal.ns_per_op
@@ -649,7 +661,7 @@ def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns
     written, whichever is faster)."""
     setup = cal.gpu_setup_ns if setup_ns is None else setup_ns
     if inputs.launches == 0:
-        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps its wavefronts and the "
+        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps the wavefronts and the "
                               "parallel loops around bodies it cannot run on the device sequential)",
                               inputs, 0.0, 0.0, 0.0, 0.0, setup, 0.0, 0.0)
     compute, transfer, launch, dev = device_estimate(inputs, cal)

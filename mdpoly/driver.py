@@ -428,9 +428,13 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             why = f" (on the device: {device_items.refusals[0][1]})" if device_items.refusals else ""
             return None, _kept(nest, "sequential-body", "its parallel loops run their bodies as written (sequential "
                                f"inner loops or private temporaries), which only the OpenMP target does in parallel{why}")
-        if schedule_wavefronts(nest.schedule):   # GPU: a launch per wavefront of a few tiles would not pay
-            return None, _kept(nest, "wavefront-openmp-only", "its tiled wavefront runs in parallel on the OpenMP "
-                               "target only (on a GPU each wavefront would be a launch of a few tiles)")
+        waves = schedule_wavefronts(nest.schedule)
+        if waves:   # GPU: the device translation refused it (or no GPU API: --mpi, --devices)
+            at = {w.loc for w in waves}
+            why = next((r for loc, r in device_items.refusals if loc in at),
+                       f"the {target.name} target has no device form of it here")
+            return None, _kept(nest, "wavefront-openmp-only", "its wavefront runs in parallel on the OpenMP "
+                               f"target only (on the device: {why})")
         kept = nest.kept
         return None, _kept(nest, kept.code if kept else "unsupported", kept.message if kept else "not scheduled")
     resident: tuple[tuple[SourceLoc, str], ...] = ()

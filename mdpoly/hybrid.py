@@ -6,10 +6,13 @@ caller passes; a scheduled nest's host loops by their bounds' values at the call
 nest is estimated twice (``DeviceInputs``): on the device -- the computations the GPU target
 runs there (work, device-memory bytes, launches; a parallel loop around a body as written that
 the device can run, one thread per iteration, counts as a launch of two operations per
-statement instance over its arrays), the copies (each call's when it is called
+statement instance over its arrays; a wavefront the device can run counts a launch per
+wavefront, two operations per statement instance, and a critical path of one parallel item's
+points on one device thread per wavefront), the copies (each call's when it is called
 from no host loop, else a resident region's once-only copies of its arrays, plus the copies a
 host statement inside the loops forces: its arrays down and back per iteration), and what the
-GPU target keeps on the host (loops around bodies it cannot translate, wavefronts) as written -- and on the host, as the OpenMP target would run it (each
+GPU target keeps on the host (loops around bodies it cannot translate, wavefronts it cannot
+translate) as written -- and on the host, as the OpenMP target would run it (each
 computation's CPU decision: in parallel on ``host_threads`` threads, or as written). The
 context and module set-up is charged once per file (``decide_file``); each nest counts as run
 once per program (how often its function is called is not known here: a function called in a
@@ -27,7 +30,7 @@ import re
 from dataclasses import replace
 
 from mdpoly.backends.base import GeneratedCode
-from mdpoly.backends.device_schedule import device_loop_arrays
+from mdpoly.backends.device_schedule import device_loop_arrays, device_wavefront_arrays
 from mdpoly.cost_model import (
     Calibration,
     CostInputs,
@@ -168,7 +171,7 @@ class _Tally:
     """The estimates of one nest, summed over its items (local to ``device_inputs``)."""
 
     def __init__(self) -> None:
-        self.ops = self.device_bytes = self.transfer = self.launches = self.host_ops = self.syncs = 0
+        self.ops = self.device_bytes = self.transfer = self.launches = self.host_ops = self.syncs = self.path_ops = 0
         self.host_ns = self.seq_ns = 0.0
         self.calls = 0
 
@@ -189,7 +192,10 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
         items: tuple[ScheduleItem, ...] = (Computation(nest),)
     else:
         items = nest.schedule   # reductions inside host loops too are device reductions there
-    loops = _device_loops(nest, items, env)
+    try:
+        loops = _device_loops(nest, items, env)
+    except _Unknown:
+        return None
     if not loops and not any(c.nest.mdh is not None for c in schedule_computations(items)):
         # the GPU target runs nothing of it on the device (its wavefronts and the parallel loops
         # around bodies it cannot translate stay sequential there): the host's OpenMP code runs
@@ -211,18 +217,20 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
         return None
     return DeviceInputs(target=target, ops=t.ops, device_bytes=t.device_bytes, transfer_bytes=t.transfer,
                         launches=t.launches, host_ns=t.host_ns, seq_ns=t.seq_ns, host_ops=t.host_ops,
-                        host_syncs=t.syncs, calls=t.calls)
+                        host_syncs=t.syncs, calls=t.calls, path_ops=t.path_ops)
 
 
 def _device_loops(nest: NestAnalysis, items: tuple[ScheduleItem, ...],
                   env: dict[str, float]) -> dict[int, dict[str, tuple[int, bool]]]:
-    """The parallel loops around bodies as written that the GPU target runs on the device
-    (``device_loop_arrays``), by ``id``: their arrays' bytes and whether they write them.
+    """The parallel loops around bodies as written and the wavefronts that the GPU target runs on
+    the device (``device_loop_arrays``, ``device_wavefront_arrays``), by ``id``: their arrays'
+    bytes and whether they write them.
     :raises _Unknown: an array's size is known only at run time."""
     out: dict[int, dict[str, tuple[int, bool]]] = {}
     symbols = {v.name: v for v in nest.symbols}
-    for loop in schedule_items_of(items, PrivateLoop):
-        used = device_loop_arrays(nest, loop)
+    parts: list[PrivateLoop | Wavefront] = [*schedule_items_of(items, PrivateLoop), *schedule_items_of(items, Wavefront)]
+    for loop in parts:
+        used = device_loop_arrays(nest, loop) if isinstance(loop, PrivateLoop) else device_wavefront_arrays(nest, loop)
         if used is None:
             continue
         sizes: dict[str, tuple[int, bool]] = {}
@@ -256,7 +264,7 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                         for b in c.nest.mdh.buffers:
                             if b.name in arrays:
                                 used[b.name] = used.get(b.name, False) or b.written
-                for p in schedule_items_of(it.body, PrivateLoop):
+                for p in [*schedule_items_of(it.body, PrivateLoop), *schedule_items_of(it.body, Wavefront)]:
                     for name, (_, written) in loops.get(id(p), {}).items():
                         used[name] = used.get(name, False) or written
                 t.transfer += sum(arrays[n] * (2 if w else 1) for n, w in used.items())
@@ -274,6 +282,8 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
             t.calls += calls
             if depth == 0:   # called from no host loop: its arrays move at each call
                 t.transfer += moved
+        elif isinstance(it, Wavefront) and id(it) in loops:   # a launch per wavefront, a thread per tile
+            _wavefront(it, calls, depth, loops[id(it)], t, cal)
         elif isinstance(it, HostStatement | PrivateLoop | Wavefront):
             text = it.text if isinstance(it, HostStatement | PrivateLoop) else it.original
             if not isinstance(it, HostStatement):   # kept by the GPU target: as written there
@@ -287,6 +297,27 @@ def _walk(items: tuple[ScheduleItem, ...], env: dict[str, float], calls: int, de
                 if touched:
                     t.syncs += calls
                     t.transfer += calls * 2 * sum(arrays[n] for n in touched)
+
+
+def _wavefront(wave: Wavefront, calls: int, depth: int, arrays: dict[str, tuple[int, bool]], t: _Tally,
+               cal: Calibration) -> None:
+    """A wavefront on the device: two operations per statement instance, its arrays' bytes once per
+    wavefront's sweep of them at most (each tile touches its own part), one launch per wavefront,
+    and on the critical path, per wavefront, the statement instances of one parallel item (a
+    tile's points) run by one thread."""
+    if wave.work is None or wave.wavefronts is None or wave.points is None or wave.item_points is None:
+        raise _Unknown
+    moved = sum(size for size, _ in arrays.values())
+    per_point = wave.work / max(wave.points, 1)
+    t.seq_ns += calls * wave.work * cal.ns_per_op
+    t.host_ns += calls * _host_call(wave.work, depth > 0, cal)
+    t.ops += calls * 2 * wave.work
+    t.device_bytes += calls * moved
+    t.launches += calls * wave.wavefronts
+    t.path_ops += calls * math.ceil(2 * wave.wavefronts * wave.item_points * per_point)
+    t.calls += calls
+    if depth == 0:   # its own region: the arrays in once, the written ones back once
+        t.transfer += sum(size * (2 if written else 1) for size, written in arrays.values())
 
 
 def _computation(comp: Computation, env: dict[str, float], calls: int, depth: int, *,

@@ -273,6 +273,12 @@ class Wavefront:
     #: its tiles may reuse data in cache, so even one thread may run them faster than the band as
     #: written; otherwise (each point writes its own elements) a team of one runs the band as written
     revisits: bool = True
+    #: where the sizes are known: how many wavefronts it runs (a GPU launch each), how many band
+    #: points, and at most how many points one parallel item (a tile; a hyperplane's point, or
+    #: its row of points in a deeper band) runs: the device's critical path (``mdpoly.hybrid``)
+    wavefronts: int | None = None
+    points: int | None = None
+    item_points: int | None = None
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are

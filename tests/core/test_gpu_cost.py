@@ -208,9 +208,7 @@ int main(void) { rows(N, A, out); return 0; }
     assert d is not None and d.choice == "host", d
 
 
-def test_nothing_on_the_device_stays_on_the_host(tmp_path: Path) -> None:
-    # a tiled wavefront: the GPU targets keep it sequential, the OpenMP target runs it in parallel
-    text = """
+_SWEEP = """
 #define N 300
 void sweep(int n, double A[N][N]) {
   for (int i = 1; i < n; i++)
@@ -220,6 +218,25 @@ void sweep(int n, double A[N][N]) {
 static double A[N][N];
 int main(void) { sweep(N, A); return 0; }
 """
+
+
+def test_wavefront_weighed_by_its_launches(tmp_path: Path) -> None:
+    # a tiled wavefront of 5 x 5 tiles of 64 x 64: 9 launches, each at least a tile's points on one thread
+    nests = tuple(n for n in _analysis(tmp_path, _SWEEP) if n.function == "sweep")
+    assert len(nests) == 1 and nests[0].schedule is not None
+    inputs = device_inputs(nests[0], {}, "cuda", CALIBRATION)
+    assert inputs is not None and inputs.launches == 9 and inputs.ops == 2 * 299 * 299
+    assert inputs.path_ops == 9 * 2 * 64 * 64 and inputs.transfer_bytes == 2 * 300 * 300 * 8
+    (d,) = decide_file([inputs], CALIBRATION)
+    assert d is not None and d.choice == "host", d   # a small sweep: the set-up alone loses
+    (d,) = decide_file([inputs], Calibration(gpu_min_speedup=0.0))
+    assert d is not None and d.choice == "device"
+
+
+def test_nothing_on_the_device_stays_on_the_host(tmp_path: Path) -> None:
+    # a tiled wavefront over an array without a first extent: the GPU targets cannot run it, the
+    # OpenMP target runs it in parallel
+    text = _SWEEP.replace("double A[N][N]) {", "double (*A)[N]) {")
     nests = tuple(n for n in _analysis(tmp_path, text) if n.function == "sweep")
     assert len(nests) == 1 and nests[0].schedule is not None
     inputs = device_inputs(nests[0], {}, "cuda", CALIBRATION)

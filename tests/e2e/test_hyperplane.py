@@ -342,16 +342,34 @@ def test_refused_with_reason(name: str, tmp_path: Path) -> None:
     assert _run(parallel, "50", 2) == _run(orig, "50")
 
 
-def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
+def test_gpu_target_runs_it_on_the_device(tmp_path: Path) -> None:
+    """``--target opencl``: a launch per wavefront (``tests/e2e/test_gpu_wavefront.py`` runs it)."""
     src = tmp_path / "in.c"
-    src.write_text(NUSSINOV)
+    src.write_text(DIAGONAL)
     out_c = tmp_path / "out.c"
     cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "opencl", "--all-nests",
            "--no-tune"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    line = next(k for k, ln in enumerate(NUSSINOV.splitlines(), 1) if ln.startswith("  for (i = "))
-    assert f"{src}:{line}:3: " in proc.stderr and "[wavefront-openmp-only]" in proc.stderr
+    line = next(k for k, ln in enumerate(DIAGONAL.splitlines(), 1) if ln.startswith("  for (i = "))
+    assert f"the wavefront along the hyperplane i+j+l at line {line} runs on the device" in proc.stderr, proc.stderr
+    assert "long mdp_w =" in out_c.read_text()
+
+
+def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
+    """A body the device translation refuses (a call of ``labs``): kept, with the reason, located."""
+    text = DIAGONAL.replace("acc = X[i][j - 1][l] + X[i][j][l - 1];",
+                            "acc = X[i][j - 1][l] + X[i][j][l - 1] + labs(X[i][j][l]);")
+    src = tmp_path / "in.c"
+    src.write_text(text)
+    out_c = tmp_path / "out.c"
+    cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "opencl", "--all-nests",
+           "--no-tune"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    line = next(k for k, ln in enumerate(text.splitlines(), 1) if ln.startswith("  for (i = "))
+    said = next(ln for ln in proc.stderr.splitlines() if ln.startswith(f"{src}:{line}:3: "))
+    assert "[wavefront-openmp-only]" in said and "it calls 'labs'" in said, said
     assert "long mdp_w =" not in out_c.read_text()
 
 

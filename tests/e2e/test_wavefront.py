@@ -362,7 +362,8 @@ def test_aliased_arrays_run_the_original(tmp_path: Path) -> None:
         assert run_program(parallel, threads=threads) == reference
 
 
-def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
+def test_gpu_target_runs_it_on_the_device(tmp_path: Path) -> None:
+    """``--target opencl``: a launch per wavefront (``tests/e2e/test_gpu_wavefront.py`` runs it)."""
     src = tmp_path / "in.c"
     src.write_text(SEIDEL_5)
     out_c = tmp_path / "out.c"
@@ -371,7 +372,24 @@ def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
     line = next(k for k, ln in enumerate(SEIDEL_5.splitlines(), 1) if ln.startswith("  for (t = 0;"))
-    assert f"{src}:{line}:3: " in proc.stderr and "[wavefront-openmp-only]" in proc.stderr
+    said = next(ln for ln in proc.stderr.splitlines() if ln.startswith(f"{src}:{line}:3: "))
+    assert f"the tiled wavefront at line {line} runs on the device: one launch per wavefront" in said, said
+    assert "long mdp_w =" in out_c.read_text() and "get_global_id(0)" in out_c.read_text()
+
+
+def test_gpu_target_keeps_with_reason(tmp_path: Path) -> None:
+    """The LCS reads ``x`` and ``y`` through pointers without declared sizes: no device form, the
+    nest is kept (``--all-nests`` asks for it) with the device translation's reason, located."""
+    src = tmp_path / "in.c"
+    src.write_text(LCS)
+    out_c = tmp_path / "out.c"
+    cmd = [sys.executable, "-m", "mdpoly", str(src), "-o", str(out_c), "--target", "opencl", "--all-nests",
+           "--no-tune"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
+    assert proc.returncode == 0, proc.stderr
+    line = next(k for k, ln in enumerate(LCS.splitlines(), 1) if ln.startswith("  for (i = 1;"))
+    said = next(ln for ln in proc.stderr.splitlines() if ln.startswith(f"{src}:{line}:3: "))
+    assert "[wavefront-openmp-only]" in said and "(on the device: 'x' has no declared size" in said, said
     assert "long mdp_w =" not in out_c.read_text()
 
 
@@ -412,9 +430,9 @@ def test_too_little_work_stays_as_written(n: int, parallel: bool, tmp_path: Path
     assert ("[too-little-work]" in said) != parallel and ("wavefront t,i,j" in said) == parallel
 
 
-def test_opencl_runs_the_wavefront_on_the_host(tmp_path: Path) -> None:
-    """OpenCL: the computation on the device, the wavefront as written on the host in between,
-    the program's output that of the original."""
+def test_opencl_runs_the_computation_and_the_wavefront_on_the_device(tmp_path: Path) -> None:
+    """OpenCL: the computation and the wavefront (a launch per wavefront) on the device, both on
+    the time loop's resident arrays, the program's output that of the original."""
     from test_opencl_examples import opencl_unavailable
     why = opencl_unavailable(str(tmp_path))
     if why is not None:
@@ -427,7 +445,8 @@ def test_opencl_runs_the_wavefront_on_the_host(tmp_path: Path) -> None:
            "--no-tune"]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=REPO, check=False)
     assert proc.returncode == 0, proc.stderr
-    assert "long mdp_w =" not in out_c.read_text()
+    assert "runs on the device: one launch per wavefront" in proc.stderr and "stay on the device over loop 't'" in proc.stderr
+    assert "long mdp_w =" in out_c.read_text() and "#pragma omp" not in out_c.read_text()
     exe = tmp_path / "gpu"
     run_step(["cc", "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     assert run_program(exe) == reference
