@@ -6,7 +6,7 @@ struct cell { float prob; int index; };
 
 static void total(Acc *a) {
     for (int i = 0; i < a->n; i++)
-        a->sum += a->v[i];
+        a->sum += *(a->v++);
 }
 
 static void walk(float *base) {
