@@ -82,6 +82,10 @@ def private_loop_body(loop: PrivateLoop, symbols: tuple[Variable, ...]) -> Devic
     if loop.blocked and loop.copies:
         return "the loop is blocked inside its inner loops"
     table = {v.name: v for v in symbols}
+    for name, extent in loop.extents:   # a flat pointer's extent: as far as the loop reaches
+        v = table.get(name)
+        if v is not None and len(v.shape) == 1 and not v.shape[0].strip():
+            table[name] = replace(v, shape=(extent, *v.shape[1:]))
     try:   # a blocked loop without copies: its text as written (each thread takes one iteration)
         return translate(loop.original if loop.blocked else loop.text, table, loop.iterators, tuple(c.decl for c in loop.copies), loop.private,
                          "\n".join(c.copy_out for c in loop.copies), frozenset(c.name for c in loop.copies))

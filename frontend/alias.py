@@ -63,6 +63,26 @@ def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
     return tuple(checks)
 
 
+def first_extents(scop: Scop) -> dict[str, str]:
+    """For each pointer whose first dimension has no declared size, how many elements the nest
+    reaches from its start (the largest first subscript plus one, over the domain's bounding box;
+    times the row length for a flat pointer viewed as rows), as C over the user's names -- where its accesses' ranges merge into one that starts at a non-negative
+    constant: what a device copy of it must hold. Opaque, inspected, scattered and offset arrays
+    have no such extent."""
+    values = {v.name: v.c_value for v in scop.variables if v.c_value}
+    out: dict[str, str] = {}
+    for name, rs in _ranges(scop).items():
+        var = scop.variable(name)
+        if var.kind == "indirect" or var.base_offset or (var.shape and var.shape[0].strip()) or len(rs) != 1:
+            continue
+        r = rs[0]
+        if r.lo is None or r.hi is None or r.lo.terms or r.lo.constant < 0:
+            continue
+        end = with_c_values(_plus(r.hi, Affine.of(constant=1)).to_c(), values)
+        out[name] = f"({end}) * ({r.rows_of})" if r.rows_of else end   # viewed as rows: their elements
+    return out
+
+
 def _may_overlap(x: Variable, y: Variable) -> bool:
     kinds = {x.alias, y.alias}
     if "restrict" in kinds or "private" in kinds:

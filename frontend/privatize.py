@@ -35,7 +35,7 @@ import islpy as isl
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.frontend.alias import alias_checks
+from mdpoly.frontend.alias import alias_checks, first_extents
 from mdpoly.frontend.blocked import blocked
 from mdpoly.frontend.c_text import SourceGenerator
 from mdpoly.frontend.call_sizes import call_site_sizes
@@ -312,7 +312,8 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
                        values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
                        scattered=scatters, uneven=_has_while(cand.node),
-                       trips_c=_band_trips_c(scop, loops[:collapse]))
+                       trips_c=_band_trips_c(scop, loops[:collapse]),
+                       extents=tuple(sorted(first_extents(scop).items())))
 
 
 def _band_trips_c(scop: Scop, loops: list[int]) -> str:

@@ -224,6 +224,9 @@ class PrivateLoop:
     #: the body runs a ``while`` loop, whose trips the data decide: iterations differ in cost, so
     #: they are handed out in small chunks as threads finish (dynamic schedule), not in equal blocks
     uneven: bool = False
+    #: pointers whose first dimension has no declared size: how far the loop reaches along it, as
+    #: C over the user's names (``mdpoly.frontend.alias.first_extents``): a device copy's extent
+    extents: tuple[tuple[str, str], ...] = ()
     #: how many iterations the collapsed band runs, as C (``double``) over the user's names;
     #: ``""``: not a box (the chunks of an uneven loop's schedule are then guided)
     trips_c: str = ""
