@@ -8,7 +8,8 @@ the fallback. The order matters: member reads become names before local pointers
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
 all, scalars declared without a value move to their first assignment (``first_assignments``), so
-that the later passes see ``T x = e;``; then calls of pure helper functions are expanded
+that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
+statements (``loop_helpers``), and calls of pure helper functions into expressions
 (``inline_calls``): their arguments may hold members.
 """
 
@@ -22,11 +23,12 @@ from typing import TYPE_CHECKING
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
-from mdpoly.frontend.normalize.ast_util import assigned_names
+from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
+from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes
@@ -164,6 +166,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
     declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
+    # helpers with loops first: their bodies may call pure helpers, which the next pass expands
+    inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
