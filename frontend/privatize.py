@@ -43,6 +43,7 @@ from mdpoly.frontend.data_bounds import NotSurrogate, rows_work_c, surrogate_sco
 from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
 from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_control_arrays, inspector_code
 from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.normalize.ast_util import walk_nodes
 from mdpoly.frontend.normalize.members import PREFIX as MEMBER_PREFIX
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
@@ -334,13 +335,7 @@ def _band_trips_c(scop: Scop, loops: list[int]) -> str:
 def _has_while(node: c_ast.Node) -> bool:
     """Whether a ``while`` or ``do``/``while`` loop runs in the body: a trip count per iteration
     that only the data decide (an escape-time loop per pixel)."""
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if isinstance(n, c_ast.While | c_ast.DoWhile):
-            return True
-        stack.extend(child for _name, child in n.children())
-    return False
+    return any(isinstance(n, c_ast.While | c_ast.DoWhile) for n in walk_nodes(node))
 
 
 #: OpenMP's reduction identifiers of the reductions a parallel loop may perform

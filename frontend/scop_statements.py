@@ -14,6 +14,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.implied_bounds import implied_by_condition
+from mdpoly.frontend.normalize.ast_util import walk_nodes
 from mdpoly.frontend.scatter import ScatterUpdate, scatter_access
 from mdpoly.frontend.scop_exprs import NestExprs, _add, _combine, _scale
 from mdpoly.frontend.scop_state import _base_name, _names_in, _NotAffine, _NotPrivate, _Stale
@@ -72,10 +73,10 @@ class NestStatements(NestExprs):
         value carried in the model; ``break`` and ``continue`` of the loop only end a trip early,
         so the model's trip (every statement of the body) touches a superset of what a real trip
         does. A ``for`` loop inside it is refused (a ``break`` there is that loop's)."""
-        if any(isinstance(n, c_ast.For) for n in _walk(node.stmt)):
+        if any(isinstance(n, c_ast.For) for n in walk_nodes(node.stmt)):
             raise self._fail(node, "while-loop", f"a {kind} loop with a 'for' loop inside cannot be modelled")
         assigned = _assigned_scalars(node)
-        for ref in (n for n in _walk(node) if isinstance(n, c_ast.ArrayRef)):
+        for ref in (n for n in walk_nodes(node) if isinstance(n, c_ast.ArrayRef)):
             base = _array_base(ref)
             if base is None or base in self.local_arrays:
                 continue
@@ -574,25 +575,15 @@ def _post_step_subscript(node: c_ast.Assignment) -> tuple[str, str] | None:
     if sub.op not in ("p++", "p--") or not isinstance(sub.expr, c_ast.ID):
         return None
     name = sub.expr.name
-    others = [n for n in _walk(node.rvalue) if isinstance(n, c_ast.ID) and n.name == name]
-    others += [n for n in _walk(lv.name) if isinstance(n, c_ast.ID) and n.name == name]
+    others = [n for n in walk_nodes(node.rvalue) if isinstance(n, c_ast.ID) and n.name == name]
+    others += [n for n in walk_nodes(lv.name) if isinstance(n, c_ast.ID) and n.name == name]
     return None if others else (sub.op, name)
-
-
-def _walk(node: c_ast.Node | None) -> list[c_ast.Node]:
-    out: list[c_ast.Node] = []
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(child for _name, child in n.children())
-    return out
 
 
 def _assigned_scalars(node: c_ast.Node) -> set[str]:
     """Names assigned (``=``, ``op=``, ``++``/``--``) or declared under ``node``."""
     out: set[str] = set()
-    for n in _walk(node):
+    for n in walk_nodes(node):
         if isinstance(n, c_ast.Assignment) and isinstance(n.lvalue, c_ast.ID):
             out.add(n.lvalue.name)
         elif isinstance(n, c_ast.UnaryOp) and n.op in ("++", "p++", "--", "p--") and isinstance(n.expr, c_ast.ID):
@@ -613,7 +604,7 @@ def _names_in_subscripts(ref: c_ast.ArrayRef) -> set[str]:
     out: set[str] = set()
     n: c_ast.Node = ref
     while isinstance(n, c_ast.ArrayRef):
-        out |= {m.name for m in _walk(n.subscript) if isinstance(m, c_ast.ID)}
+        out |= {m.name for m in walk_nodes(n.subscript) if isinstance(m, c_ast.ID)}
         n = n.name
     return out
 

@@ -43,6 +43,17 @@ def ids_in(node: c_ast.Node | None) -> list[c_ast.ID]:
     return out
 
 
+def walk_nodes(node: c_ast.Node | None) -> list[c_ast.Node]:
+    """Every node under ``node`` (itself included), in no particular order."""
+    out: list[c_ast.Node] = []
+    stack = [node] if node is not None else []
+    while stack:
+        n = stack.pop()
+        out.append(n)
+        stack.extend(child for _name, child in n.children())
+    return out
+
+
 def names_in(node: c_ast.Node | None) -> set[str]:
     return {i.name for i in ids_in(node)}
 

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import replace_top_down
+from mdpoly.frontend.normalize.ast_util import replace_top_down, walk_nodes
 from mdpoly.frontend.symbols import FUNC_DECLS, c_text
 
 #: the largest body (in AST nodes) expanded at one call
@@ -49,16 +49,6 @@ class LoopHelper:
 
     definition: c_ast.FuncDef
     params: tuple[c_ast.Decl, ...]
-
-
-def _walk(node: c_ast.Node | None) -> list[c_ast.Node]:
-    out: list[c_ast.Node] = []
-    stack = [node] if node is not None else []
-    while stack:
-        n = stack.pop()
-        out.append(n)
-        stack.extend(child for _name, child in n.children())
-    return out
 
 
 def _is_pointer(decl: c_ast.Decl) -> bool:
@@ -88,7 +78,7 @@ def loop_helper(fd: c_ast.FuncDef) -> LoopHelper | None:
     items = fd.body.block_items or []
     if not items or not isinstance(items[-1], c_ast.Return) or items[-1].expr is None:
         return None
-    nodes = _walk(fd.body)
+    nodes = walk_nodes(fd.body)
     if not any(isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile) for n in nodes) or len(nodes) > MAX_NODES:
         return None   # no loop: one expression, ``inline_calls``'s case
     if sum(isinstance(n, c_ast.Return) for n in nodes) != 1:
@@ -127,14 +117,14 @@ def loop_helpers_of(ast: c_ast.FileAST) -> dict[str, LoopHelper]:
 def _free_names(h: LoopHelper) -> set[str]:
     """The names ``h``'s body reads that are not its own (globals, functions, enumeration
     constants): a local of the caller's with one of those names would capture it."""
-    nodes = _walk(h.definition.body)
+    nodes = walk_nodes(h.definition.body)
     own = {n.name for n in nodes if isinstance(n, c_ast.Decl) and n.name} | {p.name for p in h.params}
     return {n.name for n in nodes if isinstance(n, c_ast.ID)} - own
 
 
 def _pure_argument(arg: c_ast.Node) -> bool:
     return not any(isinstance(n, c_ast.Assignment | c_ast.FuncCall)
-                   or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in _walk(arg))
+                   or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in walk_nodes(arg))
 
 
 def _unconditional_calls(node: c_ast.Node, names: dict[str, LoopHelper]) -> list[c_ast.FuncCall] | None:
@@ -182,7 +172,7 @@ class _Expander:
             return None
         pre = self.prefix()
         fd = copy.deepcopy(h.definition)
-        names = {n.name for n in _walk(fd.body) if isinstance(n, c_ast.Decl) and n.name} | {p.name for p in h.params}
+        names = {n.name for n in walk_nodes(fd.body) if isinstance(n, c_ast.Decl) and n.name} | {p.name for p in h.params}
 
         def rename(n: c_ast.Node) -> c_ast.Node | None:
             if isinstance(n, c_ast.ID) and n.name in names:
@@ -248,7 +238,7 @@ class _Expander:
 
     def block(self, node: c_ast.Node) -> None:
         """Expand the calls of every statement in the blocks under ``node``."""
-        for n in _walk(node):
+        for n in walk_nodes(node):
             if isinstance(n, c_ast.Compound) and n.block_items:
                 out: list[c_ast.Node] = []
                 for item in n.block_items:
