@@ -168,20 +168,28 @@ def iteration_local(scop: Scop, names: list[str], x: str) -> str:
     return ""
 
 
+def fix_known_params(s: isl.Set, known: dict[str, int]) -> isl.Set | None:
+    """``s`` with the known parameters fixed and the others it does not involve projected out
+    (``None``: it involves an unknown one)."""
+    for q in reversed(range(s.dim(isl.dim_type.param))):
+        name = s.get_dim_name(isl.dim_type.param, q)
+        if name in known:
+            s = s.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(s.get_ctx(), known[name]))
+        elif s.involves_dims(isl.dim_type.param, q, 1):
+            return None
+        else:
+            s = s.project_out(isl.dim_type.param, q, 1)
+    return s
+
+
 def instance_count(scop: Scop, known: dict[str, int]) -> int | None:
     """How many statement instances the nest (or band) runs (``None`` when a size it depends on is
     unknown; a parameter no loop bound names -- ``fout[c*9 + q]``'s ``c`` -- does not count)."""
     total = 0
     for st in scop.statements:
-        dom = isl.Set(scop.domain_str(st))
-        for q in reversed(range(len(scop.params))):
-            name = scop.params[q]
-            if name in known:
-                dom = dom.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(dom.get_ctx(), known[name]))
-            elif dom.involves_dims(isl.dim_type.param, q, 1):
-                return None
-            else:
-                dom = dom.project_out(isl.dim_type.param, q, 1)
+        dom = fix_known_params(isl.Set(scop.domain_str(st)), known)
+        if dom is None:
+            return None
         count = dom.count_val()
         if not count.is_int():
             return None

@@ -64,7 +64,7 @@ from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
-from mdpoly.frontend.privatize import instance_count, iteration_local, perfect_band
+from mdpoly.frontend.privatize import fix_known_params, instance_count, iteration_local, perfect_band
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
 from mdpoly.ir.fields import view_member
 from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
@@ -536,22 +536,8 @@ def hyperplane_band(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] |
     return _over_depths(parsed, cand, sizes, lambda scop, band: _hyperplane(parsed, cand, scop, band))
 
 
-def _fix_params(s: isl.Set, known: dict[str, int]) -> isl.Set | None:
-    """``s`` with the known parameters fixed and the others it does not involve projected out
-    (``None``: it involves an unknown one)."""
-    for q in reversed(range(s.dim(isl.dim_type.param))):
-        name = s.get_dim_name(isl.dim_type.param, q)
-        if name in known:
-            s = s.fix_val(isl.dim_type.param, q, isl.Val.int_from_si(s.get_ctx(), known[name]))
-        elif s.involves_dims(isl.dim_type.param, q, 1):
-            return None
-        else:
-            s = s.project_out(isl.dim_type.param, q, 1)
-    return s
-
-
 def _count(s: isl.Set, known: dict[str, int]) -> int | None:
-    fixed = _fix_params(s, known)
+    fixed = fix_known_params(s, known)
     if fixed is None:
         return None
     count = fixed.count_val()
