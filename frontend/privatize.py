@@ -201,19 +201,28 @@ def instance_bound_c(scop: Scop) -> str:
     """An estimate of how many statement instances the nest runs, as C in ``double`` arithmetic
     over the user's names (for a run-time guard): per statement the product of its loops' trip
     counts; ``""`` when a loop's bounds name an iterator (a triangle: no box here)."""
-    iterators = {lp.iterator for lp in scop.loops}
-    values = {v.name: v.c_value for v in scop.variables if v.c_value}
     terms = []
     for st in scop.statements:
-        factors = []
-        for lp in st.loops:
-            extent = scop.loops[lp].extent
-            if any(n in iterators for n, _ in extent.terms):
-                return ""
-            parts = [f"{c}.0 * (double)({values.get(n, n)})" for n, c in extent.terms]
-            factors.append("(" + " + ".join([*parts, f"{extent.constant}.0"]) + ")")
-        terms.append(" * ".join(factors) or "1.0")
+        product = trips_product_c(scop, list(st.loops))
+        if product is None:
+            return ""
+        terms.append(product or "1.0")
     return " + ".join(terms)
+
+
+def trips_product_c(scop: Scop, loops: list[int]) -> str | None:
+    """The product of the trip counts of ``loops`` (indices into ``scop.loops``) as C in ``double``
+    arithmetic over the user's names (``""`` for no loop), or None where a bound names an iterator."""
+    iterators = {lp.iterator for lp in scop.loops}
+    values = {v.name: v.c_value for v in scop.variables if v.c_value}
+    factors = []
+    for k in loops:
+        extent = scop.loops[k].extent
+        if any(n in iterators for n, _ in extent.terms):
+            return None
+        parts = [f"{c}.0 * (double)({values.get(n, n)})" for n, c in extent.terms]
+        factors.append("(" + " + ".join([*parts, f"{extent.constant}.0"]) + ")")
+    return " * ".join(factors)
 
 
 def perfect_band(node: c_ast.For) -> list[c_ast.For]:
@@ -321,23 +330,8 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
                        values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
                        scattered=scatters, uneven=_has_while(cand.node),
-                       trips_c=_band_trips_c(scop, loops[:collapse]),
+                       trips_c=trips_product_c(scop, loops[:collapse]) or "",
                        extents=tuple(sorted(first_extents(scop).items())))
-
-
-def _band_trips_c(scop: Scop, loops: list[int]) -> str:
-    """How many iterations the collapsed band runs, as C in ``double`` arithmetic over the user's
-    names (``""`` where a bound names an iterator): the size of a dynamic schedule's chunks."""
-    iterators = {lp.iterator for lp in scop.loops}
-    values = {v.name: v.c_value for v in scop.variables if v.c_value}
-    factors = []
-    for k in loops:
-        extent = scop.loops[k].extent
-        if any(n in iterators for n, _ in extent.terms):
-            return ""
-        parts = [f"{c}.0 * (double)({values.get(n, n)})" for n, c in extent.terms]
-        factors.append("(" + " + ".join([*parts, f"{extent.constant}.0"]) + ")")
-    return " * ".join(factors)
 
 
 def _has_while(node: c_ast.Node) -> bool:
