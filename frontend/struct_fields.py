@@ -16,9 +16,10 @@ of the same array are not checked against each other (``mdpoly.frontend.alias``)
 same memory, and the dependence analysis already knows their members apart.
 
 Only the plain forms are rewritten (``A[e].f``, ``(A + e)->f``, ``G[i][j].f`` with rows of a
-known size, ``P (*G)[m]``): one member of arithmetic type, an array that is
+known size, ``P (*G)[m]``, and member paths into nested structs, ``A[e].pos.x``): a member of
+arithmetic type, an array that is
 a parameter or variable of the function (or an invariant member, ``s->parts[i].x``) which the
-nest does not assign. Anything else (``A[i].pos.x``, ``&A[i].f``,
+nest does not assign. Anything else (``A[i].pos`` as a whole, ``&A[i].f``,
 a store of a whole struct ``A[i] = s``) stays refused, located, by the callers.
 """
 
@@ -68,11 +69,46 @@ def _pointer_to(t: c_ast.Node, name: str, rows: list[c_ast.ArrayDecl]) -> c_ast.
     return c_ast.PtrDecl([], inner)
 
 
+def _member_path(node: c_ast.StructRef) -> tuple[c_ast.StructRef, list[str]]:
+    """The element's own member access and the member path below it: ``A[e].pos.x`` gives
+    (``A[e].pos``, ``[pos, x]``); ``A[e].f`` gives (``A[e].f``, ``[f]``)."""
+    path: list[str] = []
+    n: c_ast.StructRef = node
+    while n.type == "." and isinstance(n.name, c_ast.StructRef) and isinstance(n.field, c_ast.ID):
+        path.append(n.field.name)
+        n = n.name
+    path.append(n.field.name if isinstance(n.field, c_ast.ID) else "")
+    return n, path[::-1]
+
+
+def _leaf_type(agg: c_ast.Node | None, path: list[str], types: MemberTypes) -> tuple[c_ast.Node | None, str]:
+    """The declared type of member ``path`` of the struct ``agg``, or None and why not."""
+    member_t: c_ast.Node | None = None
+    for k, field in enumerate(path):
+        if isinstance(agg, c_ast.Union):  # the members of a union overlap
+            return None, "a member of an array of unions"
+        member_t = None
+        for d in (agg.decls or []) if agg is not None else []:
+            if isinstance(d, c_ast.Decl) and d.name == field and d.bitsize is None:
+                member_t = d.type
+        if member_t is None:
+            return None, f"an array-of-structs field '{'.'.join(path)}' whose type is not known"
+        if k + 1 < len(path):
+            agg = types.aggregate(member_t)
+    resolved = types.unalias(member_t)
+    if not isinstance(resolved, c_ast.TypeDecl) or types.is_aggregate(resolved) \
+            or "_Atomic" in (resolved.quals or []) or "volatile" in (resolved.quals or []):
+        return None, f"an array-of-structs field '{'.'.join(path)}' that is not of an arithmetic type"
+    return member_t, ""
+
+
 def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assigned: set[str],
                views: dict[str, FieldView]) -> tuple[c_ast.Node | None, str]:
-    """``node`` (``A[e].f``, ``(A + e)->f``) as ``V[e]``, with ``V`` recorded in ``views``; or None and why not."""
-    element = _element(node, types)
-    if element is None or not isinstance(node.field, c_ast.ID):
+    """``node`` (``A[e].f``, ``(A + e)->f``, ``A[e].pos.x``) as ``V[e]``, with ``V`` recorded in
+    ``views``; or None and why not."""
+    own, path = _member_path(node)
+    element = _element(own, types)
+    if element is None or not all(path):
         return None, "a member of a computed struct"
     base, subscripts = element
     root = _root(base)
@@ -92,25 +128,18 @@ def field_view(node: c_ast.StructRef, types: MemberTypes, local: set[str], assig
         arr_t = row
     if not isinstance(arr_t, c_ast.PtrDecl | c_ast.ArrayDecl) or types.aggregate(arr_t.type) is None:
         return None, "an array-of-structs field whose array type is not known"
-    member_t = None
-    agg = types.aggregate(arr_t.type)
-    if isinstance(agg, c_ast.Union):  # the members of a union overlap
-        return None, "a member of an array of unions"
-    for d in (agg.decls or []) if agg is not None else []:
-        if isinstance(d, c_ast.Decl) and d.name == node.field.name and d.bitsize is None:
-            member_t = d.type
-    resolved = types.unalias(member_t)
-    if member_t is None or not isinstance(resolved, c_ast.TypeDecl) or types.is_aggregate(resolved) \
-            or "_Atomic" in (resolved.quals or []) or "volatile" in (resolved.quals or []):
-        return None, f"an array-of-structs field '{node.field.name}' that is not of an arithmetic type"
+    member_t, why = _leaf_type(types.aggregate(arr_t.type), path, types)
+    if member_t is None:
+        return None, why
+    member = ".".join(path)
     text = c_generator.CGenerator().visit(base)
-    name = view_name("_".join(text.replace("->", "_").replace(".", "_").split()), node.field.name)
+    name = view_name("_".join(text.replace("->", "_").replace(".", "_").split()), member)
     view = views.get(name)
     if view is None:
         ptr, param = _pointer_to(member_t, name, rows), _pointer_to(arr_t.type, name, rows)
         if ptr is None or param is None:
             return None, "an array-of-structs field whose types are not known"
-        view = FieldView(name, text, node.field.name, c_ast.Decl(name, [], [], [], [], ptr, None, None),
+        view = FieldView(name, text, member, c_ast.Decl(name, [], [], [], [], ptr, None, None),
                          c_generator.CGenerator().visit(c_ast.Decl(name, [], [], [], [], param, None, None)))
         views[name] = view
     elif view.base != text:
@@ -141,8 +170,10 @@ def _element(node: c_ast.StructRef, types: MemberTypes) -> tuple[c_ast.Node, lis
 
 
 def is_field_access(node: c_ast.Node) -> bool:
-    """Whether ``node`` is ``A[e].f`` or ``(A + e)->f`` (an array element's member), the forms
-    ``field_view`` rewrites."""
+    """Whether ``node`` is ``A[e].f`` or ``(A + e)->f`` (an array element's member), or a member
+    path below one (``A[e].pos.x``), the forms ``field_view`` rewrites."""
+    if isinstance(node, c_ast.StructRef):
+        node, _path = _member_path(node)
     return isinstance(node, c_ast.StructRef) and (
         (node.type == "." and isinstance(node.name, c_ast.ArrayRef))
         or (node.type == "->" and isinstance(node.name, c_ast.BinaryOp) and node.name.op == "+"))

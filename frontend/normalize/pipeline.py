@@ -10,7 +10,9 @@ last, once subscripts are expressions of their own. First of
 all, scalars declared without a value move to their first assignment (``first_assignments``), so
 that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
-(``inline_calls``): their arguments may hold members.
+(``inline_calls``): their arguments may hold members. Struct values (``cpx acc = {0, 0}``,
+``out[k] = acc``) become scalars and member-wise assignments (``struct_values``) before members
+are hoisted, so that the hoisting sees member paths only.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_types import MemberTypes
+from mdpoly.frontend.normalize.struct_values import scalarize_struct_values
 from mdpoly.frontend.normalize.wraps import rewrite_periodic_wraps
 from mdpoly.frontend.struct_fields import FieldView, spelled_views, view_variable
 from mdpoly.frontend.symbols import SymbolTable
@@ -169,9 +172,12 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
+    types = MemberTypes(symbols, parsed.ast)
+    for name, t in scalarize_struct_values(node, types, declared_names(func) | set(symbols.decls)).items():
+        symbols.decls[name] = t
+        symbols.locals.add(name)
     views: dict[str, FieldView] = {}
-    hoisted = hoist_members(node, MemberTypes(symbols, parsed.ast), assigned_names(node, address=False), cand.loc,
-                            views)
+    hoisted = hoist_members(node, types, assigned_names(node, address=False), cand.loc, views)
     for h in hoisted:
         symbols.decls[h.name] = h.decl.type
         if not h.written:   # a written member is an object outside the function, like a global

@@ -4,26 +4,35 @@ The front end models ``A[e].f`` as an access ``V[e]`` to an array ``V`` of its o
 (array, member) pair (``mdpoly.frontend.struct_fields``). ``V`` is a parameter of the generated
 function of type "pointer to the struct" that the call site passes ``A`` for; every access to it
 must print as ``V[e].f``. The member travels in the name (``mdp_s4_call_book``: member ``call``
-of ``book``), so every stage that carries buffer names carries it without a field of its own.
+of ``book``), so every stage that carries buffer names carries it without a field of its own. A
+member of a nested struct (``p[i].pos.x``) is a path: its components' lengths are joined by ``x``
+(``mdp_s3x1_pos_x_p`` stands for member ``pos.x`` of ``p``).
 """
 
 from __future__ import annotations
 
 import re
 
-_VIEW = re.compile(r"mdp_s(\d+)_")
+_VIEW = re.compile(r"mdp_s(\d+(?:x\d+)*)_")
 
 
 def view_name(base: str, member: str) -> str:
-    """The view of ``base[e].member`` (``base``: an identifier spelling of the array)."""
-    return f"mdp_s{len(member)}_{member}_{base}"
+    """The view of ``base[e].member`` (``base``: an identifier spelling of the array; ``member``
+    one name or a path ``pos.x``)."""
+    parts = member.split(".")
+    return f"mdp_s{'x'.join(str(len(p)) for p in parts)}_{'_'.join(parts)}_{base}"
 
 
 def view_member(name: str) -> str | None:
-    """The member a view name stands for, or None for any other name."""
+    """The member (or member path, ``pos.x``) a view name stands for, or None for any other name."""
     m = _VIEW.match(name)
     if m is None:
         return None
-    k = int(m.group(1))
-    member = name[m.end():m.end() + k]
-    return member if len(member) == k and name[m.end() + k:m.end() + k + 1] == "_" else None
+    at, parts = m.end(), []
+    for k in (int(x) for x in m.group(1).split("x")):
+        part = name[at:at + k]
+        if len(part) != k or name[at + k:at + k + 1] != "_":
+            return None
+        parts.append(part)
+        at += k + 1
+    return ".".join(parts)

@@ -63,6 +63,9 @@ ACCEPTED = [
     ("member bound and pointers",
      "void f(RunState *s, const Config *p) {\n  for (int l = 0; l < p->n_layers; l++)\n    for (int i = 0; i < p->dim; i++)\n"
      "      s->x[i] += s->a[i] * p->eps;\n}\n"),
+    ("whole struct of scalars stored member by member",
+     "void f(Config *p, Config *q, Config c, float *x) {\n  for (int i = 0; i < p->dim; i++) {\n    x[i] = p->eps;\n"
+     "    q[i] = c;\n  }\n}\n"),
     ("by-value struct", "void f(float *y, Config c) {\n  for (int i = 0; i < c.dim; i++)\n    y[i] *= c.eps;\n}\n"),
     # local pointers with one run-time stride
     ("local pointer",
@@ -117,8 +120,8 @@ REFUSED = [
     ("struct-member-write", "struct pointer re-assigned",
      "void f(Config *p, float *x) {\n  for (int i = 0; i < 100; i++) {\n    x[i] = p->eps;\n    p = p + 1;\n  }\n}\n",
      (8, 5)),
-    ("struct-member-write", "whole struct stored",
-     "void f(Config *p, Config *q, Config c, float *x) {\n  for (int i = 0; i < p->dim; i++) {\n    x[i] = p->eps;\n"
+    ("struct-member-write", "whole struct with pointer members stored",
+     "void f(Config *p, RunState *q, RunState c, float *x) {\n  for (int i = 0; i < p->dim; i++) {\n    x[i] = p->eps;\n"
      "    q[i] = c;\n  }\n}\n", (8, 5)),
     ("unsupported-statement", "array of structs through row pointers",
      "void f(struct cell **c, float *x) {\n  for (int i = 0; i < 100; i++)\n    x[i] = c[i][1].prob;\n}\n", (7, 12)),

@@ -1,4 +1,5 @@
-/* Array-of-structs forms that stay as written, each with its located reason. */
+/* Array-of-structs forms: most stay as written, each with its located reason; the whole-struct
+   store and the nested member are modelled member by member. */
 #include <stdio.h>
 
 typedef struct { float x, y; } P;

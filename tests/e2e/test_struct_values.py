@@ -1,0 +1,156 @@
+"""Struct values and nested members (``frontend/normalize/struct_values.py``,
+``frontend/struct_fields.py``): complex numbers as ``cpx acc = {0, 0}; ...; out[k] = acc;``,
+particles as ``p[i].vel.z -= g * dt`` and ``vec3 v = p[i].vel``, compound literals, and copies of
+whole elements (``dst[i] = src[i]``) are modelled member by member and run in parallel; what the
+pass cannot split (a local whose address is taken, a struct with a pointer member) stays as
+written with its reason. Outputs must equal the sequential original's at 1 and 3 threads, also
+when the copy's source and destination overlap (the run-time checks then run the nest as written).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from e2e_harness import build_c, child_env, mdpoly_available, mdpoly_command, run_step
+from test_cost_guard import NO_LOADAVG, _counter
+from test_row_pointer_writes import _run
+
+from mdpoly.differential import compare_outputs
+
+pytestmark = pytest.mark.skipif(not mdpoly_available(), reason="mdpoly code generation is not in this checkout")
+
+PROGRAM = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { double re, im; } cpx;
+typedef struct { float x, y, z; } vec3;
+typedef struct { vec3 pos, vel; float mass; } particle;
+typedef struct { double *w; double scale; } weighted;
+
+static void dft(const cpx *in, cpx *out, int n)
+{
+    for (int k = 0; k < n; k++) {                                   /* MARK dft */
+        cpx acc = {0.0, 0.0};
+        for (int t = 0; t < n; t++) {
+            double ang = -2.0 * 3.14159265358979 * (double)((t * k) % n) / (double)n;
+            cpx w = { cos(ang), sin(ang) };
+            acc.re += in[t].re * w.re - in[t].im * w.im;
+            acc.im += in[t].re * w.im + in[t].im * w.re;
+        }
+        out[k] = acc;
+    }
+}
+
+static void scaled(const cpx *a, cpx *b, double s, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK scaled */
+        b[i] = (cpx){ a[i].re * s, -a[i].im * s };
+}
+
+static void step(particle *p, int n, float dt, float g)
+{
+    for (int i = 0; i < n; i++) {                                   /* MARK step */
+        p[i].vel.z -= g * dt;
+        p[i].pos.x += p[i].vel.x * dt;
+        p[i].pos.y += p[i].vel.y * dt;
+        p[i].pos.z += p[i].vel.z * dt;
+    }
+}
+
+static double energy(const particle *p, int n, float g)
+{
+    double e = 0.0;
+    for (int i = 0; i < n; i++) {                                   /* MARK energy */
+        vec3 v = p[i].vel;
+        e += 0.5 * p[i].mass * (v.x * v.x + v.y * v.y + v.z * v.z) + p[i].mass * g * p[i].pos.z;
+    }
+    return e;
+}
+
+static void copy_all(const particle *src, particle *dst, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK copy */
+        dst[i] = src[i];
+}
+
+static void keep_address(cpx *v, int n)
+{
+    for (int i = 0; i < n; i++) {                                   /* MARK address */
+        cpx t = v[i];
+        double *re = &t.re;
+        *re *= 2.0;
+        v[i] = t;
+    }
+}
+
+static void keep_pointer_member(weighted *ws, const weighted *src, int n)
+{
+    for (int i = 0; i < n; i++) {                                   /* MARK pointer */
+        ws[i] = src[i];
+        ws[i].scale *= 2.0;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]), overlap = argc > 2;
+    cpx *a = malloc(sizeof(cpx) * n), *b = malloc(sizeof(cpx) * n), *c = malloc(sizeof(cpx) * n);
+    for (int i = 0; i < n; i++) { a[i].re = sin(0.01 * i); a[i].im = cos(0.03 * i); }
+    int m = n < 1500 ? n : 1500;
+    dft(a, b, m);
+    scaled(b, c, 0.5, m);
+    particle *p = malloc(sizeof(particle) * (n + 1));
+    for (int i = 0; i < n + 1; i++) {
+        p[i].pos.x = i % 100; p[i].pos.y = i % 37; p[i].pos.z = 10 + i % 11;
+        p[i].vel.x = 1; p[i].vel.y = -1; p[i].vel.z = (i % 5) - 2; p[i].mass = 1 + i % 3;
+    }
+    for (int s = 0; s < 5; s++) step(p, n, 0.01f, 9.81f);
+    double e = energy(p, n, 9.81f);
+    particle *q = overlap ? p + 1 : malloc(sizeof(particle) * n);
+    copy_all(p, q, n);
+    keep_address(c, m);
+    weighted *ws = malloc(sizeof(weighted) * n), *wsrc = malloc(sizeof(weighted) * n);
+    for (int i = 0; i < n; i++) { wsrc[i].w = &b[0].re; wsrc[i].scale = i; }
+    keep_pointer_member(ws, wsrc, n);
+    double sc = 0, sp = 0;
+    for (int i = 0; i < m; i++) sc += c[i].re - c[i].im + b[i].re;
+    for (int i = 0; i < n; i++) sp += q[i].pos.x + q[i].vel.z + q[i].mass + ws[i].scale;
+    printf("%.12e %.12e %.12e\n", sc, sp, e);
+    return 0;
+}
+"""
+
+
+def _line(marker: str) -> int:
+    return next(k + 1 for k, text in enumerate(PROGRAM.splitlines()[1:]) if f"MARK {marker} " in text)
+
+
+def test_struct_values_run_in_parallel_and_agree(tmp_path: Path) -> None:
+    src = tmp_path / "structs.c"
+    src.write_text(PROGRAM.lstrip("\n"))
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    err = proc.stderr
+    for marker, form in (("dft", r"parallelized: k:\+\+ t:\+"), ("scaled", r"parallelized: i:\+\+"),
+                         ("step", r"scheduled: \[i:\+\+ MDH"), ("energy", r"parallelized: i:\+"),
+                         ("copy", r"parallelized: i:\+\+")):
+        assert re.search(rf"structs\.c:{_line(marker)}:5: remark: loop nest {form}[;\n ]", err), (marker, err)
+    assert re.search(rf"structs\.c:{_line('address') + 2}:\d+: note: loop nest kept sequential: .*'re'", err), err
+    assert re.search(rf"structs\.c:{_line('pointer') + 1}:\d+: note: loop nest kept sequential: .*whole structs", err), \
+        err
+    text = out_c.read_text()
+    assert "mdp_s3x1_vel_z_p[i].vel.z" in text, "a nested member prints as its path"
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    lib = _counter(tmp_path)
+    for args in (["200000"], ["200000", "overlap"], ["1"], ["7", "overlap"]):
+        want = _run(orig, args, None)[0]
+        for threads in (1, 3):
+            got, regions = _run(par, args, threads, lib)
+            mismatch = compare_outputs(want, got, rtol=1e-9, atol=1e-9)   # sums in another order
+            assert mismatch is None, f"{args}, {threads} threads: {mismatch}"
+            if threads == 3 and args == ["200000"]:
+                assert regions >= 5, f"{regions} parallel regions"
