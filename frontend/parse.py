@@ -27,21 +27,37 @@ from pycparser.c_parser import ParseError
 
 from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
 from mdpoly.frontend.continues import structure_continues
+from mdpoly.frontend.do_once import unwrap_do_once
 from mdpoly.frontend.syntax_errors import ExplainingParser, show_bytes, syntax_error
 from mdpoly.options import Options
 
 # glibc's headers use the TS 18661-3 types that pycparser does not know; the text cpp returns
 # begins with a line marker, so a prepended line does not shift any coordinate.
+# GNU imaginary constants (``1.0iF``, what <complex.h>'s ``I`` expands to) become names of the
+# same length declared here, volatile so that no nest reading one is modelled.
+_IMAGINARY_LENGTHS = range(2, 41)
+
+
+def _imaginary_name(length: int) -> str:
+    """The name standing for an imaginary constant of ``length`` characters."""
+    return "_Imag"[:length] if length <= 5 else "_Imag" + "_" * (length - 5)
+
+
 _GLIBC_PRELUDE = (
     "typedef float _Float32; typedef double _Float64; typedef double _Float32x; "
-    "typedef long double _Float64x; typedef long double _Float128; typedef long double __float128;\n"
+    "typedef long double _Float64x; typedef long double _Float128; typedef long double __float128; "
+    "extern volatile const long double _Complex "
+    + ", ".join(_imaginary_name(k) for k in _IMAGINARY_LENGTHS) + ";\n"
 )
 
 # GNU C that the parser does not know, in the compiler's default mode: ``__extension__`` before
 # an expression (it only silences -pedantic) goes, ``__builtin_offsetof`` (<stddef.h>'s
 # ``offsetof``) is spelled ``offsetof``; string and character literals stay untouched, and every
-# replacement is as long as what it replaces, so no column moves.
-_GNU_WORDS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|\b__extension__\b|\b__builtin_offsetof\b")
+# replacement is as long as what it replaces, so no column moves. An imaginary constant becomes a
+# name declared in the prelude (``_imaginary_name``).
+_IMAGINARY = r"(?:\b\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?(?:[fFlL]?[iIjJ]|[iIjJ][fFlL]?)\b"
+_GNU_WORDS = re.compile(r"\"(?:\\.|[^\"\\\n])*\"|'(?:\\.|[^'\\\n])*'|\b__extension__\b|\b__builtin_offsetof\b|"
+                        + _IMAGINARY)
 
 
 def _gnu_compat(text: str) -> str:
@@ -51,6 +67,8 @@ def _gnu_compat(text: str) -> str:
             return " " * len(word)
         if word == "__builtin_offsetof":
             return "offsetof".ljust(len(word))
+        if word[0] in "0123456789." and len(word) in _IMAGINARY_LENGTHS:
+            return _imaginary_name(len(word))
         return word
     return _GNU_WORDS.sub(sub, text)
 
@@ -163,6 +181,7 @@ def parse_c(path: str, options: Options) -> ParsedFile:
         if hint is None:
             raise
         raise InputError(f"{e.message}; {hint}", e.loc) from e
+    unwrap_do_once(ast)        # do { S } while (0)  ->  { S }
     structure_continues(ast)   # if (c) { S; continue; } T  ->  if (c) { S } else { T }
     return ParsedFile(path, source, ast)
 

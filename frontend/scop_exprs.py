@@ -34,6 +34,9 @@ PURE_FUNCTIONS = frozenset(
                      "fmax", "fmin", "floor", "ceil", "round", "trunc", "fmod", "cbrt", "hypot", "erf", "erfc",
                      "fma", "copysign", "rint", "nearbyint", "fdim")
      for s in ("", "f", "l")] + ["abs", "labs", "llabs"]
+    # <complex.h>
+    + [f + s for f in ("creal", "cimag", "cabs", "carg", "conj", "cproj", "cexp", "clog", "csqrt", "cpow", "csin",
+                       "ccos", "ctan", "csinh", "ccosh", "ctanh") for s in ("", "f", "l")]
 )
 # What <math.h> macros expand to under -std=c99 (INFINITY, HUGE_VAL, NAN, fabs...).
 PURE_FUNCTIONS = PURE_FUNCTIONS | {f"__builtin_{f}" for f in PURE_FUNCTIONS} | {
@@ -199,6 +202,9 @@ class NestExprs(NestState):
         return size
 
     def _check_not_volatile(self, name: str, node: c_ast.Node) -> None:
+        if self.sym.is_volatile(name) and name.startswith("_Imag"):   # frontend.parse: an imaginary constant
+            raise self._fail(node, "unsupported-statement",
+                             "an imaginary constant (<complex.h>'s 'I', '1.0i') is not modelled")
         if self.sym.is_volatile(name):
             raise self._fail(node, "volatile-access",
                              f"'{name}' is volatile: every access to it is an observable side effect that must "

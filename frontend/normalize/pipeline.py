@@ -7,12 +7,11 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, scalars declared without a value move to their first assignment (``first_assignments``), so
-that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
+all, struct values (``cpx acc = {0, 0}``, ``out[k] = acc``) become scalars and member-wise
+assignments (``struct_values``), and scalars declared without a value move to their first
+assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
-(``inline_calls``): their arguments may hold members. Struct values (``cpx acc = {0, 0}``,
-``out[k] = acc``) become scalars and member-wise assignments (``struct_values``) before members
-are hoisted, so that the hoisting sees member paths only.
+(``inline_calls``): their arguments may hold members.
 """
 
 from __future__ import annotations
@@ -168,14 +167,14 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
-    # helpers with loops first: their bodies may call pure helpers, which the next pass expands
-    inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
-    inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
     types = MemberTypes(symbols, parsed.ast)
     for name, t in scalarize_struct_values(node, types, declared_names(func) | set(symbols.decls)).items():
         symbols.decls[name] = t
         symbols.locals.add(name)
+    declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
+    # helpers with loops first: their bodies may call pure helpers, which the next pass expands
+    inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
+    inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, types, assigned_names(node, address=False), cand.loc, views)
     for h in hoisted:

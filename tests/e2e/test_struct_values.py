@@ -154,3 +154,86 @@ def test_struct_values_run_in_parallel_and_agree(tmp_path: Path) -> None:
             assert mismatch is None, f"{args}, {threads} threads: {mismatch}"
             if threads == 3 and args == ["200000"]:
                 assert regions >= 5, f"{regions} parallel regions"
+
+
+MACROS = r"""
+#include <complex.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { float r, i; } kcpx;
+#define C_MUL(m, a, b) do { (m).r = (a).r * (b).r - (a).i * (b).i; (m).i = (a).r * (b).i + (a).i * (b).r; } while (0)
+#define SWAPF(a, b) do { float t_ = (a); (a) = (b); (b) = t_; } while (0)
+
+static void twiddle(kcpx *out, const kcpx *in, const kcpx *tw, int n)
+{
+    for (int k = 0; k < n; k++) {                                   /* MARK twiddle */
+        kcpx t;
+        C_MUL(t, in[k], tw[k]);
+        out[k] = t;
+    }
+}
+
+static void swaps(float *a, float *b, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK swaps */
+        SWAPF(a[i], b[i]);
+}
+
+static void clipped(float *a, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK clipped */
+        do { if (a[i] > 100.0f) break; a[i] = a[i] * 0.5f; } while (0);
+}
+
+static void zmul(double complex *z, const double complex *a, double complex w, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK zmul */
+        z[i] = a[i] * w + 1.0;
+}
+
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    kcpx *a = malloc(n * sizeof(kcpx)), *b = malloc(n * sizeof(kcpx)), *tw = malloc(n * sizeof(kcpx));
+    float *x = malloc(n * sizeof(float)), *y = malloc(n * sizeof(float));
+    double complex *za = malloc(n * sizeof(double complex)), *zb = malloc(n * sizeof(double complex));
+    for (int i = 0; i < n; i++) {
+        a[i].r = i % 7; a[i].i = i % 3; tw[i].r = 0.5f; tw[i].i = -0.5f; x[i] = i % 300; y[i] = -i;
+        za[i] = i % 5 + 2.0 * I;
+    }
+    twiddle(b, a, tw, n);
+    swaps(x, y, n);
+    clipped(y, n);
+    zmul(zb, za, 0.5 - 0.25 * I, n);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += b[i].r - b[i].i + x[i] + y[i] + creal(zb[i]) + cimag(zb[i]);
+    printf("%.12e\n", s);
+    return 0;
+}
+"""
+
+
+def test_macro_blocks_and_complex_values(tmp_path: Path) -> None:
+    """``do { ... } while (0)`` macro bodies are blocks (one with a ``break`` of its own stays a
+    loop of one trip), a struct filled by such a macro splits into scalars, and C99 ``double complex`` code
+    with ``I`` (an imaginary constant the parser does not know) is read and stays correct."""
+    src = tmp_path / "macros.c"
+    src.write_text(MACROS.lstrip("\n"))
+    line = {m: next(k + 1 for k, t in enumerate(MACROS.lstrip("\n").splitlines()) if f"MARK {m} " in t)
+            for m in ("twiddle", "swaps", "clipped", "zmul")}
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    err = proc.stderr
+    assert re.search(rf"macros\.c:{line['twiddle']}:5: remark: loop nest parallelized: k:\+\+", err), err
+    assert re.search(rf"macros\.c:{line['swaps']}:5: remark: loop nest (parallelized|scheduled)", err), err
+    assert re.search(rf"macros\.c:{line['zmul']}:5: remark: loop nest parallelized: i:\+\+", err), err
+    assert "an imaginary constant" in err, err
+    # a do-while(0) with a break of its own is a loop of one trip (the while-body model)
+    assert re.search(rf"macros\.c:{line['clipped']}:5: remark: loop nest scheduled: \[i:\+\+ private-body\]", err), err
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    for n in ("300000", "5"):
+        want = _run(orig, [n], None)[0]
+        for threads in (1, 3):
+            mismatch = compare_outputs(want, _run(par, [n], threads)[0], rtol=1e-9, atol=1e-9)
+            assert mismatch is None, f"n={n}, {threads} threads: {mismatch}"

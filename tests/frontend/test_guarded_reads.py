@@ -72,4 +72,7 @@ def test_widening_casts_keep_a_product_exact_narrowing_and_unsigned_do_not() -> 
 def test_view_names_carry_their_member() -> None:
     assert view_member(view_name("parts", "vx")) == "vx"
     assert view_member(view_name("s_parts", "x_1")) == "x_1"
+    assert view_member(view_name("p", "pos.x")) == "pos.x"   # a nested member's path
+    assert view_member(view_name("s1_x", "vel.z_2")) == "vel.z_2"
+    assert view_member("mdp_s3x9_pos_x_p") is None
     assert view_member("mdp_m_s_x") is None and view_member("mdp_s9_x_y") is None

@@ -1,5 +1,4 @@
-/* Array-of-structs forms: most stay as written, each with its located reason; the whole-struct
-   store and the nested member are modelled member by member. */
+/* Array-of-structs forms: most stay as written, located; a whole store and a nested member run. */
 #include <stdio.h>
 
 typedef struct { float x, y; } P;
