@@ -7,8 +7,8 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, struct values (``cpx acc = {0, 0}``, ``out[k] = acc``) become scalars and member-wise
-assignments (``struct_values``), and scalars declared without a value move to their first
+all, struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
+member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
 (``inline_calls``): their arguments may hold members.
@@ -32,8 +32,8 @@ from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
+from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
 from mdpoly.frontend.normalize.struct_types import MemberTypes
-from mdpoly.frontend.normalize.struct_values import scalarize_struct_values
 from mdpoly.frontend.normalize.wraps import rewrite_periodic_wraps
 from mdpoly.frontend.struct_fields import FieldView, spelled_views, view_variable
 from mdpoly.frontend.symbols import SymbolTable
@@ -69,6 +69,7 @@ class Normalized:
         """``e`` as the user reads it: its message over the user's names, a call that may have
         side effects with the reason the function is no pure helper."""
         e = _call_reason(e, self.refused_calls)
+        e = UnsupportedInput(spelled_member_calls(str(e.message)), e.loc, e.code)
         if self.views:
             e = UnsupportedInput(spelled_views(str(e.message), self.views), e.loc, e.code)
         return _explained(e, self.values)
@@ -168,13 +169,15 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
     types = MemberTypes(symbols, parsed.ast)
-    for name, t in scalarize_struct_values(node, types, declared_names(func) | set(symbols.decls)).items():
+    scalars, member_functions = scalarize_with_calls(node, parsed.ast, types, declared_names(func) | set(symbols.decls))
+    for name, t in scalars.items():
         symbols.decls[name] = t
         symbols.locals.add(name)
+    file_ast = c_ast.FileAST(parsed.ast.ext + member_functions) if member_functions else parsed.ast
     declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
-    inlined = inline_pure_calls(node, parsed.ast, symbols.locals | symbols.params)  # before members: arguments read them
+    inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, types, assigned_names(node, address=False), cand.loc, views)
     for h in hoisted:

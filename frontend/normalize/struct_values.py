@@ -9,7 +9,8 @@ pass rewrites what is exactly the same computation over scalars:
   side is a struct local split below, becomes one assignment per member path,
   ``L.re = R.re; L.im = R.im;``. C requires the two objects to be the same or disjoint, so the
   member-wise copy stores the same values; ``R`` may be a brace list (``{c, s}``, in a
-  declaration) or a compound literal (``(cpx){c, s}``);
+  declaration), a compound literal (``(cpx){c, s}``), a call of a struct-valued helper
+  (``struct_calls``) or a conditional of such values (``c ? (cpx){0, 0} : z``);
 - a struct local of the nest (declared in it) whose every use is a member path (``acc.re``) or
   one side of such an assignment becomes one scalar per member path (``acc_re``, a fresh name),
   and each path its scalar.
@@ -61,9 +62,12 @@ def _leaves(agg: Aggregate, types: MemberTypes, prefix: tuple[str, ...] = ()) ->
 class _Types:
     """Types of the expressions a whole-struct assignment may have on either side."""
 
-    def __init__(self, types: MemberTypes, local_decls: dict[str, c_ast.Node]) -> None:
+    def __init__(self, types: MemberTypes, local_decls: dict[str, c_ast.Node],
+                 returns: dict[str, c_ast.Node] | None = None) -> None:
         self.types = types
         self.local_decls = local_decls
+        #: struct-valued helpers of the file (``struct_calls``): name -> return type
+        self.returns = returns or {}
 
     def of(self, n: c_ast.Node) -> c_ast.Node | None:
         u = self.types.unalias
@@ -83,7 +87,16 @@ class _Types:
             return None
         if isinstance(n, c_ast.CompoundLiteral):
             return n.type.type
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID):
+            return self.returns.get(n.name.name)
         return None
+
+    def pure(self, n: c_ast.Node) -> bool:
+        """Whether ``n`` may be evaluated once per member: no side effect, or a call of a
+        struct-valued helper (whose arguments ``struct_calls`` checks) over such arguments."""
+        if isinstance(n, c_ast.FuncCall) and isinstance(n.name, c_ast.ID) and n.name.name in self.returns:
+            return all(self.pure(a) for a in (n.args.exprs if n.args is not None else []))
+        return _pure(n)
 
     def struct_of(self, n: c_ast.Node) -> Aggregate | None:
         return self.types.aggregate(self.of(n))
@@ -147,11 +160,12 @@ def _zero(_path: tuple[str, ...]) -> c_ast.Node:
 
 
 class _Rewrite:
-    def __init__(self, nest: c_ast.Node, types: MemberTypes, taken: set[str]) -> None:
+    def __init__(self, nest: c_ast.Node, types: MemberTypes, taken: set[str],
+                 returns: dict[str, c_ast.Node] | None = None) -> None:
         self.nest = nest
         self.types = types
         self.local_decls = {d.name: d.type for d in walk_nodes(nest) if isinstance(d, c_ast.Decl) and d.name}
-        self.t = _Types(types, self.local_decls)
+        self.t = _Types(types, self.local_decls, returns)
         self.taken = taken
         #: struct locals to split, with their member paths
         self.split: dict[str, list[Leaf]] = {}
@@ -225,14 +239,23 @@ class _Rewrite:
         a = self.t.struct_of(lhs)
         if a is None or _leaves(a, self.types) is None or not _pure(lhs):
             return None
+        if isinstance(n, c_ast.Decl) and isinstance(rhs, c_ast.FuncCall) and n.name not in self.split:
+            return None
         if isinstance(rhs, c_ast.InitList):
             return (lhs,) if isinstance(n, c_ast.Decl) and _init_values(rhs, a, self.types) is not None else None
-        if isinstance(rhs, c_ast.CompoundLiteral):
-            b = self.t.struct_of(rhs)
-            ok = b is not None and _same(a, b) and _init_values(rhs.init, a, self.types) is not None
-            return (lhs,) if ok else None
+        return (lhs, rhs) if self._struct_value(rhs, a) else None
+
+    def _struct_value(self, rhs: c_ast.Node, a: Aggregate) -> bool:
+        """Whether ``rhs`` is a value of struct ``a`` that ``place`` takes apart: an lvalue or a
+        struct helper's call without side effects, a compound literal, or ``c ? s : t`` of them."""
+        if isinstance(rhs, c_ast.TernaryOp):
+            return _pure(rhs.cond) and self._struct_value(rhs.iftrue, a) and self._struct_value(rhs.iffalse, a)
         b = self.t.struct_of(rhs)
-        return (lhs, rhs) if b is not None and _same(a, b) and _pure(rhs) else None
+        if b is None or not _same(a, b):
+            return False
+        if isinstance(rhs, c_ast.CompoundLiteral):
+            return _init_values(rhs.init, a, self.types) is not None
+        return self.t.pure(rhs)
 
     # }}}
 
@@ -254,6 +277,14 @@ class _Rewrite:
         p = self._path(n)
         if p is not None and p[0] in self.split:
             return c_ast.ID(self.scalar(p[0], p[1] + path), coord=n.coord)
+        if isinstance(n, c_ast.TernaryOp):   # c ? s : t  ->  c ? s.m : t.m
+            return c_ast.TernaryOp(copy.deepcopy(n.cond), self.place(n.iftrue, path), self.place(n.iffalse, path),
+                                   coord=n.coord)
+        if isinstance(n, c_ast.CompoundLiteral):
+            agg = self.t.struct_of(n)
+            given = _init_values(n.init, agg, self.types) if agg is not None else None
+            assert given is not None   # checked by _whole_sides
+            return copy.deepcopy(given.get(path) or _zero(path))
         return _member(n, path)
 
     def expand(self, n: c_ast.Node) -> list[c_ast.Node] | None:
@@ -268,7 +299,8 @@ class _Rewrite:
                 return [self._decl(n, path, t, None) for path, t in self.split[n.name]]
             if sides is None:
                 return None
-        elif sides is None or not (self.members or any(self._touches_split(side) for side in sides)):
+        elif sides is None or not (self.members or any(self._touches_split(side) for side in sides)
+                                   or isinstance(n.rvalue, c_ast.FuncCall | c_ast.TernaryOp | c_ast.CompoundLiteral)):
             return None   # a copy of whole elements next to no member access stays one copy
         self.changed = True
         lhs = c_ast.ID(n.name) if isinstance(n, c_ast.Decl) else n.lvalue
@@ -279,8 +311,6 @@ class _Rewrite:
         given: dict[tuple[str, ...], c_ast.Node] | None = None
         if isinstance(rhs, c_ast.InitList):
             given = _init_values(rhs, agg, self.types)
-        elif isinstance(rhs, c_ast.CompoundLiteral):
-            given = _init_values(rhs.init, agg, self.types)
         out: list[c_ast.Node] = []
         for path, t in leaves:
             value = (given.get(path) or _zero(path)) if given is not None else self.place(rhs, path)
@@ -343,14 +373,16 @@ class _Rewrite:
     # }}}
 
 
-def scalarize_struct_values(nest: c_ast.Node, types: MemberTypes, taken: set[str]) -> dict[str, c_ast.Node]:
+def scalarize_struct_values(nest: c_ast.Node, types: MemberTypes, taken: set[str],
+                            returns: dict[str, c_ast.Node] | None = None) -> dict[str, c_ast.Node]:
     """Rewrite, in ``nest`` (a copy, edited in place), whole-struct assignments member by member
-    and struct locals as scalars; ``taken``: names the new scalars must not shadow.
+    and struct locals as scalars; ``taken``: names the new scalars must not shadow; ``returns``:
+    the struct-valued helpers a right-hand side may call (``struct_calls``), by return type.
     Returns the new scalars' names and declared types."""
     if not any(isinstance(n, c_ast.Decl | c_ast.CompoundLiteral) or
                (isinstance(n, c_ast.Assignment) and n.op == "=") for n in walk_nodes(nest)):
         return {}
-    rw = _Rewrite(nest, types, taken | declared_names(nest))
+    rw = _Rewrite(nest, types, taken | declared_names(nest), returns)
     rw.candidates()
     rw.statements(nest)
     if rw.split:

@@ -237,3 +237,87 @@ def test_macro_blocks_and_complex_values(tmp_path: Path) -> None:
         for threads in (1, 3):
             mismatch = compare_outputs(want, _run(par, [n], threads)[0], rtol=1e-9, atol=1e-9)
             assert mismatch is None, f"n={n}, {threads} threads: {mismatch}"
+
+
+VECTORS = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { double re, im; } cpx;
+typedef struct { double x, y, z; } vec3;
+typedef struct { vec3 o, d; } ray;
+static cpx cmul(cpx a, cpx b) { cpx r; r.re = a.re * b.re - a.im * b.im; r.im = a.re * b.im + a.im * b.re; return r; }
+static cpx cadd(cpx a, cpx b) { return (cpx){a.re + b.re, a.im + b.im}; }
+static vec3 v_sub(vec3 a, vec3 b) { return (vec3){a.x - b.x, a.y - b.y, a.z - b.z}; }
+static vec3 v_scale(vec3 a, double s) { vec3 r = {a.x * s, a.y * s, a.z * s}; return r; }
+static double v_dot(vec3 a, vec3 b) { return a.x * b.x + a.y * b.y + a.z * b.z; }
+static vec3 v_norm(vec3 a) { double l = sqrt(v_dot(a, a)); return v_scale(a, 1.0 / l); }
+
+static void axpy(cpx *z, const cpx *a, cpx w, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK axpy */
+        z[i] = cadd(cmul(a[i], w), a[i]);
+}
+
+static void trace(const ray *rays, double *t, int n, vec3 c, double r)
+{
+    for (int i = 0; i < n; i++) {                                   /* MARK trace */
+        vec3 d = v_norm(rays[i].d);
+        vec3 oc = v_sub(rays[i].o, c);
+        double b = v_dot(oc, d);
+        double disc = b * b - (v_dot(oc, oc) - r * r);
+        t[i] = disc < 0 ? -1.0 : -b - sqrt(disc);
+    }
+}
+
+static void mask(cpx *z, const double *t, int n)
+{
+    for (int i = 0; i < n; i++)                                     /* MARK mask */
+        z[i] = t[i] < 0 ? (cpx){0, 0} : cmul(z[i], z[i]);
+}
+
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    ray *rays = malloc(sizeof(ray) * n);
+    double *t = malloc(sizeof(double) * n);
+    cpx *a = malloc(sizeof(cpx) * n), *z = malloc(sizeof(cpx) * n);
+    for (int i = 0; i < n; i++) {
+        rays[i].o = (vec3){0, 0, -5};
+        rays[i].d = (vec3){(i % 97 - 48) / 97.0, (i % 89 - 44) / 89.0, 1.0};
+        a[i].re = i % 7 * 0.25; a[i].im = i % 3 * 0.5;
+    }
+    vec3 c = {0, 0, 0};
+    cpx w = {0.5, -0.25};
+    axpy(z, a, w, n);
+    trace(rays, t, n, c, 0.3);
+    mask(z, t, n);
+    double s = 0;
+    for (int i = 0; i < n; i++) s += z[i].re - z[i].im + t[i];
+    printf("%.12e\n", s);
+    return 0;
+}
+"""
+
+
+def test_struct_valued_helpers(tmp_path: Path) -> None:
+    """Helpers that take and return small structs by value (``cmul``, ``v_norm``, ``v_dot``) are
+    expanded member by member (``frontend/normalize/struct_calls.py``), also under a conditional
+    of struct values, and the nests run in parallel with the original's results."""
+    text = VECTORS.lstrip("\n")
+    src = tmp_path / "vectors.c"
+    src.write_text(text)
+    line = {m: next(k + 1 for k, t in enumerate(text.splitlines()) if f"MARK {m} " in t) for m in ("axpy", "trace", "mask")}
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    for m in line:
+        assert re.search(rf"vectors\.c:{line[m]}:5: remark: loop nest (parallelized|scheduled)", proc.stderr), \
+            (m, proc.stderr)
+    assert "mdp_c_" not in proc.stderr, proc.stderr
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    for n in ("250000", "3"):
+        want = _run(orig, [n], None)[0]
+        for threads in (1, 3):
+            mismatch = compare_outputs(want, _run(par, [n], threads)[0], rtol=1e-9, atol=1e-9)
+            assert mismatch is None, f"n={n}, {threads} threads: {mismatch}"
