@@ -17,7 +17,7 @@ from pycparser import c_ast, c_generator
 
 from mdpoly.backends.shared_temps import TemporaryNames, clone, share_in_block
 from mdpoly.ir.expr_text import parse_expr
-from mdpoly.ir.fields import view_member
+from mdpoly.ir.fields import struct_rows_type, view_member
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import (
     AddressRange,
@@ -119,11 +119,14 @@ def param_decl(buf: Buffer) -> c_ast.Node:
 def _rows_view(b: Buffer, values: Mapping[str, str]) -> c_ast.Node:
     """``(T (*)[d2][d1])A``: the user's flat pointer as the array the generated function takes
     (its inner extents ``b.shape[1:]``; a name the front end introduced is its C expression ``values``)."""
+    name = _valued(b.name, values)
+    base = c_ast.ID(f"({name} + {_valued(b.base_offset, values)})" if b.base_offset else name)
+    if view_member(b.name) and b.c_decl:   # rows of the user's structs (frontend.struct_fields.view_variable)
+        rows = "".join(f"[{_valued(d, values)}]" for d in b.shape[1:])
+        return c_ast.ID(f"(({struct_rows_type(b.c_decl, b.name)} (*){rows}) ({base.name}))")
     t: c_ast.Node = _type_decl(None, b.elem_type)
     for dim in reversed(b.shape[1:]):
         t = c_ast.ArrayDecl(t, c_ast.ID(_valued(dim, values)), [])
-    name = _valued(b.name, values)
-    base = c_ast.ID(f"({name} + {_valued(b.base_offset, values)})" if b.base_offset else name)
     return c_ast.Cast(c_ast.Typename(None, [], None, c_ast.PtrDecl([], t)), base)
 
 

@@ -52,7 +52,6 @@ from mdpoly.frontend.expr_types import NameTypes, expr_type
 from mdpoly.frontend.guarded_reads import Bound, affine_constraints, narrowed, within_domain
 from mdpoly.frontend.loop_types import math_text
 from mdpoly.ir.c_types import parse_type
-from mdpoly.ir.fields import view_member
 from mdpoly.ir.mdh import Affine, Precondition
 from mdpoly.ir.scop import Binary, Cast, Const, Expr, Scop, Unary, Var
 
@@ -295,10 +294,7 @@ class Delinearizer:
         ``domain``: the enclosing ``if``s' conditions (``Use.domain``);
         ``param`` names a product of size parameters (``None``: cannot); ``extents``: the iterators
         that run from 0 to a product of parameters, that product (for ``choose_layout``). ``None``
-        when the subscript is not of that form, and for an array-of-structs field's view (whose rows
-        would be rows of structs, ``mdpoly.ir.fields``). :raises Relayout: when ``array`` needs a wider view."""
-        if view_member(array):
-            return None
+        when the subscript is not of that form. :raises Relayout: when ``array`` needs a wider view."""
         poly = _absorbed(poly, iterators)
         fits = self.fits.setdefault(array, {})
         for mono in poly:

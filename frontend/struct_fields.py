@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 from pycparser import c_ast, c_generator
 
 from mdpoly.frontend.normalize.struct_types import MemberTypes
-from mdpoly.ir.fields import view_member, view_name
+from mdpoly.ir.fields import struct_rows_type, view_member, view_name
 from mdpoly.ir.scop import Variable
 
 
@@ -181,8 +181,15 @@ def is_field_access(node: c_ast.Node) -> bool:
 
 def view_variable(v: Variable, view: FieldView, spelled: Callable[[str], str]) -> Variable:
     """The extractor's variable of ``view`` as the generated function takes it: a pointer to the
-    struct, set to the user's array at the call site, which may overlap any other pointer."""
-    return replace(v, c_decl=view.c_decl, c_value=spelled(view.base), alias="pointer")
+    struct, set to the user's array at the call site, which may overlap any other pointer. A
+    flat pointer viewed as rows (``p[y * w + x].f`` as ``V[y][x]``, ``Variable.rows_of``) is a
+    pointer to rows of structs, ``P (*V)[w]`` (``struct_rows_type`` gives the call site's cast)."""
+    c_decl = view.c_decl
+    if v.rows_of:
+        rows = "".join(f"[{d}]" for d in v.shape[1:])
+        c_decl = f"{struct_rows_type(view.c_decl, view.name)} (*{view.name}){rows}"
+    return replace(v, c_decl=c_decl, c_value=spelled(view.base), alias="pointer")
+
 
 
 _SUBSCRIPT = r"\[((?:[^\[\]]|\[[^\[\]]*\])*)\]"

@@ -36,3 +36,12 @@ def view_member(name: str) -> str | None:
         parts.append(part)
         at += k + 1
     return ".".join(parts)
+
+
+def struct_rows_type(c_decl: str, name: str) -> str:
+    """The struct type in a view's parameter declaration (``const P *V``, ``const P (*V)[w]`` ->
+    ``const P``)."""
+    for form in (f"(*{name})", f"*{name}"):
+        if form in c_decl:
+            return c_decl.split(form)[0].strip()
+    return c_decl

@@ -345,13 +345,16 @@ int main(int argc, char **argv)
 
 
 def test_flat_rows_of_structs_compile_and_agree(tmp_path: Path) -> None:
-    """A flat subscript over an array of structs (``p[y * w + x].a``) keeps its flat form (a view
-    of rows of structs is not built), so the output compiles and prints what the original does;
-    before, the generated function took rows of the member's type and did not compile."""
+    """A flat subscript over an array of structs (``p[y * w + x].a``) is viewed as rows of structs
+    (the generated function takes ``P (*V)[w]``, the call site casts the user's pointer to it), so
+    both loops run in parallel and the program prints what the original does; before, the
+    function took rows of the member's type and did not compile."""
     src = tmp_path / "rows.c"
     src.write_text(FLAT_ROWS.lstrip("\n"))
     out_c = tmp_path / "out.c"
-    run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    assert re.search(r"rows\.c:7:5: remark: loop nest parallelized: y:\+\+ x:\+\+", proc.stderr), proc.stderr
+    assert "P (*mdp_s1_a_p)[w]" in out_c.read_text()
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
     for n in ("700", "2"):
