@@ -353,7 +353,7 @@ def test_flat_rows_of_structs_compile_and_agree(tmp_path: Path) -> None:
     src.write_text(FLAT_ROWS.lstrip("\n"))
     out_c = tmp_path / "out.c"
     proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
-    assert re.search(r"rows\.c:7:5: remark: loop nest parallelized: y:\+\+ x:\+\+", proc.stderr), proc.stderr
+    assert re.search(r"rows\.c:8:5: remark: loop nest parallelized: y:\+\+ x:\+\+", proc.stderr), proc.stderr
     assert "P (*mdp_s1_a_p)[w]" in out_c.read_text()
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
