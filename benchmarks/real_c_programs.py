@@ -97,6 +97,9 @@ PROGRAMS: tuple[RealProgram, ...] = (
     RealProgram("seq_align", ("4",)),
     # a Newton 'while' loop per option: a map (each option's iterations as written)
     RealProgram("implied_vol", ("8", "4"), tight=frozenset({"vol"})),
+    # vec3 helpers by value, an array of sphere structs, a nearest-hit search per pixel, an image of
+    # rgb structs (per pixel as written: exact, but the tone map and the checksums are float sums)
+    RealProgram("ray_spheres", ("2", "3")),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

@@ -7,7 +7,9 @@ of buffers that may overlap, at least one of them written, this module computes 
 nest touches in each (``AddressRange``: the first subscript's minimum and maximum over the
 rectangular domain, whole rows of a multi-dimensional buffer); the generated call runs only when
 no pair overlaps, else the original nest runs. ``restrict`` pointers need no check: the C rules
-already forbid them to overlap anything that is modified. A gathered pointer
+already forbid them to overlap anything that is modified; nor do buffers of incompatible
+arithmetic element types (``float`` and ``double``, ``int`` and ``float``;
+``mdpoly.ir.scop.distinct_types``): a store through one cannot change the other's objects. A gathered pointer
 (``Scop.inspected``) spans the elements a run-time inspection of the nest's subscripts found
 (``mdpoly.frontend.inspector``).
 
@@ -29,7 +31,7 @@ from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.box import bounding_box
 from mdpoly.frontend.struct_fields import same_struct_array
 from mdpoly.ir.mdh import INSPECT_HI, INSPECT_LO, Access, AddressRange, Affine, AliasCheck, with_c_values
-from mdpoly.ir.scop import Scop, Statement, Variable
+from mdpoly.ir.scop import Scop, Statement, Variable, distinct_types
 
 
 def alias_checks(scop: Scop) -> tuple[AliasCheck, ...]:
@@ -85,7 +87,7 @@ def first_extents(scop: Scop) -> dict[str, str]:
 
 def _may_overlap(x: Variable, y: Variable) -> bool:
     kinds = {x.alias, y.alias}
-    if "restrict" in kinds or "private" in kinds:
+    if "restrict" in kinds or "private" in kinds or distinct_types(x, y):
         return False
     return "pointer" in kinds
 

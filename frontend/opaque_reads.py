@@ -33,7 +33,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
 from mdpoly.ir.mdh import Access, Affine
-from mdpoly.ir.scop import Expr, Statement, Variable, expr_names, expr_refs
+from mdpoly.ir.scop import Expr, Statement, Variable, distinct_types, expr_names, expr_refs
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +90,11 @@ def check_opaque(opaque: list[OpaqueRead], statements: list[Statement], variable
         if var.kind == "scalar":
             return refused, frozenset()
         if not (objects or var.alias == "restrict"):   # restrict: C lets no other pointer reach what it modifies
-            if any((v := variables.get(a)) is None or len(v.shape) != 1 for a in pointers):
+            # nor can a store of one arithmetic type change objects of another (C's aliasing rule)
+            reachable = frozenset(a for a in pointers if (v := variables.get(a)) is None or not distinct_types(v, var))
+            if not reachable:
+                continue
+            if any((v := variables.get(a)) is None or len(v.shape) != 1 for a in reachable):
                 return UnsupportedInput(f"{first.reason}, and '{var.c_value or var.name}', which the nest writes, may overlap "
                                         "what it reads there ('restrict' on that pointer would rule it out)", first.loc,
                                         "non-affine-subscript"), frozenset()

@@ -88,7 +88,8 @@ class _OverBudget(Exception):
 
 
 #: Kept reasons under which privatizing the outer loops' temporaries is tried first.
-_PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement", "mixed-reduction-operators"})
+_PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement", "mixed-reduction-operators",
+                        "data-dependent-condition"})
 
 #: Kept reasons under which a band that nothing else parallelizes is tried as a wavefront (a
 #: gather from a table the band never writes, ``subst[a[i]][b[j]]``, leaves the MDH model

@@ -29,6 +29,8 @@ from mdpoly.frontend.normalize.struct_values import _init_values, _leaves, _memb
 from mdpoly.frontend.symbols import FUNC_DECLS
 
 PREFIX = "mdp_c_"
+#: rounds of call rewriting and splitting (``StructCalls.scalarize``)
+MAX_ROUNDS = 8
 _MEMBER_CALL = re.compile(r"\bmdp_c_(\w+?)((?:__\w+?)*)\b")
 
 
@@ -178,12 +180,17 @@ class StructCalls:
 
     def scalarize(self, node: c_ast.Node, taken: set[str]) -> dict[str, c_ast.Node]:
         """Members of calls and struct values as scalars under ``node``: rewrite the calls, split
-        (which expands ``t = f(x)`` into ``t_re = f(x).re; ...``), and again, since a struct
-        passed whole to a call splits only once the call takes its members."""
+        (which expands ``t = f(x)`` into ``t_re = f(x).re; ...``), and again while something
+        splits, since a struct passed whole to a call splits only once the call takes its members
+        (``p = g(...)`` then ``f(p)``: a round for each link of such a chain)."""
+        scalars: dict[str, c_ast.Node] = {}
+        for _round in range(MAX_ROUNDS):
+            self.rewrite(node)
+            new = scalarize_struct_values(node, self.types, taken | set(scalars), self.returns)
+            if not new:
+                break
+            scalars.update(new)
         self.rewrite(node)
-        scalars = scalarize_struct_values(node, self.types, taken, self.returns)
-        self.rewrite(node)
-        scalars.update(scalarize_struct_values(node, self.types, taken | set(scalars), self.returns))
         return scalars
 
     def _at_path(self, r: c_ast.Return, path: tuple[str, ...]) -> bool:

@@ -195,6 +195,25 @@ class Variable:
 
 
 _INT_WORDS = frozenset({"int", "long", "short", "char", "unsigned", "signed", "_Bool"})
+_NOT_IN_TYPE = frozenset({"const", "volatile", "restrict", "signed", "unsigned", "__restrict", "__restrict__"})
+
+
+def distinct_types(x: Variable, y: Variable) -> bool:
+    """Whether C's aliasing rule keeps stores through ``x``'s elements from changing ``y``'s and
+    back: both of arithmetic types that are not compatible (``float`` and ``double``, ``int`` and
+    ``float``), none of them a character type (which may reach any object), signedness and
+    qualifiers aside. An object accessed through both would make the program undefined."""
+    def core(v: Variable) -> tuple[str, ...] | None:
+        words = v.scalar_type.replace("*", " * ").split()
+        if not words or "*" in words or any(w in ("char", "enum", "struct", "union", "_Complex", "complex")
+                                              for w in words):
+            return None
+        if not (v.is_float or v.is_integer) or v.scalar_type.endswith("_t"):
+            return None
+        kept = tuple(sorted(w for w in words if w not in _NOT_IN_TYPE))
+        return kept or ("int",)
+    a, b = core(x), core(y)
+    return a is not None and b is not None and a != b
 
 
 @dataclass(frozen=True, slots=True)

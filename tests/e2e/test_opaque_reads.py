@@ -110,3 +110,22 @@ def test_inspected_gather_in_a_region_with_no_other_check(tmp_path: Path) -> Non
     seq = build_c(src, tmp_path / "seq", {}, openmp=False)
     par = build_c(out, tmp_path / "par", {}, openmp=True)
     assert_same_outputs(seq, par, (("5",), ("1",), ("0",)), (1, 3))
+
+
+def test_gather_beside_a_write_of_another_type_needs_no_inspection(tmp_path: Path) -> None:
+    """C's aliasing rule (``mdpoly.ir.scop.distinct_types``): an argmax-indexed gather from a
+    ``double`` table beside a ``float`` output runs in parallel with no inspection and no check
+    between the two; beside a ``double`` output (called overlapping it) the inspection finds the
+    overlap at run time and the nest runs as written."""
+    src = SOURCE.parent / "typed_gathers.c"
+    out = tmp_path / "out.c"
+    err = run_mdpoly(src, out, {}).stderr
+    for line in (9, 23):
+        assert f"typed_gathers.c:{line}:5: remark: loop nest scheduled: [i:++ private-body]" in err, err
+    text = out.read_text()
+    pick = text.split("static void pick(")[1].split("static void pick_same(")[0]
+    same = text.split("static void pick_same(")[1].split("int main(")[0]
+    assert "mdp_ins_lo_table" not in pick and "mdp_ins_lo_table" in same
+    seq = build_c(src, tmp_path / "seq", {}, openmp=False)
+    par = build_c(out, tmp_path / "par", {}, openmp=True)
+    assert_same_outputs(seq, par, (("20000", "8"), ("7", "3"), ("1", "1")), (1, 3))
