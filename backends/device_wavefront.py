@@ -25,7 +25,7 @@ whether it pays.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mdpoly.backends.device_body import DeviceArray, DeviceBody, Refused, translate
 from mdpoly.backends.device_item import render_item
@@ -94,16 +94,23 @@ def split_waves(waves: str) -> tuple[str, list[tuple[str, str, tuple[str, ...]]]
     return "\n".join(host), loops
 
 
-def wavefront_bodies(wave: Wavefront, symbols: tuple[Variable, ...]) -> tuple[str, list[DeviceBody]] | str:
+def wavefront_bodies(wave: Wavefront, symbols: tuple[Variable, ...],
+                     in_tile: bool = False) -> tuple[str, list[DeviceBody]] | str:
     """The host loops of ``wave`` (placeholders where the kernels run) and the device body of each
-    loop over the parallel items of one wavefront (one thread per item), or why it cannot run so."""
+    loop over the parallel items of one wavefront (one thread per item; ``in_tile``: a work-group
+    per item, its threads sharing each tile's own wavefronts, ``Wavefront.in_tile``), or why it
+    cannot run so."""
+    tiles = wave.in_tile if in_tile else None
+    if in_tile and tiles is None:
+        return "no wavefront inside its tiles was found"
     try:
-        host, loops = split_waves(wave.waves)
+        host, loops = split_waves(tiles.waves if tiles is not None else wave.waves)
         bodies = []
         for text, iterator, counters in loops:
             table = {v.name: v for v in symbols}
             table.update({c: Variable(c, "long", (), "scalar", "long") for c in counters})
-            bodies.append(translate(text, table, (iterator,), private=wave.private))
+            body = translate(text, table, (iterator,), private=wave.private, group=tiles is not None)
+            bodies.append(replace(body, group=tiles.threads) if tiles is not None else body)
     except Refused as err:
         return str(err)
     return host, bodies
@@ -130,14 +137,14 @@ def _disjoint(arrays: list[DeviceArray]) -> str:
 
 
 def device_wavefront(wave: Wavefront, symbols: tuple[Variable, ...], api: str, name: str,
-                     own_region: bool) -> WaveCode | str:
+                     own_region: bool, in_tile: bool = False) -> WaveCode | str:
     """``wave`` as kernels ``name``, ``name_2``... for ``api`` (``opencl``/``cuda``) with its guarded
-    call (``own_region``: its arrays stay on the device over its loop over wavefronts), or why it
-    stays on the host."""
+    call (``own_region``: its arrays stay on the device over its loop over wavefronts; ``in_tile``:
+    a work-group per tile, ``Wavefront.in_tile``), or why it stays on the host."""
     if wave.derived and not own_region:   # declared in the band's own block, not in the loop's region
         return (f"its loops use sizes the front end made ({', '.join(v for _, v in wave.derived)}), which a host "
                 "loop's data region cannot name")
-    split = wavefront_bodies(wave, symbols)
+    split = wavefront_bodies(wave, symbols, in_tile)
     if isinstance(split, str):
         return split
     host, bodies = split
