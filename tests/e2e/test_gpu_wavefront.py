@@ -23,7 +23,14 @@ import os
 from pathlib import Path
 
 import pytest
-from cuda_harness import compile_for_sm90, kernel_sources, nvrtc_unavailable, toolkit_unavailable
+from cuda_harness import (
+    compile_for_sm90,
+    cuda_device_unavailable,
+    kernel_sources,
+    link_flags,
+    nvrtc_unavailable,
+    toolkit_unavailable,
+)
 from e2e_harness import build_c, c_compiler, child_env, mdpoly_available, mdpoly_command, run_step
 from test_hyperplane import DIAGONAL, NUSSINOV
 from test_opencl_examples import needs_opencl
@@ -130,7 +137,7 @@ def test_wavefront_on_the_device_matches_original(case: str, form: str, tmp_path
     if case in RESIDENT:
         assert RESIDENT[case] in stderr, stderr
     assert "#pragma omp" not in out_c.read_text()
-    assert ("get_global_id(0)" in out_c.read_text()) != group
+    assert ("get_group_id(0)" if group else "get_global_id(0)") in out_c.read_text()
     assert any("runs on the device: one launch per wavefront" in str(d["note"]) for d in _device_items(report))
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
@@ -216,3 +223,25 @@ def test_cuda_host_code_compiles(case: str, form: str, tmp_path: Path) -> None:
     assert "cuLaunchKernel" in out_c.read_text() and "mdp_cu_resident_enter_named" in out_c.read_text()
     run_step([c_compiler(), "-fsyntax-only", "-Wall", "-Werror", "-Wno-unknown-pragmas", "-Wno-unused-variable",
               *kit.compile_flags(), str(out_c)])
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(toolkit_unavailable() is not None, reason=str(toolkit_unavailable()))
+@pytest.mark.skipif(cuda_device_unavailable() is not None, reason=str(cuda_device_unavailable()))
+@pytest.mark.parametrize("form", sorted(FORMS))
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_cuda_wavefront_matches_original_on_gpu(case: str, form: str, tmp_path: Path) -> None:
+    """On a CUDA device, each form computes what the original computes, exactly."""
+    kit = find_cuda()
+    assert kit is not None
+    text, runs, _ = CASES[case]
+    reference = _outputs(build_c(_write(tmp_path, text), tmp_path / "orig", {}, openmp=False), runs)
+    out_c, stderr, _ = _mdpoly(text, tmp_path, "cuda", FORMS[form])
+    assert _note(case, form) in stderr, stderr
+    obj = tmp_path / "cuda.o"
+    run_step([c_compiler(), "-O2", *kit.compile_flags(), "-c", str(out_c), "-o", str(obj)])
+    flags, stand_in = link_flags(kit, obj, tmp_path)
+    assert not stand_in
+    run_step([c_compiler(), str(obj), "-o", str(tmp_path / "cuda"), *flags, "-lm"])
+    env = dict(os.environ, MDPOLY_CACHE_DIR=str(tmp_path / "cache"))
+    assert _outputs(tmp_path / "cuda", runs, env) == reference, f"out.c kept in {tmp_path}"
