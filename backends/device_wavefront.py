@@ -5,7 +5,12 @@ The OpenMP form (``mdpoly.backends.wavefront_code``) shares the iterations of ea
 a team. Here each such loop becomes a kernel launched once per wavefront, one device thread per
 iteration of it: per tile of a tiled wavefront (the thread runs the tile's points in the original
 order: the point loops isl generated, the band's body as written at each point), per point of a
-hyperplane (or per row of points in a deeper band). The loops around it -- over wavefronts, and
+hyperplane (or per row of points in a deeper band). Where the front end found the tiles' own
+wavefronts (``Wavefront.in_tile``) and the caller's cost model prefers it, a tiled wavefront's
+loop over tiles comes from ``TileWave.waves`` instead: a *work-group* per tile, whose threads
+share the points of each of the tile's inner wavefronts and wait at the group's barrier between
+them (``translate(..., group=True)``; the kernel spells the thread's index, the group's size and
+the barrier per API, ``mdpoly.backends.device_item``). The loops around it -- over wavefronts, and
 whatever isl put between -- stay on the host; the tile loop's bounds, which depend on their
 counters (``mdp_w``) and on the size parameters, are computed by the kernel's host function from
 its arguments. ``mdpoly.backends.device_body`` translates the tile loop (so the same refusals hold:
