@@ -108,8 +108,11 @@ class Calibration:
     gpu_thread_ns_per_op: float = 50.0
     #: one of a tile's own wavefronts on a work-group (``Wavefront.in_tile``) beyond its threads'
     #: work: the group's barrier and the global-memory round trip the next inner wavefront waits
-    #: for (an L2 load after a store, ~0.5 us); an estimate, not yet measured
-    gpu_barrier_ns: float = 500.0
+    #: for. Measured on the H200 (issue 23, a work-group per tile, CUDA): seidel_2d's kernels
+    #: 10.5 ms over a path of 39,680 operations (at 50 ns: 2 ms) and 19,840 barriers, ~430 ns
+    #: each; with it nussinov's path (1.79M operations, 2,413 barriers) predicts 90 ms, measured
+    #: 99.7 ms (NVIDIA OpenCL: 11 ms and 170 ms)
+    gpu_barrier_ns: float = 450.0
 
     def sync(self, threads: int) -> float:
         return self.sync_ns + self.sync_per_thread_ns * max(threads - 2, 0)
