@@ -204,8 +204,11 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
     _check(band_deps, sched, depth, prefix, names)
     waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], steps, band, scop.params)
-    in_tile = _in_tile(band_deps, sched, domain.coalesce(), skew, sizes, steps, names, [lp.c_type for lp in loops],
-                       band, scop.params, prefix)
+    try:   # the one-thread-per-tile form stands without it
+        in_tile = _in_tile(band_deps, sched, domain.coalesce(), skew, sizes, steps, names,
+                           [lp.c_type for lp in loops], band, scop.params, prefix)
+    except isl.Error:
+        in_tile = None
     private, exits = _iterators(cand, band, names)
     try:
         checks = alias_checks(scop)
