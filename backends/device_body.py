@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast, c_generator, c_parser
 
+from mdpoly.ir.nest import TILE_BARRIER, TILE_THREAD, TILE_THREADS
 from mdpoly.ir.scop import Variable
 
 #: The largest local array (elements) a device thread keeps.
@@ -122,6 +123,9 @@ class DeviceBody:
     #: host C run after the kernel that leaves the item's loop iterators declared outside it at
     #: their exit values (its loop headers around nothing; ``""``: none, or not asked for)
     exits: str = ""
+    #: threads of the work-group that runs each iteration of the band together (``translate``'s
+    #: ``group``; at most this many, fewer where the compiled kernel allows fewer); 0: one thread each
+    group: int = 0
 
     def bytes(self) -> int | None:
         """The bytes its arrays hold (what a call without resident data copies in), where every
@@ -211,9 +215,11 @@ def _step(node: c_ast.Node | None, name: str) -> int:
 class _Translator(c_ast.NodeVisitor):
     """Checks an item's statements and rewrites them in place for one device thread."""
 
-    def __init__(self, symbols: dict[str, Variable], local: set[str], outs: set[str]) -> None:
+    def __init__(self, symbols: dict[str, Variable], local: set[str], outs: set[str], group: bool = False) -> None:
         self.symbols = symbols
         self.local = set(local)
+        #: a work-group's code: it may read the thread's index and the group's size and wait at its barrier
+        self.group = group
         self.outs_allowed = outs
         self.arrays: dict[str, DeviceArray] = {}
         self.scalars: dict[str, DeviceScalar] = {}
@@ -467,6 +473,8 @@ class _Translator(c_ast.NodeVisitor):
         name = node.name.name if isinstance(node.name, c_ast.ID) else ""
         arity = DOUBLE_MATH.get(name, FLOAT_MATH.get(name))
         args = node.args.exprs if node.args is not None else []
+        if self.group and name + "();" == TILE_BARRIER and not args:
+            return
         if arity is None:
             raise Refused(f"it calls '{name or 'a function pointer'}', which is no math function the device has")
         if len(args) != arity:
@@ -563,7 +571,7 @@ def _own_iterators(stmt: c_ast.Node, symbols: dict[str, Variable]) -> set[str]:
 
 def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...] = (),
               locals_: tuple[str, ...] = (), private: tuple[str, ...] = (), last: str = "",
-              outs: frozenset[str] = frozenset(), own_loops: bool = False) -> DeviceBody:
+              outs: frozenset[str] = frozenset(), own_loops: bool = False, group: bool = False) -> DeviceBody:
     """``text`` (an item's C) as a ``DeviceBody``.
 
     :arg symbols: declarations of the outside names, by name.
@@ -576,6 +584,9 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
     :arg own_loops: the iterators of the text's loops that are declared outside it are thread
         locals too, and ``DeviceBody.exits`` sets them on the host afterwards (each assigned only
         by its loop's header, each loop under loops only, its header over scalars).
+    :arg group: each iteration of the band runs on a work-group: the text may read the thread's
+        index in it and its size (``TILE_THREAD``, ``TILE_THREADS``) and wait at its barrier
+        (``TILE_BARRIER``; the text keeps every barrier uniform over the group).
     :raises Refused: with the reason it cannot be translated exactly.
     """
     body = _parse("\n".join([*locals_, text]))
@@ -605,7 +616,8 @@ def translate(text: str, symbols: dict[str, Variable], parallel: tuple[str, ...]
         skeleton = _skeleton(whole, own) if own else None
         exits = _gen().visit(skeleton) if skeleton is not None else ""
         private = (*private, *sorted(own - names))
-    tr = _Translator(symbols, names | set(private), set(outs))
+    builtins = {TILE_THREAD, TILE_THREADS} if group else set()
+    tr = _Translator(symbols, names | set(private) | builtins, set(outs), group)
     for d in decls:
         tr.visit(d)
     typed: list[ThreadLoop] = []

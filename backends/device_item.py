@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from mdpoly.backends.c_files import c_file
 from mdpoly.backends.device_body import DeviceBody
 from mdpoly.backends.gpu_host import c_string
+from mdpoly.ir.nest import TILE_BARRIER, TILE_THREAD, TILE_THREADS
 from mdpoly.ir.residency import DeviceData, DeviceUse
 
 #: An OpenCL transfer's event argument: an event of the call's when profiling, else none.
@@ -52,8 +53,19 @@ def _params(body: DeviceBody, api: str) -> list[str]:
     return out
 
 
+#: Per API: a work-group's index, its thread's index in it, its size, and its barrier ordering
+#: global memory for the group (a ``DeviceBody.group`` kernel).
+_GROUP = {
+    "opencl": ("(long)get_group_id(0)", "(long)get_local_id(0)", "(long)get_local_size(0)",
+               "barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);"),
+    "cuda": ("(long)blockIdx.x", "(long)threadIdx.x", "(long)blockDim.x", "__syncthreads();"),
+}
+
+
 def kernel_source(body: DeviceBody, name: str, api: str) -> str:
-    """The kernel ``name`` in OpenCL C or CUDA C."""
+    """The kernel ``name`` in OpenCL C or CUDA C (a work-group per band iteration when
+    ``body.group``: every thread of it runs the body, which shares the work by the thread's
+    index and waits at the group's barriers)."""
     lines: list[str] = []
     if api == "opencl":
         lines += list(c_file("opencl_kernel.cl").splitlines())
@@ -65,9 +77,15 @@ def kernel_source(body: DeviceBody, name: str, api: str) -> str:
         lines += list(c_file("cuda_kernel.h").splitlines())
         head, index = 'extern "C" __global__ void', "((long)blockIdx.x * (long)blockDim.x + (long)threadIdx.x)"
     total = " * ".join(f"mdp_ext{k}" for k in range(len(body.threads))) or "1"
+    text = body.body
+    if body.group:
+        index, lid, lsz, barrier = _GROUP[api]
+        text = text.replace(TILE_BARRIER, barrier)
     lines.append(f"{head} {name}({', '.join(_params(body, api))})")
     lines.append("{")
     lines.append(f"    const long mdp_t = {index};")
+    if body.group:   # the group returns as a whole (the barriers wait for every thread of it)
+        lines += [f"    const long {TILE_THREAD} = {lid};", f"    const long {TILE_THREADS} = {lsz};"]
     lines.append("    long mdp_r = mdp_t;")
     lines += [f"    {t.device_type} {t.iterator};" for t in body.threads]
     lines += [f"    {d}" for d in body.locals]
@@ -80,7 +98,7 @@ def kernel_source(body: DeviceBody, name: str, api: str) -> str:
         if k:
             lines.append(f"    mdp_r /= mdp_ext{k};")
     lines.append("    (void)mdp_r;")
-    lines += ["    " + ln for ln in body.body.splitlines()]
+    lines += ["    " + ln for ln in text.splitlines()]
     if body.last:
         lines.append(f"    if (mdp_t == {total} - 1)")
         lines += ["    " + ln for ln in body.last.splitlines()]
@@ -124,7 +142,15 @@ def _host_opencl(body: DeviceBody, name: str) -> list[str]:
     w.append("size_t mdp_items = 1;")
     for k in range(len(body.threads)):
         w += [f"if (mdp_ext{k} <= 0)", "    return;", f"mdp_items *= (size_t)mdp_ext{k};"]
-    w += ["if (!mdp_kernel)", f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");']
+    if body.group:   # a work-group per item: as many work-items as the compiled kernel allows, up to the group
+        w += ["static size_t mdp_group = 0;", "if (!mdp_kernel) {",
+              f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");',
+              "    mdp_cl_check(clGetKernelWorkGroupInfo(mdp_kernel, mdp_cl_device, CL_KERNEL_WORK_GROUP_SIZE, "
+              'sizeof mdp_group, &mdp_group, NULL), "clGetKernelWorkGroupInfo");',
+              f"    if (mdp_group > {body.group} || mdp_group == 0)", f"        mdp_group = {body.group};", "}",
+              "mdp_items *= mdp_group;"]
+    else:
+        w += ["if (!mdp_kernel)", f'    mdp_kernel = mdp_cl_kernel(mdp_src_{name}, "{name}", "{name}");']
     for b, host, _, _ in bufs:
         w.append(f"mdp_res_{b} = mdp_cl_resident_find((const void *){host}, mdp_bytes_{b}, &mdp_dev_{b});")
         w.append(f"if (!mdp_res_{b}) {{")
@@ -140,7 +166,8 @@ def _host_opencl(body: DeviceBody, name: str) -> list[str]:
     args += [f"mdp_dev_out_{s.name}" for s in body.outs]
     for k, a in enumerate(args):
         w.append(f'mdp_cl_check(clSetKernelArg(mdp_kernel, {k}, sizeof({a}), &{a}), "clSetKernelArg");')
-    w.append("mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, 1, NULL, &mdp_items, NULL, 0, NULL, "
+    w.append(f"mdp_cl_check(clEnqueueNDRangeKernel(mdp_cl_queue, mdp_kernel, 1, NULL, &mdp_items, "
+             f"{'&mdp_group' if body.group else 'NULL'}, 0, NULL, "
              'mdp_cl_profile ? &mdp_kev[mdp_nk++] : NULL), "clEnqueueNDRangeKernel");')
     for b, host, _, written in bufs:
         if written:
@@ -163,13 +190,22 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
     for k, t in enumerate(body.threads):
         w.append(f"long long mdp_lo{k} = (long long)({t.lower}), mdp_ext{k} = (long long)({t.extent});")
     w.append("long long mdp_items = 1;")
-    w.append(f"const unsigned int mdp_block[3] = {{{BLOCK}, 1, 1}};")
+    if body.group:   # a block per item: as many threads as the compiled kernel allows, up to the group
+        w.append(f"static unsigned int mdp_block[3] = {{{body.group}, 1, 1}};")
+    else:
+        w.append(f"const unsigned int mdp_block[3] = {{{BLOCK}, 1, 1}};")
     for k in range(len(body.threads)):
         w += [f"if (mdp_ext{k} <= 0)", "    return;", f"mdp_items *= mdp_ext{k};"]
     w += ["if (!mdp_kernel) {",
           f'    CUmodule mdp_mod = mdp_cu_module(mdp_cu_src_{name}, "{name}", 0);',
-          f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");',
-          f'    mdp_cu_launchable(mdp_kernel, "{name}", mdp_block);', "}"]
+          f'    mdp_kernel = mdp_cu_function(mdp_mod, "{name}");']
+    if body.group:
+        w += ["    int mdp_most = 0;",
+              '    mdp_cu_check(cuFuncGetAttribute(&mdp_most, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, mdp_kernel), '
+              '"cuFuncGetAttribute");',
+              "    if (mdp_most > 0 && (unsigned int)mdp_most < mdp_block[0])",
+              "        mdp_block[0] = (unsigned int)mdp_most;"]
+    w += [f'    mdp_cu_launchable(mdp_kernel, "{name}", mdp_block);', "}"]
     # MDPOLY_PROFILE: events 0-1 around the copies in, 5-2 around the launch (gated), 3-4 around the copies out
     w += ["const double mdp_host0 = mdp_cu_profile ? mdp_cu_now_ms() : 0.0;",
           "if (mdp_cu_profile)", "    mdp_cu_profile_record(0);"]
@@ -188,7 +224,8 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
         args += [f"&mdp_lo{k}", f"&mdp_ext{k}"]
     args += [f"&mdp_dev_out_{s.name}" for s in body.outs]
     w.append(f"{{ void *mdp_args[] = {{{', '.join(args)}}};")
-    w.append(f"  mdp_cu_check(cuLaunchKernel(mdp_kernel, (unsigned int)((mdp_items + {BLOCK - 1}) / {BLOCK}), 1, 1, "
+    grid = "(unsigned int)mdp_items" if body.group else f"(unsigned int)((mdp_items + {BLOCK - 1}) / {BLOCK})"
+    w.append(f"  mdp_cu_check(cuLaunchKernel(mdp_kernel, {grid}, 1, 1, "
              'mdp_block[0], 1, 1, 0, NULL, mdp_args, NULL), "cuLaunchKernel"); }')
     every = " && ".join(f"mdp_res_{b}" for b, _, _, _ in bufs) or "0"
     w += ["if (mdp_cu_profile)", "    mdp_cu_gate_open();"]

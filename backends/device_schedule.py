@@ -143,10 +143,13 @@ def device_wavefront_arrays(nest: NestAnalysis, wave: Wavefront) -> tuple[tuple[
                  for a in wavefront_arrays(split[1]))
 
 
-def _wave_note(wave: Wavefront, own_region: bool, names: list[str], written: list[str]) -> str:
+def _wave_note(wave: Wavefront, own_region: bool, names: list[str], written: list[str], in_tile: bool = False) -> str:
     """The report's words on a wavefront that runs on the device."""
     what = ("tiled wavefront" if not wave.hyperplane else "wavefront along the hyperplane " + wave.hyperplane)
-    each = ("one thread per tile (its points in the original order)" if not wave.hyperplane else
+    tiles = wave.in_tile
+    each = ("one work-group per tile, its points along the tile's own wavefronts (" + _inner_words(wave) +
+            f", up to {tiles.threads} threads sharing each)" if in_tile and tiles is not None else
+            "one thread per tile (its points in the original order)" if not wave.hyperplane else
             "one thread per point of the hyperplane" if len(wave.iterators) < 3 else
             "one thread per row of points of the hyperplane (the row's points in order)")
     count = (f" ({wave.wavefronts} launch{'' if wave.wavefronts == 1 else 'es'})" if wave.wavefronts is not None
@@ -155,6 +158,15 @@ def _wave_note(wave: Wavefront, own_region: bool, names: list[str], written: lis
              f"{', '.join(names)}; copied back once after them: {', '.join(written) or 'none'})" if own_region
              else "; its arrays are those of the host loop's data region, or copied at each launch")
     return f"the {what} at line {wave.loc.line} runs on the device: one launch per wavefront{count}, {each}{where}"
+
+
+def _inner_words(wave: Wavefront) -> str:
+    """The tile's own wavefronts in words, e.g. ``31 of i+j``: their number and hyperplane over the
+    tile's skewed coordinates (``Wavefront.skew``)."""
+    tiles = wave.in_tile
+    assert tiles is not None
+    terms = [c for c, k in zip(wave.skew, tiles.coefficients, strict=True) if k]
+    return f"{tiles.inner} of {'+'.join(t if t.isidentifier() else f'({t})' for t in terms)}"
 
 
 def _indent(text: str) -> str:
@@ -185,10 +197,16 @@ class DeviceItems:
 Pays = Callable[[int | None, int | None, bool], str]
 
 
-def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pays: Pays | None = None) -> DeviceItems:
-    """Every ``PrivateLoop`` of ``nest``'s schedule as a kernel for ``api`` (``opencl``/``cuda``;
-    any other: none), named afresh (``used_names`` grows), or why it stays on the host (among
-    them ``pays``'s reason: the caller's cost model)."""
+#: ``group(wave)``: whether a wavefront runs a work-group per tile (``Wavefront.in_tile``) rather than a thread
+Group = Callable[[Wavefront], bool]
+
+
+def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pays: Pays | None = None,
+                          group: Group | None = None) -> DeviceItems:
+    """Every ``PrivateLoop`` and ``Wavefront`` of ``nest``'s schedule as kernels for ``api``
+    (``opencl``/``cuda``; any other: none), named afresh (``used_names`` grows), or why it stays
+    on the host (among them ``pays``'s reason: the caller's cost model); each wavefront a thread
+    per tile, or a work-group per tile where ``group`` (the caller's cost model) says so."""
     codes: dict[int, ItemCode] = {}
     notes: list[tuple[SourceLoc, str]] = []
     refusals: list[tuple[SourceLoc, str]] = []
@@ -217,14 +235,19 @@ def device_schedule_items(nest: NestAnalysis, api: str, used_names: set[str], pa
     top = {id(w) for w in nest.schedule if isinstance(w, Wavefront)}
     for wave in schedule_items_of(nest.schedule, Wavefront):   # the cost model weighs the nest (``mdpoly.hybrid``)
         name = _fresh(f"mdpoly_{nest.function}_{wave.loc.line}_wave", used_names)
-        wcode = device_wavefront(wave, _symbols(nest), api, name, id(wave) in top)
+        in_tile = group is not None and wave.in_tile is not None and group(wave)
+        wcode = device_wavefront(wave, _symbols(nest), api, name, id(wave) in top, in_tile)
+        if isinstance(wcode, str) and in_tile:   # the one-thread form may still translate
+            in_tile = False
+            wcode = device_wavefront(wave, _symbols(nest), api, name, id(wave) in top)
         if isinstance(wcode, str):
             refusals.append((wave.loc, wcode))
             continue
         used_names.update(f"{name}_{k}" for k in range(2, wcode.kernels + 1))
         codes[id(wave)] = ItemCode(wcode.definition, wcode.call, wcode.preamble, wcode.device_data)
         arrays = device_wavefront_arrays(nest, wave) or ()
-        notes.append((wave.loc, _wave_note(wave, id(wave) in top, [a[0] for a in arrays], [a[0] for a in arrays if a[2]])))
+        notes.append((wave.loc, _wave_note(wave, id(wave) in top, [a[0] for a in arrays], [a[0] for a in arrays if a[2]],
+                                           in_tile)))
     return DeviceItems(codes, tuple(notes), tuple(refusals))
 
 

@@ -5,7 +5,12 @@ The OpenMP form (``mdpoly.backends.wavefront_code``) shares the iterations of ea
 a team. Here each such loop becomes a kernel launched once per wavefront, one device thread per
 iteration of it: per tile of a tiled wavefront (the thread runs the tile's points in the original
 order: the point loops isl generated, the band's body as written at each point), per point of a
-hyperplane (or per row of points in a deeper band). The loops around it -- over wavefronts, and
+hyperplane (or per row of points in a deeper band). Where the front end found the tiles' own
+wavefronts (``Wavefront.in_tile``) and the caller's cost model prefers it, a tiled wavefront's
+loop over tiles comes from ``TileWave.waves`` instead: a *work-group* per tile, whose threads
+share the points of each of the tile's inner wavefronts and wait at the group's barrier between
+them (``translate(..., group=True)``; the kernel spells the thread's index, the group's size and
+the barrier per API, ``mdpoly.backends.device_item``). The loops around it -- over wavefronts, and
 whatever isl put between -- stay on the host; the tile loop's bounds, which depend on their
 counters (``mdp_w``) and on the size parameters, are computed by the kernel's host function from
 its arguments. ``mdpoly.backends.device_body`` translates the tile loop (so the same refusals hold:
@@ -25,7 +30,7 @@ whether it pays.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mdpoly.backends.device_body import DeviceArray, DeviceBody, Refused, translate
 from mdpoly.backends.device_item import render_item
@@ -94,16 +99,23 @@ def split_waves(waves: str) -> tuple[str, list[tuple[str, str, tuple[str, ...]]]
     return "\n".join(host), loops
 
 
-def wavefront_bodies(wave: Wavefront, symbols: tuple[Variable, ...]) -> tuple[str, list[DeviceBody]] | str:
+def wavefront_bodies(wave: Wavefront, symbols: tuple[Variable, ...],
+                     in_tile: bool = False) -> tuple[str, list[DeviceBody]] | str:
     """The host loops of ``wave`` (placeholders where the kernels run) and the device body of each
-    loop over the parallel items of one wavefront (one thread per item), or why it cannot run so."""
+    loop over the parallel items of one wavefront (one thread per item; ``in_tile``: a work-group
+    per item, its threads sharing each tile's own wavefronts, ``Wavefront.in_tile``), or why it
+    cannot run so."""
+    tiles = wave.in_tile if in_tile else None
+    if in_tile and tiles is None:
+        return "no wavefront inside its tiles was found"
     try:
-        host, loops = split_waves(wave.waves)
+        host, loops = split_waves(tiles.waves if tiles is not None else wave.waves)
         bodies = []
         for text, iterator, counters in loops:
             table = {v.name: v for v in symbols}
             table.update({c: Variable(c, "long", (), "scalar", "long") for c in counters})
-            bodies.append(translate(text, table, (iterator,), private=wave.private))
+            body = translate(text, table, (iterator,), private=wave.private, group=tiles is not None)
+            bodies.append(replace(body, group=tiles.threads) if tiles is not None else body)
     except Refused as err:
         return str(err)
     return host, bodies
@@ -130,14 +142,14 @@ def _disjoint(arrays: list[DeviceArray]) -> str:
 
 
 def device_wavefront(wave: Wavefront, symbols: tuple[Variable, ...], api: str, name: str,
-                     own_region: bool) -> WaveCode | str:
+                     own_region: bool, in_tile: bool = False) -> WaveCode | str:
     """``wave`` as kernels ``name``, ``name_2``... for ``api`` (``opencl``/``cuda``) with its guarded
-    call (``own_region``: its arrays stay on the device over its loop over wavefronts), or why it
-    stays on the host."""
+    call (``own_region``: its arrays stay on the device over its loop over wavefronts; ``in_tile``:
+    a work-group per tile, ``Wavefront.in_tile``), or why it stays on the host."""
     if wave.derived and not own_region:   # declared in the band's own block, not in the loop's region
         return (f"its loops use sizes the front end made ({', '.join(v for _, v in wave.derived)}), which a host "
                 "loop's data region cannot name")
-    split = wavefront_bodies(wave, symbols)
+    split = wavefront_bodies(wave, symbols, in_tile)
     if isinstance(split, str):
         return split
     host, bodies = split

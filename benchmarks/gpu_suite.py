@@ -12,7 +12,9 @@ For every kernel of ``benchmarks/kernels/suite/`` (the kernel list, checksums an
   built with ``-fopenmp`` and run at ``--threads`` threads;
 - ``cuda_all`` / ``opencl_all``: the same with ``MDPOLY_COST_CALIBRATION=gpu_min_speedup=0``:
   every nest the model weighs goes to the device (what the GPU code itself achieves; compare
-  with ``cuda`` to judge the model's choices).
+  with ``cuda`` to judge the model's choices);
+- ``cuda_thread`` / ``opencl_thread``: forced onto the device with a wavefront's tiles one device
+  thread each (``gpu_barrier_ns=1e12`` prices the work-group form out), the form before it.
 
 Each program runs once to check its checksums against ``seq`` (the ``first`` run: CUDA compiles
 its kernels with NVRTC into a fresh module cache, OpenCL builds its program) and then ``--reps``
@@ -54,11 +56,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import suite  # the kernel list, building, checksums
 
-ALL_VARIANTS = ("seq", "omp", "cuda", "cuda_all", "opencl", "opencl_all")
+ALL_VARIANTS = ("seq", "omp", "cuda", "cuda_all", "opencl", "opencl_all", "cuda_thread", "opencl_thread")
 #: extra seconds a GPU variant's checking run may take (context creation, kernel compilation)
 FIRST_RUN_ALLOWANCE_S = 60.0
-GPU = {"cuda": "cuda", "cuda_all": "cuda", "opencl": "opencl", "opencl_all": "opencl"}
+GPU = {"cuda": "cuda", "cuda_all": "cuda", "opencl": "opencl", "opencl_all": "opencl", "cuda_thread": "cuda",
+       "opencl_thread": "opencl"}
 FORCE_DEVICE = "gpu_min_speedup=0"
+#: forced onto the device with one thread per wavefront tile (the form before issue 23's work-groups)
+FORCE_THREAD = "gpu_min_speedup=0,gpu_barrier_ns=1e12"
 RUN_TIMEOUT_S = 300
 _PROFILE = re.compile(r"mdpoly-profile: (\S+) calls=(\d+) kernel_ms=(\S+) transfer_ms=(\S+)")
 _RESIDENT = re.compile(r"mdpoly-profile: resident uploads=(\d+) downloads=(\d+)")
@@ -172,7 +177,8 @@ def build_variant(kernel: str, name: str, out_dir: Path, small: bool, missing: d
             suite.build(src, v.exe, defines, openmp=False)
             return v
         out_c, rep = out_dir / f"{name}.c", out_dir / f"{name}.json"
-        v.remarks = _mdpoly(src, out_c, rep, target, defines, FORCE_DEVICE if name.endswith("_all") else "")
+        v.remarks = _mdpoly(src, out_c, rep, target, defines, FORCE_DEVICE if name.endswith("_all") else
+                             FORCE_THREAD if name.endswith("_thread") else "")
         v.report = json.loads(rep.read_text())
         if name in GPU and missing.get(target):
             v.status, v.detail = "no device", str(missing[target])

@@ -66,8 +66,9 @@ from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.privatize import fix_known_params, instance_count, iteration_local, perfect_band
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
+from mdpoly.frontend.tile_wavefront import group_threads, inner_coefficients, inner_shape, tile_points
 from mdpoly.ir.fields import view_member
-from mdpoly.ir.nest import WAVEFRONT_TILES, Wavefront
+from mdpoly.ir.nest import WAVEFRONT_TILES, TileWave, Wavefront
 from mdpoly.ir.scop import Scop
 
 #: Tile edges per band depth (points of each skewed dimension, outermost first); tuned later.
@@ -203,6 +204,11 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
                     f" and w = {' + '.join(ts)} }}").intersect_domain(domain.coalesce())
     _check(band_deps, sched, depth, prefix, names)
     waves = _generate(sched, prefix, names, [lp.c_type for lp in loops], steps, band, scop.params)
+    try:   # the one-thread-per-tile form stands without it
+        in_tile = _in_tile(band_deps, sched, domain.coalesce(), skew, sizes, steps, names,
+                           [lp.c_type for lp in loops], band, scop.params, prefix)
+    except isl.Error:
+        in_tile = None
     private, exits = _iterators(cand, band, names)
     try:
         checks = alias_checks(scop)
@@ -213,7 +219,7 @@ def _wavefront(cand: Candidate, scop: Scop, deps: isl.UnionMap, band: list[c_ast
     return Wavefront(tuple(names), tuple(_skew_text(coords, skew)), sizes, loc_of(cand.node),
                      waves, str(gen._generate_stmt(cand.node, add_indent=False)),
                      tuple(sorted({*private, *outside})), exits, checks, scop.preconditions,
-                     tuple(scop.params)), sched
+                     tuple(scop.params), in_tile=in_tile), sched
 
 
 def _runs_loop(band: list[c_ast.For]) -> bool:
@@ -338,8 +344,11 @@ class _CPrinter:
     tiles of one wavefront (the first tile dimension of ``_tile_order``)."""
 
     def __init__(self, names: list[str], types: list[str], declared: list[bool], steps: list[int], body: str,
-                 params: set[str], tile_loop: str = "", assign: bool = False) -> None:
+                 params: set[str], tile_loop: str = "", assign: bool = False,
+                 point: Callable[[list[str]], list[str]] | None = None) -> None:
         self.names = names
+        #: instead of a point's body: the lines for a statement instance's coordinates (a tile's code)
+        self.point = point
         #: the loop over the parts of one wavefront that is shared out; ``assign``: every point
         #: assigns each iterator from isl's expression (a hyperplane's loops are not the band's)
         self.tile_loop = tile_loop or f"{_TILE}{_tile_order(len(names))[0]}"
@@ -409,6 +418,9 @@ class _CPrinter:
         if not in_tile:
             raise _Refused("isl's code generator placed points outside every tile loop")
         args = [self.expr(expr.op_get_arg(q)) for q in range(1, expr.op_get_n_arg())]
+        if self.point is not None:
+            self.lines.extend("  " * depth + ln if ln.strip() else ln for ln in self.point(args))
+            return
         if not self.assign and any(a != n for a, n, s in zip(args, self.names, self.steps, strict=True) if s == 1):
             raise _Refused("isl's code generator named a point by other than the band's iterators")
         pad = "  " * depth
@@ -474,6 +486,59 @@ def _generate(sched: isl.Map, prefix: str, names: list[str], types: list[str], s
     if WAVEFRONT_TILES not in printer.lines:
         raise _Refused("isl's code generator made no tile loop")
     return "\n".join(printer.lines)
+
+
+def _in_tile(band_deps: isl.Map, sched: isl.Map, domain: isl.Set, skew: list[tuple[int, ...]],
+             sizes: tuple[int, ...], steps: list[int], names: list[str], types: list[str], band: list[c_ast.For],
+             params: tuple[str, ...], prefix: str) -> TileWave | None:
+    """The tiles' own wavefronts for a work-group per tile (``mdpoly.frontend.tile_wavefront``):
+    isl's loops over wavefronts and tiles (one statement instance per non-empty tile) with the
+    tile's code at each; ``None`` where no inner hyperplane is proved, a loop steps by other than
+    one, or isl's loops are of a form the printer does not take (one thread per tile stays)."""
+    coefficients = inner_coefficients(band_deps, sched, skew, sizes, prefix)
+    if coefficients is None or any(abs(s) != 1 for s in steps):
+        return None
+    depth = len(names)
+    declared = [isinstance(b.init, c_ast.DeclList) for b in band]
+    body = str(SourceGenerator()._generate_stmt(band[-1].stmt, add_indent=False))
+    iterators = [(f"{t} " if d else "", n) for n, t, d in zip(names, types, declared, strict=True)]
+    order = _tile_order(depth)
+    printer = _CPrinter(names, types, declared, steps, body, set(params))
+    condition = printer.expr(_condition(domain))
+
+    def point(args: list[str]) -> list[str]:   # args: the wavefront, then the tiles in loop order
+        tile = [""] * depth
+        for k, r in enumerate(order):
+            tile[r] = args[1 + k]
+        return tile_points(coefficients, sizes, skew, steps, iterators, condition, body, tile)
+
+    ids = [_WAVE, *(f"{_TILE}{r}" for r in order)]
+    tiles = sched.range().project_out(isl.dim_type.set, 1 + depth, depth).set_tuple_name("Tile")
+    tmap = isl.Map(f"{prefix}{{ Tile[{', '.join(ids)}] -> [{', '.join(ids)}] }}").intersect_domain(tiles)
+    ctx = sched.get_ctx()
+    id_list = isl.IdList.alloc(ctx, len(ids))
+    for nm in ids:
+        id_list = id_list.add(isl.Id(nm, context=ctx))
+    build = isl.AstBuild.from_context(isl.Set(f"{prefix}{{ : }}")).set_iterators(id_list)
+    tile_printer = _CPrinter(names, types, declared, steps, body, set(params), point=point)
+    try:
+        tile_printer.node(build.node_from_schedule_map(isl.UnionMap.from_map(tmap)), 0, False)
+    except _Refused:
+        return None
+    if WAVEFRONT_TILES not in tile_printer.lines:
+        return None
+    inner, candidates, _ = inner_shape(coefficients, sizes)
+    return TileWave("\n".join(tile_printer.lines), coefficients, inner, candidates, group_threads(candidates))
+
+
+def _condition(domain: isl.Set) -> isl.AstExpr:
+    """The band's domain as an isl expression over its points' coordinates ``mdp_x<r>`` (and the sizes)."""
+    depth = domain.dim(isl.dim_type.set)
+    for r in range(depth):
+        domain = domain.set_dim_name(isl.dim_type.set, r, f"mdp_x{r}")
+    n = domain.dim(isl.dim_type.param)
+    params = domain.move_dims(isl.dim_type.param, n, isl.dim_type.set, 0, depth).params()
+    return isl.AstBuild.from_context(isl.Set.universe(params.get_space())).expr_from_set(params)
 
 
 # }}}
@@ -560,7 +625,23 @@ def _wave_counts(wave: Wavefront, sched: isl.Map, known: dict[str, int]) -> Wave
         for t in wave.tiles:
             tile *= t
         item = min(tile, points) if points is not None else tile
+        return replace(wave, wavefronts=waves, points=points, item_points=item, item_tiles=_item_tiles(rng, known))
     return replace(wave, wavefronts=waves, points=points, item_points=item)
+
+
+def _item_tiles(rng: isl.Set, known: dict[str, int]) -> int | None:
+    """At most how many tiles one parallel item runs in turn, where the sizes are known: the
+    values of each tile loop between the shared one and the last (which the wavefront fixes),
+    multiplied (``rng``: the schedule's range ``[w, tiles in loop order..., points...]``)."""
+    depth = (rng.dim(isl.dim_type.set) - 1) // 2
+    out = 1
+    for k in range(2, depth):   # set dimension k: a tile loop inside the shared one, not the last
+        one = rng.project_out(isl.dim_type.set, k + 1, rng.dim(isl.dim_type.set) - k - 1)
+        n = _count(one.project_out(isl.dim_type.set, 0, k), known)
+        if n is None:
+            return None
+        out *= n
+    return out
 
 
 def _over_depths(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | None,

@@ -58,7 +58,7 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from mdpoly.ir.c_types import parse_type
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
-from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, HostLoop, PrivateLoop, ScheduleItem
+from mdpoly.ir.nest import SCATTER_WORK_PER_ELEMENT, HostLoop, PrivateLoop, ScheduleItem, Wavefront
 from mdpoly.ir.plan import REGISTER_LAYER, Loop, Plan, walk
 
 # {{{ the constants
@@ -102,9 +102,17 @@ class Calibration:
     host_threads: int = 2              # the host team the device is weighed against (the OpenMP estimate)
     gpu_min_speedup: float = 1.2       # a nest goes to the device when estimated this much faster (0: always)
     #: a counted operation of one device thread running sequential code alone (a wavefront's tile:
-    #: ~1 GHz in order, its loads' latency hidden only by the other tiles' threads); an estimate,
-    #: not yet measured
-    gpu_thread_ns_per_op: float = 1.0
+    #: in order, each load's latency exposed, hidden only by the other tiles' threads). Measured on
+    #: the H200 (issue 23, one thread per tile): seidel_2d's kernels 446 ms over a path of 5.2M
+    #: operations (85 ns), nussinov's 2.79 s over 57.6M (48 ns)
+    gpu_thread_ns_per_op: float = 50.0
+    #: one of a tile's own wavefronts on a work-group (``Wavefront.in_tile``) beyond its threads'
+    #: work: the group's barrier and the global-memory round trip the next inner wavefront waits
+    #: for. Measured on the H200 (issue 23, a work-group per tile, CUDA): seidel_2d's kernels
+    #: 10.5 ms over a path of 39,680 operations (at 50 ns: 2 ms) and 19,840 barriers, ~430 ns
+    #: each; with it nussinov's path (1.79M operations, 2,413 barriers) predicts 90 ms, measured
+    #: 99.7 ms (NVIDIA OpenCL: 11 ms and 170 ms)
+    gpu_barrier_ns: float = 450.0
 
     def sync(self, threads: int) -> float:
         return self.sync_ns + self.sync_per_thread_ns * max(threads - 2, 0)
@@ -595,13 +603,17 @@ class DeviceInputs:
     host_syncs: int = 0
     calls: int = 1
     #: operations that run one after the other on the device: a wavefront's threads each run a
-    #: tile's points in order, so each wavefront lasts at least one tile's work on one thread
+    #: tile's points in order, so each wavefront lasts at least one tile's work on one thread (a
+    #: work-group per tile: each of the tile's own wavefronts, a thread's share of its points)
     path_ops: int = 0
+    #: work-group barriers on that path (a work-group per tile: one per inner wavefront)
+    barriers: int = 0
 
     def text(self) -> str:
         return (f"target={self.target} device_ops={self.ops} device_bytes={self.device_bytes} "
                 f"transfer_bytes={self.transfer_bytes} launches={self.launches} host_syncs={self.host_syncs} "
-                f"host_ops={self.host_ops} calls={self.calls} path_ops={self.path_ops} host_ns={self.host_ns:.4g} "
+                f"host_ops={self.host_ops} calls={self.calls} path_ops={self.path_ops} barriers={self.barriers} "
+                f"host_ns={self.host_ns:.4g} "
                 f"seq_ns={self.seq_ns:.4g}")
 
 
@@ -641,10 +653,10 @@ class DeviceDecision:
 def device_estimate(inputs: DeviceInputs, cal: Calibration = CALIBRATION) -> tuple[float, float, float, float]:
     """(compute, transfers, launches, total) in ns for ``inputs`` on the device, without set-up:
     compute is the largest of work and memory traffic at the device's rates and the critical
-    path of sequential threads (``path_ops``, a wavefront's tiles); the host parts of
+    path of sequential threads (``path_ops``, a wavefront's tiles, and its group barriers); the host parts of
     the device version run as written."""
     compute = max(inputs.ops * cal.gpu_ns_per_op, inputs.device_bytes * cal.gpu_ns_per_byte,
-                  inputs.path_ops * cal.gpu_thread_ns_per_op)
+                  inputs.path_ops * cal.gpu_thread_ns_per_op + inputs.barriers * cal.gpu_barrier_ns)
     transfer = inputs.transfer_bytes * cal.gpu_transfer_ns_per_byte
     launch = inputs.launches * cal.gpu_launch_ns
     return compute, transfer, launch, compute + transfer + launch + inputs.host_ops * cal.ns_per_op
@@ -670,6 +682,43 @@ def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns
     why = _against(dev, setup, host, inputs.seq_ns)
     return DeviceDecision("device" if on else "host", why, inputs, compute, transfer, launch, dev, setup, host,
                           inputs.seq_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class WavePath:
+    """The critical path of one tile of a wavefront on the device: ``ops`` counted operations one
+    thread runs one after the other, and ``barriers`` work-group barriers."""
+
+    ops: int
+    barriers: int
+
+    def ns(self, cal: Calibration) -> float:
+        return self.ops * cal.gpu_thread_ns_per_op + self.barriers * cal.gpu_barrier_ns
+
+
+def tile_path(wave: Wavefront, ops_per_point: float, group: bool) -> WavePath:
+    """One tile's path: one thread runs its points (``Wavefront.item_points``) in order, or
+    (``group``, where ``Wavefront.in_tile`` is) a work-group runs its inner wavefronts in order,
+    each thread its share of an inner wavefront's candidates, a barrier after each."""
+    tiles = wave.in_tile
+    if group and tiles is not None:
+        share = -(-tiles.candidates // max(tiles.threads, 1))
+        return WavePath(math.ceil(tiles.inner * share * ops_per_point), tiles.inner)
+    points = wave.item_points
+    if points is None:
+        points = math.prod(wave.tiles) if wave.tiles else 1
+    return WavePath(math.ceil(points * ops_per_point), 0)
+
+
+def group_per_tile(wave: Wavefront, cal: Calibration = CALIBRATION) -> bool:
+    """Whether a wavefront on the device runs a work-group per tile (its tile's own wavefronts,
+    ``Wavefront.in_tile``) rather than a thread per tile: where it has that form and one tile's
+    path is shorter so (``tile_path``: the same number of tiles either way, so the sizes do not
+    matter; two operations per statement instance, the instances per point where known)."""
+    if wave.in_tile is None:
+        return False
+    per_point = 2.0 * (wave.work / wave.points if wave.work is not None and wave.points else 1.0)
+    return tile_path(wave, per_point, True).ns(cal) < tile_path(wave, per_point, False).ns(cal)
 
 
 def decide_file(nests: list[DeviceInputs | None], cal: Calibration = CALIBRATION) -> list[DeviceDecision | None]:

@@ -26,6 +26,7 @@ from mdpoly.cost_model import (
     cost_inputs,
     decide,
     gains_on_one_thread,
+    group_per_tile,
     guard_private_loops,
     min_phase_ops,
     one_thread_gain_extent,
@@ -403,7 +404,9 @@ def _transform_schedule(nest: NestAnalysis, target: Target[Any, Any], options: O
             data[id(comp)] = code.device_data
         if code.preamble and code.preamble not in preambles:
             preambles.append(code.preamble)
-    device_items = device_schedule_items(nest, api, used_names, _device_loop_pays(target, options, nest))
+    cal = calibration(options.cost_calibration)
+    device_items = device_schedule_items(nest, api, used_names, _device_loop_pays(target, options, nest),
+                                         lambda wave: group_per_tile(wave, cal))
     _add_items(device_items, calls, data, definitions, preambles)
     min_work = 0 if options.all_nests or nest.requested else min_phase_ops(1, calibration(options.cost_calibration))
     items = guard_private_loops(nest.schedule, min_work) if target.name == "openmp" else nest.schedule

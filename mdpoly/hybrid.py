@@ -38,6 +38,8 @@ from mdpoly.cost_model import (
     DeviceInputs,
     decide,
     decide_file,
+    group_per_tile,
+    tile_path,
     work,
 )
 from mdpoly.ir.c_types import parse_type
@@ -172,6 +174,7 @@ class _Tally:
 
     def __init__(self) -> None:
         self.ops = self.device_bytes = self.transfer = self.launches = self.host_ops = self.syncs = self.path_ops = 0
+        self.barriers = 0
         self.host_ns = self.seq_ns = 0.0
         self.calls = 0
 
@@ -217,7 +220,7 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
         return None
     return DeviceInputs(target=target, ops=t.ops, device_bytes=t.device_bytes, transfer_bytes=t.transfer,
                         launches=t.launches, host_ns=t.host_ns, seq_ns=t.seq_ns, host_ops=t.host_ops,
-                        host_syncs=t.syncs, calls=t.calls, path_ops=t.path_ops)
+                        host_syncs=t.syncs, calls=t.calls, path_ops=t.path_ops, barriers=t.barriers)
 
 
 def _device_loops(nest: NestAnalysis, items: tuple[ScheduleItem, ...],
@@ -303,8 +306,9 @@ def _wavefront(wave: Wavefront, calls: int, depth: int, arrays: dict[str, tuple[
                cal: Calibration) -> None:
     """A wavefront on the device: two operations per statement instance, its arrays' bytes once per
     wavefront's sweep of them at most (each tile touches its own part), one launch per wavefront,
-    and on the critical path, per wavefront, the statement instances of one parallel item (a
-    tile's points) run by one thread."""
+    and on the critical path, per wavefront, the tiles one parallel item runs in turn, each
+    (``tile_path``) its points on one thread, or -- a work-group per tile where the cost model
+    prefers it (``group_per_tile``) -- its own wavefronts, a thread's share and a barrier each."""
     if wave.work is None or wave.wavefronts is None or wave.points is None or wave.item_points is None:
         raise _Unknown
     moved = sum(size for size, _ in arrays.values())
@@ -314,7 +318,10 @@ def _wavefront(wave: Wavefront, calls: int, depth: int, arrays: dict[str, tuple[
     t.ops += calls * 2 * wave.work
     t.device_bytes += calls * moved
     t.launches += calls * wave.wavefronts
-    t.path_ops += calls * math.ceil(2 * wave.wavefronts * wave.item_points * per_point)
+    path = tile_path(wave, 2 * per_point, group_per_tile(wave, cal))
+    tiles = calls * wave.wavefronts * (wave.item_tiles or 1)   # one item's tiles in turn, per wavefront
+    t.path_ops += tiles * path.ops
+    t.barriers += tiles * path.barriers
     t.calls += calls
     if depth == 0:   # its own region: the arrays in once, the written ones back once
         t.transfer += sum(size * (2 if written else 1) for size, written in arrays.values())

@@ -235,6 +235,31 @@ class PrivateLoop:
 #: The line of ``Wavefront.waves`` before each tile loop: where the worksharing pragma goes.
 WAVEFRONT_TILES = "MDPOLY_WAVEFRONT_TILES"
 
+#: Names ``TileWave.waves`` reads for a work-group's threads (set by the kernel: the thread's
+#: index in its group and the group's size) and the statement ending each of a tile's own
+#: wavefronts (a work-group barrier ordering global memory).
+TILE_THREAD, TILE_THREADS, TILE_BARRIER = "mdp_lid", "mdp_lsz", "mdp_barrier();"
+
+
+@dataclass(frozen=True, slots=True)
+class TileWave:
+    """A tiled wavefront's tiles run by a work-group each (``mdpoly.frontend.tile_wavefront``):
+    inside a tile, the points along the tile's own wavefronts -- the values ``0 .. inner - 1`` of
+    ``h(l) = sum coefficients[r] * l[r]`` over the tile's local skewed coordinates ``l`` -- one
+    after the other, separated by a barrier of the group (``TILE_BARRIER``), and the points of one
+    value shared among the group's threads (``TILE_THREAD``, ``TILE_THREADS``).
+
+    ``waves`` is the C of the loops over wavefronts and tiles as in ``Wavefront.waves`` (the
+    ``WAVEFRONT_TILES`` line before each loop shared out), each tile running that code;
+    ``candidates``: the points each inner wavefront looks at (the box of the coordinates besides
+    the one computed from ``h``); ``threads``: the group's size."""
+
+    waves: str
+    coefficients: tuple[int, ...]
+    inner: int
+    candidates: int
+    threads: int
+
 
 @dataclass(frozen=True, slots=True)
 class Wavefront:
@@ -282,6 +307,11 @@ class Wavefront:
     wavefronts: int | None = None
     points: int | None = None
     item_points: int | None = None
+    #: tiled: the tiles' own wavefronts, for a work-group per tile (``None``: not found)
+    in_tile: TileWave | None = None
+    #: tiled, where the sizes are known: at most how many tiles one parallel item runs in turn
+    #: (a 3-D band's items run the time tiles of their row of tiles one after the other)
+    item_tiles: int | None = None
 
     def describe(self) -> str:
         """The report's text, e.g. ``wavefront i,j skew j+i tiles 64x64`` (the coordinates that are

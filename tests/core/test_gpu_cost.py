@@ -221,12 +221,15 @@ int main(void) { sweep(N, A); return 0; }
 
 
 def test_wavefront_weighed_by_its_launches(tmp_path: Path) -> None:
-    # a tiled wavefront of 5 x 5 tiles of 64 x 64: 9 launches, each at least a tile's points on one thread
+    # a tiled wavefront of 5 x 5 tiles of 64 x 64: 9 launches
     nests = tuple(n for n in _analysis(tmp_path, _SWEEP) if n.function == "sweep")
     assert len(nests) == 1 and nests[0].schedule is not None
     inputs = device_inputs(nests[0], {}, "cuda", CALIBRATION)
     assert inputs is not None and inputs.launches == 9 and inputs.ops == 2 * 299 * 299
-    assert inputs.path_ops == 9 * 2 * 64 * 64 and inputs.transfer_bytes == 2 * 300 * 300 * 8
+    # a work-group per tile: 127 inner wavefronts (i+j over 64 x 64) of 64 candidates on 64 threads
+    assert inputs.path_ops == 9 * 127 * 2 and inputs.barriers == 9 * 127 and inputs.transfer_bytes == 2 * 300 * 300 * 8
+    one = device_inputs(nests[0], {}, "cuda", Calibration(gpu_barrier_ns=1e12))   # a thread per tile
+    assert one is not None and one.path_ops == 9 * 2 * 64 * 64 and one.barriers == 0
     (d,) = decide_file([inputs], CALIBRATION)
     assert d is not None and d.choice == "host", d   # a small sweep: the set-up alone loses
     (d,) = decide_file([inputs], Calibration(gpu_min_speedup=0.0))
