@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 from dataclasses import replace
@@ -54,6 +55,7 @@ def _override(text: str) -> Any:
 
 
 def main(argv: list[str]) -> int:
+    os.environ.setdefault("MDPOLY_COST_CALIBRATION", "gpu_min_speedup=0,device_margin=0")   # as gpu.py prepare
     prepared, out = Path(argv[0]), Path(argv[1])
     manifest = json.loads((prepared / "manifest.json").read_text())
     by_name = {w["workload"]: w for w in manifest["workloads"]}
