@@ -46,6 +46,10 @@ synchronization) go to stderr at exit, one line per nest::
 
     mdpoly-profile: <nest> calls=<n> kernel_ms=<total> transfer_ms=<total> host_ms=<total>
 
+``MDPOLY_PROFILE=calls`` also writes one line per call as it ends (``gated=0``: events as queued)::
+
+    mdpoly-profile-call: <nest> call=<k> kernel_ms=<ms> transfer_ms=<ms> gated=<0|1>
+
 Unset, each call only tests the flag.
 """
 

@@ -62,6 +62,7 @@ static int mdp_cu_ready;
 static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
 static int mdp_cu_nmodules;
 static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
+static int mdp_cu_profile_calls;   /* MDPOLY_PROFILE=calls: also one stderr line per call (mdp_cu_profile_add) */
 /* events 0-1: copies in; 5-2: the launches (5 recorded behind the gate, see mdp_cu_gate_hold); 3-4: copies out */
 static CUevent mdp_cu_ev[6];
 static struct { const char *nest; long calls; double kernel_ms, transfer_ms, host_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
@@ -201,6 +202,9 @@ static void mdp_cu_profile_add(const char *nest, int copied, double host_start)
     mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
     mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
     mdp_cu_prof[slot].host_ms += host > 0.0 ? host : 0.0;
+    if (mdp_cu_profile_calls)
+        fprintf(stderr, "mdpoly-profile-call: %s call=%ld kernel_ms=%.6f transfer_ms=%.6f gated=%d\n", nest,
+                mdp_cu_prof[slot].calls, mdp_cu_last.kernel_ms, mdp_cu_last.transfer_ms, mdp_cu_gated);
 }
 
 static void mdp_cu_profile_report(void)
@@ -334,6 +338,7 @@ static void mdp_cu_init(void)
     mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
     want = getenv("MDPOLY_PROFILE");
     mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
+    mdp_cu_profile_calls = mdp_cu_profile && strcmp(want, "calls") == 0;
     if (mdp_cu_profile) {
         int i;
         for (i = 0; i < 6; ++i)
