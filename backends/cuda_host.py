@@ -194,7 +194,7 @@ class CudaHostWriter(HostWriter):
     def finish(self) -> None:
         self.w("if (mdp_cu_profile) {")
         self.w("    mdp_cu_profile_record(4);")
-        self.w(f'    mdp_cu_profile_add("{self.name}", !({self.all_resident()}), mdp_host0);')
+        self.w(f'    mdp_cu_profile_add("{self.name}", !({self.all_resident()}), mdp_host0, {len(self.spec.launches)});')
         self.w("}")
 
 

@@ -27,8 +27,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import gpu
 
-CALL_LINE = re.compile(r"^mdpoly-profile-call: (\S+) call=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=\S+ gated=(\d)$",
-                       re.MULTILINE)
+CALL_LINE = re.compile(r"^mdpoly-profile-call: (\S+) call=(\d+) kernel_ms=([0-9.eE+-]+) transfer_ms=\S+ gated=(\d)"
+                       r"(?: raw_ms=([0-9.eE+-]+) launches=(\d+))?$", re.MULTILINE)
+FLOOR_LINE = re.compile(r"^mdpoly-profile-floor: gated=(\d) floor1_ms=(\S+) floor2_ms=(\S+) empty_ms=(\S+)$", re.MULTILINE)
 
 
 def ncu_launches(ncu: str, exe: Path, env: dict[str, str], deadline: gpu.Deadline) -> list[float]:
@@ -51,7 +52,10 @@ def measure(entry: dict[str, Any], root: Path, flags: tuple[list[str], list[str]
     gpu.build(src, exe, entry["sizes"], reps, flags[0], flags[1], deadline)
     env = dict(os.environ, MDPOLY_CACHE_DIR=str(root / "build" / "cache"))
     proc = gpu.sh([str(exe)], deadline, dict(env, MDPOLY_PROFILE="calls"))
-    calls = [(float(k), int(g)) for _, _, k, g in CALL_LINE.findall(proc.stderr)]
+    found = CALL_LINE.findall(proc.stderr)
+    calls = [(float(k), int(g)) for _, _, k, g, _, _ in found]
+    raw = [float(r) if r else float(k) for _, _, k, _, r, _ in found]
+    floor = FLOOR_LINE.search(proc.stderr)
     launches = ncu_launches(ncu, exe, {k: v for k, v in env.items() if k != "MDPOLY_PROFILE"}, deadline)
     per = len(launches) // max(1, len(calls))
     ncu_calls = [sum(launches[i * per:(i + 1) * per]) for i in range(len(calls))]
@@ -61,7 +65,19 @@ def measure(entry: dict[str, Any], root: Path, flags: tuple[list[str], list[str]
             "gated": all(g for _, g in calls), "profile_ms": prof, "ncu_ms": ncu_calls,
             "profile_median_ms": med_p, "ncu_median_ms": med_n, "ratio": med_p / med_n,
             "profile_mean_all_ms": statistics.mean(prof), "ncu_mean_all_ms": statistics.mean(ncu_calls),
-            "profile_first_ms": prof[0], "ncu_first_ms": ncu_calls[0]}
+            "profile_first_ms": prof[0], "ncu_first_ms": ncu_calls[0],
+            "raw_ms": raw, "raw_median_ms": statistics.median(raw[1:]), "raw_ratio": statistics.median(raw[1:]) / med_n,
+            "floor": dict(zip(("gated", "floor1_ms", "floor2_ms", "empty_ms"), map(float, floor.groups()))) if floor else None}
+
+
+def empty_kernel_ms(ncu: str, exe: Path, env: dict[str, str], deadline: gpu.Deadline) -> list[float]:
+    """ncu's ``gpu__time_duration`` of the profile's calibration kernel (``mdp_cu_empty``), in ms."""
+    cmd = [ncu, "-k", "mdp_cu_empty", "--metrics", gpu.NCU_METRIC, "--clock-control", "none", "--cache-control", "none",
+           "--csv", "--print-units", "base", str(exe)]
+    lines = gpu.sh(cmd, deadline, dict(env, MDPOLY_PROFILE="1")).stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith('"ID"') and "Metric Value" in line)
+    return [float(r["Metric Value"].replace(",", "")) * gpu.NCU_UNITS[r.get("Metric Unit", "nsecond")]
+            for r in csv.DictReader([ln for ln in lines[start:] if ln.startswith('"')]) if r.get("Metric Name") == gpu.NCU_METRIC]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,8 +104,18 @@ def main(argv: list[str] | None = None) -> int:
             row = measure(entry, a.root, (cuda["include"], cuda["link"]), ncu, a.reps, deadline)
         except (gpu.StepError, StopIteration, ValueError, ZeroDivisionError, statistics.StatisticsError) as exc:
             row = {"workload": entry["workload"], "error": str(exc)[-500:]}
+        if not rows and "ratio" in row:   # once: the calibration kernel's own duration by ncu
+            exe = a.root / "build" / f"{entry['workload']}_pn"
+            try:
+                empty = empty_kernel_ms(ncu, exe, dict(os.environ, MDPOLY_CACHE_DIR=str(a.root / "build" / "cache")), deadline)
+                row["ncu_empty_ms"] = statistics.median(empty)
+                print(f"ncu: the calibration kernel {statistics.median(empty):.6f} ms (median of {len(empty)})",
+                      file=sys.stderr)
+            except (gpu.StepError, StopIteration, statistics.StatisticsError) as exc:
+                row["ncu_empty_error"] = str(exc)[-300:]
         rows.append(row)
-        shown = (f"profile {row['profile_median_ms']:.4f} ms, ncu {row['ncu_median_ms']:.4f} ms, ratio {row['ratio']:.3f}; "
+        shown = (f"profile {row['profile_median_ms']:.4f} ms (raw {row['raw_median_ms']:.4f}), ncu "
+                 f"{row['ncu_median_ms']:.4f} ms, ratio {row['ratio']:.3f} (raw {row['raw_ratio']:.3f}), floor {row['floor']}; "
                  f"first call {row['profile_first_ms']:.4f} / {row['ncu_first_ms']:.4f}" if "ratio" in row else row["error"])
         print(f"[{entry['workload']}] {shown}", file=sys.stderr, flush=True)
     a.out.write_text(json.dumps(rows, indent=1) + "\n")
