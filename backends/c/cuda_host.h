@@ -411,6 +411,10 @@ static void mdp_cu_init(void)
         if (cuMemHostAlloc((void **)&mdp_cu_gate, sizeof *mdp_cu_gate, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
             *mdp_cu_gate = 0;
             mdp_cu_gated = cuMemHostGetDevicePointer(&mdp_cu_gate_dev, (void *)mdp_cu_gate, 0) == CUDA_SUCCESS;
+            /* launches that return only once their kernel is done would wait for a gate that opens after them */
+            want = getenv("CUDA_LAUNCH_BLOCKING");
+            if (want && strcmp(want, "1") == 0)
+                mdp_cu_gated = 0;
         }
         atexit(mdp_cu_profile_report);
         mdp_cu_calibrate();
