@@ -5,7 +5,8 @@ C-style writer (``mdpoly.backends.opencl.KernelWriter``); only spellings differ:
 a work-item a thread, ``__local`` is ``__shared__``, the barrier ``__syncthreads()``, kernels are
 ``extern "C" __global__`` (unmangled names for ``cuModuleGetFunction``); a plan's ``min_groups``
 becomes ``__launch_bounds__(work-group size, min_groups)`` on the main kernel. Reductions across the
-threads of a block use the shared-memory tree; across blocks, per-block partials and the
+threads of a block use the shared-memory tree, or with ``warp_reduce`` register shuffles within each
+warp (``__shfl_down_sync``) and one shared value per warp; across blocks, per-block partials and the
 ``<name>_combine`` kernel (deterministic, no atomics).
 
 Block ids: CUDA limits ``gridDim.y``/``gridDim.z`` to 65535, so the host launches a one-dimensional
@@ -41,7 +42,7 @@ from mdpoly.ir.target import TargetCaps
 CUDA_CAPS = TargetCaps(name="cuda", parallel_layers=2, simd=False, cores=132, max_work_group_size=1024,
                        max_work_item_sizes=(1024, 1024, 64), local_mem_bytes=48 * 1024, compute_units=132,
                        preferred_wg_multiple=32, is_gpu=True, launch_bounds=True,
-                       async_copy=True)
+                       async_copy=True, warp_shuffle=True)
 
 _THREAD_AXES = ("x", "y", "z")
 
@@ -96,6 +97,12 @@ class CudaKernelWriter(KernelWriter):
 
     def global_id0(self) -> str:
         return f"(({self.ix})blockIdx.x * blockDim.x + threadIdx.x)"
+
+    def shuffle_setup(self, w: _Lines) -> None:
+        pass   # registers: nothing to declare
+
+    def shuffle_down(self, w: _Lines, n: int, elem_type: str, delta: str) -> None:
+        w(f"const {elem_type} mdp_o{n} = __shfl_down_sync(0xffffffffu, mdp_v{n}, {delta});")
 
     def flat_local_id(self) -> str:
         return "(int)(threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z))"

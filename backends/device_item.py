@@ -235,7 +235,7 @@ def _host_cuda(body: DeviceBody, name: str) -> list[str]:
         if written:
             w.append(f"if (!mdp_res_{b})")
             w.append(f'    mdp_cu_check(cuMemcpyDtoH((void *){host}, mdp_dev_{b}, mdp_bytes_{b}), "cuMemcpyDtoH");')
-    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(4);", f'    mdp_cu_profile_add("{name}", !({every}), mdp_host0);', "}"]
+    w += ["if (mdp_cu_profile) {", "    mdp_cu_profile_record(4);", f'    mdp_cu_profile_add("{name}", !({every}), mdp_host0, 1);', "}"]
     return w
 
 

@@ -921,7 +921,9 @@ class KernelWriter:
         red_rank = self.linear(k.reductions, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
         w(f"const {self.ix} mdp_rw = {red_rank};")
         # work-group phase: combine the work-items that share concat points, in local memory
-        if k.local_combine:
+        if k.local_combine and k.warp_reduce:
+            self.warp_combine(w)
+        elif k.local_combine:
             assert k.op is not None
             cw = self.linear(k.concat, "mdp_wi_{d}", "MDP_NUM_WI_{d}")
             w(f"const {self.ix} mdp_slot = ({cw}) * MDP_RED_WI + mdp_rw;")
@@ -962,6 +964,63 @@ class KernelWriter:
         self.close_point_loops(w)
         w.close()
         w.close()
+
+    def warp_combine(self, w: _Lines) -> None:
+        """The work-group combine of ``KernelPlan.warp_reduce``: per private point, shuffles within
+        each warp (lane strides 16 .. the concat work-items ``c``), then lanes below ``c`` of every
+        warp store into ``__local`` memory and warp 0's fold them in warp order. The result is in
+        ``mdp_acc`` of the work-items with ``mdp_rw == 0`` (warp 0, lanes below ``c``)."""
+        k = self.k
+        outs = list(enumerate(k.outputs))
+        c, warps = k.warp_reduce, k.wg_size() // 32
+        w(f"const int mdp_flat = {self.flat_local_id()};")
+        w("const int mdp_lane = mdp_flat & 31;")
+        w("const int mdp_warp = mdp_flat >> 5;")
+        if warps > 1:
+            for n, o in outs:
+                w(f"{self.local_qual} {o.elem_type} mdp_scratch{n}[{warps * c}];")
+        self.shuffle_setup(w)
+        w("#pragma unroll")
+        w.open("for (int mdp_q = 0; mdp_q < MDP_PT_TOTAL; ++mdp_q)")
+        for n, o in outs:
+            w(f"{o.elem_type} mdp_v{n} = mdp_acc{n}[mdp_q];")
+        w("#pragma unroll")
+        w.open(f"for (int mdp_s = 16; mdp_s >= {c}; mdp_s >>= 1)")
+        for n, o in outs:
+            self.shuffle_down(w, n, o.elem_type, "mdp_s")
+        self.merge_all(w, [f"mdp_v{n}" for n, _ in outs], [f"mdp_o{n}" for n, _ in outs])
+        w.close()
+        if warps > 1:
+            w.open(f"if (mdp_lane < {c})")
+            for n, _ in outs:
+                w(f"mdp_scratch{n}[mdp_warp * {c} + mdp_lane] = mdp_v{n};")
+            w.close()
+            w(self.barrier)
+            w.open(f"if (mdp_warp == 0 && mdp_lane < {c})")
+            w.open(f"for (int mdp_u = 1; mdp_u < {warps}; ++mdp_u)")
+            self.merge_all(w, [f"mdp_v{n}" for n, _ in outs], [f"mdp_scratch{n}[mdp_u * {c} + mdp_lane]" for n, _ in outs])
+            w.close()
+            w.close()
+            w(self.barrier)
+        for n, _ in outs:
+            w(f"mdp_acc{n}[mdp_q] = mdp_v{n};")
+        w.close()
+
+    def shuffle_setup(self, w: _Lines) -> None:
+        """What ``shuffle_down`` needs declared before the combine: OpenCL C has no warp shuffles (the
+        sub-group extensions are optional; NVIDIA's OpenCL and PoCL lack them), so this writer
+        exchanges through a ``__local`` array per output, which only tests use (a target whose
+        caps claim ``warp_shuffle``): the combine's lane arithmetic checked on PoCL."""
+        for n, o in enumerate(self.k.outputs):
+            w(f"{self.local_qual} {o.elem_type} mdp_xch{n}[MDP_WG_SIZE];")
+
+    def shuffle_down(self, w: _Lines, n: int, elem_type: str, delta: str) -> None:
+        """``mdp_o<n>``: ``mdp_v<n>`` of the work-item ``delta`` lanes up in the same warp (its own
+        value where that lane is past the warp's last, as CUDA's ``__shfl_down_sync`` gives)."""
+        w(f"mdp_xch{n}[mdp_flat] = mdp_v{n};")
+        w(self.barrier)
+        w(f"const {elem_type} mdp_o{n} = mdp_lane + {delta} < 32 ? mdp_xch{n}[mdp_flat + {delta}] : mdp_v{n};")
+        w(self.barrier)
 
     def combine_kernel(self, w: _Lines) -> None:
         """One work-item per concat point folds the work-groups' partials in group order."""

@@ -7,7 +7,7 @@ workload's kernel and sizes); ``OUTDIR`` gets the same scripts and sources and o
 per ``NAME``: mdpoly's ``--no-tune`` output with the default ``GpuParams`` changed as given. A
 per-dim field is written ``it:v/it:v`` (MDH iterators, e.g. ``num_wg=k:1``, ``pt=i:4/j:8``), a
 scalar field as an integer (``prefetch=0``), a per-input one as integers with commas
-(``cache=1,0``), an empty one as ``none`` (``kt=none;cache=none``: the untiled kernel). Run it there with ``gpu.py run OUTDIR --no-vendor``.
+(``cache=1,0``), the NDRange grouping by iterators (``ocl_groups=j|i,k``), an empty one as ``none`` (``kt=none;cache=none``: the untiled kernel). Run it there with ``gpu.py run OUTDIR --no-vendor``.
 A variant whose parameters break a constraint fails at prepare time (mdpoly reports it).
 """
 
@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import shutil
 import sys
 from dataclasses import replace
@@ -35,6 +36,9 @@ def _override(text: str) -> Any:
         changes: dict[str, Any] = {}
         for item in filter(None, text.split(";")):
             field, value = item.split("=", 1)
+            if field == "ocl_groups":   # NDRange dims by iterators, dim 0 first: j|i,k
+                changes[field] = tuple(tuple(its.index(it) for it in g.split(",")) for g in value.split("|"))
+                continue
             if value == "none":
                 changes[field] = ()
                 continue
@@ -54,6 +58,7 @@ def _override(text: str) -> Any:
 
 
 def main(argv: list[str]) -> int:
+    os.environ.setdefault("MDPOLY_COST_CALIBRATION", "gpu_min_speedup=0,device_margin=0")   # as gpu.py prepare
     prepared, out = Path(argv[0]), Path(argv[1])
     manifest = json.loads((prepared / "manifest.json").read_text())
     by_name = {w["workload"]: w for w in manifest["workloads"]}

@@ -62,6 +62,7 @@ static int mdp_cu_ready;
 static CUmodule mdp_cu_modules[MDP_CU_MAX_MODULES];
 static int mdp_cu_nmodules;
 static int mdp_cu_profile;   /* MDPOLY_PROFILE set (read once, in mdp_cu_init) */
+static int mdp_cu_profile_calls;   /* MDPOLY_PROFILE=calls: also one stderr line per call (mdp_cu_profile_add) */
 /* events 0-1: copies in; 5-2: the launches (5 recorded behind the gate, see mdp_cu_gate_hold); 3-4: copies out */
 static CUevent mdp_cu_ev[6];
 static struct { const char *nest; long calls; double kernel_ms, transfer_ms, host_ms; } mdp_cu_prof[MDP_CU_MAX_MODULES];
@@ -74,6 +75,16 @@ static CUdeviceptr mdp_cu_gate_dev;
 static unsigned int mdp_cu_gate_seq;
 static int mdp_cu_gated;
 static int mdp_cu_nprof;
+/* MDPOLY_PROFILE: what the gated kernel events add to the kernels they bracket (launch processing, the
+   events themselves, the gaps between dependent launches): measured once at start-up around 1 and 2
+   empty kernels (mdp_cu_calibrate; their own duration, MDP_CU_EMPTY_MS, left in) and taken off each
+   call's kernel interval, so that the profile agrees with the kernels' device time as Nsight Compute
+   and CUPTI report it. mdp_cu_floor_ms[n]: for n launches (n > 2 extrapolated); 0 where not gated. */
+#ifndef MDP_CU_EMPTY_MS
+#define MDP_CU_EMPTY_MS 0.0015
+#endif
+#define MDP_CU_CALIBRATIONS 31
+static double mdp_cu_floor_ms[3];
 /* MDPOLY_PROFILE: the last call's kernel and transfer device time, and the device time from
    before its copies in to after its copies out (the whole call); a tuner reads it back. */
 static struct { double kernel_ms, transfer_ms, call_ms; } mdp_cu_last;
@@ -176,14 +187,65 @@ static void mdp_cu_gate_open(void)
     }
 }
 
+static int mdp_cu_cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* MDPOLY_PROFILE, at start-up: the median gated interval around n = 1 and 2 empty kernels (a PTX module
+   of its own), less their own duration: mdp_cu_floor_ms[n]. Nothing where the gate is unsupported. */
+static void mdp_cu_calibrate(void)
+{
+    static const char ptx[] = ".version 6.0\n.target sm_50\n.address_size 64\n"
+                              ".visible .entry mdp_cu_empty()\n{\n\tret;\n}\n";
+    CUmodule mod;
+    CUfunction empty;
+    float ms[MDP_CU_CALIBRATIONS];
+    int n, r, k;
+    if (!mdp_cu_gated || cuModuleLoadData(&mod, ptx) != CUDA_SUCCESS)
+        return;
+    if (cuModuleGetFunction(&empty, mod, "mdp_cu_empty") == CUDA_SUCCESS) {
+        for (n = 1; n <= 2 && mdp_cu_gated; ++n) {
+            for (r = 0; r < MDP_CU_CALIBRATIONS && mdp_cu_gated; ++r) {
+                mdp_cu_gate_hold();
+                for (k = 0; k < n; ++k)
+                    mdp_cu_check(cuLaunchKernel(empty, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL), "cuLaunchKernel");
+                mdp_cu_gate_open();
+                mdp_cu_check(cuEventSynchronize(mdp_cu_ev[2]), "cuEventSynchronize");
+                ms[r] = mdp_cu_elapsed(5, 2);
+            }
+            if (!mdp_cu_gated)
+                break;
+            qsort(ms, MDP_CU_CALIBRATIONS, sizeof ms[0], mdp_cu_cmp_float);
+            mdp_cu_floor_ms[n] = ms[MDP_CU_CALIBRATIONS / 2] - n * MDP_CU_EMPTY_MS;
+            if (mdp_cu_floor_ms[n] < 0.0)
+                mdp_cu_floor_ms[n] = 0.0;
+        }
+    }
+    cuModuleUnload(mod);
+    if (!mdp_cu_gated)
+        mdp_cu_floor_ms[1] = mdp_cu_floor_ms[2] = 0.0;
+}
+
+/* What the gated events add to 'launches' kernels (mdp_cu_calibrate); 0 when not gated. */
+static double mdp_cu_floor(int launches)
+{
+    if (!mdp_cu_gated || launches <= 0)
+        return 0.0;
+    if (launches <= 2)
+        return mdp_cu_floor_ms[launches];
+    return mdp_cu_floor_ms[1] + (launches - 1) * (mdp_cu_floor_ms[2] - mdp_cu_floor_ms[1]);
+}
+
 /* Adds one call of 'nest' once its last event (after the copies out) has completed; 'copied': whether
    the call copied anything (else its transfer time is 0, not the empty intervals between the events);
    'host_start': the host clock (mdp_cu_now_ms) when the call's device work began to be set up: the
    call's host overhead is its host time since then less its kernel and transfer time. */
-static void mdp_cu_profile_add(const char *nest, int copied, double host_start)
+static void mdp_cu_profile_add(const char *nest, int copied, double host_start, int launches)
 {
     int slot;
-    double host;
+    double host, raw;
     mdp_cu_check(cuEventSynchronize(mdp_cu_ev[4]), "cuEventSynchronize");
     for (slot = 0; slot < mdp_cu_nprof && strcmp(mdp_cu_prof[slot].nest, nest) != 0; ++slot)
         ;
@@ -194,13 +256,20 @@ static void mdp_cu_profile_add(const char *nest, int copied, double host_start)
         ++mdp_cu_nprof;
     }
     mdp_cu_prof[slot].calls++;
-    mdp_cu_last.kernel_ms = mdp_cu_elapsed(5, 2);
+    raw = mdp_cu_elapsed(5, 2);
+    mdp_cu_last.kernel_ms = raw - mdp_cu_floor(launches);
+    if (mdp_cu_last.kernel_ms < 0.0)
+        mdp_cu_last.kernel_ms = 0.0;
     mdp_cu_last.transfer_ms = copied ? mdp_cu_elapsed(0, 1) + mdp_cu_elapsed(3, 4) : 0.0;
     mdp_cu_last.call_ms = mdp_cu_elapsed(0, 4);
     host = mdp_cu_now_ms() - host_start - mdp_cu_last.kernel_ms - mdp_cu_last.transfer_ms;
     mdp_cu_prof[slot].kernel_ms += mdp_cu_last.kernel_ms;
     mdp_cu_prof[slot].transfer_ms += mdp_cu_last.transfer_ms;
     mdp_cu_prof[slot].host_ms += host > 0.0 ? host : 0.0;
+    if (mdp_cu_profile_calls)
+        fprintf(stderr, "mdpoly-profile-call: %s call=%ld kernel_ms=%.6f transfer_ms=%.6f gated=%d raw_ms=%.6f "
+                "launches=%d\n", nest, mdp_cu_prof[slot].calls, mdp_cu_last.kernel_ms, mdp_cu_last.transfer_ms,
+                mdp_cu_gated, raw, launches);
 }
 
 static void mdp_cu_profile_report(void)
@@ -334,6 +403,7 @@ static void mdp_cu_init(void)
     mdp_cu_check(cuCtxSetCurrent(mdp_cu_context), "cuCtxSetCurrent");
     want = getenv("MDPOLY_PROFILE");
     mdp_cu_profile = want && *want && strcmp(want, "0") != 0;
+    mdp_cu_profile_calls = mdp_cu_profile && strcmp(want, "calls") == 0;
     if (mdp_cu_profile) {
         int i;
         for (i = 0; i < 6; ++i)
@@ -341,8 +411,16 @@ static void mdp_cu_init(void)
         if (cuMemHostAlloc((void **)&mdp_cu_gate, sizeof *mdp_cu_gate, CU_MEMHOSTALLOC_DEVICEMAP) == CUDA_SUCCESS) {
             *mdp_cu_gate = 0;
             mdp_cu_gated = cuMemHostGetDevicePointer(&mdp_cu_gate_dev, (void *)mdp_cu_gate, 0) == CUDA_SUCCESS;
+            /* launches that return only once their kernel is done would wait for a gate that opens after them */
+            want = getenv("CUDA_LAUNCH_BLOCKING");
+            if (want && strcmp(want, "1") == 0)
+                mdp_cu_gated = 0;
         }
         atexit(mdp_cu_profile_report);
+        mdp_cu_calibrate();
+        if (mdp_cu_profile_calls)
+            fprintf(stderr, "mdpoly-profile-floor: gated=%d floor1_ms=%.6f floor2_ms=%.6f empty_ms=%.6f\n",
+                    mdp_cu_gated, mdp_cu_floor_ms[1], mdp_cu_floor_ms[2], (double)MDP_CU_EMPTY_MS);
     }
 }
 

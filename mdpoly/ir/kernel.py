@@ -254,6 +254,11 @@ class KernelPlan:
     #: ``(warp % (NUM_WI / wn)) * wn + lane % wn``, of axis 1's ``(warp / (NUM_WI / wn)) * wm + lane / wn``
     #: (GpuParams.warp_tile)
     warp_tile: tuple[int, ...] = ()
+    #: 0: the work-group combine is a ``__local`` tree; > 0: it reduces within each warp by register
+    #: shuffles first (lane strides from 16 down to this value: the concat work-items below each
+    #: reduction work-item in the flat local id), then one value per warp and concat point through
+    #: ``__local`` memory, folded in warp order by warp 0 (GpuParams.warp_reduce, ``warp_reduce_stride``)
+    warp_reduce: int = 0
     #: how the host code launches the kernels (``mdpoly.lower.gpu.launch_spec``); ``lower_gpu``
     #: always sets it, and the host-code writers read launch geometry from nowhere else
     launch: LaunchSpec | None = None

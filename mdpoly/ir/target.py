@@ -18,7 +18,9 @@ class TargetCaps:
     width), ``is_gpu``, ``launch_bounds`` (kernels can ask the compiler to keep registers for a
     number of resident work-groups per compute unit: CUDA's ``__launch_bounds__``), ``async_copy``
     (``__global`` -> ``__local`` copies may be asynchronous: CUDA's ``cp.async`` from compute capability 8.0
-    on; the kernels compile a synchronous copy for older architectures). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
+    on; the kernels compile a synchronous copy for older architectures), ``warp_shuffle`` (the
+    work-items of a 32-wide warp exchange registers: CUDA's ``__shfl_down_sync``; a work-group's
+    combine may then reduce within each warp without ``__local`` memory). Defaults are the OpenCL 1.2 minimums a GPU or PoCL exceeds; a device query
     replaces them (``mdpoly.lower.gpu_caps.caps_from_device``).
     """
 
@@ -38,3 +40,4 @@ class TargetCaps:
     is_gpu: bool = False
     launch_bounds: bool = False
     async_copy: bool = False
+    warp_shuffle: bool = False

@@ -59,6 +59,7 @@ from mdpoly.lower.gpu_params import (
     gvec_applies,
     input_box,
     local_layout,
+    warp_reduce_stride,
 )
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
@@ -461,7 +462,8 @@ class _GpuLowerer:
             prefetch_buffers=2 if self.p.prefetch == 2 else 1,
             iterators=plan_iterators(self.m), domain=self.domain_text(self.m.domain),
             store_domain=self.domain_text(store), min_groups=self.p.min_blocks,
-            async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1, warp_tile=self.p.warp_tile)
+            async_copy=self.p.tiled and any(self.p.cache) and self.p.async_copy == 1, warp_tile=self.p.warp_tile,
+            warp_reduce=(warp_reduce_stride(self.m, self.p) or 0) if self.p.warp_reduce and red_wi > 1 else 0)
         return replace(plan, launch=launch_spec(plan))
 
 

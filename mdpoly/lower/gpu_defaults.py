@@ -44,9 +44,10 @@ SYMBOLIC_EXTENT = 4096
 #: unless launch bounds cap them at 128 (``min_blocks`` 2): the default asks for those and splits the
 #: reduction so that the work-groups fill whole waves (``_wave_split``).
 WAVE_TILE_ELEMS = 64
-#: GEMV-like nests on a GPU (``_gemv_params``): points of the output dim per work-group, and the
-#: shortest reduction the rule applies to.
-GEMV_OUTPUT_ITEMS = 4
+#: GEMV-like nests on a GPU (``_gemv_params``): points of the output dim per work-group, the
+#: work-items of a group, and the shortest reduction the rule applies to.
+GEMV_OUTPUT_ITEMS = 8
+GEMV_GROUP_ITEMS = 1024
 GEMV_MIN_REDUCTION = 1024
 
 
@@ -147,11 +148,14 @@ def _gemv_params(mdh: MdhExpr, caps: TargetCaps, j: int, ext: list[int]) -> GpuP
     """One kernel for a GEMV-like nest on a GPU, or ``None`` where the rule does not apply: one concat
     dim ``j`` of extent > 1, one reduction dim ``r`` of at least ``GEMV_MIN_REDUCTION`` points (static),
     every input indexed by both contiguous along ``j`` (its last position ``1 * j``), and work-groups of ``GEMV_OUTPUT_ITEMS`` points of ``j`` that fill at most two waves of the compute
-    units. Each work-group is ``GEMV_OUTPUT_ITEMS`` x the rest of 256 work-items along ``r`` (neighbouring
-    items read neighbouring points of ``j``), which walk the whole reduction as one tile from
-    ``__global`` memory and combine in ``__local`` memory: no partials, no second kernel (H200,
-    1x1000x2048: 0.0084 ms; split 64 ways with a combine kernel 0.0112 ms, 128 ways 0.0102 ms;
-    8 x 32 items 0.0111 ms)."""
+    units. Each work-group is ``GEMV_OUTPUT_ITEMS`` x the rest of ``GEMV_GROUP_ITEMS`` work-items along
+    ``r`` (neighbouring items read neighbouring points of ``j``: 8 floats, a whole 32-byte sector), which
+    walk the whole reduction as one tile from ``__global`` memory and combine by warp shuffles where the
+    target has them (``warp_reduce``), else in ``__local`` memory: split-K inside one work-group, no
+    partials, no second kernel. H200, CUDA, 1x1000x2048 by ncu (benchmarks/results/gpu_kernels_2026-11-29_s11.md):
+    8 x 128 items with shuffles 0.0065 ms, the same with the tree 0.0071 ms, 4 x 64 with the tree
+    (the earlier default) 0.0084 ms, with shuffles 0.0083 ms; 16 x 64 and 4 x 256 with shuffles 0.0070
+    ms; cuBLAS 0.0039 ms. Earlier: split 64 ways with a combine kernel 0.0112 ms, 128 ways 0.0102 ms."""
     dims = mdh.dims
     reds = [d for d, dim in enumerate(dims) if dim.combine.is_reduction]
     if len(reds) != 1 or dims[reds[0]].static_extent is None or ext[reds[0]] < GEMV_MIN_REDUCTION:
@@ -167,11 +171,14 @@ def _gemv_params(mdh: MdhExpr, caps: TargetCaps, j: int, ext: list[int]) -> GpuP
     if groups > 2 * caps.compute_units:
         return None
     rest = tuple(d for d in range(n) if d != j)
-    target = min(256, caps.max_work_group_size)
+    target = min(GEMV_GROUP_ITEMS, _pow2_floor(caps.max_work_group_size))
     along = min(target // GEMV_OUTPUT_ITEMS, _pow2_floor(ext[r]), _pow2_floor(caps.max_work_item_sizes[1]))
     num_wi = tuple(GEMV_OUTPUT_ITEMS if d == j else along if d == r else 1 for d in range(n))
     params = GpuParams(num_wi, (1,) * n, tuple(1 if d == r else 0 for d in range(n)), ((j,), rest),
                        tuple(ext[r] if d == r else 0 for d in range(n)), (0,) * len(mdh.inputs))
+    shuffled = replace(params, warp_reduce=1)
+    if caps.warp_shuffle and not gpu_violations(mdh, shuffled, caps):
+        return shuffled
     return None if gpu_violations(mdh, params, caps) else params
 
 

@@ -75,6 +75,17 @@ CUDA) lowering in ``mdpoly.lower.gpu`` uses:
   those two dims alone on NDRange dims 0 and 1, every other dim's ``NUM_WI`` 1, and ``wn``/``wm``
   dividing their ``NUM_WI`` (``warp_dims``). A pure renumbering: every point is still computed once.
 
+* ``warp_reduce`` -- 0, or 1: the work-items that share concat points combine their private results
+  first within each warp, in registers (CUDA ``__shfl_down_sync``, pairwise with halving strides,
+  the same order as the ``__local`` tree), then one value per warp and concat point through
+  ``__local`` memory, folded in warp order by the first warp: one barrier instead of one per tree
+  level. Needs a target with ``warp_shuffle`` and 32-wide warps, reduction work-items along one
+  reduction dim only, that dim's work-items slower in the flat local id than all the concat
+  work-items together (``warp_reduce_stride``: at most 16 of them, a power of two, so that a warp
+  holds 32 / stride reduction work-items of each concat point), whole warps, no warp tile, and
+  outputs of 4 or 8 bytes. Split-K inside one work-group: with the reduction cheap, a GEMV-like
+  nest can give a work-group many reduction work-items (``mdpoly.lower.gpu_defaults``).
+
 ``MEM_RES`` is fixed: results private (a register tile of ``prod PT_SIZE`` accumulators), the
 intra-group combine in ``__local``.
 ``gpu_violations(mdh, params, caps)`` names the constraints a candidate breaks against ``TargetCaps``.
@@ -125,6 +136,7 @@ class GpuParams:
     min_blocks: int = 0              # CUDA __launch_bounds__ minimum resident work-groups; 0: none
     async_copy: int = 0              # 1: double-buffered __local copies filled asynchronously (cp.async)
     warp_tile: tuple[int, ...] = ()  # (wm, wn): a warp's work-items along the dims on NDRange dims 1, 0; (): off
+    warp_reduce: int = 0             # 1: the work-group's combine reduces within warps by shuffles first
 
     @property
     def tiled(self) -> bool:
@@ -156,6 +168,8 @@ class GpuParams:
             text += " ASYNC=1"
         if self.warp_tile:
             text += " WARP=" + "x".join(str(v) for v in self.warp_tile)
+        if self.warp_reduce:
+            text += " WRED=1"
         return text
 
     def vec_width(self, d: int) -> int:
@@ -234,6 +248,9 @@ GPU_PARAMETERS: tuple[ParamSpec, ...] = (
     ParamSpec("warp_tile", "(warp tile)", "(): work-items in hardware order; (wm, wn), wm * wn = WARP_ITEMS: each "
                  "warp of 32 consecutive local ids covers wm x wn work-items of the dims on NDRange dims 1 and 0 "
                  "(which hold one dim each; every other NUM_WI 1; wm, wn divide their NUM_WI)"),
+    ParamSpec("warp_reduce", "(work-group combine)", "0: the work-group's combine is a __local tree; 1: within "
+                 "each warp by register shuffles first, then one value per warp through __local memory "
+                 "(warp_reduce_stride; targets with warp_shuffle)"),
     ParamSpec("vec", "(private tile layout)", "per dim: a work-item's PT points of a concat dim in chunks of vec "
                  "neighbouring points (vector reads of __local copies); 1 for reduction dims; () = all 1"),
 )
@@ -517,6 +534,44 @@ def _warp_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
     return not p.warp_tile or warp_dims(m, p) is not None
 
 
+def flat_strides(p: GpuParams) -> tuple[int, ...]:
+    """Per MDH dim, the step of the flat local id (NDRange dim 0 fastest, then 1, then 2) from one of
+    its work-items to the next: within an NDRange dim, the last MDH dim of its group is fastest."""
+    strides = [1] * len(p.num_wi)
+    below = 1
+    for g in p.ocl_groups:
+        run = below
+        for d in reversed(g):
+            strides[d] = run
+            run *= p.num_wi[d]
+        below = run
+    return tuple(strides)
+
+
+def warp_reduce_stride(m: MdhExpr, p: GpuParams) -> int | None:
+    """The concat work-items below each reduction work-item in the flat local id -- the lane stride
+    of a warp's shuffles -- where ``warp_reduce`` can apply to ``p`` (``None`` elsewhere): one
+    reduction dim with more than one work-item (the others one each), its flat stride the product
+    of the concat dims' work-items, that product a power of two of at most ``WARP_ITEMS / 2``,
+    whole warps, no warp tile, outputs of 4 or 8 bytes (what ``__shfl_down_sync`` moves)."""
+    reds = [d for d, dim in enumerate(m.dims) if dim.combine.is_reduction and p.num_wi[d] > 1]
+    if len(reds) != 1 or p.warp_tile or p.wg_size() % WARP_ITEMS or not m.outputs:
+        return None
+    if any(type_bytes(o.elem_type) not in (4, 8) for o in m.outputs):
+        return None
+    cw = math.prod(n for d, n in enumerate(p.num_wi) if not m.dims[d].combine.is_reduction)
+    if cw & (cw - 1) or cw > WARP_ITEMS // 2 or flat_strides(p)[reds[0]] != cw:
+        return None
+    return cw
+
+
+def _warp_reduce_ok(m: MdhExpr, p: GpuParams, c: TargetCaps) -> bool:
+    if p.warp_reduce == 0:
+        return True
+    return (p.warp_reduce == 1 and c.warp_shuffle and c.preferred_wg_multiple == WARP_ITEMS
+            and warp_reduce_stride(m, p) is not None)
+
+
 def prefetch_fits(m: MdhExpr, p: GpuParams) -> bool:
     """Whether ``prefetch`` can apply: an input is cached and the next tile's registers
     (``prefetch_regs``) are at most ``MAX_PREFETCH_REGS``."""
@@ -555,6 +610,10 @@ GPU_CONSTRAINTS: tuple[Constraint[GpuParams], ...] = (
                   "cached input and prefetch 0 or 2 (its two buffers per copy are checked by tile-local-mem)", _async_ok),
     Constraint("warp-tile", "warp_tile: () or (wm, wn), wm * wn = WARP_ITEMS, over the dims alone on NDRange dims 1 and "
                   "0 (wm, wn dividing their NUM_WI), every other NUM_WI 1", _warp_ok),
+    Constraint("warp-reduce", "warp_reduce: 0 or 1; 1 only on a target with 32-wide warp shuffles, with "
+                  "work-items along one reduction dim, below them in the flat local id all concat work-items "
+                  "(a power of two <= WARP_ITEMS / 2), whole warps, no warp tile, 4- or 8-byte outputs",
+                  _warp_reduce_ok),
 )
 
 

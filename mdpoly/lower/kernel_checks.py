@@ -21,6 +21,9 @@ lowering (or in a tuning candidate's parameters that slipped past the constraint
   on grid axes 0 and 1 one-to-one (isl: the map from the hardware local ids to the renumbered ones is
   a bijection of the work-group), so that with ``check_points_covered_once`` every point is still
   computed, and every output written, exactly once.
+* ``check_warp_reduce_lanes`` -- a warp-shuffle combine (``warp_reduce``) has a target with 32-wide
+  warp shuffles, whole warps, and a lane stride that puts each warp's lanes of one concat item on
+  its reduction items only.
 * ``check_fits_caps`` -- work-group size, per-axis work-item counts and ``__local`` memory (the
   combine scratch plus the cached inputs' copies, two of each when double-buffered by
   ``async_copy`` or ``prefetch_buffers`` 2) within the target's ``TargetCaps``; launch bounds (``min_groups``) only where the
@@ -188,6 +191,29 @@ def check_warp_tile_renumbers(plan: KernelPlan) -> None:
         raise _bug(plan, f"warp tile {wm} x {wn} over {ny} x {nx} work-items does not renumber them one-to-one")
 
 
+def check_warp_reduce_lanes(plan: KernelPlan, caps: TargetCaps) -> None:
+    """A warp-shuffle combine (``KernelPlan.warp_reduce``) runs on a target with 32-wide warp shuffles,
+    over whole warps, and its lane stride is the flat-id stride of the one reduction dim with
+    work-items, whose work-items lie above every concat work-item: lane ``l`` of warp ``v`` then holds
+    concat item ``l % stride`` and reduction item ``v * 32 / stride + l / stride``."""
+    c = plan.warp_reduce
+    if not c:
+        return
+    if not caps.warp_shuffle or caps.preferred_wg_multiple != 32 or plan.wg_size() % 32:
+        raise _bug(plan, "a warp-shuffle combine needs a target with 32-wide warp shuffles and whole warps")
+    reds = [d for d in plan.reductions if d.num_wi > 1]
+    cw = math.prod(d.num_wi for d in plan.concat)
+    stride, below = 0, 1
+    for axis in plan.grid_axes:
+        for i in reversed(axis):
+            if reds and i == reds[0].index:
+                stride = below
+            below *= plan.dims[i].num_wi
+    if len(reds) != 1 or c != cw or stride != cw or cw & (cw - 1) or cw > 16:
+        raise _bug(plan, f"warp-shuffle combine with lane stride {c}: needs one reduction dim with work-items, "
+                         f"above the {cw} concat work-items in the flat local id (a power of two <= 16)")
+
+
 def local_memory_bytes(plan: KernelPlan) -> int:
     """``__local`` bytes one work-group of ``plan`` allocates: the combine scratch (one element per
     work-item and output) and the cached inputs' copies (two buffers each with ``async_copy`` or
@@ -235,4 +261,5 @@ def check_kernel_plan(plan: KernelPlan, caps: TargetCaps) -> None:
     check_reductions_combined(plan)
     check_copies_cover_boxes(plan)
     check_warp_tile_renumbers(plan)
+    check_warp_reduce_lanes(plan, caps)
     check_fits_caps(plan, caps)

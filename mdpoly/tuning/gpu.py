@@ -28,6 +28,8 @@ the MDH paper) into pyATF parameters with closed-form candidate sets:
   ``gvec_applies``), with a cached input.
 * ``WARP``: the warp tile (``GpuParams.warp_tile``) as its width along NDRange dim 0: 0 (hardware
   order), 4 or 8 (8 x 4 or 4 x 8 work-items per warp), where ``warp_dims`` allows it;
+* ``WRED`` (targets with ``warp_shuffle``: CUDA; nests with a reduction): the work-group combine by
+  warp shuffles first (``GpuParams.warp_reduce``), where ``warp_reduce_stride`` allows it;
 * ``ASYNC`` (targets with ``async_copy``: CUDA): double-buffered copies filled by ``cp.async``
   (``GpuParams.async_copy``), with a cached input and ``PF`` 0; their two buffers per copy within
   the local memory.
@@ -94,7 +96,7 @@ from mdpoly.tuning.space import concrete_extents
 from mdpoly.tuning.target import ENTRY, Candidate
 
 #: Bumped when the GPU space or cost function changes what "best" means.
-GPU_SPACE_VERSION = 3
+GPU_SPACE_VERSION = 4
 #: Points of a reduction each work-item should reduce at least (bounds ``WG_<d>``).
 MIN_POINTS_PER_ITEM = 16
 MAX_WG = 1024
@@ -167,7 +169,7 @@ class GpuSpace:
                       pt=tuple(int(cfg.get(f"PT_{d}", 1)) for d in range(n)),
                       num_wg=tuple(int(cfg.get(f"WG_{d}", 0)) for d in range(n)),
                       ocl_groups=self.ocl[int(cfg["OCL"])], min_blocks=int(cfg.get("MINB", 0)),
-                      warp_tile=_warp_shape(int(cfg.get("WARP", 0))))
+                      warp_tile=_warp_shape(int(cfg.get("WARP", 0))), warp_reduce=int(cfg.get("WRED", 0)))
         kt = tuple(int(cfg.get(f"KT_{d}", 0)) for d in range(n))
         if not any(kt):
             return p
@@ -277,6 +279,17 @@ def gpu_space(mdh: MdhExpr, sizes: dict[str, int], caps: TargetCaps) -> GpuSpace
 
         specs.append(ParamSpec("WARP", (0, *WARP_WIDTHS), warp_ok, ("OCL", *(f"WI_{d}" for d in range(n))),
                                doc="warp tile: work-items of a warp along NDRange dim 0 (0: hardware order)"))
+    if caps.warp_shuffle and any(red):
+        def wred_ok(c: Config) -> bool:
+            if not c["WRED"]:
+                return True
+            p = GpuParams(num_wi=tuple(c[f"WI_{d}"] for d in range(n)), pt=(1,) * n, num_wg=(0,) * n,
+                          ocl_groups=ocl[c["OCL"]], warp_tile=_warp_shape(c.get("WARP", 0)), warp_reduce=1)
+            return _holds(("warp-reduce",), mdh, p, caps)
+
+        wred_reads = ("OCL", *(f"WI_{d}" for d in range(n)), *(("WARP",) if n >= 2 else ()))
+        specs.append(ParamSpec("WRED", (0, 1), wred_ok, wred_reads,
+                               doc="work-group combine: 1 = warp shuffles first, then one value per warp (0: __local tree)"))
     return GpuSpace(mdh=mdh, extents=ext, specs=tuple(specs), ocl=ocl, kt_values=kt_values, cached_inputs=cached)
 
 
@@ -462,6 +475,11 @@ def gpu_neighbours(space: GpuSpace, p: GpuParams, caps: TargetCaps) -> list[GpuP
         add(replace(p, min_blocks=0 if p.min_blocks else 2))
     for wn in (0, *WARP_WIDTHS):
         add(replace(p, warp_tile=_warp_shape(wn)))
+    if caps.warp_shuffle:
+        add(replace(p, warp_reduce=1 - p.warp_reduce))
+        for a, b in itertools.permutations(range(n), 2):   # the work-group reshaped under the shuffle combine
+            if p.num_wi[a] >= 2 and p.num_wi[b] * 2 <= _pow2_ceil(ext[b]):
+                add(replace(p, num_wi=put(put(p.num_wi, a, p.num_wi[a] // 2), b, p.num_wi[b] * 2), warp_reduce=1))
     return out
 
 # }}}

@@ -180,7 +180,12 @@ def test_profile_events_bracket_copies_and_launches() -> None:
     assert gate.index("cuStreamWaitValue32") < gate.index("mdp_cu_profile_record(5)")
     opening = code.preamble[code.preamble.index("static void mdp_cu_gate_open"):]
     assert opening.index("mdp_cu_profile_record(2)") < opening.index("*mdp_cu_gate = mdp_cu_gate_seq")
-    assert "mdp_cu_last.kernel_ms = mdp_cu_elapsed(5, 2);" in code.preamble
+    # the kernel interval less what the gated events add to as many launches (calibrated at start-up)
+    assert "raw = mdp_cu_elapsed(5, 2);" in code.preamble
+    assert "mdp_cu_last.kernel_ms = raw - mdp_cu_floor(launches);" in code.preamble
+    assert "mdp_cu_calibrate();" in code.preamble[code.preamble.index("static void mdp_cu_init"):]
+    launches = len(code.definition.split("cuLaunchKernel(")) - 1
+    assert f"mdp_host0, {launches});" in code.definition
     assert 'getenv("MDPOLY_PROFILE")' in code.preamble and "atexit(mdp_cu_profile_report)" in code.preamble
     assert "host_ms=%.6f" in code.preamble
     assert "mdpoly-profile: %s calls=%ld kernel_ms=%.6f transfer_ms=%.6f" in code.preamble

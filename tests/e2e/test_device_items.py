@@ -163,7 +163,7 @@ _CUDA_HELPERS = """#include <cuda.h>
 extern int mdp_cu_profile;
 void mdp_cu_check(CUresult err, const char *call);
 void mdp_cu_profile_record(int which);
-void mdp_cu_profile_add(const char *nest, int copied, double host_start);
+void mdp_cu_profile_add(const char *nest, int copied, double host_start, int launches);
 double mdp_cu_now_ms(void);
 void mdp_cu_gate_hold(void);
 void mdp_cu_gate_open(void);

@@ -118,13 +118,14 @@ def test_merged_rows_with_prefetch_and_float2_match_numpy(gvec: int, prefetch: i
 def test_gemv_default_is_one_kernel_on_a_gpu() -> None:
     mdh = ex.matmul(1, 1000, 2048)
     p = default_gpu_params(mdh, CUDA_CAPS)
-    assert (p.num_wi, p.num_wg, p.kt, p.cache) == ((1, 4, 64), (0, 0, 1), (0, 0, 2048), (0, 0))
+    assert (p.num_wi, p.num_wg, p.kt, p.cache) == ((1, 8, 128), (0, 0, 1), (0, 0, 2048), (0, 0))
     plan = lower_gpu(mdh, p, CUDA_CAPS)
     assert plan.local_combine and not plan.partials                 # no second kernel
+    assert p.warp_reduce == 1 and plan.warp_reduce == 8             # shuffles within each warp (CUDA)
     check_kernel_plan(plan, CUDA_CAPS)
     # not for: two live concat dims, a short reduction, too many work-groups, the long input strided along j
     assert default_gpu_params(ex.matmul(16, 1000, 2048), CUDA_CAPS).num_wg[2] > 1
-    assert default_gpu_params(ex.matmul(1, 1000, 512), CUDA_CAPS).num_wi[1] > 4
+    assert default_gpu_params(ex.matmul(1, 1000, 512), CUDA_CAPS).num_wi[1] > 8
     assert default_gpu_params(ex.matmul(1, 4096, 25088), CUDA_CAPS).num_wg[2] > 1
     mv = ex.matvec(1000, 2048)
     assert default_gpu_params(mv, CUDA_CAPS).num_wg[1] > 1
@@ -136,7 +137,8 @@ def test_gemv_default_is_one_kernel_on_a_gpu() -> None:
 def test_gemv_one_kernel_matches_numpy(n: int, k: int) -> None:
     mdh = ex.matmul(1, n, k)
     params = default_gpu_params(mdh, CUDA_CAPS)         # the GPU's one-kernel plan, run on PoCL
-    assert params.num_wg == (0, 0, 1) and params.num_wi[2] == 64
+    assert params.num_wg == (0, 0, 1) and params.num_wi[2] == 128
+    params = replace(params, warp_reduce=0)             # PoCL has no warp shuffles (test_gpu_warp_reduce.py)
     rng = np.random.default_rng(n)
     a, b, c = (rng.standard_normal(sh).astype(np.float32) for sh in ((1, k), (k, n), (1, n)))
     out = run_plan(mdh, params, {"A": a, "B": b, "C": c})
