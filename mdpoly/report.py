@@ -34,6 +34,7 @@ also has ``"mpi"``: which dimension was split over the MPI ranks, or why none wa
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, replace
 from typing import Any
 
@@ -87,7 +88,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
                           f"loop nest scheduled: {schedule_text(n.schedule, o.parts, o.regions, o.private_loops)}"
                           f"{resident}{device}{one}{_pinned_note(o)}{_scatter_note(o)}")
     if o.status == "transformed":
-        loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in n.loops)
+        loops = " ".join(f"{_user_name(lp.iterator)}:{lp.combine.value}" for lp in n.loops)
         ranks = f"; {o.ranks}" if o.ranks else ""
         ranks += f"; {o.devices}" if o.devices else ""
         ranks += "".join(f"; {note}" for _, note in o.resident)
@@ -98,6 +99,16 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
             "loop nest kept as written" if o.code in _UNDER_USER_OPENMP else "loop nest kept sequential")
     return Diagnostic(severity, o.code or "", loc, f"{what}: {o.reason or 'unknown reason'}")
+
+
+#: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``).
+_HELPER_LOCAL = re.compile(r"^mdp_h\d+_(\w+)$")
+
+
+def _user_name(iterator: str) -> str:
+    """An iterator as the user wrote it: a helper's loop ``k`` (``mdp_h1_k``) as ``k``."""
+    m = _HELPER_LOCAL.match(iterator)
+    return m.group(1) if m else iterator
 
 
 #: Reasons of nests kept as written because they are (or hold) the user's OpenMP: not sequential.
