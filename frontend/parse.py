@@ -28,6 +28,7 @@ from pycparser.c_parser import ParseError
 from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
 from mdpoly.frontend.continues import structure_continues
 from mdpoly.frontend.do_once import unwrap_do_once
+from mdpoly.frontend.switches import structure_switches
 from mdpoly.frontend.syntax_errors import ExplainingParser, show_bytes, syntax_error
 from mdpoly.options import Options
 
@@ -182,6 +183,7 @@ def parse_c(path: str, options: Options) -> ParsedFile:
             raise
         raise InputError(f"{e.message}; {hint}", e.loc) from e
     unwrap_do_once(ast)        # do { S } while (0)  ->  { S }
+    structure_switches(ast)    # switch (m) { case 0: S; break; ... }  ->  if (m == 0) { S } else ...
     structure_continues(ast)   # if (c) { S; continue; } T  ->  if (c) { S } else { T }
     return ParsedFile(path, source, ast)
 
