@@ -101,8 +101,9 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     return Diagnostic(severity, o.code or "", loc, f"{what}: {o.reason or 'unknown reason'}")
 
 
-#: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``).
-_HELPER_LOCAL = re.compile(r"^mdp_h\d+_(\w+)$")
+#: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``)
+#: or the iterator of an expanded ``memset`` (``frontend.normalize.mem_calls``: ``mdp_mem1_k``).
+_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem)\d+_(\w+)$")
 
 
 def _user_name(iterator: str) -> str:

@@ -7,7 +7,7 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
+all, ``memset``/``memcpy`` of whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
@@ -30,6 +30,7 @@ from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
+from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
@@ -169,6 +170,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
     types = MemberTypes(symbols, parsed.ast)
+    expand_mem_calls(node, types, declared_names(func) | set(symbols.decls))   # memset(p, 0, n * sizeof *p)
     scalars, member_functions = scalarize_with_calls(node, parsed.ast, types, declared_names(func) | set(symbols.decls))
     for name, t in scalars.items():
         symbols.decls[name] = t
