@@ -533,10 +533,12 @@ class _Names(c_ast.NodeVisitor):
 
 
 def _inner_iterators(node: c_ast.For, band: list[c_ast.For]) -> list[str]:
-    """Iterators of the loops inside the band that are declared outside the nest."""
+    """Iterators of the loops inside the band that are declared outside the nest (not in a
+    header, ``for (int k = ...)``, nor in the band's body, ``int k; for (k = 0; ...)``)."""
     v = _Names()
     v.visit(band[-1].stmt)
-    return sorted({n for n, declared in v.iterators if not declared})
+    inside = {d.name for d in walk_nodes(band[-1].stmt) if isinstance(d, c_ast.Decl) and d.name}
+    return sorted({n for n, declared in v.iterators if not declared and n not in inside})
 
 
 def _assigned_each_iteration(loop: c_ast.For) -> set[str]:

@@ -89,7 +89,7 @@ class _OverBudget(Exception):
 
 #: Kept reasons under which privatizing the outer loops' temporaries is tried first.
 _PRIVATIZE = frozenset({"sequential-dependence", "imperfect-nest", "unsupported-statement", "mixed-reduction-operators",
-                        "data-dependent-condition"})
+                        "data-dependent-condition", "break"})
 
 #: Kept reasons under which a band that nothing else parallelizes is tried as a wavefront (a
 #: gather from a table the band never writes, ``subst[a[i]][b[j]]``, leaves the MDH model

@@ -94,8 +94,9 @@ class NestBuilder(NestStatements, LoopHeaders):
         if inspected & self.while_gathered:   # an inspection would have to run the 'while' loop
             name = sorted(inspected & self.while_gathered)[0]
             raise self._fail(self.cand.node, "while-loop",
-                             f"'{name}' is read inside a 'while' loop at indices the loop changes, beside written "
-                             "pointers that may overlap it ('restrict' on them would rule it out)")
+                             f"'{name}' is read inside a loop that may stop early (a 'while', or a 'for' with a "
+                             "'break') at indices the loop changes, beside written pointers that may overlap it "
+                             "('restrict' on them would rule it out)")
         refused = check_scatter(self.scatter, self.statements)
         if refused is not None:
             raise refused
@@ -166,7 +167,7 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
     nest writes no array (``mdpoly.frontend.opaque_reads``): for models of the nest's own text
     only, never an MDH computation's. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
     local pointers and index temporaries substituted) on a copy of its AST."""
-    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize)
+    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize, as_written=opaque_reads)
     cand, symbols = norm.cand, norm.symbols
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     layouts: dict[str, Layout] = {}

@@ -25,6 +25,7 @@ from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
+from mdpoly.frontend.normalize.break_loops import breaking_loops_as_whiles
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
@@ -139,7 +140,7 @@ def _worth_copying(nest: c_ast.Node) -> bool:
     stack = [nest]
     while stack:
         n = stack.pop()
-        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment | c_ast.FuncCall):
+        if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment | c_ast.FuncCall | c_ast.Break):
             return True
         stack.extend(child for _name, child in n.children())
     return False
@@ -151,12 +152,14 @@ def _copy_symbols(symbols: SymbolTable) -> SymbolTable:
 
 
 def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable,
-                        privatize: bool = True) -> Normalized:
+                        privatize: bool = True, as_written: bool = False) -> Normalized:
     """Run the passes over a copy of ``cand``.
 
     Without ``privatize`` (a model of the nest's own text, whose statements the scheduler maps
     back to the text by location) no statement is removed that is not a declaration: an index
-    temporary declared before the nest and assigned in it stays as written.
+    temporary declared before the nest and assigned in it stays as written. With ``as_written``
+    (a model of the nest's own text that never becomes code) inner ``for`` loops that ``break``
+    are ``while`` loops (``break_loops``).
 
     :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a scalar
         declared without a value that may be read before it is assigned, a struct member written in the nest, a local pointer re-assigned, an index temporary read after
@@ -169,6 +172,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
+    if as_written and isinstance(node, c_ast.For):
+        breaking_loops_as_whiles(node)
     types = MemberTypes(symbols, parsed.ast)
     expand_mem_calls(node, types, declared_names(func) | set(symbols.decls))   # memset(p, 0, n * sizeof *p)
     scalars, member_functions = scalarize_with_calls(node, parsed.ast, types, declared_names(func) | set(symbols.decls))
