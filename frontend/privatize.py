@@ -329,15 +329,23 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
                        scop.preconditions + scatter_preconditions(scatters), tuple(scop.params),
                        lastprivate=tuple(sorted(live)), reductions=tuple(sorted(reductions.items())),
                        values=tuple((v.name, v.c_value) for v in scop.variables if v.c_value), inspector=inspector,
-                       scattered=scatters, uneven=_has_while(cand.node),
+                       scattered=scatters, uneven=_uneven_cost(cand.node),
                        trips_c=trips_product_c(scop, loops[:collapse]) or "",
                        extents=tuple(sorted(first_extents(scop).items())))
 
 
-def _has_while(node: c_ast.Node) -> bool:
-    """Whether a ``while`` or ``do``/``while`` loop runs in the body: a trip count per iteration
-    that only the data decide (an escape-time loop per pixel)."""
-    return any(isinstance(n, c_ast.While | c_ast.DoWhile) for n in walk_nodes(node))
+def _uneven_cost(node: c_ast.Node) -> bool:
+    """Whether the iterations' costs are ones only the data decide: a ``while`` or ``do``/``while``
+    loop runs in the body (an escape-time loop per pixel), a ``for`` loop that ``break``s (a
+    search), or a loop under a branch (shading only the pixels a ray hits)."""
+    for n in walk_nodes(node):
+        if isinstance(n, c_ast.While | c_ast.DoWhile):
+            return True
+        if n is not node and isinstance(n, c_ast.For) and any(isinstance(b, c_ast.Break) for b in walk_nodes(n.stmt)):
+            return True
+        if isinstance(n, c_ast.If) and any(isinstance(m, c_ast.For) for m in walk_nodes(n)):
+            return True
+    return False
 
 
 #: OpenMP's reduction identifiers of the reductions a parallel loop may perform
