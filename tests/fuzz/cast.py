@@ -140,6 +140,20 @@ class Continue:
 
 
 @dataclass(frozen=True, slots=True)
+class Break:
+    """``break;``"""
+
+
+@dataclass(frozen=True, slots=True)
+class Switch:
+    """``switch (test) { case v: ... }``: ``groups`` of (case values, or ``()`` for ``default``;
+    statements, printed in braces; whether a ``break`` ends them)."""
+
+    test: Expr
+    groups: tuple[tuple[tuple[int, ...], tuple[Stmt, ...], bool], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class OneLine:
     """Statements printed on one source line (two nests on one line)."""
 
@@ -158,7 +172,7 @@ class Pragma:
     text: str
 
 
-Stmt = Assign | Decl | For | If | While | Continue | OneLine | Return | Pragma
+Stmt = Assign | Decl | For | If | While | Continue | Break | Switch | OneLine | Return | Pragma
 
 # }}}
 
@@ -341,6 +355,16 @@ class _Printer:
                 out.append(f"{ind}#pragma {text}")
             case Continue():
                 out.append(f"{ind}continue;")
+            case Break():
+                out.append(f"{ind}break;")
+            case Switch(test, groups):
+                out.append(f"{ind}switch ({self.expr(test)}) {{")
+                for values, body, ends in groups:
+                    out.append(ind + " ".join(f"case {v}:" for v in values) if values else f"{ind}default:")
+                    self.block(body, ind, out, braces=True)
+                    if ends:
+                        out.append(f"{ind}    break;")
+                out.append(f"{ind}}}")
             case If(test, body, orelse):
                 out.append(f"{ind}if ({self.expr(test)})")
                 # braces around the then-branch when an else follows: no dangling else

@@ -30,6 +30,7 @@ from .cast import (
     Bin,
     Call,
     Cast,
+    Break,
     Cond,
     Continue,
     Decl,
@@ -49,6 +50,7 @@ from .cast import (
     Size,
     SizeRef,
     Stmt,
+    Switch,
     Un,
     While,
 )
@@ -683,6 +685,73 @@ class _Gen:
         self.tags.add("torus")
         return [For("i", None if self.c89 else ti, Lit("0"), "<", hh, 1, (inner,))]
 
+    def shape_switch(self) -> list[Stmt]:
+        """A ``switch`` on a selector read per element: groups that each end with a ``break``
+        (labels sharing a group, ``default`` anywhere), which become an ``if`` chain, or at times
+        one that falls into the next, which keeps the ``switch`` as written."""
+        value = self.sizes_for(1, ITERS_CAP)[0]
+        loops = self.loops(["i"], [value], simple=True)
+        ctype = self.elem_type(self.rng.random() < 0.5)
+        sel = self.access("int", "pos", loops)
+        out = self.output(ctype, "zero", loops)
+        k = self.rng.choice((3, 4, 5))
+        labels = list(range(k))
+        self.rng.shuffle(labels)
+        groups: list[tuple[tuple[int, ...], tuple[Stmt, ...], bool]] = []
+        while labels:
+            take = self.rng.choice((1, 1, 2))
+            values, labels = tuple(sorted(labels[:take])), labels[take:]
+            groups.append((values, (Assign(out, self.rng.choice(("=", "+=")), self.value(ctype, loops, 1).expr),), True))
+        if self.rng.random() < 0.7:
+            groups.insert(self.rng.randrange(len(groups) + 1), ((), (Assign(out, "=", self.value(ctype, loops, 1).expr),), True))
+        if self.rng.random() < 0.2 and len(groups) > 1:   # one group falls into the next
+            j = self.rng.randrange(len(groups) - 1)
+            groups[j] = (groups[j][0], groups[j][1], False)
+        groups[-1] = (groups[-1][0], groups[-1][1], self.rng.random() < 0.5)
+        test = Bin("%", sel, Lit(str(k + self.rng.choice((0, 1)))))
+        self.tags.add("switch")
+        return [self.nest(loops, [Switch(test, tuple(groups))])]
+
+    def shape_struct_value(self) -> list[Stmt]:
+        """A struct local accumulated over an inner loop, filled member by member each trip and
+        copied whole after it: ``C acc = {0, 0}; for (k) { C w; w.re = ..; w.im = ..; acc.re +=
+        w.re - w.im; acc.im += w.im * c; } C t = acc; out[i] = t.re + 2 * t.im;``."""
+        vi, vk = self.sizes_for(2, ITERS_CAP)
+        loops = self.loops(["i", "k"], [vi, vk], simple=True)
+        ctype = self.elem_type(self.rng.random() < 0.6)
+        tname, _inst = self.struct_type([f"{ctype} re", f"{ctype} im"])
+        u = self.acc_count
+        self.acc_count += 1
+        acc, w, t = f"acc{u}", f"w{u}", f"t{u}"
+        kind = "frac" if ctype in FP else "small"
+        a, b = self.access(ctype, kind, loops), self.access(ctype, kind, loops)
+        inner: list[Stmt] = [Decl(tname, w, None), Assign(Name(f"{w}.re"), "=", a), Assign(Name(f"{w}.im"), "=", b),
+                             Assign(Name(f"{acc}.re"), "+=", Bin("-", Name(f"{w}.re"), Name(f"{w}.im"))),
+                             Assign(Name(f"{acc}.im"), "+=", Bin("*", Name(f"{w}.im"), Lit("2")))]
+        out = self.output(ctype, "zero", loops[:1])
+        after: list[Stmt] = [Decl(tname, t, Name(acc)),
+                             Assign(out, "=", Bin("+", Name(f"{t}.re"), Bin("*", Lit("2"), Name(f"{t}.im"))))]
+        self.tags.add("struct-value")
+        return [self.nest(loops, inner, pre={0: [Decl(tname, acc, Name("{0, 0}"))]}, post={0: after})]
+
+    def shape_search(self) -> list[Stmt]:
+        """A search per element that stops at its first hit: ``int p = -1; for (k) if (keys[k] ==
+        q[i] % m) { p = k; break; } out[i] = p;`` (keys of another type at times)."""
+        vi, vk = self.sizes_for(2, ITERS_CAP // 4)
+        outer = self.loops(["i"], [vi], simple=True)
+        inner = self.loops(["k"], [vk], simple=True)
+        u = self.acc_count
+        self.acc_count += 1
+        p = f"p{u}"
+        keys = self.access(self.pick({"int": 0.6, "short": 0.4}), "small", inner)
+        q = self.access("int", "small", outer)
+        out = self.output("int", "zero", outer)
+        hit = If(Bin("==", keys, q), (Assign(Name(p), "=", Name("k")), Break()))
+        search = self.nest(inner, [hit])
+        body: list[Stmt] = [Decl("int", p, Lit("-1")), search, Assign(out, "=", Bin("+", Name(p), q))]
+        self.tags.add("search")
+        return [self.nest(outer, body)]
+
     def shape_one_line(self) -> list[Stmt]:
         self.tags.add("one-line")
         value = self.sizes_for(1, ITERS_CAP)[0]
@@ -1278,7 +1347,8 @@ class _Gen:
         self.dumps = []
         real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
                 self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1,
-                self.shape_escape: 2, self.shape_torus: 2}
+                self.shape_escape: 2, self.shape_torus: 2, self.shape_switch: 2, self.shape_struct_value: 2,
+                self.shape_search: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,
