@@ -102,8 +102,9 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 
 
 #: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``)
-#: or the iterator of an expanded ``memset`` (``frontend.normalize.mem_calls``: ``mdp_mem1_k``).
-_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem)\d+_(\w+)$")
+#: or the iterator of an expanded ``memset`` (``frontend.normalize.mem_calls``: ``mdp_mem1_k``)
+#: or of a loop over a pointer (``frontend.normalize.pointer_loops``: ``mdp_ptr1_p``).
+_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr)\d+_(\w+)$")
 
 
 def _user_name(iterator: str) -> str:

@@ -7,7 +7,8 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, ``memset``/``memcpy`` of whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
+all, loops over pointers get integer iterators (``pointer_loops``), ``memset``/``memcpy`` of
+whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
@@ -33,6 +34,7 @@ from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
+from mdpoly.frontend.normalize.pointer_loops import integer_iterators
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
 from mdpoly.frontend.normalize.struct_types import MemberTypes
@@ -172,6 +174,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
+    if isinstance(node, c_ast.For):   # for (T *p = a; p < a + n; p++): an integer iterator
+        integer_iterators(node, func, declared_names(func) | set(symbols.decls))
     if as_written and isinstance(node, c_ast.For):
         breaking_loops_as_whiles(node)
     types = MemberTypes(symbols, parsed.ast)

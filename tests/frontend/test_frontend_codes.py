@@ -20,7 +20,8 @@ CASES = [
     ("pointer-arithmetic", "  for (int i = 0; i < n; i++)\n    *(B + i) = A[i];\n", (4, 7)),
     ("sequential-dependence", "  for (int i = 1; i < n; i++)\n    B[i] = B[i - 1] * A[i];\n", (3, 3)),
     ("sequential-dependence", "  for (int i = 0; i < n; i++) {\n    s += A[i];\n    B[i] = s;\n  }\n", (3, 3)),
-    ("unsupported-statement", "  for (int i = 0; i < n; i++)\n    switch (i) { default: B[i] = 0; }\n", (4, 5)),
+    ("unsupported-statement", "  for (int i = 0; i < n; i++)\n    switch (i) { case 0: B[i] = 1; default: B[i] = 0; }\n",
+     (4, 5)),
     ("intra-iteration-flow", "  for (int i = 0; i < n; i++) {\n    B[i] = A[i];\n    C[i] = B[i] + 1;\n  }\n", (5, 5)),
 ]
 
