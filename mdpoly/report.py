@@ -103,8 +103,9 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 
 #: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``)
 #: or the iterator of an expanded ``memset`` (``frontend.normalize.mem_calls``: ``mdp_mem1_k``)
-#: or of a loop over a pointer (``frontend.normalize.pointer_loops``: ``mdp_ptr1_p``).
-_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr)\d+_(\w+)$")
+#: or of a loop over a pointer (``frontend.normalize.pointer_loops``: ``mdp_ptr1_p``) or with a
+#: run-time step (``frontend.normalize.runtime_steps``: ``mdp_step1_i``).
+_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr|step)\d+_(\w+)$")
 
 
 def _user_name(iterator: str) -> str:
@@ -170,7 +171,7 @@ def _pinned_note(o: NestOutcome) -> str:
 
 
 def _part_text(o: NestOutcome) -> str:
-    loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in o.nest.loops)
+    loops = " ".join(f"{_user_name(lp.iterator)}:{lp.combine.value}" for lp in o.nest.loops)
     where = f"line {o.nest.loc.line}"
     if o.status == "transformed":
         return f"[{loops} MDH at {where}]"
@@ -195,7 +196,7 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
         for it in its:
             if isinstance(it, HostLoop):
                 seq = "seq-in-region" if it.loc in in_region else "seq"
-                out.append(f"{it.iterator}:{seq}{{ {' '.join(walk(it.body))} }}")
+                out.append(f"{_user_name(it.iterator)}:{seq}{{ {' '.join(walk(it.body))} }}")
             elif isinstance(it, Computation):
                 out.append(_part_text(queue.pop(0)) if queue else "[?]")
             elif isinstance(it, PrivateLoop) and it.loc in kept:
@@ -205,7 +206,7 @@ def schedule_text(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
                 body = f"with private {names}" if names else "private-body"
                 body += f" in blocks of {it.blocked}" if it.blocked else ""
                 body += "".join(f" scatter-reduction({r.op}:{r.name})" for r in it.scattered)
-                out.append(f"[{' '.join(f'{v}:++' for v in it.iterators)} {body}]")
+                out.append(f"[{' '.join(f'{_user_name(v)}:++' for v in it.iterators)} {body}]")
             elif isinstance(it, Wavefront):
                 out.append(f"[{it.describe()}]")
         return out
@@ -272,7 +273,7 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
             elif _cost_note(part) or part.pinned:
-                loops = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in part.nest.loops)
+                loops = " ".join(f"{_user_name(lp.iterator)}:{lp.combine.value}" for lp in part.nest.loops)
                 sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc,
                                      f"computation {loops}{_cost_note(part)}{_pinned_note(part)}"))
         if o.status == "kept" and o.nest.privatization:

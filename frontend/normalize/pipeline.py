@@ -7,7 +7,8 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, loops over pointers get integer iterators (``pointer_loops``), ``memset``/``memcpy`` of
+all, loops over pointers get integer iterators (``pointer_loops``), loops with a run-time step
+count their trips (``runtime_steps``), ``memset``/``memcpy`` of
 whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
@@ -35,6 +36,7 @@ from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.pointer_loops import integer_iterators
+from mdpoly.frontend.normalize.runtime_steps import counted_loops
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
 from mdpoly.frontend.normalize.struct_types import MemberTypes
@@ -180,6 +182,10 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         breaking_loops_as_whiles(node)
     types = MemberTypes(symbols, parsed.ast)
     expand_mem_calls(node, types, declared_names(func) | set(symbols.decls))   # memset(p, 0, n * sizeof *p)
+    trips = counted_loops(node, symbols, declared_names(func) | set(symbols.decls)) if isinstance(node, c_ast.For) else []
+    for tc in trips:   # i += len: a counted loop whose trip count the call site computes
+        symbols.decls[tc.name] = tc.decl.type
+        symbols.locals.add(tc.name)
     scalars, member_functions = scalarize_with_calls(node, parsed.ast, types, declared_names(func) | set(symbols.decls))
     for name, t in scalars.items():
         symbols.decls[name] = t
@@ -198,7 +204,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     for fv in views.values():
         symbols.decls[fv.name] = fv.decl.type
         symbols.locals.add(fv.name)
-    values = tuple((h.name, h.text) for h in hoisted)
+    values = tuple((h.name, h.text) for h in hoisted) + tuple((tc.name, tc.text) for tc in trips)
     try:
         resolve_local_pointers(node, symbols, cand.loc)
         substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
