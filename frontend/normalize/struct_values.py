@@ -8,8 +8,9 @@ pass rewrites what is exactly the same computation over scalars:
   arithmetic type, nested structs included), in a nest that also accesses members or where a
   side is a struct local split below, becomes one assignment per member path,
   ``L.re = R.re; L.im = R.im;``. C requires the two objects to be the same or disjoint, so the
-  member-wise copy stores the same values; ``R`` may be a brace list (``{c, s}``, in a
-  declaration), a compound literal (``(cpx){c, s}``), a call of a struct-valued helper
+  member-wise copy stores the same values; a value that is no object is computed member by
+  member into temporaries before the first store (``z = cmul(z, w)`` reads ``z.re`` after it
+  would have changed); ``R`` may be a brace list (``{c, s}``, in a declaration), a compound literal (``(cpx){c, s}``), a call of a struct-valued helper
   (``struct_calls``) or a conditional of such values (``c ? (cpx){0, 0} : z``);
 - a struct local of the nest (declared in it) whose every use is a member path (``acc.re``) or
   one side of such an assignment becomes one scalar per member path (``acc_re``, a fresh name),
@@ -113,6 +114,13 @@ def _pure(n: c_ast.Node) -> bool:
                    for m in walk_nodes(n))
 
 
+def _is_lvalue(n: c_ast.Node) -> bool:
+    """Whether ``n`` denotes an object (``a[i]``, ``p->v``, ``*q``, ``s.pos``, a name)."""
+    while isinstance(n, c_ast.StructRef | c_ast.ArrayRef):
+        n = n.name
+    return isinstance(n, c_ast.ID) or (isinstance(n, c_ast.UnaryOp) and n.op == "*")
+
+
 def _member(n: c_ast.Node, path: tuple[str, ...]) -> c_ast.Node:
     out = copy.deepcopy(n)
     for field in path:
@@ -171,6 +179,8 @@ class _Rewrite:
         self.split: dict[str, list[Leaf]] = {}
         self.scalars: dict[tuple[str, tuple[str, ...]], str] = {}
         self.changed = False
+        #: values staged in temporaries so far (``_temporary``)
+        self.staged = 0
         #: the nest accesses some member (so whole-struct stores are split to keep members apart)
         self.members = any(isinstance(n, c_ast.StructRef) for n in walk_nodes(nest))
 
@@ -312,14 +322,34 @@ class _Rewrite:
         if isinstance(rhs, c_ast.InitList):
             given = _init_values(rhs, agg, self.types)
         out: list[c_ast.Node] = []
+        # C evaluates the whole right-hand side before it stores: a value that is no object
+        # (a call, a conditional, a compound literal) may read the members stored first
+        # (``z = cmul(z, w)``), so its members go to temporaries before any store
+        staged = isinstance(n, c_ast.Assignment) and not _is_lvalue(rhs)
+        stores: list[c_ast.Node] = []
         for path, t in leaves:
             value = (given.get(path) or _zero(path)) if given is not None else self.place(rhs, path)
             value = self.rewrite_expr(copy.deepcopy(value))
             if isinstance(n, c_ast.Decl):
                 out.append(self._decl(n, path, t, value))
+            elif staged:
+                tmp = self._temporary(path, t, value, n.coord)
+                out.append(tmp)
+                stores.append(c_ast.Assignment("=", self.place(lhs, path), c_ast.ID(tmp.name), coord=n.coord))
             else:
                 out.append(c_ast.Assignment("=", self.place(lhs, path), value, coord=n.coord))
-        return out
+        return out + stores
+
+    def _temporary(self, path: tuple[str, ...], t: c_ast.Node, value: c_ast.Node, coord: object) -> c_ast.Decl:
+        """``T mdp_sv<k>_<path> = value;``, a fresh scalar for one member of a staged value."""
+        self.staged += 1
+        name = self.scalar(f"mdp_sv{self.staged}", path)
+        t = copy.deepcopy(t)
+        inner = t
+        while not isinstance(inner, c_ast.TypeDecl):
+            inner = inner.type
+        inner.declname = name
+        return c_ast.Decl(name, [], [], [], [], t, value, None, coord=coord)
 
     def _touches_split(self, side: c_ast.Node) -> bool:
         p = self._path(side)

@@ -361,3 +361,69 @@ def test_flat_rows_of_structs_compile_and_agree(tmp_path: Path) -> None:
         want = _run(orig, [n], None)[0]
         for threads in (1, 3):
             assert compare_outputs(want, _run(par, [n], threads)[0], rtol=1e-12, atol=0.0) is None
+
+
+SELF_READS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+typedef struct { double re, im; } cpx;
+static cpx cmul(cpx a, cpx b) { return (cpx){a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+
+static void powers(cpx *z, const cpx *w, int n, int m)
+{
+    for (int i = 0; i < n; i++) {
+        cpx p = z[i];
+        for (int k = 0; k < m; k++)
+            p = cmul(p, w[i]);
+        z[i] = p;
+    }
+}
+
+static void swap_some(cpx *a, const cpx *b, int n)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = a[i].re > 0.0 ? b[i] : (cpx){a[i].im, a[i].re};
+}
+
+static void rotate(cpx *a, cpx w, int n)
+{
+    for (int i = 0; i < n; i++)
+        a[i] = cmul(a[i], w);
+}
+
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    cpx *z = malloc(sizeof(cpx) * n), *w = malloc(sizeof(cpx) * n), *b = malloc(sizeof(cpx) * n);
+    for (int i = 0; i < n; i++) {
+        z[i].re = (i % 7) * 0.25 - 0.5; z[i].im = (i % 5) * 0.5 - 1.0;
+        w[i].re = 0.75; w[i].im = (i % 3) * 0.25 - 0.25;
+        b[i].re = i % 11; b[i].im = -(i % 13);
+    }
+    powers(z, w, n, 6);
+    swap_some(z, b, n);
+    rotate(z, (cpx){0.5, 0.5}, n);
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += z[i].re * (i % 4 + 1) - 3.0 * z[i].im;
+    printf("%.12e\n", s);
+    return 0;
+}
+"""
+
+
+def test_values_that_read_what_they_store(tmp_path: Path) -> None:
+    """``p = cmul(p, w)``, ``a[i] = cmul(a[i], w)`` and ``a[i] = c ? b[i] : (cpx){a[i].im, a[i].re}``
+    read the members they store: each member is computed into a temporary before the first store,
+    as C evaluates the whole right-hand side first."""
+    src = tmp_path / "self.c"
+    src.write_text(SELF_READS.lstrip("\n"))
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    assert proc.stderr.count("remark: loop nest parallelized") + proc.stderr.count("remark: loop nest scheduled") >= 3, \
+        proc.stderr
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    for n in ("200000", "3"):
+        want = _run(orig, [n], None)[0]
+        for threads in (1, 3):
+            assert compare_outputs(want, _run(par, [n], threads)[0], rtol=1e-12, atol=1e-12) is None, (n, threads)
