@@ -100,6 +100,9 @@ PROGRAMS: tuple[RealProgram, ...] = (
     # vec3 helpers by value, an array of sphere structs, a nearest-hit search per pixel, an image of
     # rgb structs (per pixel as written: exact, but the tone map and the checksums are float sums)
     RealProgram("ray_spheres", ("2", "3")),
+    # complex structs with helpers by value; the FFT's butterfly stages step by a run-time length
+    # (each butterfly as written: exact)
+    RealProgram("fft_spectrum", ("22", "3"), tight=frozenset({"bands"})),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )
