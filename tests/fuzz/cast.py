@@ -115,6 +115,8 @@ class For:
     bound: Expr
     step: int
     body: tuple[Stmt, ...]
+    #: a step known only at run time (``var += step_expr``; ``step`` is then 1)
+    step_expr: Expr | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -390,7 +392,9 @@ class _Printer:
 
     def for_header(self, f: For) -> str:
         init = f"{f.ctype + ' ' if f.ctype else ''}{f.var} = {self.expr(f.start)}"
-        if f.step == 1:
+        if f.step_expr is not None:
+            inc = f"{f.var} += {self.expr(f.step_expr)}"
+        elif f.step == 1:
             inc = f"{f.var}++"
         elif f.step == -1:
             inc = f"{f.var}--"

@@ -752,6 +752,32 @@ class _Gen:
         self.tags.add("search")
         return [self.nest(outer, body)]
 
+    def shape_runtime_step(self) -> list[Stmt]:
+        """A loop stepping by a size known only at run time, alone (``for (i = 0; i < n; i += s)
+        y[i] = ...``) or over blocks like an FFT stage (``for (k = 0; k < s; k++) y[i + k] = ...
+        x[i + k] ...``, the arrays padded by a block)."""
+        n, step = self.sizes_for(1, ITERS_CAP)[0], self.rng.choice((1, 2, 3, 5, 8))
+        ns, ss = self.rt_size(n), self.rt_size(step)
+        ctype = self.elem_type(self.rng.random() < 0.5)
+        kind = "frac" if ctype in FP else "small"
+        src = self.flat_array(ctype, n + step, kind)
+        dst = self.flat_array(ctype, n + step, "zero")
+        self.dumps.append(dst)
+        i = Name("i")
+        ti, tk = self.iter_type("i"), self.iter_type("k")   # C89: declared at the kernel's top
+        it = None if self.c89 else ti
+        if self.rng.random() < 0.5:
+            body: tuple[Stmt, ...] = (Assign(Index(dst, (i,)), self.rng.choice(("=", "+=")),
+                                             Bin("+", Bin("*", Lit("2"), Index(src, (i,))), Lit("1"))),)
+        else:
+            ik = Bin("+", i, Name("k"))
+            inner = For("k", None if self.c89 else tk, Lit("0"), "<", SizeRef(ss), 1,
+                        (Assign(Index(dst, (ik,)), "=", Bin("-", Index(src, (ik,)), Name("k"))),))
+            body = (inner,)
+        self.tags.add("runtime-step")
+        return [For("i", it, Lit(str(self.rng.choice((0, 0, 1)))), self.rng.choice(("<", "<=")), SizeRef(ns), 1, body,
+                    step_expr=SizeRef(ss))]
+
     def shape_one_line(self) -> list[Stmt]:
         self.tags.add("one-line")
         value = self.sizes_for(1, ITERS_CAP)[0]
@@ -1348,7 +1374,7 @@ class _Gen:
         real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
                 self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1,
                 self.shape_escape: 2, self.shape_torus: 2, self.shape_switch: 2, self.shape_struct_value: 2,
-                self.shape_search: 2}
+                self.shape_search: 2, self.shape_runtime_step: 2}
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,

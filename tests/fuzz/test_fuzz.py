@@ -36,7 +36,7 @@ REAL_C_SEEDS = range(9600, 9630)
 REAL_C_UB_SEEDS = range(9600, 9606)
 REAL_C_TAGS = frozenset({"flat3d", "index-temp", "ternary-subscript", "struct", "aos", "local-ptr", "user-omp",
                          "omp-before-mdh", "mdh-before-omp", "gather-wrap", "table-in-place", "while-body", "torus",
-                         "switch", "struct-value", "search"})
+                         "switch", "struct-value", "search", "runtime-step"})
 #: early ``continue`` and ``if``s whose conditions read arrays (``generate(control=...)``)
 CONTROL_SEEDS = range(9700, 9740)
 CONTROL_UB_SEEDS = range(9700, 9706)
