@@ -6,7 +6,7 @@ the loop); the model needs integer iterators. Such a loop is the loop
 ``for (long k = 0; k < n; k++) { T *p = B + k; body }`` (``B + c*k`` with a constant step ``c``,
 ``k < (n + c - 1) / c``), whose local pointer ``local_pointers`` then resolves (``*p`` is
 ``B[k]``, ``p[1]`` is ``B[k + 1]``). Exact when ``p`` is declared in the loop's header (no exit
-value to keep), the body never assigns it, the bound is ``B + n``, ``B + n - m`` or ``&B[n]``
+value to keep), the body assigns neither it nor a name of its start or bound, the bound is ``B + n``, ``B + n - m`` or ``&B[n]``
 (as written, or through an end pointer declared so and never assigned) compared by ``<``,
 ``!=`` (step 1) or ``<=``, and the step is ``p++``, ``++p`` or ``p += c`` for a positive
 constant ``c``. ``p - B`` in the body is the iteration's offset (``dst[q - src]``). The new
@@ -119,10 +119,15 @@ def _as_integer_loop(loop: c_ast.For, ends: dict[str, c_ast.Node], fresh: str) -
     if step is None or not isinstance(cond, c_ast.BinaryOp) or not isinstance(cond.left, c_ast.ID) \
             or cond.left.name != p or cond.op not in ("<", "!=", "<=") or (cond.op == "!=" and step != 1):
         return False
-    if p in assigned_names(loop.stmt) or p in {n for n in ends}:
+    body_assigns = assigned_names(loop.stmt)
+    if p in body_assigns or p in ends:
         return False
     n = _count(decl.init, cond.right, ends)
     if n is None or any(isinstance(m, c_ast.ID) and m.name == p for m in walk_nodes(n)):
+        return False
+    # the start is evaluated once and the bound every trip: both must mean the same every trip
+    if body_assigns & ({m.name for m in walk_nodes(decl.init) if isinstance(m, c_ast.ID)}
+                       | {m.name for m in walk_nodes(n) if isinstance(m, c_ast.ID)}):
         return False
     count: c_ast.Node = copy.deepcopy(n)
     if cond.op == "<=":

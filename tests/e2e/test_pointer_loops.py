@@ -1,8 +1,8 @@
 """Loops over pointers (``frontend/normalize/pointer_loops.py``): ``for (T *p = a; p < a + n;
 p++)``, ``p != a + n``, ``p <= end`` through an end pointer declared before the loop, a step of 2,
 a pointer loop inside an integer loop (``for (q = row; q < row + w; q++)`` over a row pointer),
-become integer loops and run in parallel; a pointer the body moves, one stepped by a run-time
-amount and one whose value is read after the loop stay as written. Outputs equal the original's
+become integer loops and run in parallel; a pointer the body moves, a bound the body changes and
+one stepped by a run-time amount stay as written. Outputs equal the original's
 at 1 and 3 threads."""
 
 from __future__ import annotations
@@ -60,6 +60,14 @@ static void moved(float *a, int n)
     }
 }
 
+static void shrinking(float *a, int n)
+{
+    for (float *p = a; p < a + n; p++) {                            /* MARK shrinking */
+        *p += 2.0f;
+        n--;
+    }
+}
+
 static void strided(float *a, int n, int s)
 {
     for (float *p = a; p < a + n; p += s)                           /* MARK strided */
@@ -79,6 +87,7 @@ int main(int argc, char **argv)
     evens(c, n);
     rows(a, n / 8, 8);
     moved(b, n);
+    shrinking(b, n);
     strided(b, n, 3);
     double s = 0.0;
     for (int i = 0; i < n; i++) s += a[i] * (i % 3 + 1) + b[i] + y[i] + c[i];
@@ -93,14 +102,14 @@ def test_pointer_loops(tmp_path: Path) -> None:
     src = tmp_path / "ptr.c"
     src.write_text(text)
     line = {k: next(j + 1 for j, t in enumerate(text.splitlines()) if f"MARK {k} " in t)
-            for k in ("scale", "shift", "evens", "rows", "moved", "strided")}
+            for k in ("scale", "shift", "evens", "rows", "moved", "shrinking", "strided")}
     out_c = tmp_path / "out.c"
     err = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env()).stderr
     assert re.search(rf"ptr\.c:{line['scale']}:5: remark: loop nest parallelized: p:\+\+", err), err
     assert re.search(rf"ptr\.c:{line['shift']}:5: remark: loop nest parallelized: q:\+\+", err), err
     assert re.search(rf"ptr\.c:{line['evens']}:5: remark: loop nest parallelized: p:\+\+", err), err
     assert re.search(rf"ptr\.c:{line['rows']}:5: remark: loop nest parallelized: y:\+\+ q:\+\+", err), err
-    for k in ("moved", "strided"):
+    for k in ("moved", "shrinking", "strided"):
         assert not re.search(rf"ptr\.c:{line[k]}:5: remark", err), (k, err)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
