@@ -174,6 +174,8 @@ def find_for(source: str, loc: SourceLoc) -> int:
         raise InputError("loop nest location is outside the source file", loc)
     text = lines[loc.line - 1]
     hits = [m.start() for m in re.finditer(r"\bfor\b", text)]
+    if not hits:   # a loop written as 'while' that the front end counts (``bumped_pointers``)
+        hits = [m.start() for m in re.finditer(r"\bwhile\b", text)]
     if not hits:
         raise InputError("cannot find the 'for' keyword of this loop nest in the source", loc)
     best = min(hits, key=lambda c: abs(c - (loc.column - 1)))

@@ -45,7 +45,7 @@ def _step(next_: c_ast.Node | None, p: str) -> int | None:
     return None
 
 
-def _count(base: c_ast.Node, end: c_ast.Node, ends: dict[str, c_ast.Node]) -> c_ast.Node | None:
+def end_count(base: c_ast.Node, end: c_ast.Node, ends: dict[str, c_ast.Node]) -> c_ast.Node | None:
     """``n`` when ``end`` is ``base + n`` (or ``n + base``, or an end pointer declared so)."""
     if isinstance(end, c_ast.ID) and end.name in ends:
         end = ends[end.name]
@@ -56,7 +56,7 @@ def _count(base: c_ast.Node, end: c_ast.Node, ends: dict[str, c_ast.Node]) -> c_
         if c_text(end.right) == text:
             return end.left
     if isinstance(end, c_ast.BinaryOp) and end.op == "-":   # B + n - 1
-        inner = _count(base, end.left, {})
+        inner = end_count(base, end.left, {})
         return None if inner is None else c_ast.BinaryOp("-", inner, end.right)
     if isinstance(end, c_ast.UnaryOp) and end.op == "&" and isinstance(end.expr, c_ast.ArrayRef) \
             and c_text(end.expr.name) == text:   # &B[n]
@@ -90,7 +90,7 @@ def _differences(body: c_ast.Node, p: str, base: c_ast.Node, offset: c_ast.Node)
     walk(body)
 
 
-def _end_pointers(func: c_ast.Node) -> dict[str, c_ast.Node]:
+def end_pointers(func: c_ast.Node) -> dict[str, c_ast.Node]:
     """Pointers the function declares with an initialiser and never assigns: name -> initialiser."""
     assigned = assigned_names(func)
     out: dict[str, c_ast.Node] = {}
@@ -122,7 +122,7 @@ def _as_integer_loop(loop: c_ast.For, ends: dict[str, c_ast.Node], fresh: str) -
     body_assigns = assigned_names(loop.stmt)
     if p in body_assigns or p in ends:
         return False
-    n = _count(decl.init, cond.right, ends)
+    n = end_count(decl.init, cond.right, ends)
     if n is None or any(isinstance(m, c_ast.ID) and m.name == p for m in walk_nodes(n)):
         return False
     # the start is evaluated once and the bound every trip: both must mean the same every trip
@@ -158,7 +158,7 @@ def integer_iterators(nest: c_ast.For, func: c_ast.Node, taken: set[str]) -> int
     if not any(isinstance(f.init, c_ast.DeclList) and any(isinstance(d, c_ast.Decl) and isinstance(d.type, c_ast.PtrDecl)
                                                           for d in f.init.decls) for f in loops):
         return 0
-    ends = _end_pointers(func)
+    ends = end_pointers(func)
     count = 0
     for loop in loops:
         p = loop.init.decls[0].name if isinstance(loop.init, c_ast.DeclList) and loop.init.decls else None
