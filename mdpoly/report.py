@@ -105,7 +105,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 #: or the iterator of an expanded ``memset`` (``frontend.normalize.mem_calls``: ``mdp_mem1_k``)
 #: or of a loop over a pointer (``frontend.normalize.pointer_loops``: ``mdp_ptr1_p``) or with a
 #: run-time step (``frontend.normalize.runtime_steps``: ``mdp_step1_i``).
-_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr|step)\d+_(\w+)$")
+_HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr|step|bump)\d+_(\w+)$")
 
 
 def _user_name(iterator: str) -> str:
