@@ -91,7 +91,7 @@ def test_programs_with_pinned_sizes() -> None:
 def test_programs_with_wrapped_gathers() -> None:
     """Gathers at wrapped neighbours through pointers the call may make overlap (tag
     ``gather-wrap``): inspected at run time, in parallel where apart, as written where not."""
-    seeds = [seed for seed in range(960000, 960040)
+    seeds = [seed for seed in range(960000, 960120)
              if any("gather-wrap" in k.tags for k in generate(seed, real_c=1.0).kernels)][:6]
     assert len(seeds) == 6
     for seed in seeds:
@@ -102,7 +102,7 @@ def test_programs_with_tables_applied_in_place() -> None:
     """Tables applied in place through pointers the call may make overlap (tag ``table-in-place``,
     ``y[i] = x[((y[i] % n) + n) % n] + k``): the subscript reads what the statement then writes;
     inspected at run time, in parallel where apart, as written where not."""
-    seeds = [seed for seed in range(961000, 961040)
+    seeds = [seed for seed in range(961000, 961120)
              if any("table-in-place" in k.tags for k in generate(seed, real_c=1.0).kernels)][:4]
     assert len(seeds) == 4
     for seed in seeds:
