@@ -1004,7 +1004,7 @@ static void mdp_cu_kept_add(const void *host, size_t bytes)
 /* For a nest's buffer of 'bytes' bytes at 'host' named 'name': the kept device copy (copied in
    first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it).
    'add': keep it from now on if it is not yet (#pragma mdh resident). */
-static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, int add, CUdeviceptr *mem)
+MDP_CU_MAYBE_UNUSED static int mdp_cu_kept_find(const char *name, const void *host, size_t bytes, int written, int add, CUdeviceptr *mem)
 {
     int i = mdp_cu_nkept ? mdp_cu_kept_slot(host) : -1;
     if (written && mdp_cu_nkept) {   /* copied as usual; the kept copies of what it writes are stale */

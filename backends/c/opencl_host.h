@@ -771,7 +771,7 @@ static void mdp_cl_kept_add(const void *host, size_t bytes)
 /* For a nest's buffer of 'bytes' bytes at 'host' named 'name': the kept device copy (copied in
    first when not valid), 1 and '*mem' set; 0 when the array is not kept (or the nest 'written' it).
    'add': keep it from now on if it is not yet (#pragma mdh resident). */
-static int mdp_cl_kept_find(const char *name, const void *host, size_t bytes, int written, int add, cl_mem *mem)
+MDP_CL_MAYBE_UNUSED static int mdp_cl_kept_find(const char *name, const void *host, size_t bytes, int written, int add, cl_mem *mem)
 {
     cl_int err;
     int i = mdp_cl_nkept ? mdp_cl_kept_slot(host) : -1;

@@ -45,6 +45,7 @@ from mdpoly.lower.gpu_params import (  # noqa: E402
     warp_reduce_stride,
 )
 from mdpoly.lower.kernel_checks import check_kernel_plan  # noqa: E402
+from mdpoly.runtime.base import LaunchRefused  # noqa: E402
 from mdpoly.tuning.gpu import gpu_neighbours, gpu_space  # noqa: E402
 
 #: The GEMV grouping: the output dim j alone on NDRange dim 0, i and k on dim 1 (k faster).
@@ -61,6 +62,8 @@ def _run(mdh, params: GpuParams, inputs: dict[str, np.ndarray]):  # type: ignore
     runner.TARGET = target
     try:
         return runner.run_plan(mdh, params, inputs)
+    except LaunchRefused as e:   # a device whose compiled kernel allows smaller groups (NVIDIA: 256)
+        pytest.skip(f"the OpenCL device refuses this work-group: {e}")
     finally:
         runner.TARGET = saved
 
