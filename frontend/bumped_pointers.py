@@ -25,6 +25,7 @@ import copy
 from pycparser import c_ast
 
 from mdpoly.frontend.liveness import live_after
+from mdpoly.frontend.normalize.ast_util import replace_top_down
 from mdpoly.frontend.normalize.pointer_loops import end_count, end_pointers
 
 _CONDITIONAL = (c_ast.If, c_ast.TernaryOp, c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch)
@@ -135,27 +136,10 @@ def _put(node: c_ast.Node, attr: str, value: object, j: int, new: c_ast.Node) ->
 
 
 def _replace_bumps(body: c_ast.Node, bumps: dict[str, c_ast.UnaryOp], k: str) -> None:
+    """Each ``*p++`` of ``bumps`` in ``body`` (in place) as ``p[k]``."""
     marked = {id(u): p for p, u in bumps.items()}
-
-    def walk(n: c_ast.Node) -> None:
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(n, attr, None)
-            items = value if isinstance(value, list) else [value]
-            for j, child in enumerate(items):
-                if not isinstance(child, c_ast.Node):
-                    continue
-                if id(child) in marked:
-                    new = c_ast.ArrayRef(_id(marked[id(child)]), _id(k), coord=child.coord)
-                    if isinstance(value, list):
-                        value[j] = new
-                    else:
-                        setattr(n, attr, new)
-                    continue
-                walk(child)
-
-    walk(body)
+    replace_top_down(body, lambda n: c_ast.ArrayRef(_id(marked[id(n)]), _id(k), coord=n.coord)
+                     if id(n) in marked else None)
 
 
 def count_bumped_loops(ast: c_ast.FileAST) -> int:

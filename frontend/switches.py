@@ -19,6 +19,8 @@ import copy
 
 from pycparser import c_ast
 
+from mdpoly.frontend.normalize.ast_util import replace_top_down
+
 _LOOPS = (c_ast.For, c_ast.While, c_ast.DoWhile)
 
 
@@ -133,24 +135,15 @@ def _chain(switch: c_ast.Switch) -> c_ast.Node | None:
 def structure_switches(ast: c_ast.Node) -> int:
     """Rewrite, in place, every ``switch`` of the form above in ``ast``; returns how many."""
     count = 0
-    stack: list[c_ast.Node] = [ast]
-    while stack:
-        node = stack.pop()
-        for attr in node.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(node, attr, None)
-            items = value if isinstance(value, list) else [value]
-            for k, child in enumerate(items):
-                if isinstance(child, c_ast.Switch):
-                    chain = _chain(child)
-                    if chain is not None:
-                        if isinstance(value, list):
-                            value[k] = chain
-                        else:
-                            setattr(node, attr, chain)
-                        child = chain
-                        count += 1
-                if isinstance(child, c_ast.Node):
-                    stack.append(child)
+
+    def swap(n: c_ast.Node) -> c_ast.Node | None:
+        nonlocal count
+        chain = _chain(n) if isinstance(n, c_ast.Switch) else None
+        if chain is None:
+            return None
+        count += 1
+        replace_top_down(chain, swap)   # switches inside the groups
+        return chain
+
+    replace_top_down(ast, swap)
     return count

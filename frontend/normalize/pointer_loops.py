@@ -19,7 +19,7 @@ import copy
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import assigned_names, walk_nodes
+from mdpoly.frontend.normalize.ast_util import assigned_names, replace_top_down, walk_nodes
 from mdpoly.frontend.symbols import c_text
 
 PREFIX = "mdp_ptr"
@@ -68,26 +68,13 @@ def _differences(body: c_ast.Node, p: str, base: c_ast.Node, offset: c_ast.Node)
     """``p - B`` in ``body`` (in place) as the iteration's offset (``k``, or ``c * k``)."""
     text = c_text(base)
 
-    def walk(n: c_ast.Node) -> None:
-        for attr in n.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(n, attr, None)
-            items = value if isinstance(value, list) else [value]
-            for j, child in enumerate(items):
-                if not isinstance(child, c_ast.Node):
-                    continue
-                if isinstance(child, c_ast.BinaryOp) and child.op == "-" and isinstance(child.left, c_ast.ID) \
-                        and child.left.name == p and c_text(child.right) == text:
-                    new = copy.deepcopy(offset)
-                    if isinstance(value, list):
-                        value[j] = new
-                    else:
-                        setattr(n, attr, new)
-                    continue
-                walk(child)
+    def swap(n: c_ast.Node) -> c_ast.Node | None:
+        if isinstance(n, c_ast.BinaryOp) and n.op == "-" and isinstance(n.left, c_ast.ID) and n.left.name == p \
+                and c_text(n.right) == text:
+            return copy.deepcopy(offset)
+        return None
 
-    walk(body)
+    replace_top_down(body, swap)
 
 
 def end_pointers(func: c_ast.Node) -> dict[str, c_ast.Node]:
