@@ -12,7 +12,7 @@ or the counter of ``n-- > 0``; ``k < n`` runs no trip where ``n <= 0``, as the o
 when the program never reads the pointers (or the counter) after the loop, every trip runs its
 whole body once (no ``break``, ``continue``, ``return`` or ``goto``),
 each pointer it bumps appears exactly once in it, as ``*p++`` in a place that is evaluated in
-every trip (not behind ``?:``, ``&&``, ``||`` or an ``if``), and nothing else changes the
+every trip (an ``if``'s condition, not its branches, nor behind ``?:``, ``&&`` or ``||``), and nothing else changes the
 pointers, the end pointer or the counter (the bound is then the same in every trip). The rewrite runs
 once on the parsed file, like ``continues.structure_continues``; nests mdpoly keeps stay as
 written in the output (the splicer copies their source text).
@@ -57,6 +57,8 @@ def _bumps(body: c_ast.Node) -> dict[str, c_ast.UnaryOp] | None:
             found[n.expr.expr.name] = n
         if isinstance(n, c_ast.BinaryOp) and n.op in ("&&", "||"):
             return visit(n.left, guarded) and visit(n.right, True)
+        if isinstance(n, c_ast.If | c_ast.TernaryOp):   # the condition runs in every trip, the branches not
+            return visit(n.cond, guarded) and all(visit(b, True) for b in (n.iftrue, n.iffalse) if b is not None)
         inner = guarded or isinstance(n, _CONDITIONAL)
         return all(visit(child, inner) for _name, child in n.children())
 

@@ -1,7 +1,7 @@
 """``while`` loops that bump pointers (``frontend/bumped_pointers.py``): ``while (x < xe) *y++ +=
 s * *x++;`` with ``xe = x + n``, and ``while (n-- > 0) *dst++ = ...``, are counted loops and run
-in parallel; one whose pointer is read after it, one that bumps behind a condition and one whose
-end is no ``x + n`` stay as written. Outputs equal the original's at 1 and 3 threads, also for
+in parallel, also one bumping in an ``if``'s condition; one whose pointer is read after it and one
+that bumps behind a condition stay as written. Outputs equal the original's at 1 and 3 threads, also for
 counts of zero and below."""
 
 from __future__ import annotations
@@ -46,10 +46,20 @@ static int count_big(const float *p, int n)
 {
     int c = 0;
     const float *e = p + n;
-    while (p < e)                                                   /* MARK guarded */
+    while (p < e)                                                   /* MARK counted */
         if (*p++ > 1.0f)
             c++;
     return c;
+}
+
+static void keep_big(float *d, const float *p, int n)
+{
+    const float *e = p + n;
+    while (p < e) {                                                 /* MARK guarded */
+        if (*p > 3.0f)
+            *d++ = *p;
+        p++;
+    }
 }
 
 int main(int argc, char **argv)
@@ -64,6 +74,7 @@ int main(int argc, char **argv)
     gain(t, s, -2, 5);
     float *end = fill_to(a, a + n / 2, 0.25f);
     int c = count_big(b, n);
+    keep_big(b, a, n / 2 + 1);
     double z = 0.0;
     for (int i = 0; i < n; i++) z += b[i] * (i % 3 + 1) + t[i] + a[i];
     printf("%.10e %d %ld\n", z, c, (long)(end - a));
@@ -77,11 +88,13 @@ def test_bumped_pointer_loops(tmp_path: Path) -> None:
     src = tmp_path / "bump.c"
     src.write_text(text)
     line = {k: next(j + 1 for j, t in enumerate(text.splitlines()) if f"MARK {k} " in t)
-            for k in ("axpy", "gain", "live", "guarded")}
+            for k in ("axpy", "gain", "counted", "live", "guarded")}
     out_c = tmp_path / "out.c"
     err = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env()).stderr
     for k in ("axpy", "gain"):
         assert re.search(rf"bump\.c:{line[k]}:5: remark: loop nest parallelized: k:\+\+", err), (k, err)
+    # the bump in an if's condition runs every trip: a count over k (a reduction)
+    assert re.search(rf"bump\.c:{line['counted']}:5: remark: loop nest parallelized: k:\+", err), err
     for k in ("live", "guarded"):
         assert not re.search(rf"bump\.c:{line[k]}:5: remark", err), (k, err)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
