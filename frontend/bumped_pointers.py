@@ -25,7 +25,7 @@ import copy
 from pycparser import c_ast
 
 from mdpoly.frontend.liveness import live_after
-from mdpoly.frontend.normalize.ast_util import replace_top_down
+from mdpoly.frontend.normalize.ast_util import child_slots, put_child, replace_top_down
 from mdpoly.frontend.normalize.pointer_loops import end_count, end_pointers
 
 _CONDITIONAL = (c_ast.If, c_ast.TernaryOp, c_ast.For, c_ast.While, c_ast.DoWhile, c_ast.Switch)
@@ -130,13 +130,6 @@ def _counted(loop: c_ast.While, n: int, ends: dict[str, c_ast.Node]) -> tuple[c_
                      coord=loop.coord), changed
 
 
-def _put(node: c_ast.Node, attr: str, value: object, j: int, new: c_ast.Node) -> None:
-    if isinstance(value, list):
-        value[j] = new
-    else:
-        setattr(node, attr, new)
-
-
 def _replace_bumps(body: c_ast.Node, bumps: dict[str, c_ast.UnaryOp], k: str) -> None:
     """Each ``*p++`` of ``bumps`` in ``body`` (in place) as ``p[k]``."""
     marked = {id(u): p for p, u in bumps.items()}
@@ -159,22 +152,16 @@ def _in_function(func_body: c_ast.Node, done: int) -> int:
     stack: list[c_ast.Node] = [func_body]
     while stack:
         node = stack.pop()
-        for attr in node.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(node, attr, None)
-            items = value if isinstance(value, list) else [value]
-            for j, child in enumerate(items):
-                if isinstance(child, c_ast.While):
-                    found = _counted(child, done + count + 1, ends)
-                    if found is not None:
-                        new, changed = found
-                        _put(node, attr, value, j, new)
-                        if live_after(func_body, new, changed):   # their exit values are read: it stays
-                            _put(node, attr, value, j, child)
-                        else:
-                            count += 1
-                            child = new
-                if isinstance(child, c_ast.Node):
-                    stack.append(child)
+        for attr, j, child in child_slots(node):
+            if isinstance(child, c_ast.While):
+                found = _counted(child, done + count + 1, ends)
+                if found is not None:
+                    new, changed = found
+                    put_child(node, attr, j, new)
+                    if live_after(func_body, new, changed):   # their exit values are read: it stays
+                        put_child(node, attr, j, child)
+                    else:
+                        count += 1
+                        child = new
+            stack.append(child)
     return count

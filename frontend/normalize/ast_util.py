@@ -102,6 +102,28 @@ def declared_names(node: c_ast.Node | None) -> set[str]:
     return out
 
 
+def child_slots(node: c_ast.Node) -> list[tuple[str, int | None, c_ast.Node]]:
+    """``node``'s child nodes, each with its slot: the attribute and, for a list, the index."""
+    out: list[tuple[str, int | None, c_ast.Node]] = []
+    for attr in node.__slots__:
+        if attr in ("coord", "__weakref__"):
+            continue
+        value = getattr(node, attr, None)
+        if isinstance(value, c_ast.Node):
+            out.append((attr, None, value))
+        elif isinstance(value, list):
+            out.extend((attr, k, item) for k, item in enumerate(value) if isinstance(item, c_ast.Node))
+    return out
+
+
+def put_child(node: c_ast.Node, attr: str, index: int | None, new: c_ast.Node) -> None:
+    """Put ``new`` into the slot of ``node`` that ``child_slots`` named."""
+    if index is None:
+        setattr(node, attr, new)
+    else:
+        getattr(node, attr)[index] = new
+
+
 def replace_top_down(node: c_ast.Node, rewrite: Callable[[c_ast.Node], c_ast.Node | None]) -> None:
     """Top-down in place: a child ``c`` becomes ``rewrite(c)`` when that is not None (and is not
     looked into further), else ``c``'s own children are visited."""

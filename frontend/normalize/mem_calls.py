@@ -17,6 +17,7 @@ import copy
 
 from pycparser import c_ast
 
+from mdpoly.frontend.normalize.ast_util import child_slots, put_child
 from mdpoly.frontend.normalize.struct_types import MemberTypes
 
 PREFIX = "mdp_mem"
@@ -161,21 +162,13 @@ def expand_mem_calls(nest: c_ast.Node, types: MemberTypes, taken: set[str]) -> i
     stack = [nest]
     while stack:
         node = stack.pop()
-        for attr in node.__slots__:
-            if attr in ("coord", "__weakref__"):
-                continue
-            value = getattr(node, attr, None)
+        for attr, j, child in child_slots(node):
             statement_slot = attr == "block_items" or (isinstance(node, c_ast.If | c_ast.For | c_ast.While)
                                                       and attr in ("iftrue", "iffalse", "stmt"))
-            items = value if isinstance(value, list) else [value]
-            for j, child in enumerate(items):
-                loop = as_loop(child) if statement_slot and isinstance(child, c_ast.Node) else None
-                if loop is not None:
-                    if isinstance(value, list):
-                        value[j] = loop
-                    else:
-                        setattr(node, attr, loop)
-                    done += 1
-                elif isinstance(child, c_ast.Node):
-                    stack.append(child)
+            loop = as_loop(child) if statement_slot else None
+            if loop is not None:
+                put_child(node, attr, j, loop)
+                done += 1
+            else:
+                stack.append(child)
     return done
