@@ -78,6 +78,8 @@ class NestExprs(NestState):
             return Affine.of(constant=size)
         if isinstance(node, c_ast.BinaryOp) and node.op == "/":
             a, b = self.affine(node.left), self.affine(node.right)
+            if not b.is_constant and not (a.names() | b.names()) & set(self._iterators()):
+                return Affine.of({self._quotient_parameter(node, guarded=True): 1})
             if not b.is_constant or b.constant == 0:
                 raise _NotAffine
             if not a.is_constant and not a.names() & set(self._iterators()):
@@ -386,7 +388,12 @@ class NestExprs(NestState):
             return self.polynomial(node.expr)
         if isinstance(node, c_ast.BinaryOp) and node.op == "/":
             divisor = self.affine(node.right)
-            if not divisor.is_constant or divisor.constant == 0:
+            if not divisor.is_constant:
+                dividend_names = {n for m in self.polynomial(node.left) for n in m}
+                if (dividend_names | divisor.names()) & set(self._iterators()):
+                    raise _NotAffine
+                return {(self._quotient_parameter(node, guarded=True),): 1}
+            if divisor.constant == 0:
                 raise _NotAffine
             dividend = self.polynomial(node.left)
             if not any(n in self._iterators() for m in dividend for n in m):
@@ -432,11 +439,22 @@ class NestExprs(NestState):
         self.delin.sums[name] = Affine.of({m[0]: c for m, c in poly.items() if m}, poly.get((), 0))
         return {(name,): 1}
 
-    def _quotient_parameter(self, node: c_ast.BinaryOp) -> str:
+    def _quotient_parameter(self, node: c_ast.BinaryOp, guarded: bool = False) -> str:
         """``n / 2`` of size parameters: a size parameter of its own, whose value the call site
-        computes as the nest does (C's division, the same operands)."""
-        name = "mdp_d_" + "_".join(_IDENT_OR_NUMBER.findall(c_text(node)))
-        _declare_value(self, name, c_text(node))
+        computes as the nest does (C's division, the same operands). A divisor that is itself a
+        parameter (``g < n / gs``, groups of a quantized vector) is ``guarded``: the call site
+        computes the quotient before the nest, also where the original never evaluates it (an
+        inner loop's bound under an outer loop that runs no iteration), so a zero divisor gives 0
+        there instead of a trap; where the original evaluates it, it divides by zero itself."""
+        base = "mdp_d_" + "_".join(_IDENT_OR_NUMBER.findall(c_text(node)))
+        value = c_text(node)
+        if guarded:
+            value = f"(({c_text(node.right)}) != 0 ? ({c_text(node.left)}) / ({c_text(node.right)}) : 0)"
+        name, k = base, 1
+        while name in self.variables and self.variables[name].c_value != _expanded_value(self, value):
+            k += 1   # (n - 1) / 2 and (n + 1) / 2 are spelled alike
+            name = f"{base}_v{k}"
+        _declare_value(self, name, value)
         return name
 
     def _exact_quotient(self, node: c_ast.BinaryOp, poly: dict[tuple[str, ...], int],
@@ -514,15 +532,20 @@ def _guard_side(nb: NestExprs, node: c_ast.Node) -> Affine | None:
         return None
 
 
-def _declare_value(nb: NestExprs, name: str, value: str) -> None:
-    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent);
-    the size parameters the model made that ``value`` names are replaced by what they stand for
-    (the call site computes each parameter from the user's names only)."""
+def _expanded_value(nb: NestExprs, value: str) -> str:
+    """``value`` with the size parameters the model made replaced by what they stand for."""
     def expanded(m: re.Match[str]) -> str:
         var = nb.variables.get(m.group(0))
         return f"({var.c_value})" if var is not None and var.c_value else m.group(0)
 
-    value = _MODEL_NAME.sub(expanded, value)
+    return _MODEL_NAME.sub(expanded, value)
+
+
+def _declare_value(nb: NestExprs, name: str, value: str) -> None:
+    """Declares the size parameter ``name`` standing for the C expression ``value`` (a view's extent);
+    the size parameters the model made that ``value`` names are replaced by what they stand for
+    (the call site computes each parameter from the user's names only)."""
+    value = _expanded_value(nb, value)
     if name not in nb.variables:
         nb.variables[name] = Variable(name, "long long", (), "scalar", "long long", "", "private", c_value=value)
         nb.params.append(name)
