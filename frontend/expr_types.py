@@ -22,6 +22,7 @@ from mdpoly.ir.c_types import (
     convert_value,
     parse_type,
     promote,
+    rounding_argument_type,
     usual_conversions,
 )
 from mdpoly.ir.scop import Binary, Call, Cast, Cond, Const, Expr, Ref, Unary, Var
@@ -75,7 +76,7 @@ def expr_type(e: Expr, name_type: NameTypes) -> CType | None:
 def call_argument_type(func: str) -> CType | None:
     """The floating type a ``<math.h>`` function converts its arguments to (``fmaxf``: float)."""
     t = call_result_type(func)
-    return t if t in (FLOAT, DOUBLE, LDOUBLE) else None
+    return t if t in (FLOAT, DOUBLE, LDOUBLE) else rounding_argument_type(func)
 
 
 def involves_unsigned(e: Expr, name_type: NameTypes) -> bool:

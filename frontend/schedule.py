@@ -163,7 +163,10 @@ class _Scheduler:
         # a loop that carries no dependence (once its temporaries are private) runs in parallel
         # around its body as written, unless it distributes into MDH computations only
         parallel = self.parallel_loop(cand)
-        pieces = self.distribution(cand)
+        # a single loop whose body runs no loop gains nothing from distribution when it is
+        # parallel as written: its pieces would be maps and reductions over the same iterations,
+        # one pass over the data each (``z[2*i] = re[i]; z[2*i+1] = im[i];``)
+        pieces = None if parallel is not None and not _has_loop(node.stmt) else self.distribution(cand)
         if pieces is not None and len(pieces) > 1:
             analysed: list[tuple[c_ast.For, NestAnalysis]] = []
             for piece in pieces:
@@ -334,6 +337,13 @@ class _Declares(c_ast.NodeVisitor):
 
     def visit_Decl(self, node: c_ast.Decl) -> None:
         self.found = True
+
+
+def _has_loop(node: c_ast.Node) -> bool:
+    """Whether ``node`` holds a loop."""
+    if isinstance(node, c_ast.For | c_ast.While | c_ast.DoWhile):
+        return True
+    return any(_has_loop(child) for _, child in node.children())
 
 
 def _declares(node: c_ast.Node) -> bool:

@@ -34,6 +34,7 @@ PURE_FUNCTIONS = frozenset(
                      "fmax", "fmin", "floor", "ceil", "round", "trunc", "fmod", "cbrt", "hypot", "erf", "erfc",
                      "fma", "copysign", "rint", "nearbyint", "fdim")
      for s in ("", "f", "l")] + ["abs", "labs", "llabs"]
+    + [f + s for f in ("lrint", "lround", "llrint", "llround") for s in ("", "f", "l")]
     # <complex.h>
     + [f + s for f in ("creal", "cimag", "cabs", "carg", "conj", "cproj", "cexp", "clog", "csqrt", "cpow", "csin",
                        "ccos", "ctan", "csinh", "ccosh", "ctanh") for s in ("", "f", "l")]

@@ -186,6 +186,8 @@ def call_result_type(func: str) -> CType | None:
         return LONG
     if name == "llabs":
         return LLONG
+    if name in _INTEGER_ROUNDING:
+        return _INTEGER_ROUNDING[name][0]
     if name in ("inff", "huge_valf", "nanf"):
         return FLOAT
     if name in ("inf", "huge_val", "nan"):
@@ -201,8 +203,22 @@ def call_result_type(func: str) -> CType | None:
     return None
 
 
+def rounding_argument_type(func: str) -> CType | None:
+    """The floating type ``lrintf``/``lround``/``llrint``... take (their result is an integer)."""
+    found = _INTEGER_ROUNDING.get(func.removeprefix("__builtin_"))
+    return found[1] if found is not None else None
+
+
 _MATH_BASE = frozenset({
     "sqrt", "exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "fabs", "pow", "sin", "cos", "tan", "asin",
     "acos", "atan", "atan2", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fmax", "fmin", "floor", "ceil",
     "round", "trunc", "fmod", "cbrt", "hypot", "erf", "erfc", "fma", "copysign", "rint", "nearbyint", "fdim",
 })
+
+
+#: ``<math.h>``'s rounding to integers: name -> (result type, argument type)
+_INTEGER_ROUNDING: dict[str, tuple[CType, CType]] = {
+    f"{base}{suffix}": (result, arg)
+    for base, result in (("lrint", LONG), ("lround", LONG), ("llrint", LLONG), ("llround", LLONG))
+    for suffix, arg in (("", DOUBLE), ("f", FLOAT), ("l", LDOUBLE))
+}
