@@ -103,6 +103,9 @@ PROGRAMS: tuple[RealProgram, ...] = (
     # complex structs with helpers by value; the FFT's butterfly stages step by a run-time length
     # (each butterfly as written: exact)
     RealProgram("fft_spectrum", ("22", "3"), tight=frozenset({"bands"})),
+    # CSR power iterations (each row's gather as written), reassociated dangling and L1 sums; the
+    # 8-bit codes round ranks (a last-bit change may move one code)
+    RealProgram("graph_pagerank", ("4", "30"), loose=(("diff", 1e-3),), fp_ints=frozenset({"codes"})),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

@@ -98,7 +98,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
             "loop nest kept as written" if o.code in _UNDER_USER_OPENMP else "loop nest kept sequential")
-    return Diagnostic(severity, o.code or "", loc, f"{what}: {o.reason or 'unknown reason'}")
+    return Diagnostic(severity, o.code or "", loc, f"{what}: {_user_names(o.reason or 'unknown reason')}")
 
 
 #: A local of an expanded helper with a loop (``frontend.normalize.loop_helpers``: ``mdp_h1_k``)
@@ -106,6 +106,14 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
 #: or of a loop over a pointer (``frontend.normalize.pointer_loops``: ``mdp_ptr1_p``) or with a
 #: run-time step (``frontend.normalize.runtime_steps``: ``mdp_step1_i``).
 _HELPER_LOCAL = re.compile(r"^mdp_(?:h|mem|ptr|step|bump)\d+_(\w+)$")
+
+
+def _user_names(text: str) -> str:
+    """``text`` with every helper local spelled as the user wrote it (``score[mdp_h1_i]`` as ``score[i]``)."""
+    return _HELPER_LOCAL_IN_TEXT.sub(lambda m: m.group(1), text)
+
+
+_HELPER_LOCAL_IN_TEXT = re.compile(r"\bmdp_(?:h|mem|ptr|step|bump)\d+_(\w+)\b")
 
 
 def _user_name(iterator: str) -> str:
