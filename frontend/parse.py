@@ -26,6 +26,7 @@ from pycparser import c_ast
 from pycparser.c_parser import ParseError
 
 from mdpoly.diagnostics import EnvironmentFailure, InputError, MdpolyError, SourceLoc
+from mdpoly.frontend.assertions import structure_assertions
 from mdpoly.frontend.bumped_pointers import count_bumped_loops
 from mdpoly.frontend.continues import structure_continues
 from mdpoly.frontend.do_once import unwrap_do_once
@@ -184,6 +185,7 @@ def parse_c(path: str, options: Options) -> ParsedFile:
             raise
         raise InputError(f"{e.message}; {hint}", e.loc) from e
     unwrap_do_once(ast)        # do { S } while (0)  ->  { S }
+    structure_assertions(ast)  # assert(e)'s expansion  ->  if (e) ; else __assert_fail("e", ..., "f");
     structure_switches(ast)    # switch (m) { case 0: S; break; ... }  ->  if (m == 0) { S } else ...
     count_bumped_loops(ast)    # while (x < xe) *y++ = *x++;  ->  for (k < xe - x) y[k] = x[k]; ...
     structure_continues(ast)   # if (c) { S; continue; } T  ->  if (c) { S } else { T }

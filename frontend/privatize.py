@@ -37,7 +37,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.alias import alias_checks, first_extents
 from mdpoly.frontend.blocked import blocked
-from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.c_text import SourceGenerator, loop_iterator
 from mdpoly.frontend.call_sizes import call_site_sizes
 from mdpoly.frontend.data_bounds import NotSurrogate, rows_work_c, surrogate_scop
 from mdpoly.frontend.deps import compute_dependences, inexact_reduction, reduction_of
@@ -45,6 +45,7 @@ from mdpoly.frontend.inspector import NotInspectable, const_tables, index_and_co
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize.ast_util import walk_nodes
 from mdpoly.frontend.normalize.members import PREFIX as MEMBER_PREFIX
+from mdpoly.frontend.omp_headers import canonical_header
 from mdpoly.frontend.parse import ParsedFile
 from mdpoly.frontend.scatter import SCATTER_REFUSED, scatter_preconditions, scatter_reductions
 from mdpoly.frontend.scop import Candidate, extract_scop, loc_of
@@ -303,6 +304,10 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     except UnsupportedInput as err:
         raise _Refused(err.message) from err
     renamed = _renamed(cand.node, {c.name: c.private for c in copies})
+    for loop in perfect_band(renamed)[:collapse]:
+        why = canonical_header(loop, loop_iterator(loop))   # ``t + 1 < n`` as ``t < (long long) (n) - 1``
+        if why is not None:
+            raise _Refused(why)
     # the band's iterators are left at their exit values only where the program may read them
     exits = _skeleton(band[:collapse]) if live_after(cand.func.body, cand.node, set(names[:collapse])) else ""
     gen = SourceGenerator()

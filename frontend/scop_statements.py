@@ -13,6 +13,7 @@ from __future__ import annotations
 from pycparser import c_ast
 
 from mdpoly.diagnostics import UnsupportedInput
+from mdpoly.frontend.assertions import check_of
 from mdpoly.frontend.implied_bounds import implied_by_condition
 from mdpoly.frontend.normalize.ast_util import walk_nodes
 from mdpoly.frontend.scatter import ScatterUpdate, scatter_access
@@ -125,6 +126,9 @@ class NestStatements(NestExprs):
         (``x = c ? e : x``). That is the MDH's own reading of a domain (a point outside it adds
         the neutral element and writes nothing new); the condition is the C text, so it is
         evaluated exactly as written."""
+        if check_of(node) is not None:
+            self._check(node)
+            return
         if node.iffalse is None and self._conditional_update(node):
             return
         reads_data = False
@@ -169,6 +173,28 @@ class NestStatements(NestExprs):
             self.visit(branch)
             self.guards, self.temps, self.local_accs = saved, saved_temps, saved_accs
             self.predicate, self.predicate_bounds = saved_pred, saved_bounds
+
+    def _check(self, node: c_ast.If) -> None:
+        """An assertion, ``if (e) ; else __assert_fail(...);`` (``mdpoly.frontend.assertions``), in
+        a model of the nest's own text (``opaque_ok``: the loop around the body runs it as written)
+        adds no statement when ``e`` reads nothing the nest writes: then ``e`` has the same value in
+        every order of the iterations, so the same iterations fail, and the first one to fail ends
+        the program with the same message. Models whose code the lowering writes anew refuse it:
+        they would drop the check."""
+        what = f"the assertion '{c_text(node.cond)}'"
+        if not self.opaque_ok:
+            raise self._fail(node, "unsupported-statement", f"{what} runs in parallel only in a loop around the "
+                             "body as written, and only where it reads nothing the nest writes")
+        try:
+            cond = self.expr(node.cond)
+        except UnsupportedInput as e:
+            raise self._fail(node, "unsupported-statement", f"{what} cannot be modelled: {e.message}") from None
+        written = sorted({a.buffer for a in expr_refs(cond) if a.buffer in self.written}
+                         | {n for n in expr_names(cond) if n not in self._iterators() and n not in self.params
+                            and not self._unwritten_scalar(n)})
+        if written:
+            raise self._fail(node, "data-dependent-condition", f"{what} reads '{written[0]}', which the nest "
+                             "writes: in another order of the iterations it could fail elsewhere")
 
     def _affine_side(self, node: c_ast.Node) -> Affine | None:
         try:

@@ -118,8 +118,12 @@ _HELPER_LOCAL_IN_TEXT = re.compile(r"\bmdp_(?:h|mem|ptr|step|bump)\d+_(\w+)\b")
 
 def _user_name(iterator: str) -> str:
     """An iterator as the user wrote it: a helper's loop ``k`` (``mdp_h1_k``) as ``k``."""
-    m = _HELPER_LOCAL.match(iterator)
+    m = _HELPER_LOCAL.match(iterator) or _STRIDED.match(iterator)
     return m.group(1) if m else iterator
+
+
+#: The iterator counting the steps of a loop with a constant step (``frontend.scop_loops``: ``mdp_s_t``).
+_STRIDED = re.compile(r"^mdp_s_(\w+)$")
 
 
 #: Reasons of nests kept as written because they are (or hold) the user's OpenMP: not sequential.
