@@ -32,6 +32,7 @@ from mdpoly.frontend.delinearize import Layout, Refuted, Relayout, row_elements
 from mdpoly.frontend.guarded_reads import mark_lazy
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize import normalize_candidate
+from mdpoly.frontend.normalize.pointer_tests import PREFIX as TEST_PREFIX
 from mdpoly.frontend.opaque_reads import check_opaque
 from mdpoly.frontend.parse import ParsedFile, pragma_text
 from mdpoly.frontend.scatter import check_scatter
@@ -127,6 +128,8 @@ class NestBuilder(NestStatements, LoopHeaders):
         except Refuted as e:
             raise self._fail(self.cand.node, "non-affine-subscript", f"a flat subscript cannot be delinearized: {e}") from None
         scop = mark_lazy(scop, self.delin.lazy, self.delin.lazy_rows)  # reads checked under their selects (frontend.guarded_reads)
+        tested = {p.removeprefix(TEST_PREFIX) for p in scop.params if p.startswith(TEST_PREFIX)}
+        scop = mark_lazy(scop, {v.name for v in scop.variables if v.name in tested and not v.lazy})  # p may be null
         return replace(scop, preconditions=scop.preconditions + tuple(p for p in ranges if p not in scop.preconditions))
 
     def _add_shape_sizes(self) -> None:

@@ -41,7 +41,16 @@ from mdpoly.diagnostics import (
     UnsupportedInput,
 )
 from mdpoly.frontend.loop_types import math_text
-from mdpoly.hybrid import GPU_TARGETS, guarded_hybrid, loses_at_every_size, on_the_host, plan_file, with_device
+from mdpoly.hybrid import (
+    GPU_TARGETS,
+    device_refused_host,
+    guarded_hybrid,
+    loses_at_every_size,
+    on_the_host,
+    plan_file,
+    refused_by_device,
+    with_device,
+)
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.mdh import Affine, MdhExpr, Precondition
 from mdpoly.ir.nest import (
@@ -131,6 +140,9 @@ def transform(analysis: _Analysis, options: Options,
             if code is None and device is None and loses_at_every_size(outcome, nest_target.name, options):
                 code, host = _transform_nest(nest, target_named("openmp"), nest_options, sink, used_names)
                 outcome = on_the_host(host, outcome)
+            elif code is None and nest.mdh is not None and refused_by_device(outcome, nest_target.name, options):
+                code, host = _transform_nest(nest, target_named("openmp"), nest_options, sink, used_names)
+                outcome = device_refused_host(host, outcome) if code is not None else outcome
             rep = None if code is None else Replacement(nest.span, nest.function_line, code.call, code.definition,
                                                         code.preamble)
         outcomes.append(outcome if device is None else with_device(outcome, device))

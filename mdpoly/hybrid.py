@@ -400,6 +400,22 @@ def on_the_host(host: NestOutcome, device: NestOutcome) -> NestOutcome:
     return replace(host, cost=cost, cost_text=text, reason=reason)
 
 
+def refused_by_device(outcome: NestOutcome, target: str, options: Options) -> bool:
+    """Whether ``outcome`` is a GPU target's refusal of a computation the model accepted (a form
+    its kernels do not take: an initial value read from an array, a struct field, a guarded
+    read): the OpenMP target's code runs it on the host instead of the nest as written."""
+    return (target in GPU_TARGETS and not options.mpi and options.devices is None and outcome.status == "kept"
+            and outcome.code is not None and outcome.code != "reserved-name")
+
+
+def device_refused_host(host: NestOutcome, device: NestOutcome) -> NestOutcome:
+    """The OpenMP target's outcome ``host`` for a computation the GPU target refused (``device``),
+    with the refusal as the device decision."""
+    why = f"the device cannot run it: {device.reason} [{device.code}]"
+    text = f"device: host: {why}" + (f"; {host.cost_text}" if host.cost_text else "")
+    return replace(host, cost={**(host.cost or {}), "device": {"choice": "refused", "reason": why}}, cost_text=text)
+
+
 def guarded_hybrid(device: GeneratedCode, host: GeneratedCode) -> GeneratedCode:
     """The device code whose fallback (a failed run-time guard or check) is the host code, which
     falls back to the nest as written in turn."""

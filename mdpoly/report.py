@@ -153,8 +153,12 @@ def _scatter_note(o: NestOutcome) -> str:
 
 def _cost_note(o: NestOutcome) -> str:
     """``; cost: ...`` where the cost model decided (not where the nest was forced)."""
-    if not o.cost_text or o.cost is None or o.cost.get("choice") == "forced":
+    if not o.cost_text or o.cost is None:
         return ""
+    if o.cost.get("choice") == "forced":   # but a GPU target's refusal, the reason the host runs it, shows
+        device = o.cost.get("device")
+        refused = isinstance(device, dict) and device.get("choice") == "refused"
+        return f"; device: host: {device['reason']}" if refused else ""
     return f"; {o.cost_text}"
 
 

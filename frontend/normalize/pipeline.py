@@ -36,6 +36,7 @@ from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.pointer_loops import integer_iterators
+from mdpoly.frontend.normalize.pointer_tests import hoist_pointer_tests
 from mdpoly.frontend.normalize.runtime_steps import counted_loops
 from mdpoly.frontend.normalize.selects import split_selects
 from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
@@ -205,6 +206,11 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         symbols.decls[fv.name] = fv.decl.type
         symbols.locals.add(fv.name)
     values = tuple((h.name, h.text) for h in hoisted) + tuple((tc.name, tc.text) for tc in trips)
+    tests = hoist_pointer_tests(node, symbols, assigned_names(node, address=False), dict(values))  # bias != NULL
+    for t in tests:
+        symbols.decls[t.name] = t.decl.type
+        symbols.locals.add(t.name)
+    values += tuple((t.name, t.text) for t in tests)
     try:
         resolve_local_pointers(node, symbols, cand.loc)
         substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)

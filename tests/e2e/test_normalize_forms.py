@@ -250,7 +250,8 @@ def test_out_of_row_reads_not_excluded_stay_rowwise(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("target", ["opencl", "cuda"])
 def test_guarded_reads_stay_off_gpu(target: str, tmp_path: Path) -> None:
-    """GPU kernels may read inputs ahead of a select (``__local`` caches): such nests are kept."""
+    """GPU kernels may read inputs ahead of a select (``__local`` caches): such nests run the
+    OpenMP target's code on the host, and the remark says why the device does not run them."""
     _out, _nests, err = _transform(CASES_DIR / "clamped_rows.c", tmp_path, ("--target", target))
     for where in ("8:5", "16:5"):
         assert any("[gpu-guarded-read]" in part.splitlines()[0] for part in err.split(f"clamped_rows.c:{where}:")[1:]), err
