@@ -157,8 +157,9 @@ def _cost_note(o: NestOutcome) -> str:
         return ""
     if o.cost.get("choice") == "forced":   # but a GPU target's refusal, the reason the host runs it, shows
         device = o.cost.get("device")
-        refused = isinstance(device, dict) and device.get("choice") == "refused"
-        return f"; device: host: {device['reason']}" if refused else ""
+        if isinstance(device, dict) and device.get("choice") == "refused":
+            return f"; device: host: {device['reason']}"
+        return ""
     return f"; {o.cost_text}"
 
 
