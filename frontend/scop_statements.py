@@ -133,6 +133,7 @@ class NestStatements(NestExprs):
             return
         reads_data = False
         cond: Expr | None = None
+        pointer_test = ""
         try:
             cond = self.expr(node.cond)
             # a condition may read arrays the nest never writes (``if (counts[c] > 0)``): it has the
@@ -140,11 +141,17 @@ class NestStatements(NestExprs):
             reads_data = any(a.buffer in self.written for a in expr_refs(cond)) or any(
                 n not in self._iterators() and n not in self.params and not self._unwritten_scalar(n)
                 for n in expr_names(cond))
-        except UnsupportedInput:
+        except UnsupportedInput as e:
             reads_data = True
+            # a null test of a pointer the nest stores through (``if (out) out[i] = v``) is not
+            # hoisted (``mdpoly.frontend.normalize.pointer_tests``): the nest stays as written
+            pointer_test = e.message if e.code == "pointer-arithmetic" else ""
         if reads_data or cond is None:
             if self._in_place_chain(node):
                 return
+            if pointer_test:
+                raise self._fail(node, "pointer-arithmetic", f"condition '{c_text(node.cond)}' tests a pointer the "
+                                 f"nest stores through or changes ({pointer_test})")
             if cond is None or not self.opaque_ok:
                 raise self._fail(node, "data-dependent-condition",
                                  f"condition '{c_text(node.cond)}' depends on data the nest computes")

@@ -7,7 +7,9 @@ test has one value during the whole nest when the nest never assigns the pointer
 Rewritten: ``p != NULL``, ``NULL != p``, ``p == NULL``, ``p != 0``, ``!p``, and ``p`` itself as a
 condition (of ``?:``, ``if``, ``while``, or an operand of ``&&``, ``||``, ``!``).
 
-The reads of ``p`` stay under the user's test: the generated code keeps a select as written (its
+Only pointers the nest reads through: a store under the test would be modelled as an update
+that also runs where the test fails (``out[i] = c ? v : out[i]``). The reads of ``p`` stay under
+the user's test: the generated code keeps a select as written (its
 operands evaluated only where the condition picks them), and ``mdpoly.frontend.scop`` marks ``p``
 ``lazy``, so no stage reads it ahead of its evaluation (packed panels, GPU local copies), and a
 null ``p`` is never dereferenced where the original does not.
@@ -19,7 +21,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import child_slots, put_child
+from mdpoly.frontend.normalize.ast_util import child_slots, lvalue_root, put_child, walk_nodes
 from mdpoly.frontend.symbols import SymbolTable
 
 PREFIX = "mdp_nz_"
@@ -93,12 +95,28 @@ class _Tests:
                 self.walk(child)
 
 
+def _stored_through(nest: c_ast.Node) -> set[str]:
+    """Pointers the nest stores through (``out[i] = v``, ``*p += v``, ``q[i]++``): a test of one
+    stays as written -- a store under a flag is modelled as ``out[i] = c ? v : out[i]``, whose
+    generated code would store through a null ``out``."""
+    out: set[str] = set()
+    for n in walk_nodes(nest):
+        target = n.lvalue if isinstance(n, c_ast.Assignment) else \
+            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") else None
+        if target is not None and not isinstance(target, c_ast.ID):
+            root = lvalue_root(target)
+            if isinstance(root, c_ast.ID):
+                out.add(root.name)
+    return out
+
+
 def hoist_pointer_tests(nest: c_ast.Node, symbols: SymbolTable, assigned: set[str],
                         values: dict[str, str]) -> list[PointerTest]:
     """Replace, in ``nest`` (a copy, edited in place), every null test of a pointer the nest does
     not assign by its flag; ``values``: hoisted names -> the expressions they stand for."""
+    stored = _stored_through(nest)
     pointers = {name for name, t in symbols.decls.items()
-                if isinstance(t, c_ast.PtrDecl) and name not in assigned}
+                if isinstance(t, c_ast.PtrDecl) and name not in assigned and name not in stored}
     tests = _Tests(pointers, values)
     tests.walk(nest)
     return list(tests.found.values())
