@@ -277,12 +277,36 @@ def _union(maps: list[isl.UnionMap], space_params: str) -> isl.UnionMap:
     return u
 
 
+def product_context(scop: Scop) -> isl.Set | None:
+    """What the exact product ``P = a * b`` of two size parameters (``Scop.products``) implies,
+    as a set of parameter values: zero where a factor is, the sign of the factors' product, and
+    ``|P| >= |a|``, ``|P| >= |b|`` (also ``P >= a + b - 1`` for positive factors) elsewhere. A
+    padded grid's planes ``u[(k * (ny + 2) + j) * (nx + 2) + i]`` at ``k = 0, 1, nz, nz + 1`` are
+    rows ``j + c * (ny + 2)`` of a view whose row offsets hold ``ny * nz``: without these facts
+    the product is a free parameter and the planes seem to overlap. Exact facts only (the model's
+    products are computed without overflow), so no dependence is lost; ``None`` without products."""
+    if not scop.products:
+        return None
+    pieces = []
+    for p, a, b in scop.products:
+        pieces.append(" or ".join((
+            f"({a} = 0 and {p} = 0)", f"({b} = 0 and {p} = 0)",
+            f"({a} >= 1 and {b} >= 1 and {p} >= {a} and {p} >= {b} and {p} >= {a} + {b} - 1)",
+            f"({a} <= -1 and {b} <= -1 and {p} >= -{a} and {p} >= -{b})",
+            f"({a} >= 1 and {b} <= -1 and {p} <= -{a} and {p} <= {b})",
+            f"({a} <= -1 and {b} >= 1 and {p} <= {a} and {p} <= -{b})")))
+    return isl.Set(f"[{', '.join(scop.params)}] -> {{ : {' and '.join(f'({q})' for q in pieces)} }}")
+
+
 def compute_dependences(scop: Scop) -> list[Dependence]:
     """All RAW, WAR and WAW dependences between accesses, with the loops carrying each."""
     prefix = f"[{', '.join(scop.params)}] -> " if scop.params else ""
     tagged = _tagged_accesses(scop)
     by_tag = {t.tag: t for t in tagged}
+    context = product_context(scop)
     doms = {t.tag: isl.Set(scop.domain_str(t.stmt, t.tag)) for t in tagged}
+    if context is not None:
+        doms = {tag: d.intersect_params(context) for tag, d in doms.items()}
     acc = {t.tag: isl.Map(scop.access_str(t.stmt, t.access, t.tag)).intersect_domain(doms[t.tag]) for t in tagged}
     sch = {t.tag: isl.Map(scop.schedule_str(t.stmt, t.tag, 1 if t.is_write else 0)).intersect_domain(doms[t.tag])
            for t in tagged}

@@ -122,6 +122,8 @@ class NestBuilder(NestStatements, LoopHeaders):
             inspected=inspected,
             scattered=scattered,
             index_arrays_written=self.index_arrays_written,
+            products=tuple((name, *factors) for name, factors in sorted(self.products.items())
+                           if len(factors) == 2 and name in self.params and all(f in self.params for f in factors)),
         )
         try:
             ranges = self.delin.preconditions(scop, shapes)

@@ -299,6 +299,10 @@ class Scop:
     #: value from a write of the nest (no flow dependence ends at them), so that an inspection run
     #: before the nest reads the values the nest's subscripts read
     index_arrays_written: frozenset[str] = frozenset()
+    #: size parameters that stand for the product of two others, ``(P, a, b)`` for ``P = a * b``
+    #: (``mdp_p_ny_nz``): the dependence analysis knows the signs and bounds exact products have
+    #: (``mdpoly.frontend.deps.product_context``)
+    products: tuple[tuple[str, str, str], ...] = ()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:
