@@ -263,3 +263,49 @@ def test_gather_temporaries_and_own_index_argmax(tmp_path: Path) -> None:
             if threads == 3:   # the kernels' own parallel regions: beyond those of the code around them
                 around = _run(par, args, threads, lib, skip=True)[1]
                 assert regions - around == kernel_regions, (args, regions, around)
+
+
+ARGMAX = r"""
+#include <stdio.h>
+#include <stdlib.h>
+
+static int argmax_first(int n, const double *a)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (a[i] > a[best])
+            best = i;
+    return best;
+}
+
+int main(int argc, char **argv)
+{
+    int n = atoi(argv[1]);
+    double *a = malloc(sizeof(double) * (n + 1));
+    for (int i = 0; i < n; i++) a[i] = (double)((i * 37) % 1000);
+    printf("%d\n", argmax_first(n, a));
+    return 0;
+}
+"""
+
+
+def test_own_index_argmax_is_tuned_against_the_default_plan(tmp_path: Path) -> None:
+    """The tuner's reference cannot be the nest as written, which never computes the value
+    temporary (and reads ``a[best]`` at whatever index the random inputs hold): every candidate
+    was 'wrong'. The default plan's outputs are the reference instead, as for any nest whose
+    text the tuner cannot run."""
+    src = tmp_path / "am.c"
+    src.write_text(ARGMAX.lstrip("\n"))
+    out_c = tmp_path / "out.c"
+    err = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--size", "n=200000", "--tune-evals", "3",
+                    "--cache-dir", str(tmp_path / "cache")], env=child_env()).stderr
+    assert re.search(r"am\.c:7:5: remark: loop nest parallelized: i:argmax;", err), err
+    assert re.search(r"am\.c:7:5: remark: tuned \(", err) and "no candidate ran correctly" not in err, err
+    logs = "".join(p.read_text() for p in (tmp_path / "cache").rglob("*.jsonl"))
+    assert "does not compute 'mdp_argv_best'" in logs, logs
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    for n in ("200000", "1", "0"):
+        want = run_step([str(orig), n]).stdout
+        for threads in (1, 3):
+            assert run_step([str(par), n], env=dict(os.environ, OMP_NUM_THREADS=str(threads))).stdout == want, n
