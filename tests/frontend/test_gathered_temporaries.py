@@ -1,16 +1,25 @@
-"""Argmax/argmin through its own index (``mdpoly.frontend.normalize.own_index_args``): the loop
-over a value temporary that the call site sets to ``a[best]`` when the loop runs; the forms
-the rewrite leaves alone; and, for the gathers' inspection (``mdpoly.frontend.inspector``), the
-arrays that index temporaries read (``int src = col[e]``) count as read by subscripts."""
+"""Index temporaries that read memory, and argmax/argmin through its own index: for the gathers'
+inspection (``mdpoly.frontend.inspector``) the arrays that index temporaries read (``int src =
+col[e]``) count as read by subscripts; a temporary declared before the nest (``int j; ... j =
+perm[i]; y[i] = x[j];``) is one where the privatizer proves no value flows in; the own-index
+argmax (``mdpoly.frontend.normalize.own_index_args``) loops over a value temporary that the call
+site sets to ``a[best]`` when the loop runs, and other forms are left alone."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 from pycparser import c_ast, c_parser
 
 from mdpoly.frontend.inspector import index_and_control_arrays
 from mdpoly.frontend.normalize.own_index_args import own_index_args
+from mdpoly.frontend.parse import parse_c
+from mdpoly.frontend.privatize import privatize_nest
+from mdpoly.frontend.scop import find_candidates
 from mdpoly.frontend.symbols import c_text, symbols_for
+from mdpoly.ir.nest import PrivateLoop
+from mdpoly.options import Options
 
 
 def _rewrite(source: str) -> tuple[list[str], str]:
@@ -69,3 +78,28 @@ def test_arrays_read_by_index_temporaries_count_for_the_inspection(body: str, ar
     func = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef))
     nest = next(s for s in func.body.block_items if isinstance(s, c_ast.For))
     assert index_and_control_arrays(nest) & {"col", "idx", "v"} == arrays
+
+
+def _plain(tmp_path: Path, before: str, body: str, after: str = "") -> PrivateLoop | str | None:
+    path = tmp_path / "k.c"
+    path.write_text(f"int k(int n, const int *perm, const double *x, double *y)\n{{\n  {before}\n"
+                    f"  for (int i = 0; i < n; i++) {{\n    {body}\n  }}\n  return {after or '0'};\n}}\n")
+    parsed = parse_c(str(path), Options())
+    (cand,) = find_candidates(parsed, Options())
+    return privatize_nest(parsed, cand, plain=True)
+
+
+def test_a_temporary_declared_before_the_nest_is_private_and_inspected(tmp_path: Path) -> None:
+    loop = _plain(tmp_path, "int j;", "j = perm[i]; y[i] = x[j];")
+    assert isinstance(loop, PrivateLoop) and "j" in {c.name for c in loop.copies} | set(loop.private), loop
+    assert "mdp_ins_lo_x" in loop.inspector and "j = perm[i]" in loop.inspector
+
+
+@pytest.mark.parametrize(("body", "after", "why"), [
+    ("y[i] = x[j]; j = perm[i];", "", "read before the nest writes it"),            # the last iteration's
+    ("if (perm[i] > 0) j = perm[i]; y[i] = x[j];", "", "read before the nest writes it"),
+    ("j = perm[i]; y[i] = x[j];", "j", "writes before reading them"),                 # read after the nest
+])
+def test_a_temporary_whose_value_crosses_iterations_is_refused(tmp_path: Path, body: str, after: str, why: str) -> None:
+    loop = _plain(tmp_path, "int j = 0;", body, after)
+    assert isinstance(loop, str) and why in loop, loop
