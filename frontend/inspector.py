@@ -28,6 +28,23 @@ values the nest reads -- by induction along the inspection's reads, each of whic
 constant table, of a located range the checks cover, or of an element recorded and checked.
 Anything else -- a subscript that depends on memory the nest may write, a gather of a gather
 the caller does not list, ``goto`` -- refuses, and the nest keeps its reason.
+
+Index temporaries that read memory (``int src = col[e]; s += pr[src] / outdeg[src];``, ``const int
+j = perm[i]``, ``int bin = key[i]``) need no rewriting: the nest runs as written, so each use sees
+the value its definition read, and the inspection replays the definition. A pointer read in the
+value of a scalar that a subscript or a loop header reads (or a condition, where the nest declares
+the scalar an integer), through any chain of such scalars, counts as read where that scalar is
+(``index_and_control_arrays``), so the caller lists it as readable exactly as it does ``col`` in
+``pr[col[e]]``, and the induction above is unchanged: the inspection's read of ``col[e]`` is
+recorded in ``col``'s range, which the checks compare with every range the nest writes through a
+pointer of ``col``'s type (a store of another type cannot change an ``int``: C's aliasing rule,
+as for the direct subscript); where they pass, no store of the nest reaches what the definition
+reads, so the inspection's temporary equals the nest's at every use, however many stores lie
+between the definition and the uses. A temporary assigned again (``if (c >= n) c = n - 1;``) is
+replayed with its assignments; one whose value flows from one iteration of the parallel loop to
+the next is a dependence the model refuses, and one whose array the nest writes is no readable
+pointer (the model refuses a gather of an array the nest writes, and a data-bounded loop that
+writes it).
 """
 
 from __future__ import annotations
@@ -37,6 +54,7 @@ import copy
 from pycparser import c_ast
 
 from mdpoly.frontend.c_text import SourceGenerator
+from mdpoly.frontend.normalize.ast_util import walk_nodes
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS
 from mdpoly.frontend.scop_state import _names_in, _WrittenNames
 from mdpoly.frontend.symbols import c_text
@@ -69,24 +87,33 @@ def const_tables(ast: c_ast.FileAST, func: c_ast.FuncDef) -> frozenset[str]:
 
 def index_and_control_arrays(nest: c_ast.For) -> frozenset[str]:
     """The C text of the arrays ``nest`` reads inside a subscript (``ci`` in ``x[ci[p]]``) or a
-    condition (of an ``if``, a loop, a ``?:``): the reads an inspection may need to evaluate."""
+    condition (of an ``if``, a loop, a ``?:``): the reads an inspection may need to evaluate.
+    Through scalars too: an array the value of a scalar reads counts where a subscript or a loop
+    header reads that scalar (``col`` in ``int src = col[e]; s += pr[src];``), or a condition
+    reads it and the nest declares it an integer (``int c = ci[p]; if (c == r)``; a ``double``
+    sum a condition tests is not worth computing ahead), and so on through their values."""
     out: set[str] = set()
+    wanted: set[str] = set()   # scalars whose values an inspection may need
+    tested: set[str] = set()   # names conditions read
+    values: dict[str, list[c_ast.Node]] = {}   # scalar -> the expressions its definitions read
+    integers: set[str] = set()   # declared in the nest with an integer type (every time)
+    others: set[str] = set()
 
-    def bases(e: c_ast.Node | None) -> None:
+    def bases(e: c_ast.Node | None, names: set[str]) -> None:
         if e is None:
             return
-        if isinstance(e, c_ast.ArrayRef):
-            out.add(c_text(e.name))
-        for _, child in e.children():
-            bases(child)
+        names.update(_names_in(e))
+        for n in walk_nodes(e):
+            if isinstance(n, c_ast.ArrayRef):
+                out.add(c_text(n.name))
 
     class _V(c_ast.NodeVisitor):
         def visit_ArrayRef(self, node: c_ast.ArrayRef) -> None:
-            bases(node.subscript)
+            bases(node.subscript, wanted)
             self.generic_visit(node)
 
         def visit_If(self, node: c_ast.If) -> None:
-            bases(node.cond)
+            bases(node.cond, tested)
             self.generic_visit(node)
 
         visit_TernaryOp = visit_If
@@ -95,11 +122,38 @@ def index_and_control_arrays(nest: c_ast.For) -> frozenset[str]:
 
         def visit_For(self, node: c_ast.For) -> None:
             for part in (node.init, node.cond, node.next):
-                bases(part)
+                bases(part, wanted)
+            self.generic_visit(node)
+
+        def visit_Decl(self, node: c_ast.Decl) -> None:
+            if node.name:
+                (integers if _integer_scalar(node.type) else others).add(node.name)
+                if node.init is not None:
+                    values.setdefault(node.name, []).append(node.init)
+            self.generic_visit(node)
+
+        def visit_Assignment(self, node: c_ast.Assignment) -> None:
+            if isinstance(node.lvalue, c_ast.ID):
+                values.setdefault(node.lvalue.name, []).append(node.rvalue)
             self.generic_visit(node)
 
     _V().visit(nest)
+    wanted |= tested & (integers - others)
+    done: set[str] = set()
+    while wanted - done:   # what the value of a scalar an index or a condition reads reads, too
+        name = min(wanted - done)
+        done.add(name)
+        for value in values.get(name, []):
+            bases(value, wanted)
     return frozenset(out)
+
+
+def _integer_scalar(t: c_ast.Node) -> bool:
+    """A declared type is an integer scalar spelled with C's own words (``int``, ``long``,
+    ``unsigned char``; a typedef name counts as no integer)."""
+    words = {"char", "short", "int", "long", "signed", "unsigned"}
+    return (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
+            and bool(t.type.names) and set(t.type.names) <= words)
 
 
 def _element_quals(t: c_ast.Node) -> list[str]:

@@ -22,7 +22,10 @@ Beside other written pointers, the gathered pointers are *inspected* (``Scop.ins
 generated code first runs the nest's index computations alone (``mdpoly.frontend.inspector``)
 and checks the elements they read against what the nest writes, like any other range. The
 subscript itself must read no variable the nest writes other than the iterators and the nest's
-own temporaries (declared inside it: each iteration computes them afresh).
+own temporaries: declared inside it (each iteration computes them afresh), or declared before it,
+dead after it and never addressed (C89's ``int j; ... j = perm[i]; y[i] = x[j];``,
+``scop.privatizable_scalars``), which the privatizer then proves every iteration writes before
+it reads them (no value flows in), else it refuses the loop.
 """
 
 from __future__ import annotations
@@ -49,7 +52,7 @@ def opaque_access(node: c_ast.ArrayRef, var: Variable | None, subscripts: list[E
                   written: set[str], iterators: set[str], own: frozenset[str] = frozenset()) -> Access | None:
     """``node`` as an opaque read of its base array, or ``None`` when it cannot be one: its base is
     no array or pointer variable, the nest writes it, or a subscript reads a scalar the nest writes
-    (other than ``iterators`` and ``own``: temporaries declared inside the nest). Arrays the nest
+    (other than ``iterators`` and ``own``: the nest's temporaries). Arrays the nest
     writes may be read there (``written_in_subscripts``)."""
     if var is None or var.kind not in ("array", "pointer") or var.name in written or subscripts is None:
         return None

@@ -315,7 +315,8 @@ def _privatized(parsed: ParsedFile, cand: Candidate, scop: Scop, deps: list, ban
     if scop.inspected:
         values = {v.name: v.c_value or v.name for v in scop.variables}
         written = {st.write.buffer for st in scop.statements}
-        # a gathered pointer that indexes or decides (``x[ci[p]]``, ``if (ci[p] == r)``) is readable
+        # a gathered pointer that indexes or decides (``x[ci[p]]``, ``if (ci[p] == r)``, through a
+        # temporary too: ``int c = ci[p]; ... x[c]``) is readable
         # too: the elements of it the inspection reads are the ones it records in its range, which
         # the checks keep off every write (the others stay unread: their temporaries are not needed)
         deciding = index_and_control_arrays(cand.node)

@@ -183,6 +183,7 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
         builder = NestBuilder(cand, symbols, private, layouts)
         try:
             builder.opaque_ok = opaque_reads
+            builder.opaque_temps = privatizable_scalars(cand, symbols) if opaque_reads else frozenset()
             builder.not_rebound = not_rebound
             builder.sum_strides = sum_strides
             return norm.finish(builder.build())

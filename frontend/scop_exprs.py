@@ -313,7 +313,7 @@ class NestExprs(NestState):
         except UnsupportedInput:
             exprs = None
         var = self.variables.get(base.name) or self.sym.variable(base.name)
-        own = frozenset(self.nest_locals) | frozenset(self.local_accs)
+        own = frozenset(self.nest_locals) | frozenset(self.local_accs) | self.opaque_temps
         if base.name in self.written:   # the accumulator of a scatter update, or refused (``frontend.scatter``)
             scattered = scatter_access(var, exprs, self.written, set(self._iterators()), own)
             if scattered is None or var is None:

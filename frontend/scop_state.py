@@ -198,6 +198,9 @@ class NestState(c_ast.NodeVisitor):
         self.flat_accesses: set[str] = set()  # arrays indexed with affine (one-dimensional) subscripts
         #: gathers read without locating them (``mdpoly.frontend.opaque_reads``), where allowed
         self.opaque_ok = False
+        #: scalars declared before the nest that an opaque read's subscript may read like the nest's
+        #: own temporaries (``privatizable_scalars``: the privatizer proves no value flows in)
+        self.opaque_temps: frozenset[str] = frozenset()
         self.opaque: list[OpaqueRead] = []
         #: arrays the nest writes that the subscripts of opaque reads read (``Scop.index_arrays_written``)
         self.index_arrays_written: frozenset[str] = frozenset()

@@ -11,7 +11,9 @@ all, loops over pointers get integer iterators (``pointer_loops``), loops with a
 count their trips (``runtime_steps``), ``memset``/``memcpy`` of
 whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
-assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into
+assignment (``first_assignments``), so that the later passes see ``T x = e;``; an argmax through its
+own index (``if (a[i] > a[best]) best = i;``) compares with a value temporary instead
+(``own_index_args``, in an MDH computation's model only); then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
 (``inline_calls``): their arguments may hold members.
 """
@@ -35,6 +37,7 @@ from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
+from mdpoly.frontend.normalize.own_index_args import own_index_args
 from mdpoly.frontend.normalize.pointer_loops import integer_iterators
 from mdpoly.frontend.normalize.pointer_tests import hoist_pointer_tests
 from mdpoly.frontend.normalize.runtime_steps import counted_loops
@@ -193,6 +196,12 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         symbols.locals.add(name)
     file_ast = c_ast.FileAST(parsed.ast.ext + member_functions) if member_functions else parsed.ast
     declare_at_first_assignments(node, symbols, cand.loc)   # the user's text, before any name is hoisted
+    # an argmax through its own index over a value temporary: in an MDH computation's model only
+    args = own_index_args(node, symbols, declared_names(func) | set(symbols.decls)) if privatize and not as_written \
+        else []
+    for av in args:
+        symbols.decls[av.name] = av.decl.type
+        symbols.locals.add(av.name)
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
@@ -205,7 +214,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     for fv in views.values():
         symbols.decls[fv.name] = fv.decl.type
         symbols.locals.add(fv.name)
-    values = tuple((h.name, h.text) for h in hoisted) + tuple((tc.name, tc.text) for tc in trips)
+    values = tuple((h.name, h.text) for h in hoisted) + tuple((tc.name, tc.text) for tc in trips) \
+        + tuple((av.name, av.text) for av in args)
     tests = hoist_pointer_tests(node, symbols, assigned_names(node, address=False), dict(values))  # bias != NULL
     for t in tests:
         symbols.decls[t.name] = t.decl.type

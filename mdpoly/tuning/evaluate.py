@@ -2,7 +2,8 @@
 
 ``NestEvaluator`` owns one nest at fixed sizes and one ``TuningTarget``: random inputs
 (``make_buffers``), the reference outputs, computed once (the original nest compiled for the host
-CPU by the reference runner; if that fails, the default candidate's outputs, said in the log),
+CPU by the reference runner; if that fails, or the text never names a written value the front end
+introduced, such as an argmax's value temporary, the default candidate's outputs, said in the log),
 and a memo of every candidate already measured.
 
 A device target may not wait for a slow CPU original (``reference_wait`` seconds, 0 when the
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 import statistics
 import threading
 import time
@@ -192,7 +194,14 @@ class NestEvaluator:
     def _reference(self, reference_c: str) -> tuple[dict[str, np.ndarray], float]:
         its = tuple(d.iterator for d in self.mdh.dims)
         why = "the nest has no reference text"
-        if reference_c.strip():
+        # a written value the front end introduced that the text never names (an argmax's value
+        # temporary, set by the call site): the text cannot compute it, and may read memory
+        # only the call site's value keeps in range (``a[best]``)
+        unnamed = [b.name for b in self.params if b.written and b.c_value
+                   and not re.search(rf"\b{re.escape(b.name)}\b", reference_c)]
+        if unnamed:
+            why = f"the nest as written does not compute '{unnamed[0]}', which the front end introduced"
+        elif reference_c.strip():
             src = "".join(f"#include <{h}>\n" for h in REFERENCE_HEADERS) + reference_function(
                 REFERENCE, self.params, reference_c, its, {d.iterator: d.iterator_type for d in self.mdh.dims})
             try:
