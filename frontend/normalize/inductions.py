@@ -315,8 +315,9 @@ class _Closer:
                 out.append(item)
                 continue
             if isinstance(item, c_ast.For):
+                whole_loop = self.delta(item)   # before the rewrite drops its steps
                 self.loop(item, offset, running)
-                offset = (*offset, *self.delta(item))
+                offset = (*offset, *whole_loop)
                 out.append(item)
                 continue
             self.delta(item)   # refuses a step under a guard
@@ -500,7 +501,7 @@ def _index_reads(region: c_ast.Node, name: str) -> list[c_ast.Node]:
 
 
 def _candidates(region: c_ast.Node) -> list[str]:
-    """Names stepped in ``region`` outside loop headers, in textual order."""
+    """Names stepped in ``region`` outside loop headers, sorted (a stable order of rewrites)."""
     headers: set[int] = set()
     for n in walk_nodes(region):
         if isinstance(n, c_ast.For):

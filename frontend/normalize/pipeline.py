@@ -17,9 +17,9 @@ statements (``loop_helpers``), and calls of pure helper functions into expressio
 step (``out[idx++]``, ``src += stride``) become closed forms of the iterators (``inductions``)
 before local pointers are resolved (a pointer declared in the nest and bumped there is then set
 once) and index temporaries substituted (one read from a counter is then a value of the
-iterators); it runs before member reads become names (``p->x`` of a bumped ``p`` is then the
-element ``p[k].x``) and again after (``idx += s->n`` then steps by a name). Only a model that becomes code drops the steps (``privatize``): a model of the
-nest's own text keeps its statements.
+iterators); that pass runs before member reads become names (``p->x`` of a bumped ``p`` is then
+the element ``p[k].x``) and again after (``idx += s->n`` then steps by a name). Only a model
+that becomes code drops the steps (``privatize``): a model of the nest's own text keeps them.
 """
 
 from __future__ import annotations
