@@ -33,7 +33,8 @@ assignment of the variable, its address taken, ``volatile``; a statement that st
 expression and names it twice; the variable read in a loop header; an inner loop whose bounds
 the nest changes (a triangle: its trip count is no product of sizes); a variable of an unsigned
 type narrower than a pointer (or of a type narrower than ``int``) that reaches a subscript or
-another scalar, whose wrap-around the model of the subscripts would not see.
+another scalar, whose wrap-around the model of the subscripts would not see; a ``_Bool`` (its steps
+saturate or toggle).
 
 Integer types: the closed form is computed in ``long long`` (``unsigned long long`` for a 64-bit
 unsigned variable, whose steps wrap the same modulo 2^64) and converted to the variable's type,
@@ -477,7 +478,9 @@ def _check_variable(var: _Var, region: c_ast.Node, symbols: SymbolTable, typ: c_
             raise _Refused(f"the nest has a '{type(n).__name__.lower()}', so its loops may not run every iteration",
                            n)
     t = var.ctype
-    if t is not None and (t.is_bool or t.size < 4 or (not t.signed and t.size < 8)):
+    if t is not None and t.is_bool:
+        raise _Refused(f"'{name}' is a _Bool, whose steps saturate or toggle instead of counting", None)
+    if t is not None and (t.size < 4 or (not t.signed and t.size < 8)):
         for n in _index_reads(region, name):
             raise _Refused(f"'{name}' is '{t.name}', whose steps wrap where a subscript computed from it would not",
                            n)

@@ -148,3 +148,14 @@ def test_closed_forms_compute_what_the_steps_compute(tmp_path: Path) -> None:
         want = subprocess.run([str(orig), *args], check=True, capture_output=True, text=True).stdout
         got = subprocess.run([str(new), *args], check=True, capture_output=True, text=True).stdout
         assert got == want, (args, want, got, text)
+
+
+def test_a_bool_is_no_counter() -> None:
+    """``b--`` of a ``_Bool`` toggles it: no closed form of the iterators."""
+    ast = c_parser.CParser().parse("void f(int n, float *out) {\n  _Bool b = 0;\n  for (int i = 0; i < n; i++) {\n"
+                                   "    out[i] = (float) b;\n    b--;\n  }\n}\n")
+    func = ast.ext[0]
+    nest = func.body.block_items[1]
+    found = close_inductions(nest, func.body, symbols_for(ast, func, nest), SourceLoc("k.c", 1, 1))
+    assert not found.closed and [r.name for r in found.refused] == ["b"], found
+    assert "_Bool" in found.refused[0].reason and "b--" in c_generator.CGenerator().visit(nest)
