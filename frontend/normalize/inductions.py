@@ -38,9 +38,11 @@ saturate or toggle).
 
 Integer types: the closed form is computed in ``long long`` (``unsigned long long`` for a 64-bit
 unsigned variable, whose steps wrap the same modulo 2^64) and converted to the variable's type,
-as its own steps convert it: each product is a change of the variable between two points the
-original passes, so it fits where the original does not overflow. Pointer offsets are
-``long long``.
+as its own steps convert it; pointer offsets are ``long long``. A count of completed iterations
+times the steps of one iteration is a change the original makes, so it fits where the original
+does not overflow; the closed form can overflow where the original does not only if a product
+of trip counts and a step exceeds 2^63 (the steps of an iteration that never completes are
+computed too).
 """
 
 from __future__ import annotations
