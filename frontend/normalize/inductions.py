@@ -18,7 +18,8 @@ itself stays the base, unchanged in the nest, so no name is introduced.
 Accepted: a local (or parameter) integer scalar ``x`` or pointer ``p`` that the nest changes only
 by steps ``x++``, ``++x``, ``x--``, ``--x`` (also inside an expression: ``out[idx++]`` reads the
 value before the step, ``out[++idx]`` after), ``x += c``, ``x -= c``, ``x = x + c``, ``x = x - c``
-as statements, ``c`` an integer expression of names the nest does not change. The steps sit at the
+as statements or among a loop header's increments (``for (...; ...; i++, p += s)``: at the end of
+each iteration), ``c`` an integer expression of names the nest does not change. The steps sit at the
 top level of a loop body or inside inner loops ``for (j = L; j < U; j++)`` (or ``<=``) whose bounds
 the nest does not change, so each inner loop runs ``U > L ? U - L : 0`` trips in every iteration
 around it. A variable declared in the nest (``float *row = out + i*m;`` at the top of a body) is
@@ -187,6 +188,14 @@ def step_of(node: c_ast.Node, name: str) -> tuple[c_ast.Node | None, bool, bool]
     return None
 
 
+def header_steps(loop: c_ast.For, name: str) -> list[c_ast.Node]:
+    """The steps of ``name`` among the increments of ``loop``'s header (``for (...; ...; j++, p++)``):
+    they run at the end of every iteration, after the body."""
+    nxt = loop.next
+    items = nxt.exprs if isinstance(nxt, c_ast.ExprList) else []
+    return [x for x in items if step_of(x, name) is not None]
+
+
 def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
     """``loop`` as a counted loop whose trip count ``changed`` names do not change, or refused."""
     line = loop.coord.line if loop.coord is not None else "?"
@@ -197,6 +206,9 @@ def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
         it, lower = init.decls[0].name, init.decls[0].init
     elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
         it, lower = init.lvalue.name, init.rvalue
+    if it is not None and isinstance(nxt, c_ast.ExprList):   # j++, p++: j's own step among the others
+        own = header_steps(loop, it)
+        nxt = own[0] if len(own) == 1 else None
     stepped = step_of(nxt, it) if it is not None and nxt is not None else None
     unit = stepped is not None and not stepped[1] and (stepped[0] is None or _const(stepped[0]) == 1)
     if it is None or lower is None or not unit or not (
@@ -281,7 +293,7 @@ class _Closer:
         if isinstance(node, c_ast.Compound):
             return tuple(t for item in node.block_items or [] for t in self.delta(item))
         if isinstance(node, c_ast.For):
-            inner = self.delta(node.stmt)
+            inner = self.per_trip(node)
             if not inner:
                 return ()
             loop = _counted(node, self.changed, self.symbols)
@@ -298,6 +310,15 @@ class _Closer:
             return ()
         found = self._embedded(node)
         return (found[1],) if found is not None else ()
+
+    def per_trip(self, loop: c_ast.For) -> Offset:
+        """The change of the variable over one iteration of ``loop``: its body, then its header's steps."""
+        at_end: list[_Term] = []
+        for x in header_steps(loop, self.var.name):
+            found = step_of(x, self.var.name)
+            assert found is not None
+            at_end.append(self._term(found[0], found[1], x))
+        return (*self.delta(loop.stmt), *at_end)
 
     # -- the rewrite
 
@@ -335,11 +356,15 @@ class _Closer:
         return out, offset
 
     def loop(self, node: c_ast.For, offset: Offset, running: frozenset[int]) -> None:
-        per_trip = self.delta(node.stmt)
+        per_trip = self.per_trip(node)
         if not per_trip:
             node.stmt = self.uses(node.stmt, offset, running)
             return
         loop = _counted(node, self.changed, self.symbols)
+        if isinstance(node.next, c_ast.ExprList):   # the header's steps go: they are in per_trip
+            stepped = header_steps(node, self.var.name)
+            rest = [x for x in node.next.exprs if not any(x is y for y in stepped)]
+            node.next = rest[0] if len(rest) == 1 else c_ast.ExprList(rest, coord=node.next.coord)
         inside = (*offset, *(t.times(_Count(loop, True)) for t in per_trip))
         running = running | {id(node)}
         if isinstance(node.stmt, c_ast.Compound):
@@ -472,10 +497,13 @@ def _check_variable(var: _Var, region: c_ast.Node, symbols: SymbolTable, typ: c_
         if _is_name(target, name) and step_of(n, name) is None:
             raise _Refused(f"'{name}' is assigned by '{c_text(n)}', which is no step by a fixed amount", n)
         if isinstance(n, c_ast.For):
-            for part in (n.init, n.cond, n.next):
+            steps = header_steps(n, name)
+            increments = [x for x in n.next.exprs if not any(x is y for y in steps)] \
+                if isinstance(n.next, c_ast.ExprList) else [n.next]
+            for part in (n.init, n.cond, *increments):
                 if part is not None and name in names_in(part):
                     raise _Refused(f"'{name}' is read or stepped in the header of the loop at line "
-                                   f"{n.coord.line if n.coord else '?'}", n)
+                                   f"{n.coord.line if n.coord else '?'}, other than as one of its increments", n)
         if isinstance(n, _JUMPS):
             raise _Refused(f"the nest has a '{type(n).__name__.lower()}', so its loops may not run every iteration",
                            n)
@@ -510,7 +538,9 @@ def _candidates(region: c_ast.Node) -> list[str]:
     headers: set[int] = set()
     for n in walk_nodes(region):
         if isinstance(n, c_ast.For):
-            headers.update(id(x) for part in (n.init, n.next) if part is not None for x in walk_nodes(part))
+            headers.update(id(x) for x in walk_nodes(n.init) if n.init is not None)
+            if not isinstance(n.next, c_ast.ExprList):   # j++ alone: the iterator's own step
+                headers.update(id(x) for x in walk_nodes(n.next) if n.next is not None)
     out: list[str] = []
     for n in walk_nodes(region):
         if id(n) in headers:
@@ -523,10 +553,14 @@ def _candidates(region: c_ast.Node) -> list[str]:
 
 
 def _iterators(nest: c_ast.Node) -> set[str]:
+    """Names a loop header sets, or steps and tests (``for (j = 0; j < m; j++, p++)``: ``j``)."""
     out: set[str] = set()
     for n in walk_nodes(nest):
         if isinstance(n, c_ast.For):
-            out |= assigned_names(n.init) | declared_names(n.init) | assigned_names(n.next)
+            stepped = assigned_names(n.next)
+            if isinstance(n.next, c_ast.ExprList):
+                stepped &= names_in(n.cond)
+            out |= assigned_names(n.init) | declared_names(n.init) | stepped
     return out
 
 

@@ -1,9 +1,10 @@
 """Body induction variables (``frontend/normalize/inductions.py``): a packing counter
 ``out[idx++]``, per-row pointer bumps ``src += stride; dst += m;``, a counter stepped by a run-time
 row length after its row, a pre-increment ``t[++k]``, a row pointer declared in the outer body and
-bumped in the inner loop, and a counter read as a value run with every loop parallel; a counter
-read after the nest, a step under an ``if`` and a triangular inner loop stay as written, each with
-its reason. Outputs equal the original's at 1 and 3 threads, also for empty and one-row sizes."""
+bumped in the inner loop, pointers bumped among a loop header's increments and a counter read as
+a value run with every loop parallel; a counter read after the nest, a step under an ``if`` and a
+triangular inner loop stay as written, each with its reason. Outputs equal the original's at 1
+and 3 threads, also for empty and one-row sizes."""
 
 from __future__ import annotations
 
@@ -83,6 +84,16 @@ static void number(int n, int m, int first, int *ids)
             ids[i * m + j] = id++;
 }
 
+/* rows copied by pointers bumped in the loop header */
+static void header_rows(int n, int m, int stride, const float *a, float *b)
+{
+    const float *p = a;
+    float *q = b;
+    for (int i = 0; i < n; i++, p += stride, q += m)                /* MARK header */
+        for (int j = 0; j < m; j++)
+            q[j] = p[j] - 1.0f;
+}
+
 /* the count written is returned: read after the nest */
 static int counted(int n, int m, const float *a, float *out)
 {
@@ -140,6 +151,8 @@ int main(int argc, char **argv)
     long idsum = 0;
     for (long i = 0; i < nm; i++) idsum += ids[i] * (i % 5 + 1);
     printf("number %ld\n", idsum);
+    header_rows(n, m, stride, a, b);
+    printf("header %.6e\n", sum(b, nm));
     int w = counted(n, m, a, out);
     printf("counted %d %.6e\n", w, sum(out, nm));
     compact(n, a, t);
@@ -151,7 +164,8 @@ int main(int argc, char **argv)
 """
 
 PARALLEL = {"pack": "i:\\+\\+ j:\\+\\+", "rows": "i:\\+\\+ j:\\+\\+", "centre": "i:\\+\\+ j:\\+\\+",
-            "onebased": "i:\\+\\+", "scale": "i:\\+\\+ j:\\+\\+", "number": "i:\\+\\+ j:\\+\\+"}
+            "onebased": "i:\\+\\+", "scale": "i:\\+\\+ j:\\+\\+", "number": "i:\\+\\+ j:\\+\\+",
+            "header": "i:\\+\\+ j:\\+\\+"}
 
 KEPT = {"counted": "'w' is read after the nest; its exit value is not modelled",
         "compact": "'k' is stepped under an 'if'",

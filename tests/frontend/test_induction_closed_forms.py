@@ -4,7 +4,8 @@ Each kernel's outermost loops are rewritten by the pass alone (no model, no gene
 rewritten file is printed, and it runs beside the original -- under UBSan, so a closed form that
 overflows where the steps did not fails too -- for sizes that include empty and negative trip
 counts. Imperfect nests (a use after an inner loop, sibling loops) are covered here although the
-extractor refuses them, since the pass must be exact wherever it rewrites."""
+extractor refuses them, since the pass must be exact wherever it rewrites; so are steps among a
+loop header's increments (``for (...; ...; j++, k += 2)``)."""
 
 from __future__ import annotations
 
@@ -65,6 +66,15 @@ void ids(int n, int m, unsigned long first, unsigned long *out) {
     for (int j = 0; j < m; j++)
       out[i * 8 + j] = id++ * 3ul;
 }
+void headers(int n, int m, const float *a, float *out) {
+  float *o = out;
+  int k = 1;
+  for (int i = 0; i < n; i++, o += 3) {
+    for (int j = 1; j <= m; j++, k += 2)
+      o[k % 5] += a[j] + (float) k;
+    *o = (float) k;
+  }
+}
 void rows(int n, int m, const float *a, float *out) {
   for (int i = 0; i < n; i++) {
     float *row = out + i * 9;
@@ -87,6 +97,7 @@ void deep(int, int, int, float *);
 void reverse(int, int, const float *, float *);
 void ids(int, int, unsigned long, unsigned long *);
 void rows(int, int, const float *, float *);
+void headers(int, int, const float *, float *);
 static void show(const char *name, const float *x, int len)
 {
     double t = 0.0;
@@ -105,6 +116,7 @@ int main(int argc, char **argv)
     deep(n, m, p, out); show("deep", out, len);
     reverse(n, m, a, out); show("reverse", out, len);
     rows(n, m, a, out); show("rows", out, len);
+    headers(n, m, a, out); show("headers", out, len);
     ids(n, m, (unsigned long) -5, u);
     unsigned long s = 0;
     for (int i = 0; i < len; i++) s += u[i] * (i % 7 + 1);
@@ -114,7 +126,7 @@ int main(int argc, char **argv)
 """
 
 CLOSED = {"after_rows": {"k"}, "siblings": {"k"}, "deep": {"k"}, "reverse": {"o"}, "ids": {"id"},
-          "rows": {"row", "src"}}
+          "rows": {"row", "src"}, "headers": {"k", "o"}}
 
 
 def _rewritten(text: str) -> tuple[str, dict[str, set[str]]]:
