@@ -15,7 +15,13 @@ assignment (``first_assignments``), so that the later passes see ``T x = e;``; a
 own index (``if (a[i] > a[best]) best = i;``) compares with a value temporary instead
 (``own_index_args``, in an MDH computation's model only); then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
-(``inline_calls``): their arguments may hold members.
+(``inline_calls``): their arguments may hold members. Counters and bumped pointers the bodies
+step (``out[idx++]``, ``src += stride``) become closed forms of the iterators (``inductions``)
+before local pointers are resolved (a pointer declared in the nest and bumped there is then set
+once) and index temporaries substituted (one read from a counter is then a value of the
+iterators); that pass runs before member reads become names (``p->x`` of a bumped ``p`` is then
+the element ``p[k].x``) and again after (``idx += s->n`` then steps by a name). Only a model
+that becomes code drops the steps (``privatize``): a model of the nest's own text keeps them.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
 from mdpoly.frontend.normalize.break_loops import breaking_loops_as_whiles
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
+from mdpoly.frontend.normalize.inductions import Induction, Inductions, close_inductions
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
@@ -70,6 +77,10 @@ class Normalized:
     views: tuple[FieldView, ...] = ()
     #: functions of the file the nest still calls, and why each is no pure helper (``inline_calls``)
     refused_calls: tuple[tuple[str, str], ...] = ()
+    #: variables the nest steps that stay as written, and why (``inductions``)
+    refused_inductions: tuple[Induction, ...] = ()
+    #: closed forms of stepped variables -> the user's text they replaced (``inductions``)
+    closed_forms: tuple[tuple[str, str], ...] = ()
 
     def spelled(self, text: str) -> str:
         """``text`` with the hoisted names spelled as the member expressions they stand for."""
@@ -79,7 +90,8 @@ class Normalized:
         """``e`` as the user reads it: its message over the user's names, a call that may have
         side effects with the reason the function is no pure helper."""
         e = _call_reason(e, self.refused_calls)
-        e = UnsupportedInput(spelled_member_calls(str(e.message)), e.loc, e.code)
+        e = _induction_reason(e, self.refused_inductions)
+        e = UnsupportedInput(spelled_member_calls(_unclosed(str(e.message), self.closed_forms)), e.loc, e.code)
         if self.views:
             e = UnsupportedInput(spelled_views(str(e.message), self.views), e.loc, e.code)
         return _explained(e, self.values)
@@ -87,7 +99,7 @@ class Normalized:
     def finish(self, scop: Scop) -> Scop:
         """``scop`` with the hoisted variables' ``c_value`` (and alias class) set, and the field
         views passed as the user's arrays of structs."""
-        if not self.values and not self.views:
+        if not self.values and not self.views and not self.closed_forms:
             return scop
         values, spelled = dict(self.values), self.spelled
         views = {fv.name: fv for fv in self.views}
@@ -95,8 +107,11 @@ class Normalized:
                           else replace(v, c_value=values[v.name], alias=_hoisted_alias(v, v.name in self.objects))
                           if v.name in values else replace(v, c_value=spelled(v.c_value)) if v.c_value else v
                           for v in scop.variables)
-        pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=spelled(p.reason)) for p in scop.preconditions)
-        statements = tuple(replace(st, text=spelled(st.text)) for st in scop.statements)  # for messages
+        closed = self.closed_forms   # closed forms as the user's reads: in messages only, never in code
+        pre = tuple(replace(p, c_expr=spelled(p.c_expr), reason=_unclosed(spelled(p.reason), closed))
+                    for p in scop.preconditions)
+        statements = tuple(replace(st, text=_unclosed(spelled(st.text), closed))  # for messages
+                           for st in scop.statements)
         return replace(scop, variables=variables, preconditions=pre, statements=statements)
 
 
@@ -133,6 +148,24 @@ def _call_reason(e: UnsupportedInput, refused: tuple[tuple[str, str], ...]) -> U
         if str(e.message) == generic:
             return UnsupportedInput(f"call to '{name}': {reason}", e.loc, e.code)
     return e
+
+
+def _unclosed(text: str, closed: tuple[tuple[str, str], ...]) -> str:
+    """``text`` with each closed form (``(int) ((long long) idx + j)``) as the read it replaced (``idx++``)."""
+    for form, user in sorted(closed, key=lambda fu: -len(fu[0])):
+        text = text.replace(form, user)
+    return text
+
+
+def _induction_reason(e: UnsupportedInput, refused: tuple[Induction, ...]) -> UnsupportedInput:
+    """``e`` with the reason a stepped variable it names kept its steps (``'idx' is read after the nest...``)."""
+    message = str(e.message)
+    why = [r for r in refused if re.search(rf"\b{re.escape(r.name)}\b", message)]
+    if not why:
+        return e
+    notes = "; ".join(f"'{r.name}' is stepped in the nest and stays as written (line {r.loc.line}: {r.reason})"
+                      for r in why)
+    return UnsupportedInput(f"{message}; {notes}", e.loc, e.code)
 
 
 def _hoisted_alias(v: Variable, scalar: bool) -> AliasClass:
@@ -205,6 +238,9 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
+    # bumped pointers before members: 'p->x' of a bumped 'p' is then the element 'p[k].x', no
+    # member of a pointer the nest assigns; the rest again after, where 'idx += s->n' steps by a name
+    steps = close_inductions(node, func.body, symbols, cand.loc) if privatize else Inductions()
     views: dict[str, FieldView] = {}
     hoisted = hoist_members(node, types, assigned_names(node, address=False), cand.loc, views)
     for h in hoisted:
@@ -216,6 +252,9 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         symbols.locals.add(fv.name)
     values = tuple((h.name, h.text) for h in hoisted) + tuple((tc.name, tc.text) for tc in trips) \
         + tuple((av.name, av.text) for av in args)
+    if steps.refused:
+        steps = steps.then(close_inductions(node, func.body, symbols, cand.loc))
+    refused_steps, closed_forms = steps.refused, steps.spellings
     tests = hoist_pointer_tests(node, symbols, assigned_names(node, address=False), dict(values))  # bias != NULL
     for t in tests:
         symbols.decls[t.name] = t.decl.type
@@ -225,9 +264,10 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
         resolve_local_pointers(node, symbols, cand.loc)
         substitute_index_temps(node, func.body, symbols, cand.loc, assignments=privatize)
     except UnsupportedInput as e:
-        raise Normalized(cand, symbols, values, views=tuple(views.values()),
-                         refused_calls=inlined.refused).explained(e) from None
+        raise Normalized(cand, symbols, values, views=tuple(views.values()), refused_calls=inlined.refused,
+                         refused_inductions=refused_steps, closed_forms=closed_forms).explained(e) from None
     rewrite_periodic_wraps(node)
     split_selects(node)
     return Normalized(replace(cand, node=node, func=func), symbols, values,
-                      frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()), inlined.refused)
+                      frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()), inlined.refused,
+                      refused_steps, closed_forms)

@@ -14,7 +14,7 @@ static void walk(float *base) {
         float *q = base + h * 16;
         for (int i = 0; i < 16; i++) {
             *q = *q * 2.0f + (float)i;
-            q++;
+            q += i;
         }
     }
 }
