@@ -28,6 +28,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
 from mdpoly.frontend.normalize.break_loops import breaking_loops_as_whiles
+from mdpoly.frontend.normalize.constant_locals import substitute_constant_locals
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
@@ -178,6 +179,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     symbols = _copy_symbols(symbols)
     if isinstance(node, c_ast.For):   # for (T *p = a; p < a + n; p++): an integer iterator
         integer_iterators(node, func, declared_names(func) | set(symbols.decls))
+        substitute_constant_locals(node, func, symbols)   # const int B = 32; ... i += B: a constant step
     if as_written and isinstance(node, c_ast.For):
         breaking_loops_as_whiles(node)
     types = MemberTypes(symbols, parsed.ast)
