@@ -188,6 +188,9 @@ def _untiling_refusal(flat: NestAnalysis, found: Untiled) -> str | None:
     for lp in flat.loops:
         if lp.iterator in found.points and lp.combine is not Combine.CONCAT and not lp.combine.is_reduction:
             return f"un-tiled, loop '{lp.iterator}' would be {lp.combine.value}"
+        if lp.iterator in found.points and lp.combine.is_arg and not found.same_order:   # ties: the first in order
+            return (f"un-tiled, loop '{lp.iterator}' would be an {lp.combine.value}, whose ties the order of the "
+                    "tiles decides")
     return None
 
 
@@ -196,7 +199,8 @@ def _untiled_note(flat: NestAnalysis, found: Untiled) -> str:
     dims = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in flat.loops if lp.iterator in found.points)
     checks = " && ".join(p.c_expr for p in found.preconditions)
     when = f", when {checks} (else as written)" if checks else ""
-    return f"{found.describe()} run over their whole ranges ({dims}: the order of the tiles changes no result){when}"
+    return (f"{found.describe()} run over their whole ranges ({dims}: the order of the tiles changes no "
+            f"result){when}")
 
 
 def _band_analysis(parsed: ParsedFile, cand: Candidate, options: Options, held: UnsupportedInput | None = None,

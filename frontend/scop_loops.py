@@ -272,11 +272,11 @@ class LoopHeaders(NestExprs):
             if found is None:
                 raise self._not_a_bound(node.cond, node, it)
             if found[3]:
-                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' has a '{it} != ...' "
-                                 "among its conjuncts")
+                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' has a "
+                                 f"'{it} != ...' among its conjuncts")
             if out and not self._signed_comparison(found[1], node, it):
-                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' compares unsigned "
-                                 "values")
+                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' compares "
+                                 "unsigned values")
             out.append(found)
         return out
 

@@ -84,6 +84,12 @@ class Untiled:
     def points(self) -> frozenset[str]:
         return frozenset(p for b in self.bands for p in b.points)
 
+    @property
+    def same_order(self) -> bool:
+        """Whether the un-tiled nest runs the instances in the blocked nest's order: each band one
+        block loop around its point loop (blocks upwards, each block's points upwards)."""
+        return all(len(b.blocks) == 1 for b in self.bands)
+
     def describe(self) -> str:
         return "; ".join(b.describe() for b in self.bands)
 
@@ -120,8 +126,9 @@ def untiled(cand: Candidate, symbols: SymbolTable) -> Untiled | None:
         rewrites[id(n)] = new
         bands.append(band)
         for s in steps:
-            p = Precondition(f"{s} > 0" if re.fullmatch(r"\w+", s) else f"({s}) > 0", f"the block size '{s}' of the hand-blocked loops is positive (else they "
-                             "run as written)")
+            check = f"{s} > 0" if re.fullmatch(r"\w+", s) else f"({s}) > 0"
+            p = Precondition(check, f"the block size '{s}' of the hand-blocked loops is positive (else they run as "
+                             "written)")
             if p not in pre:
                 pre.append(p)
     if not bands:

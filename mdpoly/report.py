@@ -294,9 +294,11 @@ def _emit_blocking(o: NestOutcome, sink: DiagnosticSink) -> None:
     """What became of the nest's hand-blocked loops (``mdpoly.frontend.untile``): un-tiled (a
     remark, when its code runs), or kept blocked and why (a note)."""
     if o.nest.untiled and o.status == "transformed":
-        sink.emit(Diagnostic(Severity.REMARK, "hand-blocked", o.nest.loc, f"hand-blocked loops un-tiled: {o.nest.untiled}"))
+        sink.emit(Diagnostic(Severity.REMARK, "hand-blocked", o.nest.loc,
+                             f"hand-blocked loops un-tiled: {o.nest.untiled}"))
     if o.nest.blocked:
-        sink.emit(Diagnostic(Severity.NOTE, "hand-blocked", o.nest.loc, f"hand-blocked loops kept blocked: {o.nest.blocked}"))
+        sink.emit(Diagnostic(Severity.NOTE, "hand-blocked", o.nest.loc,
+                             f"hand-blocked loops kept blocked: {o.nest.blocked}"))
 
 
 #: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``; 3: status

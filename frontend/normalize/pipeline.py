@@ -7,8 +7,9 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, loops over pointers get integer iterators (``pointer_loops``), loops with a run-time step
-count their trips (``runtime_steps``), ``memset``/``memcpy`` of
+all, loops over pointers get integer iterators (``pointer_loops``), locals that hold a constant
+are read as it (``constant_locals``: ``const int B = 32; i0 += B`` steps by 32), loops with a
+run-time step count their trips (``runtime_steps``), ``memset``/``memcpy`` of
 whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; then calls of helpers with loops are expanded into

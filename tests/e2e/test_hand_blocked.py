@@ -90,7 +90,8 @@ int main(int argc, char **argv)
     blocked_count(n, bs, cnt, X);
   }
   double t[5] = {0, 0, 0, 0, 0};
-  for (int i = 0; i < n * n; i++) { t[0] += C[i] * (i % 3 + 1); t[1] += S[i] * (i % 4 + 1); t[2] += X[i] * (i % 2 + 1); }
+  for (int i = 0; i < n * n; i++)
+    { t[0] += C[i] * (i % 3 + 1); t[1] += S[i] * (i % 4 + 1); t[2] += X[i] * (i % 2 + 1); }
   for (int i = 0; i < n * m; i++) t[3] += dst[i] * (i % 5 + 1);
   for (int i = 0; i < n; i++) t[4] += cnt[i] * (i + 1);
   printf("mm %.15e\nsweep %.15e\ncount %.15e\ntranspose %.15e\ncnt %.15e\n", t[0], t[1], t[2], t[3], t[4]);
@@ -130,7 +131,8 @@ def test_hand_blocked_loops(tmp_path: Path) -> None:
             "when bs > 0 (else as written) [hand-blocked]") in err, err
     assert re.search(rf"blocked\.c:{tr}:3: remark: loop nest parallelized: i:\+\+ j:\+\+", err), err
     assert (f"blocked.c:{tr}:3: remark: hand-blocked loops un-tiled: block loops 'i0', 'j0' around point loops 'i', "
-            "'j' run over their whole ranges (i:++ j:++: the order of the tiles changes no result) [hand-blocked]") in err
+            "'j' run over their whole ranges (i:++ j:++: the order of the tiles changes no result) "
+            "[hand-blocked]") in err
     assert "non-affine" not in err and "mdp_step" not in err, err
     # the sweep's order matters: kept blocked, and why
     assert re.search(rf"blocked\.c:{sw}:3: note: hand-blocked loops kept blocked: block loops 'ii', 'jj' around point "

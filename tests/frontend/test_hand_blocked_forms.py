@@ -34,7 +34,8 @@ def _dims(nest: NestAnalysis) -> str:
     ("for (int i = n - 1; i >= 0 && i > n - m; i--)", "i + m - n - 1 >= 0"),
 ])
 def test_a_conjunction_of_bounds_is_their_minimum(analyze: Analyze, header: str, domain: str) -> None:
-    nest = _one(analyze(f"void k(int n, int m, float *x, const float *y)\n{{\n  {header}\n    x[i] = y[i] + 1.0f;\n}}\n"))
+    text = f"void k(int n, int m, float *x, const float *y)\n{{\n  {header}\n    x[i] = y[i] + 1.0f;\n}}\n"
+    nest = _one(analyze(text))
     assert nest.mdh is not None, nest.kept
     assert domain in nest.mdh.to_dsl(), nest.mdh.to_dsl()
 
@@ -43,7 +44,8 @@ def test_a_conjunction_of_bounds_is_their_minimum(analyze: Analyze, header: str,
     ("for (int i = 0; i < n && y[i] > 0; i++)",
      "loop condition '(i < n) && (y[i] > 0)' is not of the form 'i < bound', 'i <= bound' ('>', '>=' for a downward "
      "loop) or 'i != bound'"),
-    ("for (int i = 0; i < n && i != m; i++)", "loop condition '(i < n) && (i != m)' has a 'i != ...' among its conjuncts"),
+    ("for (int i = 0; i < n && i != m; i++)",
+     "loop condition '(i < n) && (i != m)' has a 'i != ...' among its conjuncts"),
     ("for (int i = 0; i < n && i < u; i++)", "loop condition '(i < n) && (i < u)' compares unsigned values"),
 ])
 def test_a_conjunction_with_another_test_keeps_the_loop(analyze: Analyze, header: str, message: str) -> None:
@@ -267,3 +269,33 @@ void k(int n, int bs, double *x, const double *y)
 }
 """
     assert all(not n.untiled for n in analyze(text).nests)
+
+
+ARGMAX = """
+#define MIN(a,b) ((a) < (b) ? (a) : (b))
+int k(int n, int bs, const double *x)
+{{
+  double m = x[0];
+  int at = 0;
+  for (int ii = 0; ii < n; ii += bs)
+    {jj}
+    for (int i = ii; i < MIN(ii + bs, n); i++)
+      {j}
+      if (x[{at}] > m) {{ m = x[{at}]; at = {at}; }}
+  return at;
+}}
+"""
+
+
+def test_an_argmax_over_tiles_keeps_the_band_blocked(analyze: Analyze) -> None:
+    """Which of equal values is the first depends on the order: tile by tile, or row by row (the
+    model has an argmax over one loop only, so the un-tiled nest is no computation either)."""
+    nest = analyze(ARGMAX.format(jj="for (int jj = 0; jj < n; jj += bs)",
+                                 j="for (int j = jj; j < MIN(jj + bs, n); j++)", at="i * n + j")).nests[0]
+    assert not nest.untiled, nest.untiled
+    assert nest.blocked.startswith("block loops 'ii', 'jj' around point loops 'i', 'j': un-tiled, "), nest.blocked
+
+
+def test_one_block_loop_keeps_the_order(analyze: Analyze) -> None:
+    nest = analyze(ARGMAX.format(jj="", j="", at="i")).nests[0]
+    assert nest.untiled and nest.mdh is not None, nest.blocked
