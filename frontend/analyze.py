@@ -29,6 +29,7 @@ from mdpoly.frontend.pragmas import check_annotation, kept_arrays, parse_annotat
 from mdpoly.frontend.schedule import scheduled
 from mdpoly.frontend.scop import (
     Candidate,
+    candidate_symbols,
     extract_scop,
     find_candidates,
     inner_candidates,
@@ -39,8 +40,9 @@ from mdpoly.frontend.scop import (
 )
 from mdpoly.frontend.sqrt_domains import nonnegative_needs
 from mdpoly.frontend.to_mdh import build_mdh
+from mdpoly.frontend.untile import Untiled, untiled
 from mdpoly.frontend.user_teams import team_pragmas
-from mdpoly.ir.mdh import Combine, MdhExpr
+from mdpoly.ir.mdh import Combine, MdhExpr, Precondition
 from mdpoly.ir.nest import Computation, FileAnalysis, HostLoop, LoopSummary, NestAnalysis, PrivateLoop, ScheduleItem
 from mdpoly.ir.scop import Scop
 from mdpoly.options import Options, for_function
@@ -158,7 +160,53 @@ def schedule_headers(items: tuple[ScheduleItem, ...]) -> list[str]:
 def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
                  held: UnsupportedInput | None = None) -> NestAnalysis:
     """The ``NestAnalysis`` of one candidate as a single band (no schedule); ``held``: the nest
-    is kept for this reason, unanalysed."""
+    is kept for this reason, unanalysed.
+
+    A nest with hand-blocked loops (``mdpoly.frontend.untile``) is analysed un-tiled first. That
+    analysis stands when it is a computation whose point loops all are ``++`` or reductions:
+    every dependence then joins two instances of the same point, or is a reduction's own, which
+    the tiles' order only reassociates (what reductions already allow; ``--strict-fp`` makes a
+    floating-point sum sequential, and so keeps it blocked). Else the nest is analysed as
+    written, blocked, and ``blocked`` says why. A nest under pragmas of its own (``#pragma mdh``,
+    the user's OpenMP) is analysed as written: they describe its loops as they are."""
+    if held is None and not cand.pragmas and cand.pragma is None and cand.omp_pragma is None:
+        found = untiled(cand, candidate_symbols(parsed, cand))
+        if found is not None:
+            flat = _band_analysis(parsed, found.cand, options, preconditions=found.preconditions)
+            why = _untiling_refusal(flat, found)
+            if why is None:
+                return replace(flat, untiled=_untiled_note(flat, found))
+            return replace(_band_analysis(parsed, cand, options), blocked=f"{found.describe()}: {why}")
+    return _band_analysis(parsed, cand, options, held)
+
+
+def _untiling_refusal(flat: NestAnalysis, found: Untiled) -> str | None:
+    """Why the un-tiled analysis ``flat`` of ``found`` may not replace the blocked nest, or None."""
+    if flat.mdh is None:
+        reason = flat.kept.message if flat.kept is not None else "not analysed"
+        return f"un-tiled, the nest would not be one computation ({reason})"
+    for lp in flat.loops:
+        if lp.iterator in found.points and lp.combine is not Combine.CONCAT and not lp.combine.is_reduction:
+            return f"un-tiled, loop '{lp.iterator}' would be {lp.combine.value}"
+        if lp.iterator in found.points and lp.combine.is_arg and not found.same_order:   # ties: the first in order
+            return (f"un-tiled, loop '{lp.iterator}' would be an {lp.combine.value}, whose ties the order of the "
+                    "tiles decides")
+    return None
+
+
+def _untiled_note(flat: NestAnalysis, found: Untiled) -> str:
+    """The remark's text: which loops run un-tiled, as what, and under which run-time check."""
+    dims = " ".join(f"{lp.iterator}:{lp.combine.value}" for lp in flat.loops if lp.iterator in found.points)
+    checks = " && ".join(p.c_expr for p in found.preconditions)
+    when = f", when {checks} (else as written)" if checks else ""
+    return (f"{found.describe()} run over their whole ranges ({dims}: the order of the tiles changes no "
+            f"result){when}")
+
+
+def _band_analysis(parsed: ParsedFile, cand: Candidate, options: Options, held: UnsupportedInput | None = None,
+                   preconditions: tuple[Precondition, ...] = ()) -> NestAnalysis:
+    """``analyze_band`` of ``cand`` as it is; ``preconditions``: run-time conditions its model
+    needs besides its own (an un-tiled nest's positive block sizes)."""
     # the loop's own pragmas (#pragma mdh, OpenMP loop directives) go with it when it is replaced
     first = cand.pragmas[0] if cand.pragmas else cand.pragma
     pragma_line = loc_of(first).line if first is not None else None
@@ -171,6 +219,9 @@ def analyze_band(parsed: ParsedFile, cand: Candidate, options: Options,
         if held is not None:
             raise held
         scop, deps = _analyse(parsed, cand, options)
+        if preconditions:
+            scop = replace(scop, preconditions=scop.preconditions + tuple(p for p in preconditions
+                                                                          if p not in scop.preconditions))
         loops = tuple(LoopSummary(scop.loops[lc.loop].iterator, scop.loops[lc.loop].extent.to_c(), lc.combine)
                       for lc in deps.loops)
         if cand.pragma is not None and scop.pragma_text is not None and scop.pragma_loc is not None:

@@ -39,12 +39,15 @@ class LoopHeaders(NestExprs):
         if step not in (1, -1):
             self._strided_for(node, it, start, it_type, start_node, step)
             return
-        bound, bound_node, inclusive, until_equal = self._for_cond(node, it, step)
-        # max(a, b) as a lower or min(a, b) as an upper bound: the loop runs over the first
-        # alternative's range, the others are guards of every statement inside it
+        conds = self._for_conds(node, it, step)
+        bound, bound_node, inclusive, until_equal = conds[0]
+        # max(a, b) as a lower or min(a, b) as an upper bound, and the bounds of a conjunction
+        # (``i < a && i < n``, their minimum): the loop runs over the first alternative's range,
+        # the others are guards of every statement inside it
         start_alts = self._minmax_alternatives(start_node, node, "max" if step == 1 else "min")
-        bound_alts = self._minmax_alternatives(bound_node, node, "min" if step == 1 else "max")
-        start_node, bound_node = start_alts[0], bound_alts[0]
+        bound_alts = [(alt, incl) for _b, b_node, incl, _u in conds
+                      for alt in self._minmax_alternatives(b_node, node, "min" if step == 1 else "max")]
+        start_node, bound_node = start_alts[0], bound_alts[0][0]
         if len(start_alts) > 1:
             start = self._bound(start_node, node, "start")
         if len(bound_alts) > 1:
@@ -59,10 +62,10 @@ class LoopHeaders(NestExprs):
         for alt in start_alts[1:]:  # it >= alt (upward) / it <= alt (downward)
             a = self._bound(alt, node, "start")
             extra.append(_combine(me, a, -1) if step == 1 else _combine(a, me, -1))
-        for alt in bound_alts[1:]:  # it < alt / it <= alt (upward); it > alt / it >= alt (downward)
+        for alt, alt_inclusive in bound_alts[1:]:  # it < alt / it <= alt (upward); it > alt / it >= alt (downward)
             a = self._bound(alt, node, "loop")
             diff = _combine(a, me, -1) if step == 1 else _combine(me, a, -1)
-            extra.append(diff if inclusive else _add(diff, -1))
+            extra.append(diff if alt_inclusive else _add(diff, -1))
         if step == 1:
             lower, upper = start, _add(bound, 1) if inclusive else bound
         else:  # the same set of values, visited downwards (the schedule reverses it)
@@ -255,11 +258,49 @@ class LoopHeaders(NestExprs):
         raise self._fail(node, "unsupported-statement",
                          "loop initialisation must be 'int i = lower' or 'i = lower'")
 
+    def _for_conds(self, node: c_ast.For, it: str, step: int) -> list[tuple[Affine, c_ast.Node, bool, bool]]:
+        """The bounds of the loop's condition (``_for_cond``), one per operand of a conjunction
+        ``i < a && i <= b`` (where every operand bounds the iterator the way the loop counts, and
+        none is ``!=``: their minimum, or maximum downwards, ends the loop). A conjunction with any
+        other test (``i < n && a[i] > 0``) is no loop bound."""
+        parts = _conjuncts(node.cond)
+        if len(parts) == 1:
+            return [self._for_cond(node, it, step)]
+        out: list[tuple[Affine, c_ast.Node, bool, bool]] = []
+        for part in parts:
+            found = self._cond_bound(part, node, it, step)
+            if found is None:
+                raise self._not_a_bound(node.cond, node, it)
+            if found[3]:
+                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' has a "
+                                 f"'{it} != ...' among its conjuncts")
+            if out and not self._signed_comparison(found[1], node, it):
+                raise self._fail(part, "non-affine-bound", f"loop condition '{c_text(node.cond)}' compares "
+                                 "unsigned values")
+            out.append(found)
+        return out
+
+    def _signed_comparison(self, bound: c_ast.Node, node: c_ast.For, it: str) -> bool:
+        """Whether ``it`` compared with ``bound`` is the comparison of their mathematical values
+        (both of signed integer types, no operator of ``bound`` wrapping); the first operand of a
+        conjunction is the loop's bound, which ``_check_header`` checks under C's conversions."""
+        e = self.expr(bound)
+        it_type, bound_type = self._header_type(it, node), expr_type(e, self.name_type)
+        return (it_type is not None and it_type.signed and bound_type is not None and bound_type.is_integer
+                and bound_type.signed and not involves_unsigned(e, self.name_type))
+
     def _for_cond(self, node: c_ast.For, it: str, step: int) -> tuple[Affine, c_ast.Node, bool, bool]:
         """The bound as written, its node, whether the comparison includes it (``<=``/``>=``) and
         whether it is ``!=``: ``i < B``, ``i <= B``, ``B > i``... for an upward loop, ``i >= B``,
         ``i > B``, ``B < i``... for a downward one, ``i != B`` for both."""
-        c = node.cond
+        found = self._cond_bound(node.cond, node, it, step)
+        if found is None:
+            raise self._not_a_bound(node.cond, node, it)
+        return found
+
+    def _cond_bound(self, c: c_ast.Node | None, node: c_ast.For, it: str,
+                    step: int) -> tuple[Affine, c_ast.Node, bool, bool] | None:
+        """``_for_cond`` of the comparison ``c``, None when ``c`` compares no bound with ``it``."""
         if isinstance(c, c_ast.BinaryOp):
             c = self._offset_moved(c, it, node)
         if isinstance(c, c_ast.BinaryOp):
@@ -276,10 +317,13 @@ class LoopHeaders(NestExprs):
                                      f"{'counts upwards' if step == 1 else 'counts downwards'}")
                 bound = self._bound(other, node, "loop")
                 return bound, other, op in ("<=", ">="), op == "!="
+        return None
+
+    def _not_a_bound(self, c: c_ast.Node | None, node: c_ast.For, it: str) -> UnsupportedInput:
         cond = c_text(c) if c is not None else "<none>"
-        raise self._fail(c if c is not None else node, "non-affine-bound",
-                         f"loop condition '{cond}' is not of the form '{it} < bound', '{it} <= bound' "
-                         f"('>', '>=' for a downward loop) or '{it} != bound'")
+        return self._fail(c if c is not None else node, "non-affine-bound",
+                          f"loop condition '{cond}' is not of the form '{it} < bound', '{it} <= bound' "
+                          f"('>', '>=' for a downward loop) or '{it} != bound'")
 
     def _offset_moved(self, c: c_ast.BinaryOp, it: str, loop: c_ast.For) -> c_ast.BinaryOp:
         """``it + K < B`` (``K + it``, ``it - K``; either side) as ``it < B - K`` for an integer
@@ -410,6 +454,13 @@ def _minmax_kind(node: c_ast.Node) -> str | None:
         return None
     picks_left_when_greater = (then == left) == (node.cond.op in (">", ">="))
     return "max" if picks_left_when_greater else "min"
+
+
+def _conjuncts(c: c_ast.Node | None) -> list[c_ast.Node | None]:
+    """The operands of ``a && b && ...`` (``[c]`` for anything else)."""
+    if isinstance(c, c_ast.BinaryOp) and c.op == "&&":
+        return _conjuncts(c.left) + _conjuncts(c.right)
+    return [c]
 
 
 def _header_lists(node: c_ast.For) -> bool:

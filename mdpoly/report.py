@@ -286,6 +286,7 @@ def schedule_dict(items: tuple[ScheduleItem, ...], parts: tuple[NestOutcome, ...
 def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> None:
     for o in outcomes:
         sink.emit(outcome_diagnostic(o))
+        _emit_blocking(o, sink)
         for part in o.parts:
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
@@ -293,6 +294,7 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
                 loops = " ".join(f"{_user_name(lp.iterator)}:{lp.combine.value}" for lp in part.nest.loops)
                 sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc,
                                      f"computation {loops}{_cost_note(part)}{_pinned_note(part)}"))
+            _emit_blocking(part, sink)
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,
                                  f"its temporaries cannot be private to each iteration: {o.nest.privatization}"))
@@ -303,6 +305,17 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         if o.status == "kept" and o.nest.wavefront:
             sink.emit(Diagnostic(Severity.NOTE, "no-wavefront", o.nest.loc,
                                  f"its loops cannot run as a tiled wavefront: {o.nest.wavefront}"))
+
+
+def _emit_blocking(o: NestOutcome, sink: DiagnosticSink) -> None:
+    """What became of the nest's hand-blocked loops (``mdpoly.frontend.untile``): un-tiled (a
+    remark, when its code runs), or kept blocked and why (a note)."""
+    if o.nest.untiled and o.status == "transformed":
+        sink.emit(Diagnostic(Severity.REMARK, "hand-blocked", o.nest.loc,
+                             f"hand-blocked loops un-tiled: {o.nest.untiled}"))
+    if o.nest.blocked:
+        sink.emit(Diagnostic(Severity.NOTE, "hand-blocked", o.nest.loc,
+                             f"hand-blocked loops kept blocked: {o.nest.blocked}"))
 
 
 #: 2: ``schedule`` on scheduled nests, ``mdpoly_version`` and ``options``; 3: status
@@ -370,4 +383,8 @@ def _nest_dict(o: NestOutcome) -> dict[str, Any]:
         out["wavefront"] = n.wavefront
     if n.data_bounds:
         out["data_bounds"] = n.data_bounds
+    if n.untiled:
+        out["untiled"] = n.untiled
+    if n.blocked:
+        out["blocked"] = n.blocked
     return out

@@ -7,8 +7,9 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, loops over pointers get integer iterators (``pointer_loops``), loops with a run-time step
-count their trips (``runtime_steps``), ``memset``/``memcpy`` of
+all, loops over pointers get integer iterators (``pointer_loops``), locals that hold a constant
+are read as it (``constant_locals``: ``const int B = 32; i0 += B`` steps by 32), loops with a
+run-time step count their trips (``runtime_steps``), ``memset``/``memcpy`` of
 whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; an argmax through its
@@ -36,6 +37,7 @@ from pycparser import c_ast
 from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
 from mdpoly.frontend.normalize.break_loops import breaking_loops_as_whiles
+from mdpoly.frontend.normalize.constant_locals import substitute_constant_locals
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inductions import Induction, Inductions, close_inductions
@@ -215,6 +217,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     symbols = _copy_symbols(symbols)
     if isinstance(node, c_ast.For):   # for (T *p = a; p < a + n; p++): an integer iterator
         integer_iterators(node, func, declared_names(func) | set(symbols.decls))
+        substitute_constant_locals(node, func, symbols)   # const int B = 32; ... i += B: a constant step
     if as_written and isinstance(node, c_ast.For):
         breaking_loops_as_whiles(node)
     types = MemberTypes(symbols, parsed.ast)

@@ -71,6 +71,12 @@ class NestAnalysis:
     #: when the nest as a whole is kept: the loops that stay sequential in the host code and the
     #: bands inside them that are MDH computations of their own (``None``: nothing to schedule)
     schedule: tuple[ScheduleItem, ...] | None = None
+    #: hand-blocked loops the model runs over their whole ranges (``mdpoly.frontend.untile``): the
+    #: block and point loops (``""``: none)
+    untiled: str = ""
+    #: hand-blocked loops kept blocked: the loops and why un-tiling them would change the result
+    #: (``""`` when there are none or they were un-tiled)
+    blocked: str = ""
     #: the user's OpenMP directive on the loop (``omp parallel for``) that mdpoly's code replaces
     #: (``--replace-omp``): when the nest is kept after all, it stays, and the nest is already parallel
     openmp: str = ""
