@@ -54,7 +54,7 @@ import copy
 from pycparser import c_ast
 
 from mdpoly.frontend.c_text import SourceGenerator
-from mdpoly.frontend.normalize.ast_util import walk_nodes
+from mdpoly.frontend.normalize.ast_util import names_in, walk_nodes
 from mdpoly.frontend.scop_exprs import PURE_FUNCTIONS
 from mdpoly.frontend.scop_state import _names_in, _WrittenNames
 from mdpoly.frontend.symbols import c_text
@@ -102,7 +102,7 @@ def index_and_control_arrays(nest: c_ast.For) -> frozenset[str]:
     def bases(e: c_ast.Node | None, names: set[str]) -> None:
         if e is None:
             return
-        names.update(_names_in(e))
+        names.update(names_in(e))   # members (src->c) are no names
         for n in walk_nodes(e):
             if isinstance(n, c_ast.ArrayRef):
                 out.add(c_text(n.name))

@@ -70,10 +70,12 @@ def test_other_forms_are_left_as_written(loop: str) -> None:
     ("{ int c = col[e]; if (c == e) s += v[e]; }", {"col"}),            # an integer a condition tests
     ("{ double t = v[e]; if (t > 0) s += t; }", set()),                 # a double: not worth computing ahead
     ("{ int c; c = col[e]; int d = c + 1; s += x[d]; }", {"col"}),      # through two temporaries
+    # a member spelled like a temporary (resize_bilinear's ``src->c`` beside ``float c = src->px[...]``)
+    ("{ int c = idx[e]; s += x[e * g->c + k]; }", set()),
 ])
 def test_arrays_read_by_index_temporaries_count_for_the_inspection(body: str, arrays: set[str]) -> None:
-    source = f"void f(int n, int k, const int *col, const int *idx, const double *v, double *x) {{\n" \
-             f"  double s = 0;\n  for (int e = 0; e < n; e++) {body}\n}}\n"
+    source = f"struct G {{ int c; }};\nvoid f(int n, int k, const int *col, const int *idx, const double *v, " \
+             f"double *x, const struct G *g) {{\n  double s = 0;\n  for (int e = 0; e < n; e++) {body}\n}}\n"
     ast = c_parser.CParser().parse(source)
     func = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef))
     nest = next(s for s in func.body.block_items if isinstance(s, c_ast.For))
