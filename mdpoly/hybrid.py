@@ -405,7 +405,7 @@ def refused_by_device(outcome: NestOutcome, target: str, options: Options) -> bo
     its kernels do not take: an initial value read from an array, a struct field, a guarded
     read): the OpenMP target's code runs it on the host instead of the nest as written."""
     return (target in GPU_TARGETS and not options.mpi and options.devices is None and outcome.status == "kept"
-            and outcome.code is not None and outcome.code != "reserved-name")
+            and outcome.code is not None and outcome.code not in ("reserved-name", "internal"))
 
 
 def device_refused_host(host: NestOutcome, device: NestOutcome) -> NestOutcome:

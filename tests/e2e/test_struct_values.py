@@ -135,7 +135,7 @@ def test_struct_values_run_in_parallel_and_agree(tmp_path: Path) -> None:
     proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
     err = proc.stderr
     for marker, form in (("dft", r"parallelized: k:\+\+ t:\+"), ("scaled", r"parallelized: i:\+\+"),
-                         ("step", r"scheduled: \[i:\+\+ MDH"), ("energy", r"parallelized: i:\+"),
+                         ("step", r"scheduled: \[i:\+\+ private-body\]"), ("energy", r"parallelized: i:\+"),
                          ("copy", r"parallelized: i:\+\+")):
         assert re.search(rf"structs\.c:{_line(marker)}:5: remark: loop nest {form}[;\n ]", err), (marker, err)
     assert re.search(rf"structs\.c:{_line('address') + 2}:\d+: note: loop nest kept sequential: .*'re'", err), err
