@@ -23,8 +23,9 @@ from pycparser import c_ast
 
 from mdpoly.frontend.normalize.ast_util import child_slots, lvalue_root, put_child, walk_nodes
 from mdpoly.frontend.symbols import SymbolTable
+from mdpoly.ir.mdh import NULL_TEST_PREFIX
 
-PREFIX = "mdp_nz_"
+PREFIX = NULL_TEST_PREFIX
 
 
 @dataclass(frozen=True, slots=True)

@@ -230,6 +230,10 @@ class OutputWrite:
     finish: Finish | None = None
 
 
+#: A flag standing for a null test of a pointer the nest only reads (``mdp_nz_bias`` for
+#: ``bias != NULL``, ``mdpoly.frontend.normalize.pointer_tests``)
+NULL_TEST_PREFIX = "mdp_nz_"
+
 #: ``mdp_ins_lo_A``/``mdp_ins_hi_A``: the smallest and largest element of ``A`` a nest's gathers
 #: read, found at run time (``mdpoly.frontend.inspector``); the bounds of ``A``'s ``AddressRange``
 INSPECT_LO = "mdp_ins_lo_"

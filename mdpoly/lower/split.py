@@ -27,7 +27,7 @@ from dataclasses import replace
 
 from mdpoly.backends.mpi import MPI_OPS, mpi_type
 from mdpoly.ir.fields import view_member
-from mdpoly.ir.mdh import Affine, Buffer, Combine, MdhExpr
+from mdpoly.ir.mdh import NULL_TEST_PREFIX, Affine, Buffer, Combine, MdhExpr
 from mdpoly.ir.ranks import EXTENT, LO, Gather, RankRefusal, RankSplit
 from mdpoly.lower.lower import function_params
 
@@ -60,6 +60,9 @@ def split_for_ranks(mdh: MdhExpr) -> RankSplit | RankRefusal:
     if len(concat) + len(reds) != len(mdh.dims):
         return RankRefusal("mpi-nothing-to-split", "the computation has sequential dimensions")
     bufs = {b.name: b for b in mdh.buffers}
+    tested = sorted(n for n in bufs if f"{NULL_TEST_PREFIX}{n}" in bufs)
+    if tested:   # (``frontend.normalize.pointer_tests``): the ranks would copy a null pointer's elements
+        return RankRefusal("mpi-null-tested-input", f"'{tested[0]}' is read only where it is not null")
     out_bufs = [o.access.buffer for o in mdh.outputs]
     if len(set(out_bufs)) != len(out_bufs):
         return RankRefusal("mpi-shared-output", "two outputs write the same variable")
