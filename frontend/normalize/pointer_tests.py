@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import child_slots, lvalue_root, put_child, walk_nodes
+from mdpoly.frontend.normalize.ast_util import child_slots, put_child, written_roots
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.mdh import NULL_TEST_PREFIX
 
@@ -97,18 +97,10 @@ class _Tests:
 
 
 def _stored_through(nest: c_ast.Node) -> set[str]:
-    """Pointers the nest stores through (``out[i] = v``, ``*p += v``, ``q[i]++``): a test of one
-    stays as written -- a store under a flag is modelled as ``out[i] = c ? v : out[i]``, whose
-    generated code would store through a null ``out``."""
-    out: set[str] = set()
-    for n in walk_nodes(nest):
-        target = n.lvalue if isinstance(n, c_ast.Assignment) else \
-            n.expr if isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--") else None
-        if target is not None and not isinstance(target, c_ast.ID):
-            root = lvalue_root(target)
-            if isinstance(root, c_ast.ID):
-                out.add(root.name)
-    return out
+    """Pointers the nest stores through (``out[i] = v``, ``*p += v``, ``q[i]++``) or takes an
+    element's address of: a test of one stays as written -- a store under a flag is modelled as
+    ``out[i] = c ? v : out[i]``, whose generated code would store through a null ``out``."""
+    return {root.name for _stmt, root in written_roots(nest) if isinstance(root, c_ast.ID)}
 
 
 def hoist_pointer_tests(nest: c_ast.Node, symbols: SymbolTable, assigned: set[str],
