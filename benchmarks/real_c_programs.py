@@ -106,6 +106,9 @@ PROGRAMS: tuple[RealProgram, ...] = (
     # CSR power iterations (each row's gather as written), reassociated dangling and L1 sums; the
     # 8-bit codes round ranks (a last-bit change may move one code)
     RealProgram("graph_pagerank", ("4", "30"), loose=(("diff", 1e-3),), fp_ints=frozenset({"codes"})),
+    # matmuls of run-time extents (packed panels), reductions over the batch (dW, db), the
+    # loss a reassociated sum over rows
+    RealProgram("mlp_train", ("4", "6")),
     RealProgram("image_gaussian_sobel", ("8", "4"),
                 fp_ints=frozenset({"edges", "blurred", "gray", "equalized", "hist0", "hist255"})),
 )

@@ -36,6 +36,9 @@ The rules, in order:
    ``1 / PACK_PANEL_SHARE`` of L2, and the row
    dim's tile is a thread's share of the rows in as few tiles as the result tile holds, so that
    each thread copies a panel as few times as possible -- and every tiled concat dim parallel.
+   Extents known only at run time are planned as large ones, at any size (a call too small for
+   threads runs the nest as written, by the run-time guard): the row tile is as many rows as the
+   result tile holds, which the parallel loop's run-time step shares out over the team.
 """
 
 from __future__ import annotations
@@ -251,12 +254,15 @@ def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], caps: TargetCa
     that each thread copies a panel as few times as possible (once, when its share fits)."""
     v = p.vector_dim
     reds = [d for d, x in enumerate(mdh.dims) if x.combine.is_reduction]
-    if v is None or len(reds) != 1 or not p.register_blocked or any(e is None for e in ext):
+    if v is None or len(reds) != 1 or not p.register_blocked:
         return None
-    if math.prod(e or 1 for e in ext) < PACK_MIN_WORK or v not in packable_inputs(mdh, p).values():
+    runtime = any(e is None for e in ext)
+    if (not runtime and math.prod(e or 1 for e in ext) < PACK_MIN_WORK) or v not in packable_inputs(mdh, p).values():
         return None
     esz = elem_bytes(mdh)
-    full = [e or 1 for e in ext]
+    # an extent known only at run time plans as a large one: its tiles stay, its row tile is the
+    # result tile's rows (the run-time step shares them out, ``TileShare``)
+    full = [e if e is not None else 1 << 30 for e in ext]
     tiles = list(p.tiles)
     red, lanes = reds[0], p.register_tile[v]
     kc = min(full[red], max(1, caps.l1_bytes // PACK_SLIVER_SHARE // (lanes * esz)))
@@ -272,7 +278,7 @@ def _packed(mdh: MdhExpr, p: TuningParams, ext: list[int | None], caps: TargetCa
         most = elems // max(1, others)                          # rows the result tile holds
         if most < r:
             return None
-        share = math.ceil(full[d] / max(1, caps.cores))         # rows per thread
+        share = math.ceil(full[d] / max(1, caps.cores)) if ext[d] is not None else most
         rows = math.ceil(share / math.ceil(share / most))       # in nearly equal tiles
         whole = math.ceil(rows / r) * r                         # whole register blocks, if they fit
         rows = whole if whole <= most else rows

@@ -195,11 +195,11 @@ class _Lowerer:
     def share(self, d: int) -> TileShare | None:
         """The run-time step of ``d``'s parallel tile loop (``TileShare``), where it has one: the
         first parallel dim, of an extent known only at run time (a static one's tile is the
-        tuner's to choose), tiled once, its tiles handed out in blocks -- not packed panels,
-        whose tiles are per-thread shares already."""
+        tuner's to choose), tiled once, its tiles handed out in blocks (packed panels too: their
+        slots are sized by the largest step)."""
         p = self.p
         if (not p.parallel_dims or d != p.parallel_dims[0] or self.dims[d].static_extent is not None
-                or len(p.tiles[d]) != 1 or p.distribution != "block" or self.packed):
+                or len(p.tiles[d]) != 1 or p.distribution != "block"):
             return None
         least = p.register_tile[d] if p.register_tile else 1
         if p.tiles[d][0] <= least:
