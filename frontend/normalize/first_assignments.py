@@ -10,7 +10,11 @@ The move is exact when nothing can read the variable between its declaration and
 assignment: the first item of the declaring block after the declaration that names the variable
 at all is the plain statement ``x = e;``, and ``e`` does not read ``x``. A loop ``for (x = e; ...)``
 that is the first use and the last (C89's iterator declared in the block around it) declares it
-in its header, ``for (T x = e; ...)``. A variable the block never names again is dropped. Any other first use -- a read, ``x += e``, an assignment inside an
+in its header, ``for (T x = e; ...)``; so does every such loop when the variable appears nowhere
+else after its declaration (``int t, e;`` then two loops ``for (t = 0; ...)`` with loops
+``for (e = 0; ...)`` inside: each loop starts by assigning it, and nothing reads it between
+them), provided its address is never taken and no inner block declares the same name. A
+variable the block never names again is dropped. Any other first use -- a read, ``x += e``, an assignment inside an
 ``if`` or a loop, ``y = x = e`` -- may read the variable before it holds a value: the nest is
 refused at the declaration, with that reason. Only automatic scalars are moved (``static`` and
 ``extern`` ones keep their storage, ``volatile`` ones every access; arrays and pointers stay as
@@ -24,7 +28,7 @@ import copy
 from pycparser import c_ast
 
 from mdpoly.diagnostics import SourceLoc, UnsupportedInput
-from mdpoly.frontend.normalize.ast_util import loc_of, names_in
+from mdpoly.frontend.normalize.ast_util import loc_of, names_in, walk_nodes
 from mdpoly.frontend.symbols import SymbolTable, c_text
 
 
@@ -46,6 +50,35 @@ def _plain_assignment(item: c_ast.Node, name: str) -> bool:
 def _counts_with_it(item: c_ast.Node, name: str) -> bool:
     """``for (name = e; ...)`` (C89's iterator declared in the block above), ``e`` not reading ``name``."""
     return isinstance(item, c_ast.For) and item.init is not None and _plain_assignment(item.init, name)
+
+
+def _loops_only(items: list[c_ast.Node], name: str) -> list[c_ast.For] | None:
+    """The outermost loops ``for (name = e; ...)`` under ``items`` when ``name`` appears nowhere
+    outside them, its address is never taken and no declaration under ``items`` reuses the name;
+    else None."""
+    loops: list[c_ast.For] = []
+
+    def visit(n: c_ast.Node | None) -> bool:
+        if n is None:
+            return True
+        if isinstance(n, c_ast.Decl) and n.name == name:
+            return False
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&" and name in names_in(n.expr):
+            return False
+        if isinstance(n, c_ast.For) and _counts_with_it(n, name):
+            inside = walk_nodes(n)
+            if any((isinstance(x, c_ast.Decl) and x.name == name)
+                   or (isinstance(x, c_ast.UnaryOp) and x.op == "&" and name in names_in(x.expr)) for x in inside):
+                return False
+            loops.append(n)   # the loops inside it that assign it are inside the one declaring it
+            return True
+        if isinstance(n, c_ast.ID):
+            return n.name != name
+        if isinstance(n, c_ast.StructRef):
+            return visit(n.name)
+        return all(visit(child) for _k, child in n.children())
+
+    return loops if all(visit(item) for item in items) else None
 
 
 def _declared_at(decl: c_ast.Decl, assignment: c_ast.Assignment) -> c_ast.Decl:
@@ -91,6 +124,13 @@ def _place_block(block: c_ast.Compound, symbols: SymbolTable, fallback: SourceLo
         if _counts_with_it(first, item.name) and not any(item.name in names_in(x) for x in items[use + 1:]):
             assert isinstance(first, c_ast.For)
             first.init = c_ast.DeclList([_declared_at(item, first.init)], coord=first.init.coord)
+            del items[k]
+            continue
+        loops = None if _plain_assignment(first, item.name) else _loops_only(items[k + 1:], item.name)
+        if loops:
+            for loop in loops:
+                assert isinstance(loop.init, c_ast.Assignment)
+                loop.init = c_ast.DeclList([_declared_at(item, loop.init)], coord=loop.init.coord)
             del items[k]
             continue
         if not _plain_assignment(first, item.name):

@@ -151,6 +151,12 @@ REFUSED = [
     ("unsupported-statement", "iterator read after its loop",
      "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    int j;\n    for (j = 0; j < 4; j++)\n"
      "      a[i] += 1.0f;\n    a[i] += j;\n  }\n}\n", (7, 9)),
+    ("unsupported-statement", "iterator of two loops read after them",
+     "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    int j;\n    for (j = 0; j < 4; j++)\n"
+     "      a[i] += 1.0f;\n    for (j = 0; j < 2; j++)\n      a[i] *= 2.0f;\n    a[i] += j;\n  }\n}\n", (7, 9)),
+    ("unsupported-statement", "iterator of two loops whose address is taken",
+     "void g(int *); void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    int j;\n    for (j = 0; j < 4; j++)\n"
+     "      g(&j);\n    for (j = 0; j < 2; j++)\n      a[i] *= 2.0f;\n  }\n}\n", (7, 9)),
     ("unsupported-statement", "declared without a value, assigned from itself",
      "void f(float *a) {\n  for (int i = 0; i < 100; i++) {\n    float t;\n    t = t * 0.5f + a[i];\n"
      "    a[i] = t;\n  }\n}\n", (7, 11)),
@@ -163,6 +169,16 @@ def test_refused_with_location(analyze, code, what, body, where):
     assert n.mdh is None
     assert n.kept.code == code, n.kept
     assert (n.kept.loc.line, n.kept.loc.column) == where, n.kept
+
+
+def test_iterator_of_sibling_loops_declared_by_each(analyze):
+    """C89's ``int t, e;`` at the top of a block, each the iterator of several loops and read
+    nowhere else: every loop declares its own, and the nest is modelled."""
+    n = _only(analyze(PRELUDE + "void f(float *a, float *b) {\n  for (int i = 0; i < 100; i++) {\n    int t, e;\n"
+                      "    for (t = 0; t < 8; t++)\n      for (e = 0; e < 4; e++)\n        a[i * 32 + t * 4 + e] = 1.0f;\n"
+                      "    for (t = 0; t < 8; t++)\n      b[i * 8 + t] = 2.0f;\n  }\n}\n"))
+    assert n.mdh is not None or n.schedule, n.kept
+    assert n.kept is None or n.kept.code != "unsupported-statement", n.kept
 
 
 def test_read_before_assignment_is_named(analyze):
