@@ -31,7 +31,7 @@ from mdpoly.backends.c_emit import affine, param_decl
 from mdpoly.diagnostics import CompilerBug
 from mdpoly.ir.kernel import KernelPlan
 from mdpoly.ir.launch import Count, LaunchSpec, Scratch
-from mdpoly.ir.mdh import Affine
+from mdpoly.ir.mdh import NULL_TEST_PREFIX, Affine
 
 
 def c_string(text: str) -> str:
@@ -189,7 +189,10 @@ class HostWriter:
         """The C condition of buffer ``name``'s copy in: it has bytes, and the nest does not write
         every one of them (``KBuffer.copy_in_unless``)."""
         unless = next((b.copy_in_unless for b in self.globals if b.name == name), "")
-        return f"mdp_bytes_{name}" + (f" && !({unless})" if unless else "")
+        # a pointer the nest reads only under its null test (``bias ? bias[o] : 0``) may be null:
+        # the kernel then reads none of it, and nothing is copied
+        tested = any(b.name == NULL_TEST_PREFIX + name for b in self.plan.mdh.buffers)
+        return f"mdp_bytes_{name}" + (f" && {name}" if tested else "") + (f" && !({unless})" if unless else "")
 
     def all_resident(self) -> str:
         """A C condition: every global buffer of this call is a data region's (nothing was copied,

@@ -136,11 +136,13 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
                 if any(o.access.buffer == target.buffer for o in outputs):
                     raise UnsupportedInput(f"'{target.buffer}' is stored by several statements", store.loc,
                                            "unsupported-statement")
-                outputs.append(OutputWrite(target, elem, "assign", render_expr(init.rhs), finish))
+                outputs.append(OutputWrite(target, elem, "assign", render_expr(init.rhs), finish,
+                                           _init_reads(scop, init.rhs)))
             elif init is None:
                 outputs.append(OutputWrite(red.accumulator, elem, "accumulate"))
             else:
-                outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs)))
+                outputs.append(OutputWrite(red.accumulator, elem, "assign", render_expr(init.rhs), None,
+                                           _init_reads(scop, init.rhs)))
             terms.append(red.term)
 
         if any(r.op.is_arg for r in reductions.values()):
@@ -318,6 +320,19 @@ def _inner_loop_position(scop: Scop, depth: int) -> int:
         if len(s.loops) > depth:
             return s.position[depth]
     return 1 << 30
+
+
+def _init_reads(scop: Scop, rhs: Expr) -> Finish | None:
+    """A start value that reads array elements (``bias[o]``) as an expression over named reads
+    (``OutputWrite.init_reads``), else None."""
+    inputs = [a for a in dict.fromkeys(expr_refs(rhs)) if a.index]
+    if not inputs:
+        return None
+    names = [f"mdp_init{k}" for k in range(len(inputs))]
+    taken = {v.name for v in scop.variables}
+    while any(n in taken for n in names):
+        names = [n + "_" for n in names]
+    return Finish(render_expr(rhs, dict(zip(inputs, names))), "", tuple(names), tuple(inputs))
 
 
 def _param_names(inputs: list[Access], taken: set[str]) -> list[str]:

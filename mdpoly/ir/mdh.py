@@ -228,6 +228,10 @@ class OutputWrite:
     update: UpdateKind = "assign"
     init: str | None = None
     finish: Finish | None = None
+    #: ``init`` over the elements it reads, where it reads arrays (``bias[o]``): ``expr`` names
+    #: ``inputs[k]`` as ``params[k]`` (``result`` is unused), for the targets that combine the
+    #: start value with ``R`` after reducing instead of reducing into it (GPU kernels)
+    init_reads: Finish | None = None
 
 
 #: A flag standing for a null test of a pointer the nest only reads (``mdp_nz_bias`` for

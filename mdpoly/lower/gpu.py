@@ -63,6 +63,7 @@ from mdpoly.lower.gpu_params import (
 )
 from mdpoly.lower.lower import check_exit_values, function_params, plan_iterators
 from mdpoly.lower.neutral import base_type, neutral
+from mdpoly.lower.start_values import init_after_reducing
 
 #: C element types and their OpenCL C spelling (sizes agree on LP64 hosts).
 DEVICE_TYPES: dict[str, str] = {
@@ -141,7 +142,7 @@ def _max_over_box(e: Affine, mdh: MdhExpr) -> str:
 
 class _GpuLowerer:
     def __init__(self, mdh: MdhExpr, p: GpuParams, caps: TargetCaps, within: MdhExpr | None = None) -> None:
-        self.m = mdh
+        self.m = mdh = init_after_reducing(mdh)   # a start value read from an array: added after reducing
         self.within = within   # the computation ``mdh`` is a slice of (its index type holds for ``mdh``)
         self.p = p
         self.caps = caps
