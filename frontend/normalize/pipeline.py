@@ -252,7 +252,7 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
     # for (v = 0; v < rotn; v++) { float *vec = v == 0 ? s->q : s->k; ... }: one copy per trip,
     # before members are hoisted and local pointers resolved ('vec' is then 's->q' in the first)
-    unroll_short_loops(node, func, set(symbols.decls) | symbols.params)
+    unroll_short_loops(node, func, symbols)
     # bumped pointers before members: 'p->x' of a bumped 'p' is then the element 'p[k].x', no
     # member of a pointer the nest assigns; the rest again after, where 'idx += s->n' steps by a name
     steps = close_inductions(node, func.body, symbols, cand.loc) if privatize else Inductions()

@@ -17,22 +17,25 @@ constants keeps its branch), and each copy a later trip may not reach guarded by
 test (``if (1 < rotn)``). ``local_pointers`` then reads ``vec[i]`` as ``s->q[i]``.
 
 A loop is unrolled when its header is ``for (int v = C; v < R; v++)`` (``v <= R``, ``R > v``;
-``++v``, ``v += 1``, ``v = v + 1``; or ``v = C`` where ``v`` is not read after the loop), ``C`` a
-non-negative integer constant and ``R`` a bound whose values are integer constants: a constant,
-a ``?:`` of such without side effects, or a local declared once before the loop with such an
-initialiser and never assigned nor addressed. At most ``MAX_COPIES`` trips. And it picks by its
-iterator (a ``?:`` or ``if`` in the body that tests ``v`` and constants only) or its bound takes
-several values; a loop of a constant trip count that picks nothing is the extractor's. The body
-must not assign ``v``, take its address, declare another ``v``, change a name ``R`` reads (the
-loop tests ``R`` at each trip; the copies test it once each), nor ``break``, ``continue``,
-``return`` or ``goto``; names it declares must be declared nowhere else (the function, its
-parameters, the file's globals), and are
-given a prefix of their own in every copy but the first (``mdp_u1_v0``), as sibling blocks with
-the same names would shadow each other in the model.
+``++v``, ``v += 1``, ``v = v + 1``; or ``v = C`` where ``v``, declared once, is not read after
+the loop), ``v`` of a signed integer type of ``int``'s size or more (the literal that replaces it
+has its type), ``C`` a non-negative integer constant and ``R`` a bound whose values are
+non-negative integer constants: a constant or a ``?:`` of such without side effects whose tests
+read only locals the function never addresses (nothing a trip could change), or a local of an
+integer type declared once before the loop with such an initialiser (any side-effect-free
+tests: it is evaluated once) and never assigned nor addressed. At most ``MAX_COPIES`` trips. And
+it picks by its iterator (a ``?:`` or ``if`` in the body that tests ``v`` and constants only)
+or its bound takes several values; a loop of a constant trip count that picks nothing is the
+extractor's. The body must not assign ``v``, take its address, declare another ``v``, assign a
+name ``R`` reads, nor ``break``, ``continue``, ``return`` or ``goto``; names it declares must be
+declared nowhere else (the function, its parameters, the file's globals), and are given a prefix
+of their own in every copy but the first (``mdp_u1_v0``), as sibling blocks with the same names
+would shadow each other in the model. Constant conditions are folded only where every value is
+an ``int`` (no ``u`` literal: no conversion to unsigned to mirror).
 
-Exact: C runs the body for ``v = C, C + 1, ...`` while the test holds; the test's operands do not
-change in the loop, so the trips that run are the first ones whose test holds, which is the
-copies whose guards hold, in order, with the same values.
+Exact: C runs the body for ``v = C, C + 1, ...`` while the test holds; the bound does not change
+in the loop, so the trips that run are the first ones whose test holds, which is the copies
+whose guards hold (each guard tests the same bound), in order, with the same values.
 """
 
 from __future__ import annotations
@@ -44,12 +47,14 @@ from pycparser import c_ast
 
 from mdpoly.frontend.liveness import live_after
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, names_in, replace_top_down, walk_nodes
-from mdpoly.frontend.symbols import _enum_value
+from mdpoly.frontend.symbols import SymbolTable, _enum_value
+from mdpoly.ir.c_types import CType, parse_type
 
 #: the most trips a loop may have to be written out
 MAX_COPIES = 4
 _PREFIX = "mdp_u"
 _FLIPPED = {"<": ">", "<=": ">="}
+_INT_MIN, _INT_MAX = -(1 << 31), (1 << 31) - 1
 _COMPARE = {"<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__, "==": int.__eq__,
             "!=": int.__ne__}
 
@@ -62,26 +67,35 @@ def _pure(node: c_ast.Node) -> bool:
 
 
 def _constant(node: c_ast.Node) -> int | None:
-    """The value of an integer constant expression of literals, ``+ - * <<``, comparisons,
-    ``&& || !`` and ``?:``, else None."""
-    if isinstance(node, c_ast.UnaryOp) and node.op == "!":
-        v = _constant(node.expr)
-        return None if v is None else int(not v)
-    if isinstance(node, c_ast.BinaryOp) and node.op in _COMPARE:
-        a, b = _constant(node.left), _constant(node.right)
-        return None if a is None or b is None else int(_COMPARE[node.op](a, b))
-    if isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
+    """The value of an ``int`` constant expression of literals without ``u`` suffixes, ``+ - *``,
+    comparisons, ``&& || !`` and ``?:`` (every value an ``int``: no unsigned conversion or
+    wrap to mirror), else None."""
+    v: int | None = None
+    if isinstance(node, c_ast.Constant):
+        if node.type != "int" or "u" in node.value.lower():
+            return None
+        v = _enum_value(node, {})
+    elif isinstance(node, c_ast.UnaryOp) and node.op in ("!", "-", "+"):
+        a = _constant(node.expr)
+        v = None if a is None else int(not a) if node.op == "!" else -a if node.op == "-" else a
+    elif isinstance(node, c_ast.BinaryOp) and node.op in ("&&", "||"):
         a = _constant(node.left)
         if a is None:
             return None
         if (node.op == "&&" and not a) or (node.op == "||" and a):
             return int(bool(a))
         b = _constant(node.right)
-        return None if b is None else int(bool(b))
-    if isinstance(node, c_ast.TernaryOp):
+        v = None if b is None else int(bool(b))
+    elif isinstance(node, c_ast.BinaryOp) and node.op in (*_COMPARE, "+", "-", "*"):
+        a, b = _constant(node.left), _constant(node.right)
+        if a is None or b is None:
+            return None
+        v = int(_COMPARE[node.op](a, b)) if node.op in _COMPARE else a + b if node.op == "+" \
+            else a - b if node.op == "-" else a * b
+    elif isinstance(node, c_ast.TernaryOp):
         c = _constant(node.cond)
-        return None if c is None else _constant(node.iftrue if c else node.iffalse)
-    return _enum_value(node, {})
+        v = None if c is None else _constant(node.iftrue if c else node.iffalse)
+    return v if v is not None and _INT_MIN <= v <= _INT_MAX else None
 
 
 def _values(node: c_ast.Node) -> set[int] | None:
@@ -96,9 +110,10 @@ def _values(node: c_ast.Node) -> set[int] | None:
 
 
 class _Unroller:
-    def __init__(self, func: c_ast.FuncDef, outside: set[str]) -> None:
+    def __init__(self, func: c_ast.FuncDef, symbols: SymbolTable) -> None:
         self.func = func
-        self.outside = outside
+        self.symbols = symbols
+        self.outside = set(symbols.decls) | symbols.params
         self.parents: dict[int, c_ast.Node] = {}
         for n in walk_nodes(func.body):
             for _name, child in n.children():
@@ -108,24 +123,43 @@ class _Unroller:
             if isinstance(n, c_ast.Decl) and n.name:
                 self.decls.setdefault(n.name, []).append(n)
         self.changed = assigned_names(func.body)
+        self.addressed = {n.expr.name for n in walk_nodes(func.body)
+                          if isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID)}
+        self.locals = set(self.decls) | symbols.params
         self.taken = set(self.decls) | names_in(func.body)
         self.count = 0
 
+    def _type(self, decl: c_ast.Decl) -> CType | None:
+        t = decl.type
+        if not isinstance(t, c_ast.TypeDecl) or not isinstance(t.type, c_ast.IdentifierType) \
+                or "volatile" in (decl.quals or []) + (t.quals or []):
+            return None
+        return parse_type(self.symbols.resolve(" ".join(t.type.names)))
+
     def _bound_values(self, bound: c_ast.Node, loop: c_ast.For) -> set[int] | None:
-        """The values of ``bound``: those of a select of constants, or of a local declared once
-        before ``loop`` (in a block around it) with such an initialiser and never changed."""
+        """The values of ``bound``: those of a select of constants whose tests read only locals
+        the function never addresses (no memory a trip or a call could change), or of a local
+        of an integer type declared once before ``loop`` (in a block around it) with such an
+        initialiser (any tests) and never changed."""
         if not isinstance(bound, c_ast.ID):
-            return _values(bound)
+            if any(isinstance(n, c_ast.ArrayRef | c_ast.StructRef) or (isinstance(n, c_ast.UnaryOp) and n.op == "*")
+                   for n in walk_nodes(bound)):
+                return None
+            names = names_in(bound)
+            return _values(bound) if names <= self.locals and not names & self.addressed else None
         found = self.decls.get(bound.name, [])
-        if len(found) != 1 or bound.name in self.changed:
+        if len(found) != 1 or bound.name in self.changed or bound.name in self.addressed:
             return None
         d = found[0]
-        t = d.type
-        if d.init is None or not isinstance(t, c_ast.TypeDecl) or "volatile" in (d.quals or []) + (t.quals or []):
+        ctype = self._type(d)
+        if d.init is None or ctype is None or not ctype.is_integer or ctype.is_bool:
             return None
         if not self._before_in_scope(d, loop):
             return None
-        return _values(d.init)
+        values = _values(d.init)
+        if values is None or any(not ctype.min_value <= v <= ctype.max_value for v in values):
+            return None
+        return values
 
     def _before_in_scope(self, decl: c_ast.Decl, loop: c_ast.Node) -> bool:
         """Whether ``decl`` is an item of a block around ``loop``, before the item holding it."""
@@ -140,17 +174,26 @@ class _Unroller:
             node = parent
         return False
 
-    def _header(self, loop: c_ast.For) -> tuple[str, int, str, c_ast.Node] | None:
-        """``(v, C, op, R)`` of ``for (int v = C; v op R; v++)``, ``op`` ``<`` or ``<=``."""
-        init, it, first = loop.init, None, None
+    def _header(self, loop: c_ast.For) -> tuple[str, str, int, str, c_ast.Node] | None:
+        """``(v, suffix, C, op, R)`` of ``for (int v = C; v op R; v++)``, ``op`` ``<`` or ``<=``;
+        ``suffix``: the one of ``v``'s type's literals (a signed type of ``int``'s size or more,
+        so that the constant that replaces ``v`` has its type)."""
+        init, it, first, decl = loop.init, None, None, None
         if isinstance(init, c_ast.DeclList) and len(init.decls) == 1 and init.decls[0].init is not None:
-            it, first = init.decls[0].name, init.decls[0].init
+            decl = init.decls[0]
+            it, first = decl.name, decl.init
         elif isinstance(init, c_ast.Assignment) and init.op == "=" and isinstance(init.lvalue, c_ast.ID):
             it, first = init.lvalue.name, init.rvalue
-            if live_after(self.func.body, loop, {it}):
+            found = self.decls.get(it, [])
+            if len(found) != 1 or it in self.addressed or live_after(self.func.body, loop, {it}):
                 return None
-        if it is None or first is None:
+            decl = found[0]
+        if it is None or first is None or decl is None:
             return None
+        ctype = self._type(decl)
+        if ctype is None or not ctype.is_integer or not ctype.signed or ctype.size < 4:
+            return None
+        suffix = "" if ctype.size == 4 else "LL" if "long long" in ctype.name else "L"
         start = _enum_value(first, {})
         if start is None or start < 0 or not _steps_by_one(loop.next, it):
             return None
@@ -158,9 +201,9 @@ class _Unroller:
         if not isinstance(c, c_ast.BinaryOp):
             return None
         if isinstance(c.left, c_ast.ID) and c.left.name == it and c.op in _FLIPPED:
-            return it, start, c.op, c.right
+            return it, suffix, start, c.op, c.right
         if isinstance(c.right, c_ast.ID) and c.right.name == it and c.op in _FLIPPED.values():
-            return it, start, {v: k for k, v in _FLIPPED.items()}[c.op], c.left
+            return it, suffix, start, {v: k for k, v in _FLIPPED.items()}[c.op], c.left
         return None
 
     def unrolled(self, loop: c_ast.For) -> c_ast.Compound | None:
@@ -168,9 +211,9 @@ class _Unroller:
         header = self._header(loop)
         if header is None:
             return None
-        it, start, op, bound = header
+        it, suffix, start, op, bound = header
         values = self._bound_values(bound, loop)
-        if not values or not _pure(bound):
+        if not values or min(values) < 0 or not _pure(bound):
             return None
         last = max(values) + (1 if op == "<=" else 0)   # trips run for start <= v < last
         surely = min(values) + (1 if op == "<=" else 0)
@@ -181,8 +224,6 @@ class _Unroller:
             return None
         if it in assigned_names(body) or it in declared_names(body) or names_in(bound) & assigned_names(body):
             return None
-        if isinstance(bound, c_ast.ID) and names_in(self.decls[bound.name][0].init) & assigned_names(body):
-            return None
         if any(isinstance(n, c_ast.Break | c_ast.Continue | c_ast.Return | c_ast.Goto | c_ast.Label)
                for n in walk_nodes(body)):
             return None
@@ -191,21 +232,21 @@ class _Unroller:
             return None   # a name declared elsewhere too: a read of the other one would be renamed
         copies: list[c_ast.Node] = []
         for k in range(start, last):
-            piece = self._copy(body, it, k, set(inner) if k > start else set())
+            piece = self._copy(body, it, f"{k}{suffix}", set(inner) if k > start else set())
             if k >= surely:
                 piece = c_ast.If(_guard(k, op, bound, loop), piece, None, coord=loop.coord)
             copies.append(piece)
         self.count += 1
         return c_ast.Compound(copies, coord=loop.coord)
 
-    def _copy(self, body: c_ast.Node, it: str, k: int, renamed: set[str]) -> c_ast.Node:
-        """``body`` with ``it`` as ``k``, constant conditions folded, ``renamed`` names prefixed."""
+    def _copy(self, body: c_ast.Node, it: str, k: str, renamed: set[str]) -> c_ast.Node:
+        """``body`` with ``it`` as the literal ``k``, constant conditions folded, ``renamed`` names prefixed."""
         prefix = self._prefix() if renamed else ""
         holder = c_ast.Compound([copy.deepcopy(body)])
 
         def substitute(n: c_ast.Node) -> c_ast.Node | None:
             if isinstance(n, c_ast.ID) and n.name == it:
-                return c_ast.Constant("int", str(k), coord=n.coord)
+                return c_ast.Constant("int", k, coord=n.coord)
             if isinstance(n, c_ast.ID) and n.name in renamed:
                 return c_ast.ID(prefix + n.name, coord=n.coord)
             if isinstance(n, c_ast.Decl) and n.name in renamed:
@@ -303,11 +344,11 @@ def _decided(k: int, op: str, bound: c_ast.Node) -> c_ast.Node | bool | None:
     return None if v is None else _COMPARE[op](k, v)
 
 
-def unroll_short_loops(nest: c_ast.Node, func: c_ast.FuncDef, outside: set[str]) -> int:
+def unroll_short_loops(nest: c_ast.Node, func: c_ast.FuncDef, symbols: SymbolTable) -> int:
     """Write out, in ``nest`` (a copy inside ``func``'s copy, edited in place; not its own
-    header), each short loop that picks by its iterator (see the module's text); ``outside``:
-    the names of parameters and globals the function sees. Returns how many."""
-    u = _Unroller(func, outside)
+    header), each short loop that picks by its iterator (see the module's text); ``symbols``:
+    what the function sees (its parameters, the file's globals and types). Returns how many."""
+    u = _Unroller(func, symbols)
 
     def rewrite(n: c_ast.Node) -> c_ast.Node | None:
         return u.unrolled(n) if isinstance(n, c_ast.For) else None
