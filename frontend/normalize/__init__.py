@@ -2,7 +2,9 @@
 
 Small passes over a *copy* of the nest's C AST, each with one job, that turn C as programs write
 it into the forms ``mdpoly.frontend.scop`` models (like LLVM's canonicalization before Polly's
-ScopBuilder): ``first_assignments`` declares a scalar declared without a value at its first
+ScopBuilder): ``down_loops`` moves the decrement of ``for (size_t i = n; i-- > 0;)`` into the
+header, ``short_loops`` writes out a loop of a few trips that picks by its iterator (llama2.c's
+RoPE), ``first_assignments`` declares a scalar declared without a value at its first
 assignment, ``members`` hoists invariant struct-member reads into parameters of the nest,
 ``inductions`` writes counters and bumped pointers (``out[idx++]``, ``src += stride``) as closed
 forms of the iterators, ``local_pointers`` resolves pointers declared in the nest to base + offset,

@@ -7,7 +7,8 @@ the fallback. The order matters: member reads become names before local pointers
 (``float *q = s->q + h*hs``), and pointers before index temporaries are substituted into the
 subscripts they produce; periodic remainders (``(i + 1) % n``) become selects, and selects come
 last, once subscripts are expressions of their own. First of
-all, loops over pointers get integer iterators (``pointer_loops``), locals that hold a constant
+all, loops that count down in their test (``for (size_t i = n; i-- > 0;)``) step in their header
+(``down_loops``), loops over pointers get integer iterators (``pointer_loops``), locals that hold a constant
 are read as it (``constant_locals``: ``const int B = 32; i0 += B`` steps by 32), loops with a
 run-time step count their trips (``runtime_steps``), ``memset``/``memcpy`` of
 whole elements become element loops (``mem_calls``), struct values (``cpx acc = {0, 0}``, ``out[k] = acc``, ``z = cmul(a, w)``) become scalars,
@@ -16,7 +17,9 @@ assignment (``first_assignments``), so that the later passes see ``T x = e;``; a
 own index (``if (a[i] > a[best]) best = i;``) compares with a value temporary instead
 (``own_index_args``, in an MDH computation's model only); then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
-(``inline_calls``): their arguments may hold members. Counters and bumped pointers the bodies
+(``inline_calls``): their arguments may hold members; short loops that pick by their iterator
+(``for (v = 0; v < rotn; v++) { float *vec = v == 0 ? s->q : s->k; ... }``) are written out, one
+copy per trip (``short_loops``), before members are hoisted and local pointers resolved. Counters and bumped pointers the bodies
 step (``out[idx++]``, ``src += stride``) become closed forms of the iterators (``inductions``)
 before local pointers are resolved (a pointer declared in the nest and bumped there is then set
 once) and index temporaries substituted (one read from a counter is then a value of the
@@ -38,6 +41,7 @@ from mdpoly.diagnostics import UnsupportedInput
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names
 from mdpoly.frontend.normalize.break_loops import breaking_loops_as_whiles
 from mdpoly.frontend.normalize.constant_locals import substitute_constant_locals
+from mdpoly.frontend.normalize.down_loops import count_down_in_headers, counts_down_in_condition
 from mdpoly.frontend.normalize.first_assignments import declare_at_first_assignments
 from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inductions import Induction, Inductions, close_inductions
@@ -51,6 +55,7 @@ from mdpoly.frontend.normalize.pointer_loops import integer_iterators
 from mdpoly.frontend.normalize.pointer_tests import hoist_pointer_tests
 from mdpoly.frontend.normalize.runtime_steps import counted_loops
 from mdpoly.frontend.normalize.selects import split_selects
+from mdpoly.frontend.normalize.short_loops import unroll_short_loops
 from mdpoly.frontend.normalize.struct_calls import scalarize_with_calls, spelled_member_calls
 from mdpoly.frontend.normalize.struct_types import MemberTypes
 from mdpoly.frontend.normalize.wraps import rewrite_periodic_wraps
@@ -185,6 +190,8 @@ def _worth_copying(nest: c_ast.Node) -> bool:
         n = stack.pop()
         if isinstance(n, c_ast.StructRef | c_ast.TernaryOp | c_ast.Decl | c_ast.Assignment | c_ast.FuncCall | c_ast.Break):
             return True
+        if counts_down_in_condition(n):
+            return True
         stack.extend(child for _name, child in n.children())
     return False
 
@@ -215,7 +222,9 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
-    if isinstance(node, c_ast.For):   # for (T *p = a; p < a + n; p++): an integer iterator
+    if isinstance(node, c_ast.For):
+        count_down_in_headers(node, func, cand.loc)   # for (size_t i = n; i-- > 0;): i > 0; i--, reading i - 1
+        # for (T *p = a; p < a + n; p++): an integer iterator
         integer_iterators(node, func, declared_names(func) | set(symbols.decls))
         substitute_constant_locals(node, func, symbols)   # const int B = 32; ... i += B: a constant step
     if as_written and isinstance(node, c_ast.For):
@@ -241,6 +250,9 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
+    # for (v = 0; v < rotn; v++) { float *vec = v == 0 ? s->q : s->k; ... }: one copy per trip,
+    # before members are hoisted and local pointers resolved ('vec' is then 's->q' in the first)
+    unroll_short_loops(node, func, symbols)
     # bumped pointers before members: 'p->x' of a bumped 'p' is then the element 'p[k].x', no
     # member of a pointer the nest assigns; the rest again after, where 'idx += s->n' steps by a name
     steps = close_inductions(node, func.body, symbols, cand.loc) if privatize else Inductions()
