@@ -1,7 +1,8 @@
 /* mdp_team.h: the team size of mdpoly's parallel regions, chosen at run time; once per OpenMP file.
  *
  * mdp_team() = min(omp_get_max_threads(), cores not taken by other runnable tasks), at least 1;
- * mdp_team_upto(n) the same, at most n. On Linux the runnable tasks are the "R" of /proc/loadavg's
+ * mdp_team_upto(n) the same, at most n; 1 inside a parallel region where a nested one could not be
+ * active (OMP_MAX_ACTIVE_LEVELS, 1 by default): a guard "mdp_team() > 1" then runs the nest as written. On Linux the runnable tasks are the "R" of /proc/loadavg's
  * fourth field "R/T" (system-wide, the calling thread included), the cores omp_get_num_procs() (the
  * affinity mask). A team no larger than the free cores keeps every barrier from waiting for a
  * scheduler tick while another process holds a core (the cost model prices synchronization quiet).
@@ -86,6 +87,10 @@ static inline double mdp_team_cpu_now(void) {
 #endif
 
 static inline int mdp_team_upto(int most) {
+  /* inside a parallel region (the user's, or a region of ours around a call) a new region
+   * could not be active: one thread, so the nest as written runs where that is cheaper */
+  if (omp_get_active_level() >= omp_get_max_active_levels())
+    return 1;
   int threads = omp_get_max_threads();
   int max = threads;
   if (most > 0 && most < max)

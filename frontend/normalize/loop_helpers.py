@@ -45,10 +45,12 @@ _PREFIX = "mdp_h"
 
 @dataclass(frozen=True, slots=True)
 class LoopHelper:
-    """A function expanded at its calls: its definition and its parameters' declarations."""
+    """A function expanded at its calls: its definition and its parameters' declarations;
+    ``procedure``: a ``void`` function called as a statement (``procedure``'s rules)."""
 
     definition: c_ast.FuncDef
     params: tuple[c_ast.Decl, ...]
+    procedure: bool = False
 
 
 def _is_pointer(decl: c_ast.Decl) -> bool:
@@ -101,6 +103,52 @@ def loop_helper(fd: c_ast.FuncDef) -> LoopHelper | None:
                                        and target.name not in pointers):
             return None   # a write through a pointer, to a global, or a pointer parameter moved
     return LoopHelper(fd, tuple(params))
+
+
+def procedure(fd: c_ast.FuncDef) -> LoopHelper | None:
+    """``fd`` as a procedure (a ``static void`` function with a loop, called as a statement), or
+    None: scalar and pointer parameters, no ``return`` but a last ``return;``, no ``goto``,
+    label, ``switch``, ``static`` local, local array or address taken."""
+    decl = fd.decl
+    if "static" not in (decl.storage or []) or not isinstance(decl.type, FUNC_DECLS):
+        return None
+    ret = decl.type.type
+    if not (isinstance(ret, c_ast.TypeDecl) and isinstance(ret.type, c_ast.IdentifierType)
+            and ret.type.names == ["void"] and not ret.quals):
+        return None
+    params: list[c_ast.Decl] = []
+    for p in (decl.type.args.params if decl.type.args is not None else []):
+        if isinstance(p, c_ast.Typename) and c_text(p).strip() == "void":
+            continue
+        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)):
+            return None
+        params.append(p)
+    items = list(fd.body.block_items or [])
+    if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
+        items.pop()
+    nodes = [n for item in items for n in walk_nodes(item)]
+    if not any(isinstance(n, c_ast.For | c_ast.While | c_ast.DoWhile) for n in nodes) or len(nodes) > MAX_NODES:
+        return None   # no loop: its statements are no nest of their own
+    for n in nodes:
+        if isinstance(n, c_ast.Return | c_ast.Goto | c_ast.Label | c_ast.Switch | c_ast.FuncDef):
+            return None
+        if isinstance(n, c_ast.Decl) and ("static" in (n.storage or [])
+                                          or not isinstance(n.type, c_ast.TypeDecl | c_ast.PtrDecl)):
+            return None   # a static local or a local array
+        if isinstance(n, c_ast.UnaryOp) and n.op == "&":
+            return None
+    return LoopHelper(fd, tuple(params), procedure=True)
+
+
+def procedures_of(ast: c_ast.FileAST) -> dict[str, LoopHelper]:
+    """The file's procedures by name."""
+    out: dict[str, LoopHelper] = {}
+    for ext in ast.ext:
+        if isinstance(ext, c_ast.FuncDef):
+            h = procedure(ext)
+            if h is not None:
+                out[ext.decl.name] = h
+    return out
 
 
 def loop_helpers_of(ast: c_ast.FileAST) -> dict[str, LoopHelper]:
@@ -198,6 +246,11 @@ class _Expander:
             d.storage, d.funcspec = [], []
             items.append(d)
         body = list(fd.body.block_items or [])
+        if h.procedure:
+            if body and isinstance(body[-1], c_ast.Return):
+                body.pop()
+            self.count += 1
+            return items + body, c_ast.ID(pre + "ret", coord=call.coord)   # no value: the call is a statement
         ret = body.pop()
         assert isinstance(ret, c_ast.Return)
         items += body   # its names are the expansion's own (the prefix): no block needed around them
@@ -210,6 +263,12 @@ class _Expander:
 
     def statement(self, stmt: c_ast.Node) -> list[c_ast.Node] | None:
         """``stmt`` preceded by the expansions of the loop-helper calls it makes, or None."""
+        if isinstance(stmt, c_ast.FuncCall) and isinstance(stmt.name, c_ast.ID):
+            h = self.helpers.get(stmt.name.name)
+            if h is None or not h.procedure or not all(_pure_argument(a) for a in (stmt.args.exprs if stmt.args else [])):
+                return None
+            got = self.expansion(stmt)
+            return None if got is None else [c_ast.Compound(got[0], coord=stmt.coord)]
         if isinstance(stmt, c_ast.Assignment):
             expr: c_ast.Node | None = stmt.rvalue
             if _unconditional_calls(stmt.lvalue, self.helpers) != []:
@@ -259,6 +318,19 @@ def inline_loop_helpers(nest: c_ast.Node, ast: c_ast.FileAST, taken: set[str]) -
     text); ``taken``: names the enclosing function declares (a helper they hide, or whose globals
     they hide, stays a call). Returns how many calls it expanded."""
     helpers = {n: h for n, h in loop_helpers_of(ast).items() if n not in taken and not _free_names(h) & taken}
+    if not helpers:
+        return 0
+    expander = _Expander(helpers, set(taken))
+    expander.block(nest)
+    return expander.count
+
+
+def inline_procedures(nest: c_ast.Node, ast: c_ast.FileAST, taken: set[str]) -> int:
+    """Expand, in ``nest`` (a copy, edited in place), each statement ``f(args);`` calling a
+    procedure (``procedure``) into a block of its parameters as locals set to the arguments and
+    its body, names prefixed; ``taken`` as for ``inline_loop_helpers``. Returns how many calls it
+    expanded."""
+    helpers = {n: h for n, h in procedures_of(ast).items() if n not in taken and not _free_names(h) & taken}
     if not helpers:
         return 0
     expander = _Expander(helpers, set(taken))

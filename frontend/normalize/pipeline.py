@@ -47,7 +47,7 @@ from mdpoly.frontend.normalize.index_temps import substitute_index_temps
 from mdpoly.frontend.normalize.inductions import Induction, Inductions, close_inductions
 from mdpoly.frontend.normalize.inline_calls import inline_pure_calls
 from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
-from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers
+from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers, inline_procedures
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
 from mdpoly.frontend.normalize.own_index_args import own_index_args
@@ -222,6 +222,9 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     found = memo.get(id(cand.node))
     node = found if isinstance(found, c_ast.For) else copy.deepcopy(cand.node, memo)
     symbols = _copy_symbols(symbols)
+    # for (b = 0; b < B; b++) layernorm_row(out + b * C, ...): the procedure's body in place, first,
+    # so that every pass sees it as the nest's own statements
+    inline_procedures(node, parsed.ast, declared_names(func) | set(symbols.decls) | symbols.params)
     if isinstance(node, c_ast.For):
         count_down_in_headers(node, func, cand.loc)   # for (size_t i = n; i-- > 0;): i > 0; i--, reading i - 1
         # for (T *p = a; p < a + n; p++): an integer iterator
