@@ -35,7 +35,8 @@ loop around the nest's own text is checked on (``mdpoly.frontend.privatize``)::
     }                                                  }
 
 ``best`` is declared in the block of the inner loop, before it, with a value that reads no memory
-and that no statement between them changes, and nothing between them names ``best``: so at the
+and that no statement between them changes (or, a local of the function's own whose address is
+never taken, assigned such a value there: ``best = 0;``), and nothing between them names ``best``: so at the
 loop's first comparison ``best`` is that value, which the temporary's element is read at. The
 temporary is declared in the row's block, so it is new in every row. The same argument as for
 the whole loop makes the comparisons those of the original, ties included; the code that runs is
@@ -138,12 +139,12 @@ def _row_temp(items: list[c_ast.Node], k: int, nest: c_ast.Node, symbols: Symbol
     it, first, test, end = head
     branch, best = found
     cond = branch.cond
-    decl = next((d for d in items[:k] if isinstance(d, c_ast.Decl) and d.name == best), None)
-    if decl is None or not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">="):
+    found_start = _row_start(items[:k], best, symbols)
+    if found_start is None or not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">="):
         return None
-    start = decl.init
-    between = c_ast.Compound(items[items.index(decl) + 1:k])
-    if start is None or not _int_local(decl) or not pure_index(start, symbols) or best in names_in(between) \
+    at, start = found_start
+    between = c_ast.Compound(items[at + 1:k])
+    if not pure_index(start, symbols) or best in names_in(between) \
             or names_in(start) & (assigned_names(between) | declared_names(between)) or best in names_in(end) \
             or not pure_index(first, symbols) or not pure_index(end, symbols):
         return None
@@ -167,6 +168,19 @@ def _row_temp(items: list[c_ast.Node], k: int, nest: c_ast.Node, symbols: Symbol
     keep = branch.iftrue.block_items[0] if isinstance(branch.iftrue, c_ast.Compound) else branch.iftrue
     branch.iftrue = c_ast.Compound([update, keep], coord=branch.iftrue.coord)
     return temp
+
+
+def _row_start(items: list[c_ast.Node], best: str, symbols: SymbolTable) -> tuple[int, c_ast.Node] | None:
+    """``(position, value)`` of the last statement of ``items`` that sets ``best``: its declaration
+    ``int best = v;`` or, for a local of the function's own, ``best = v;``; else None."""
+    for at in range(len(items) - 1, -1, -1):
+        item = items[at]
+        if isinstance(item, c_ast.Decl) and item.name == best:
+            return (at, item.init) if item.init is not None and _int_local(item) else None
+        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID) \
+                and item.lvalue.name == best:
+            return (at, item.rvalue) if _own_index(best, "", symbols) and best not in names_in(item.rvalue) else None
+    return None
 
 
 def _int_local(decl: c_ast.Decl) -> bool:

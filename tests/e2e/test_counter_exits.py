@@ -6,7 +6,7 @@ A packing counter returned after a 2-D nest, a counter from a run-time start ste
 run-time stride after rows of an inclusive inner loop, a counter over a loop stepping by three,
 a write pointer whose end gives the length written (``p - buf``) and a trace counter appended to
 in every step of a sequential time loop run in parallel; the per-row argmax of a batch keeps the
-first of equal maxima (``>``), the per-row argmin the last of equal minima (``<=``), and the
+first of equal maxima (``>``, also through an index declared before the rows), the per-row argmin the last of equal minima (``<=``), and the
 value form the last of equal maxima (``>=``); stream compaction (a step under an ``if``) stays
 as written with its reason. Outputs (counts, ends, packed values, classes, on inputs full of
 ties) equal the original's at 1 and 3 threads, also for empty, one-row and one-column sizes.
@@ -108,6 +108,19 @@ static void classify(int rows, int cols, const float *logits, int *pred)
     }
 }
 
+/* the same through an index declared before the rows, whose last value is kept */
+static void classify_outer(int rows, int cols, const float *logits, int *pred)
+{
+    int best = -1;
+    for (int r = 0; r < rows; r++) {                                /* MARK outer */
+        best = 0;
+        for (int c = 1; c < cols; c++)
+            if (logits[r * cols + c] > logits[r * cols + best]) best = c;
+        pred[r] = best;
+    }
+    pred[rows] = best;
+}
+
 /* the last of equal minima of each row */
 static void last_min(int rows, int cols, const float *x, int *pred)
 {
@@ -169,6 +182,8 @@ int main(int argc, char **argv)
     printf("compact %d %.6e\n", k, sum(out, k));
     classify(n, m, a, pred);
     printf("classify %ld\n", isum(pred, n));
+    classify_outer(n, m, a + 1, pred);
+    printf("outer %ld %d\n", isum(pred, n), pred[n]);
     last_min(n, m, a, pred);
     printf("lastmin %ld\n", isum(pred, n));
     last_max(n, m, a, pred);
@@ -180,6 +195,7 @@ int main(int argc, char **argv)
 PARALLEL = {"counted": "loop nest parallelized: i:\\+\\+ j:\\+\\+", "strided": "loop nest parallelized: i:\\+\\+ j:\\+\\+",
             "thirds": "loop nest parallelized: i:\\+\\+ j:\\+\\+", "filled": "loop nest parallelized: i:\\+\\+ j:\\+\\+",
             "traced": "computation i:\\+\\+ j:\\+\\+", "classify": "loop nest scheduled: \\[r:\\+\\+ private-body\\]",
+            "outer": "loop nest scheduled: \\[r:\\+\\+ with private best\\]",
             "lastmin": "loop nest scheduled: \\[r:\\+\\+ private-body\\]",
             "lastmax": "loop nest scheduled: \\[r:\\+\\+ private-body\\]"}
 

@@ -84,6 +84,18 @@ def test_per_row_argmax_through_its_index_gets_a_temporary_in_the_row() -> None:
     assert "if (l[(r * cols) + c] > mdp_argv_best)" in text and "mdp_argv_best = l[(r * cols) + c];" in text
 
 
+def test_per_row_argmax_through_an_index_assigned_in_the_row() -> None:
+    source = ("void f(int rows, int cols, const float *l, int *pred) {\n  int best = -1;\n"
+              "  for (int r = 0; r < rows; r++) {\n    best = 0;\n    for (int c = 1; c < cols; c++)\n"
+              "      if (l[r * cols + c] <= l[r * cols + best]) best = c;\n    pred[r] = best;\n  }\n}\n")
+    ast = c_parser.CParser().parse(source)
+    func = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef))
+    nest = next(s for s in func.body.block_items if isinstance(s, c_ast.For))
+    symbols = symbols_for(ast, func, nest)
+    assert own_index_rows(nest, symbols, set(symbols.decls)) == ["mdp_argv_best"]
+    assert "if (l[(r * cols) + c] <= mdp_argv_best)" in c_text(nest)
+
+
 @pytest.mark.parametrize("row", [
     "int best = 0; best = 1; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
     "int best = idx[r]; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
