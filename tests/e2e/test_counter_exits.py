@@ -5,7 +5,7 @@ through its own index (``frontend/normalize/own_index_args.py``: a parallel loop
 A packing counter returned after a 2-D nest, a counter from a run-time start stepped by a
 run-time stride after rows of an inclusive inner loop, a counter over a loop stepping by three,
 a write pointer whose end gives the length written (``p - buf``) and a trace counter appended to
-in every step of a sequential time loop run in parallel; the per-row argmax of a batch keeps the
+in every step of a sequential time loop run in parallel, a counter over a triangle row by row; the per-row argmax of a batch keeps the
 first of equal maxima (``>``, also through an index declared before the rows), the per-row argmin the last of equal minima (``<=``), and the
 value form the last of equal maxima (``>=``); stream compaction (a step under an ``if``) stays
 as written with its reason. Outputs (counts, ends, packed values, classes, on inputs full of
@@ -87,6 +87,16 @@ static int traced(int steps, int n, int m, float *u, float *trace)
     return pos;
 }
 
+/* the lower triangle packed row by row, the count returned: its rows grow */
+static int lower(int n, const float *a, float *packed)
+{
+    int k = 0;
+    for (int i = 0; i < n; i++)                                     /* MARK lower */
+        for (int j = 0; j <= i; j++)
+            packed[k++] = a[i * n + j];
+    return k;
+}
+
 /* the positive values packed to the front: a step under an if */
 static int compact(int n, const float *a, float *out)
 {
@@ -162,7 +172,7 @@ static long isum(const int *x, long len)
 int main(int argc, char **argv)
 {
     int n = atoi(argv[1]), m = atoi(argv[2]), s = m + 1 + atoi(argv[3]), steps = atoi(argv[4]);
-    long nm = (long) n * m, big = (long) (steps + 2) * (nm + 4) + (long) n * (s > 0 ? s : 0) + 64;
+    long nm = (long) n * m, big = (long) (steps + 2) * (nm + 4) + (long) n * (s > 0 ? s : 0) + (long) n * n + 64;
     float *a = malloc(sizeof(float) * big), *out = calloc(big, sizeof(float));
     float *u = malloc(sizeof(float) * big), *trace = calloc(big, sizeof(float));
     int *pred = calloc(n + 1, sizeof(int));
@@ -178,6 +188,8 @@ int main(int argc, char **argv)
     printf("filled %ld %.6e\n", len, sum(out, nm));
     int pos = traced(steps, n, m, u, trace);
     printf("traced %d %.6e %.6e\n", pos, sum(trace, (long) steps * nm), sum(u, nm));
+    w = lower(n, a, out);
+    printf("lower %d %.6e\n", w, sum(out, w));
     int k = compact(n, a, out);
     printf("compact %d %.6e\n", k, sum(out, k));
     classify(n, m, a, pred);
@@ -205,18 +217,24 @@ EXITS = ("w = (int) (((long long) w) + ((n > 0) ? ((long long) n) : (0)) * ((m >
          "w = (int) (((long long) w) + ((n > 1) ? ((((long long) n) - 1 + 2) / 3) : (0)) * ((m > 0) ? ((long long) m) "
          ": (0)));",
          "p = p + ((n > 0) ? ((long long) n) : (0)) * ((m > 0) ? ((long long) m) : (0));",
-         "pos = (int) (((long long) pos) + ((n > 0) ? ((long long) n) : (0)) * ((m > 0) ? ((long long) m) : (0)));")
+         "pos = (int) (((long long) pos) + ((n > 0) ? ((long long) n) : (0)) * ((m > 0) ? ((long long) m) : (0)));",
+         "k = (int) (((long long) k) + ((i >= 0) ? (((long long) i) + 1) : (0)));")
 
 
 def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
     text = PROGRAM.lstrip("\n")
     src = tmp_path / "exits.c"
     src.write_text(text)
-    line = {k: next(j + 1 for j, t in enumerate(text.splitlines()) if f"MARK {k} " in t) for k in (*PARALLEL, "compact")}
+    line = {k: next(j + 1 for j, t in enumerate(text.splitlines()) if f"MARK {k} " in t)
+            for k in (*PARALLEL, "compact", "lower")}
     out_c = tmp_path / "out.c"
     err = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env()).stderr
     for k, remark in PARALLEL.items():
         assert re.search(rf"exits\.c:{line[k]}:\d+: remark: {remark}(;|$)", err, re.M), (k, err)
+    # the triangle's 2-D closed form is refused (its rows grow): the rows run one by one, each
+    # row's loop parallel with the counter's exit value set after it
+    assert re.search(rf"exits\.c:{line['lower']}:5: remark: loop nest scheduled: i:seq\{{ \[j:\+\+ MDH at line "
+                     rf"{line['lower'] + 1}\] \}}", err), err
     time_loop = line["traced"] - 1
     assert re.search(rf"exits\.c:{time_loop}:5: remark: loop nest scheduled: t:seq\{{ \[i:\+\+ j:\+\+ MDH at line "
                      rf"{line['traced']}\] \}}", err), err
