@@ -235,6 +235,9 @@ def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
     # row's loop parallel with the counter's exit value set after it
     assert re.search(rf"exits\.c:{line['lower']}:5: remark: loop nest scheduled: i:seq\{{ \[j:\+\+ MDH at line "
                      rf"{line['lower'] + 1}\] \}}", err), err
+    for k, name in (("counted", "w"), ("strided", "at"), ("thirds", "w"), ("filled", "p"), ("traced", "pos")):
+        assert re.search(rf"exits\.c:{line[k]}:\d+: remark: .*; '{name}' is set to its exit value after it$", err, re.M), \
+            (k, err)
     time_loop = line["traced"] - 1
     assert re.search(rf"exits\.c:{time_loop}:5: remark: loop nest scheduled: t:seq\{{ \[i:\+\+ j:\+\+ MDH at line "
                      rf"{line['traced']}\] \}}", err), err
