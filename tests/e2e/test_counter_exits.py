@@ -5,7 +5,8 @@ through its own index (``frontend/normalize/own_index_args.py``: a parallel loop
 A packing counter returned after a 2-D nest, a counter from a run-time start stepped by a
 run-time stride after rows of an inclusive inner loop, a counter over a loop stepping by three,
 a write pointer whose end gives the length written (``p - buf``) and a trace counter appended to
-in every step of a sequential time loop run in parallel, a counter over a triangle row by row; the per-row argmax of a batch keeps the
+in every step of a sequential time loop (also one whose computations share one parallel region:
+the exit value is set by one thread after the team's call) run in parallel, a counter over a triangle row by row; the per-row argmax of a batch keeps the
 first of equal maxima (``>``, also through an index declared before the rows), the per-row argmin the last of equal minima (``<=``), and the
 value form the last of equal maxima (``>=``); stream compaction (a step under an ``if``) stays
 as written with its reason. Outputs (counts, ends, packed values, classes, on inputs full of
@@ -95,6 +96,22 @@ static int lower(int n, const float *a, float *packed)
         for (int j = 0; j <= i; j++)
             packed[k++] = a[i * n + j];
     return k;
+}
+
+/* the same in a time loop whose computations run in one parallel region (sizes the call fixes) */
+static int region_traced(int steps, int n, int m, float *u, float *v, float *trace)
+{
+    int pos = 0;
+    for (int t = 0; t < steps; t++) {                               /* MARK region */
+        for (int i = 0; i < n; i++)
+            for (int j = 0; j < m; j++)
+                trace[pos++] = u[i * m + j] + (float) t;
+        for (int k = 0; k < n * m; k++)
+            v[k] = 0.5f * u[k];
+        for (int k = 0; k < n * m; k++)
+            u[k] = v[k] + 1.0f;
+    }
+    return pos;
 }
 
 /* the positive values packed to the front: a step under an if */
@@ -188,6 +205,11 @@ int main(int argc, char **argv)
     printf("filled %ld %.6e\n", len, sum(out, nm));
     int pos = traced(steps, n, m, u, trace);
     printf("traced %d %.6e %.6e\n", pos, sum(trace, (long) steps * nm), sum(u, nm));
+    float *u2 = calloc(300 * 300, sizeof(float)), *v2 = calloc(300 * 300, sizeof(float));
+    float *trace2 = calloc((long) steps * 300 * 300 + 1, sizeof(float));
+    for (long i = 0; i < 300 * 300; i++) u2[i] = (float) (i % 7);
+    pos = region_traced(steps, 300, 300, u2, v2, trace2);
+    printf("region %d %.6e %.6e\n", pos, sum(trace2, (long) steps * 300 * 300), sum(u2, 300 * 300));
     w = lower(n, a, out);
     printf("lower %d %.6e\n", w, sum(out, w));
     int k = compact(n, a, out);
@@ -226,7 +248,7 @@ def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
     src = tmp_path / "exits.c"
     src.write_text(text)
     line = {k: next(j + 1 for j, t in enumerate(text.splitlines()) if f"MARK {k} " in t)
-            for k in (*PARALLEL, "compact", "lower")}
+            for k in (*PARALLEL, "compact", "lower", "region")}
     out_c = tmp_path / "out.c"
     err = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env()).stderr
     for k, remark in PARALLEL.items():
@@ -235,6 +257,10 @@ def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
     # row's loop parallel with the counter's exit value set after it
     assert re.search(rf"exits\.c:{line['lower']}:5: remark: loop nest scheduled: i:seq\{{ \[j:\+\+ MDH at line "
                      rf"{line['lower'] + 1}\] \}}", err), err
+    assert re.search(rf"exits\.c:{line['region']}:5: remark: loop nest scheduled: t:seq-in-region\{{ \[i:\+\+ j:\+\+ "
+                     rf"MDH at line {line['region'] + 1}\] ", err), err
+    assert re.search(rf"exits\.c:{line['region'] + 1}:9: remark: computation i:\+\+ j:\+\+; .*; 'pos' is set to its exit "
+                     "value after it$", err, re.M), err
     for k, name in (("counted", "w"), ("strided", "at"), ("thirds", "w"), ("filled", "p"), ("traced", "pos")):
         assert re.search(rf"exits\.c:{line[k]}:\d+: remark: .*; '{name}' is set to its exit value after it$", err, re.M), \
             (k, err)
