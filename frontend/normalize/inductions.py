@@ -21,9 +21,9 @@ by steps ``x++``, ``++x``, ``x--``, ``--x`` (also inside an expression: ``out[id
 value before the step, ``out[++idx]`` after), ``x += c``, ``x -= c``, ``x = x + c``, ``x = x - c``
 as statements or among a loop header's increments (``for (...; ...; i++, p += s)``: at the end of
 each iteration), ``c`` an integer expression of names the nest does not change. The steps sit at the
-top level of a loop body or inside inner loops ``for (j = L; j < U; j++)`` (or ``<=``) whose bounds
-the nest does not change, so each inner loop runs ``U > L ? U - L : 0`` trips in every iteration
-around it. A variable declared in the nest (``float *row = out + i*m;`` at the top of a body) is
+top level of a loop body or inside inner loops ``for (j = L; j < U; j++)`` (or ``<=``; or ``j += s``,
+``s`` a positive constant) whose bounds the nest does not change, so each inner loop runs ``U > L ?
+U - L : 0`` trips (``(U - L + s - 1) / s``) in every iteration around it. A variable declared in the nest (``float *row = out + i*m;`` at the top of a body) is
 handled the same way from its declaration to the end of its block (``local_pointers`` then
 resolves it). One declared before the nest that the program reads after it, or that a loop around
 the nest carries into its next run, gets its exit value there: its value on entry plus the steps
