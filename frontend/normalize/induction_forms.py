@@ -6,7 +6,9 @@ An offset is a sum of terms ``count * ... * step``: a count is the iterations of
 L; j < U; j++)`` its current run has completed (``j - L``), or all its trips (``U > L ? U - L :
 0``, simply ``U - L`` inside the loop, whose bounds the nest does not change). A loop stepping by
 a constant ``s > 1`` (``j += s``) has completed ``(j - L) / s`` (``j - L >= 0``: C's quotient
-is the floor) and runs ``U > L ? (U - L + s - 1) / s : 0`` trips. The value of a read
+is the floor) and runs ``U > L ? (U - L + s - 1) / s : 0`` trips; a downward loop ``for (j = H;
+j > L; j -= s)`` (or ``j--``, ``>=``) has completed ``(H - j) / s`` of its ``H > L ? (H - L + s
+- 1) / s : 0`` trips. The value of a read
 is the variable's value on entry plus the whole iterations of the loops around it (their counts
 times their steps per iteration) plus the steps textually before it in the same iteration. The
 sum is computed in ``long long`` (``unsigned long long`` for a 64-bit unsigned variable) and
@@ -39,7 +41,8 @@ class NoClosedForm(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Loop:
-    """A counted loop ``for (j = lower; j < upper; j += step)`` (``inclusive``: ``j <= upper``)."""
+    """A counted loop ``for (j = lower; j < upper; j += step)`` (``inclusive``: ``j <= upper``);
+    ``down``: ``for (j = lower; j > upper; j -= step)`` (``inclusive``: ``j >= upper``)."""
 
     node: c_ast.For
     iterator: str
@@ -47,6 +50,7 @@ class _Loop:
     upper: c_ast.Node
     inclusive: bool
     step: int = 1
+    down: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +148,13 @@ def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
         own = header_steps(loop, it)
         nxt = own[0] if len(own) == 1 else None
     stepped = step_of(nxt, it) if it is not None and nxt is not None else None
-    step = None if stepped is None or stepped[1] else 1 if stepped[0] is None else _const(stepped[0])
+    step = None if stepped is None else 1 if stepped[0] is None else _const(stepped[0])
+    down = stepped is not None and stepped[1]
     if it is None or lower is None or not step or not (
-            isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=") and is_name(cond.left, it)):
+            isinstance(cond, c_ast.BinaryOp) and cond.op in ((">", ">=") if down else ("<", "<="))
+            and is_name(cond.left, it)):
         raise NoClosedForm(f"the loop at line {line} around a step is not a loop 'for (j = L; j < U; j++)' (or "
-                           "'j += s', 's' a positive constant)", loop)
+                           "'j += s', 's' a positive constant, or downward 'j > L; j--')", loop)
     assert isinstance(cond, c_ast.BinaryOp)
     if it in assigned_names(loop.stmt):
         raise NoClosedForm(f"the loop at line {line} around a step changes its iterator '{it}' in its body", loop)
@@ -161,7 +167,7 @@ def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
             raise NoClosedForm(f"the trip count of the loop at line {line} depends on '{sorted(moved)[0]}', which the "
                                "nest changes, so the steps before an iteration are no affine function of the iterators",
                                loop)
-    return _Loop(loop, it, lower, cond.right, cond.op == "<=", step)
+    return _Loop(loop, it, lower, cond.right, cond.op in ("<=", ">="), step, down)
 
 
 class Closer:
@@ -358,25 +364,29 @@ class Closer:
 
     def _count(self, c: _Count, running: frozenset[int]) -> c_ast.Node:
         w, lp = self.var.work, c.loop
-        low = _const(lp.lower)
         s = lp.step
+        # the loop runs from ``start`` towards ``stop``: ``hi - lo`` is the distance it may go
+        hi, lo = (lp.lower, lp.upper) if lp.down else (lp.upper, lp.lower)
         if c.completed:
             it = _cast(w, c_ast.ID(lp.iterator))
-            done = it if low == 0 else c_ast.BinaryOp("-", it, copy.deepcopy(lp.lower))
+            if lp.down:   # H - j
+                done: c_ast.Node = c_ast.BinaryOp("-", _cast(w, copy.deepcopy(lp.lower)), it)
+            else:
+                done = it if _const(lp.lower) == 0 else c_ast.BinaryOp("-", it, copy.deepcopy(lp.lower))
             return done if s == 1 else c_ast.BinaryOp("/", done, c_ast.Constant("int", str(s)))
-        high = _const(lp.upper)
+        low, high = _const(lo), _const(hi)
         if low is not None and high is not None:
             return c_ast.Constant("int", str(max((high - low + int(lp.inclusive) + s - 1) // s, 0)))
-        span: c_ast.Node = _cast(w, copy.deepcopy(lp.upper))
+        span: c_ast.Node = _cast(w, copy.deepcopy(hi))
         if low != 0:
-            span = c_ast.BinaryOp("-", span, copy.deepcopy(lp.lower))
+            span = c_ast.BinaryOp("-", span, copy.deepcopy(lo))
         if lp.inclusive or s > 1:   # the trips of j += s over [L, U): (U - L + s - 1) / s
             span = c_ast.BinaryOp("+", span, c_ast.Constant("int", str(s - 1 + int(lp.inclusive))))
         if s > 1:
             span = c_ast.BinaryOp("/", span, c_ast.Constant("int", str(s)))
         if id(lp.node) in running:   # inside the loop now, and its trips are the same in every run: it runs
             return span
-        runs = c_ast.BinaryOp(">=" if lp.inclusive else ">", copy.deepcopy(lp.upper), copy.deepcopy(lp.lower))
+        runs = c_ast.BinaryOp(">=" if lp.inclusive else ">", copy.deepcopy(hi), copy.deepcopy(lo))
         return c_ast.TernaryOp(runs, span, c_ast.Constant("int", "0"))
 
     def exit_value(self, offset: Offset) -> c_ast.Node:

@@ -3,7 +3,8 @@ the call site assigns their exit values after the generated code), and argmax/ar
 through its own index (``frontend/normalize/own_index_args.py``: a parallel loop over the rows).
 
 A packing counter returned after a 2-D nest, a counter from a run-time start stepped by a
-run-time stride after rows of an inclusive inner loop, a counter over a loop stepping by three,
+run-time stride after rows of an inclusive inner loop, a counter over a downward loop and one
+over a loop stepping by three,
 a write pointer whose end gives the length written (``p - buf``) and a trace counter appended to
 in every step of a sequential time loop (also one whose computations share one parallel region:
 the exit value is set by one thread after the team's call) run in parallel, a counter over a triangle row by row; the per-row argmax of a batch keeps the
@@ -51,6 +52,16 @@ static long strided(int n, int m, int s, long first, const float *a, float *out)
         at += s;
     }
     return at;
+}
+
+/* the rows packed last to first: a downward loop */
+static int reversed(int n, int m, const float *a, float *out)
+{
+    int k = 0;
+    for (int i = n - 1; i >= 0; i--)                                /* MARK reversed */
+        for (int j = 0; j < m; j++)
+            out[k++] = a[i * m + j] * 3.0f;
+    return k;
 }
 
 /* every third row packed, by a counter whose final count is returned */
@@ -199,6 +210,8 @@ int main(int argc, char **argv)
     printf("counted %d %.6e\n", w, sum(out, nm));
     long at = strided(n, m, s, 3, a, out);
     printf("strided %ld %.6e\n", at, sum(out, big));
+    w = reversed(n, m, a, out);
+    printf("reversed %d %.6e\n", w, sum(out, nm));
     w = thirds(n, m, a, out);
     printf("thirds %d %.6e\n", w, sum(out, nm));
     long len = filled(n, m, a, out);
@@ -226,12 +239,11 @@ int main(int argc, char **argv)
 }
 """
 
-PARALLEL = {"counted": "loop nest parallelized: i:\\+\\+ j:\\+\\+", "strided": "loop nest parallelized: i:\\+\\+ j:\\+\\+",
-            "thirds": "loop nest parallelized: i:\\+\\+ j:\\+\\+", "filled": "loop nest parallelized: i:\\+\\+ j:\\+\\+",
-            "traced": "computation i:\\+\\+ j:\\+\\+", "classify": "loop nest scheduled: \\[r:\\+\\+ private-body\\]",
-            "outer": "loop nest scheduled: \\[r:\\+\\+ with private best\\]",
-            "lastmin": "loop nest scheduled: \\[r:\\+\\+ private-body\\]",
-            "lastmax": "loop nest scheduled: \\[r:\\+\\+ private-body\\]"}
+_PAR2 = "loop nest parallelized: i:\\+\\+ j:\\+\\+"
+_ROWS = "loop nest scheduled: \\[r:\\+\\+ private-body\\]"
+PARALLEL = {"counted": _PAR2, "strided": _PAR2, "reversed": _PAR2, "thirds": _PAR2, "filled": _PAR2,
+            "traced": "computation i:\\+\\+ j:\\+\\+", "classify": _ROWS,
+            "outer": "loop nest scheduled: \\[r:\\+\\+ with private best\\]", "lastmin": _ROWS, "lastmax": _ROWS}
 
 #: the exit values the call sites assign (the closed forms' trip counts: empty loops add nothing)
 EXITS = ("w = (int) (((long long) w) + ((n > 0) ? ((long long) n) : (0)) * ((m > 0) ? ((long long) m) : (0)));",
@@ -261,7 +273,7 @@ def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
                      rf"MDH at line {line['region'] + 1}\] ", err), err
     assert re.search(rf"exits\.c:{line['region'] + 1}:9: remark: computation i:\+\+ j:\+\+; .*; 'pos' is set to its exit "
                      "value after it$", err, re.M), err
-    for k, name in (("counted", "w"), ("strided", "at"), ("thirds", "w"), ("filled", "p"), ("traced", "pos")):
+    for k, name in (("counted", "w"), ("strided", "at"), ("reversed", "k"), ("thirds", "w"), ("filled", "p"), ("traced", "pos")):
         assert re.search(rf"exits\.c:{line[k]}:\d+: remark: .*; '{name}' is set to its exit value after it$", err, re.M), \
             (k, err)
     time_loop = line["traced"] - 1

@@ -50,6 +50,9 @@ ACCEPTED = [
     ("loop stepping by three",
      "void f(int n, int m, float *out) {\n  long k = 0;\n  for (int i = 1; i < n; i += 3)\n"
      "    for (int j = 0; j < m; j++)\n      out[k++] = (float) j;\n}\n", 2),
+    ("downward outer loop",
+     "void f(int n, int m, float *out) {\n  int k = 0;\n  for (int i = n - 1; i >= 0; i--)\n"
+     "    for (int j = 0; j < m; j++)\n      out[k++] = (float) j;\n}\n", 2),
     ("counter read as a value",
      "void f(int n, int m, int *ids) {\n  int id = 100;\n  for (int i = 0; i < n; i++)\n"
      "    for (int j = 0; j < m; j++)\n      ids[i * m + j] = id--;\n}\n", 2),
@@ -136,6 +139,10 @@ EXITS = [
      "int f(int n, float *out) {\n  int k = 5;\n  for (int i = 1; i < n; i += 3)\n    out[k++] = 1.0f;\n"
      "  return k;\n}\n",
      "k", "(int) (((long long) k) + ((n > 1) ? (((((long long) n) - 1) + 2) / 3) : (0)))"),
+    ("downward loop",
+     "int f(int n, float *out) {\n  int k = 0;\n  for (int i = n; i > 2; i--)\n    out[k++] = 1.0f;\n"
+     "  return k;\n}\n",
+     "k", "(int) (((long long) k) + ((n > 2) ? (((long long) n) - 2) : (0)))"),
     ("loop stepping by a run-time amount, its trips computed at the call",
      "int f(int n, int s, const float *a, float *out) {\n  int k = 0;\n  for (int i = 0; i < n; i++)\n"
      "    for (int j = 0; j < n; j += s)\n      out[k++] = a[j];\n  return k;\n}\n",
