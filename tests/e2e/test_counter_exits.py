@@ -11,7 +11,8 @@ the exit value is set by one thread after the team's call) run in parallel, a co
 first of equal maxima (``>``, also through an index declared before the rows), the per-row argmin the last of equal minima (``<=``), and the
 value form the last of equal maxima (``>=``); stream compaction (a step under an ``if``) stays
 as written with its reason. Outputs (counts, ends, packed values, classes, on inputs full of
-ties) equal the original's at 1 and 3 threads, also for empty, one-row and one-column sizes.
+ties) equal the original's at 1 and 3 threads, also for empty, one-row and one-column sizes, also
+with ``--all-nests`` (no cost guard: the generated code runs at every size).
 """
 
 from __future__ import annotations
@@ -287,12 +288,18 @@ def test_counter_exits_and_per_row_argmax(tmp_path: Path) -> None:
     generated = out_c.read_text()
     for assignment in EXITS:
         assert assignment in generated, (assignment, generated)
+    # --all-nests drops the cost guard, so the generated code (and its exit values) runs for the
+    # empty and one-row sizes too, where the guarded program runs the nests as written
+    every_c = tmp_path / "every.c"
+    run_step([*mdpoly_command(), str(src), "-o", str(every_c), "--no-tune", "--all-nests"], env=child_env())
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
-    par = build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True)
+    programs = [build_c(out_c, tmp_path / "par", NO_LOADAVG, openmp=True),
+                build_c(every_c, tmp_path / "every", NO_LOADAVG, openmp=True)]
     for args in (["400", "300", "5", "3"], ["37", "23", "0", "2"], ["1", "1", "2", "1"], ["0", "4", "1", "2"],
                  ["5", "0", "3", "2"], ["0", "0", "0", "0"], ["9", "1", "0", "3"], ["2", "1", "0", "0"],
                  ["3", "7", "-9", "1"], ["301", "400", "1", "2"]):
         want = _run(orig, args, None)[0]
-        for threads in (1, 3):
-            mismatch = compare_outputs(want, _run(par, args, threads)[0], rtol=1e-9, atol=1e-9)
-            assert mismatch is None, (args, threads, mismatch)
+        for par in programs:
+            for threads in (1, 3):
+                mismatch = compare_outputs(want, _run(par, args, threads)[0], rtol=1e-9, atol=1e-9)
+                assert mismatch is None, (par.name, args, threads, mismatch)
