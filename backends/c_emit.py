@@ -25,6 +25,7 @@ from mdpoly.ir.mdh import (
     AliasCheck,
     Buffer,
     Combine,
+    ExitValue,
     Precondition,
     with_c_values,
 )
@@ -438,7 +439,7 @@ class CEmitter:
                     else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call: list[c_ast.Node] = [c_ast.FuncCall(c_ast.ID(plan.name), c_ast.ExprList(args))]
-            call += self.exit_values(plan.iterators)
+            call += self.exit_values(plan.iterators) + self.counter_exits(plan.mdh.exits)
             checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
             if not checks and not pre:
                 if len(call) == 1:
@@ -447,6 +448,17 @@ class CEmitter:
             return self.guarded(checks, c_ast.Compound(call), pre)
         finally:
             self.values = {}
+
+    def counter_exits(self, exits: tuple[ExitValue, ...]) -> list[c_ast.Node]:
+        """``name = c_expr;`` for each counter or bumped pointer the program reads after the nest
+        (``MdhExpr.exits``): the generated code left it at its value on entry, which ``c_expr``
+        reads, so these run after the call and never in the original nest's fallback."""
+        out: list[c_ast.Node] = []
+        for x in exits:
+            parsed = self._parse_plain(x.c_expr)
+            value = clone(parsed) if parsed is not None else c_ast.ID(f"({x.c_expr})")
+            out.append(c_ast.Assignment("=", c_ast.ID(x.name), value))
+        return out
 
     def exit_values(self, iterators: tuple[Iterator, ...]) -> list[c_ast.Node]:
         """Assignments leaving each live iterator at the value the original loops leave it:
@@ -577,7 +589,7 @@ class CEmitter:
                     else _rows_view(b, self.values) if b.rows_of
                     else c_ast.ID(f"({b.c_value})") if b.c_value else c_ast.ID(b.name) for b in plan.params]
             call = str(self.gen.visit(c_ast.FuncCall(c_ast.ID(name), c_ast.ExprList(args)))) + ";"
-            exits = self.exit_values(plan.iterators)
+            exits = self.exit_values(plan.iterators) + self.counter_exits(plan.mdh.exits)
             exit_text = str(self.gen.visit(c_ast.Compound(exits))).rstrip() if exits else ""
             checks, pre = plan.mdh.alias_checks, plan.mdh.preconditions
             if not checks and not pre:

@@ -82,7 +82,7 @@ def privatize_nest(parsed: ParsedFile, cand: Candidate, sizes: dict[str, int] | 
     data_bounded: tuple[c_ast.For, ...] = ()   # inner loops with bounds read from memory, modelled by surrogates
     try:
         try:
-            scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True)
+            scop = extract_scop(parsed, cand, privatize=False, opaque_reads=True, row_args=True)
         except UnsupportedInput as err:
             if not plain or err.code != "non-affine-bound":
                 raise

@@ -161,7 +161,8 @@ class NestBuilder(NestStatements, LoopHeaders):
                 self.variables[name] = size
 
 
-def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, opaque_reads: bool = False) -> Scop:
+def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, opaque_reads: bool = False,
+                 row_args: bool = False) -> Scop:
     """The ``Scop`` of one candidate. :raises UnsupportedInput: with a located reason.
 
     With ``privatize``, scalars that may be private to each iteration are tried as such (one
@@ -170,9 +171,12 @@ def extract_scop(parsed: ParsedFile, cand: Candidate, privatize: bool = True, op
     each iteration its copy: a model for rearranging the nest's own text (distribution) must not
     privatize. With ``opaque_reads``, gathers of arrays are read without locating them where the
     nest writes no array (``mdpoly.frontend.opaque_reads``): for models of the nest's own text
-    only, never an MDH computation's. The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
+    only, never an MDH computation's. ``row_args``: per-row argmax loops through their own index
+    compare with value temporaries (for the model ``mdpoly.frontend.privatize`` checks a parallel
+    loop around the nest's own text on). The nest is first normalized (``mdpoly.frontend.normalize``: member reads hoisted,
     local pointers and index temporaries substituted) on a copy of its AST."""
-    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize, as_written=opaque_reads)
+    norm = normalize_candidate(parsed, cand, candidate_symbols(parsed, cand), privatize, as_written=opaque_reads,
+                               row_args=row_args)
     cand, symbols = norm.cand, norm.symbols
     private = privatizable_scalars(cand, symbols) if privatize else frozenset()
     layouts: dict[str, Layout] = {}

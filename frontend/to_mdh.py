@@ -188,7 +188,7 @@ def build_mdh(scop: Scop, deps: Deps, options: Options, known_sizes: dict[str, i
         outputs=tuple(outputs),
         f=ScalarFunction(tuple(names), results, uses_indices, " ".join(s.text for s in scop.statements)),
         params=tuple((p, sizes.get(p)) for p in scop.params), reassociates_fp=fp, alias_checks=alias_checks(scop),
-        preconditions=scop.preconditions, domain=domain_constraints(scop),
+        preconditions=scop.preconditions, domain=domain_constraints(scop), exits=scop.exits,
     )
 
 

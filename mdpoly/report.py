@@ -93,7 +93,7 @@ def outcome_diagnostic(o: NestOutcome) -> Diagnostic:
         ranks += f"; {o.devices}" if o.devices else ""
         ranks += "".join(f"; {note}" for _, note in o.resident)
         return Diagnostic(Severity.REMARK, "", n.loc, f"loop nest parallelized: {loops}{ranks}{_cost_note(o)}"
-                                                      f"{_pinned_note(o)}{_preconditions_note(o)}")
+                                                      f"{_pinned_note(o)}{_preconditions_note(o)}{_exits_note(o)}")
     loc = n.kept.loc if n.kept is not None and n.kept.code == o.code and n.kept.loc else n.loc
     severity = n.kept.severity if n.kept is not None and n.kept.code == o.code else Severity.NOTE
     what = ("loop nest already parallel (OpenMP)" if o.status == ALREADY_PARALLEL else
@@ -174,6 +174,17 @@ def _preconditions_note(o: NestOutcome) -> str:
     values = {b.name: b.c_value for b in mdh.buffers if b.c_value}
     checks = " && ".join(with_c_values(p.c_expr, values) for p in mdh.preconditions)
     return f"; the generated code runs where {checks}, else the nest as written"
+
+
+def _exits_note(o: NestOutcome) -> str:
+    """``; 'w' is set to its exit value after it`` for the counters and bumped pointers the program
+    reads after the nest (``MdhExpr.exits``): the generated code leaves them, the call site sets them."""
+    mdh = o.nest.mdh
+    if mdh is None or not mdh.exits:
+        return ""
+    names = ", ".join(f"'{x.name}'" for x in mdh.exits)
+    return f"; {names} {'is' if len(mdh.exits) == 1 else 'are'} set to {'its' if len(mdh.exits) == 1 else 'their'} " \
+           "exit value after it"
 
 
 def _pinned_note(o: NestOutcome) -> str:
@@ -290,10 +301,10 @@ def emit_outcomes(outcomes: tuple[NestOutcome, ...], sink: DiagnosticSink) -> No
         for part in o.parts:
             if part.status != "transformed":
                 sink.emit(outcome_diagnostic(part))
-            elif _cost_note(part) or part.pinned:
+            elif _cost_note(part) or part.pinned or _exits_note(part):
                 loops = " ".join(f"{_user_name(lp.iterator)}:{lp.combine.value}" for lp in part.nest.loops)
                 sink.emit(Diagnostic(Severity.REMARK, "", part.nest.loc,
-                                     f"computation {loops}{_cost_note(part)}{_pinned_note(part)}"))
+                                     f"computation {loops}{_cost_note(part)}{_pinned_note(part)}{_exits_note(part)}"))
             _emit_blocking(part, sink)
         if o.status == "kept" and o.nest.privatization:
             sink.emit(Diagnostic(Severity.NOTE, "not-privatizable", o.nest.loc,

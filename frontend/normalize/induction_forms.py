@@ -4,7 +4,11 @@ which variables may be closed; this module builds and checks the forms).
 
 An offset is a sum of terms ``count * ... * step``: a count is the iterations of a loop ``for (j =
 L; j < U; j++)`` its current run has completed (``j - L``), or all its trips (``U > L ? U - L :
-0``, simply ``U - L`` inside the loop, whose bounds the nest does not change). The value of a read
+0``, simply ``U - L`` inside the loop, whose bounds the nest does not change). A loop stepping by
+a constant ``s > 1`` (``j += s``) has completed ``(j - L) / s`` (``j - L >= 0``: C's quotient
+is the floor) and runs ``U > L ? (U - L + s - 1) / s : 0`` trips; a downward loop ``for (j = H;
+j > L; j -= s)`` (or ``j--``, ``>=``) has completed ``(H - j) / s`` of its ``H > L ? (H - L + s
+- 1) / s : 0`` trips. The value of a read
 is the variable's value on entry plus the whole iterations of the loops around it (their counts
 times their steps per iteration) plus the steps textually before it in the same iteration. The
 sum is computed in ``long long`` (``unsigned long long`` for a 64-bit unsigned variable) and
@@ -37,13 +41,16 @@ class NoClosedForm(Exception):
 
 @dataclass(frozen=True, slots=True)
 class _Loop:
-    """A counted loop ``for (j = lower; j < upper; j++)`` (``inclusive``: ``j <= upper``)."""
+    """A counted loop ``for (j = lower; j < upper; j += step)`` (``inclusive``: ``j <= upper``);
+    ``down``: ``for (j = lower; j > upper; j -= step)`` (``inclusive``: ``j >= upper``)."""
 
     node: c_ast.For
     iterator: str
     lower: c_ast.Node
     upper: c_ast.Node
     inclusive: bool
+    step: int = 1
+    down: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,10 +148,13 @@ def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
         own = header_steps(loop, it)
         nxt = own[0] if len(own) == 1 else None
     stepped = step_of(nxt, it) if it is not None and nxt is not None else None
-    unit = stepped is not None and not stepped[1] and (stepped[0] is None or _const(stepped[0]) == 1)
-    if it is None or lower is None or not unit or not (
-            isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=") and is_name(cond.left, it)):
-        raise NoClosedForm(f"the loop at line {line} around a step is not a loop 'for (j = L; j < U; j++)'", loop)
+    step = None if stepped is None else 1 if stepped[0] is None else _const(stepped[0])
+    down = stepped is not None and stepped[1]
+    if it is None or lower is None or not step or not (
+            isinstance(cond, c_ast.BinaryOp) and cond.op in ((">", ">=") if down else ("<", "<="))
+            and is_name(cond.left, it)):
+        raise NoClosedForm(f"the loop at line {line} around a step is not a loop 'for (j = L; j < U; j++)' (or "
+                           "'j += s', 's' a positive constant, or downward 'j > L; j--')", loop)
     assert isinstance(cond, c_ast.BinaryOp)
     if it in assigned_names(loop.stmt):
         raise NoClosedForm(f"the loop at line {line} around a step changes its iterator '{it}' in its body", loop)
@@ -157,7 +167,7 @@ def _counted(loop: c_ast.For, changed: set[str], symbols: SymbolTable) -> _Loop:
             raise NoClosedForm(f"the trip count of the loop at line {line} depends on '{sorted(moved)[0]}', which the "
                                "nest changes, so the steps before an iteration are no affine function of the iterators",
                                loop)
-    return _Loop(loop, it, lower, cond.right, cond.op == "<=")
+    return _Loop(loop, it, lower, cond.right, cond.op in ("<=", ">="), step, down)
 
 
 class Closer:
@@ -354,22 +364,41 @@ class Closer:
 
     def _count(self, c: _Count, running: frozenset[int]) -> c_ast.Node:
         w, lp = self.var.work, c.loop
-        low = _const(lp.lower)
+        s = lp.step
+        # the loop runs from ``start`` towards ``stop``: ``hi - lo`` is the distance it may go
+        hi, lo = (lp.lower, lp.upper) if lp.down else (lp.upper, lp.lower)
         if c.completed:
             it = _cast(w, c_ast.ID(lp.iterator))
-            return it if low == 0 else c_ast.BinaryOp("-", it, copy.deepcopy(lp.lower))
-        high = _const(lp.upper)
+            if lp.down:   # H - j
+                done: c_ast.Node = c_ast.BinaryOp("-", _cast(w, copy.deepcopy(lp.lower)), it)
+            else:
+                done = it if _const(lp.lower) == 0 else c_ast.BinaryOp("-", it, copy.deepcopy(lp.lower))
+            return done if s == 1 else c_ast.BinaryOp("/", done, c_ast.Constant("int", str(s)))
+        low, high = _const(lo), _const(hi)
         if low is not None and high is not None:
-            return c_ast.Constant("int", str(max(high - low + int(lp.inclusive), 0)))
-        span: c_ast.Node = _cast(w, copy.deepcopy(lp.upper))
+            return c_ast.Constant("int", str(max((high - low + int(lp.inclusive) + s - 1) // s, 0)))
+        span: c_ast.Node = _cast(w, copy.deepcopy(hi))
         if low != 0:
-            span = c_ast.BinaryOp("-", span, copy.deepcopy(lp.lower))
-        if lp.inclusive:
-            span = c_ast.BinaryOp("+", span, c_ast.Constant("int", "1"))
+            span = c_ast.BinaryOp("-", span, copy.deepcopy(lo))
+        if lp.inclusive or s > 1:   # the trips of j += s over [L, U): (U - L + s - 1) / s
+            span = c_ast.BinaryOp("+", span, c_ast.Constant("int", str(s - 1 + int(lp.inclusive))))
+        if s > 1:
+            span = c_ast.BinaryOp("/", span, c_ast.Constant("int", str(s)))
         if id(lp.node) in running:   # inside the loop now, and its trips are the same in every run: it runs
             return span
-        runs = c_ast.BinaryOp(">=" if lp.inclusive else ">", copy.deepcopy(lp.upper), copy.deepcopy(lp.lower))
+        runs = c_ast.BinaryOp(">=" if lp.inclusive else ">", copy.deepcopy(hi), copy.deepcopy(lo))
         return c_ast.TernaryOp(runs, span, c_ast.Constant("int", "0"))
+
+    def exit_value(self, offset: Offset) -> c_ast.Node:
+        """The variable's value after the statements whose change is ``offset`` (outside every
+        loop: each count is all of a loop's trips, ``U > L ? U - L : 0``, so an empty loop adds
+        nothing), as a C expression over its value on entry."""
+        name = c_ast.ID(self.var.name)
+        if not offset:
+            return name
+        if self.var.ctype is None:
+            return c_ast.BinaryOp("+", name, self._sum(offset, frozenset(), None))
+        return _cast(self.var.type_text, self._sum(offset, frozenset(), _cast(self.var.work, name)))
 
     def _value(self, n: c_ast.Node, offset: Offset, running: frozenset[int]) -> c_ast.Node:
         """The variable's value at ``n`` (its name, or a step of it)."""

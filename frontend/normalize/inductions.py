@@ -21,12 +21,17 @@ by steps ``x++``, ``++x``, ``x--``, ``--x`` (also inside an expression: ``out[id
 value before the step, ``out[++idx]`` after), ``x += c``, ``x -= c``, ``x = x + c``, ``x = x - c``
 as statements or among a loop header's increments (``for (...; ...; i++, p += s)``: at the end of
 each iteration), ``c`` an integer expression of names the nest does not change. The steps sit at the
-top level of a loop body or inside inner loops ``for (j = L; j < U; j++)`` (or ``<=``) whose bounds
-the nest does not change, so each inner loop runs ``U > L ? U - L : 0`` trips in every iteration
-around it. A variable declared in the nest (``float *row = out + i*m;`` at the top of a body) is
+top level of a loop body or inside inner loops ``for (j = L; j < U; j++)`` (or ``<=``; or ``j += s``,
+``s`` a positive constant) whose bounds the nest does not change, so each inner loop runs ``U > L ?
+U - L : 0`` trips (``(U - L + s - 1) / s``) in every iteration around it. A variable declared in the nest (``float *row = out + i*m;`` at the top of a body) is
 handled the same way from its declaration to the end of its block (``local_pointers`` then
-resolves it); one declared before the nest must be dead after it (its exit value is not
-modelled).
+resolves it). One declared before the nest that the program reads after it, or that a loop around
+the nest carries into its next run, gets its exit value there: its value on entry plus the steps
+of all the nest's iterations, ``(int) ((long long) idx + (n > 0 ? (long long) n : 0) * (m > 0 ?
+(long long) m : 0))`` (an empty loop adds nothing), which the call site assigns after the
+generated code (``Inductions.exits``; ``mdpoly.ir.mdh.ExitValue``). The trip counts it multiplies
+are those of the closed forms, so what they refuse (a triangle, a loop that is no counted loop)
+the exit value refuses too.
 
 Refused (the variable stays as written, and a later "not affine" message says why, through
 ``Induction`` reasons): a step under an ``if``, ``?:``, ``&&``, ``||``, ``switch`` or a loop that is
@@ -80,13 +85,17 @@ class Inductions:
     closed: tuple[str, ...] = ()
     refused: tuple[Induction, ...] = ()
     spellings: tuple[tuple[str, str], ...] = ()
+    #: variable -> its value after the nest (C text over its value on entry), for those the
+    #: program reads after the nest or a loop around it carries to its next run
+    exits: tuple[tuple[str, str], ...] = ()
 
     def then(self, later: Inductions) -> Inductions:
         """This run followed by ``later`` over the same nest: a variable ``later`` closed or refused
         takes its outcome from there."""
         seen = set(later.closed) | {r.name for r in later.refused}
         refused = later.refused + tuple(r for r in self.refused if r.name not in seen)
-        return Inductions(self.closed + later.closed, refused, self.spellings + later.spellings)
+        return Inductions(self.closed + later.closed, refused, self.spellings + later.spellings,
+                          self.exits + later.exits)
 
 
 def _var(name: str, typ: c_ast.Node | None, symbols: SymbolTable) -> InductionVar | None:
@@ -223,6 +232,7 @@ def close_inductions(nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, f
     closed: list[str] = []
     refused: list[Induction] = []
     spellings: list[tuple[str, str]] = []
+    exits: list[tuple[str, str]] = []
     iterators = _iterators(nest)
     inner_decls = _inner_declarations(nest)
     for name in _candidates(nest):
@@ -233,14 +243,17 @@ def close_inductions(nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable, f
                 decl, block = inner_decls[name]
                 done = _close_declared(name, decl, block, symbols)
             else:
-                done = _close_outside(name, nest, body, symbols)
+                outside = _close_outside(name, nest, body, symbols)
+                done = None if outside is None else outside[0]
+                if outside is not None and outside[1] is not None:
+                    exits.append((name, outside[1]))
         except NoClosedForm as e:
             refused.append(Induction(name, e.reason, _loc(e.node, fallback)))
             continue
         if done is not None:
             closed.append(name)
             spellings.extend(done)
-    return Inductions(tuple(closed), tuple(refused), tuple(spellings))
+    return Inductions(tuple(closed), tuple(refused), tuple(spellings), tuple(exits))
 
 
 def _inner_declarations(nest: c_ast.Node) -> dict[str, tuple[c_ast.Decl, c_ast.Compound]]:
@@ -258,8 +271,10 @@ def _inner_declarations(nest: c_ast.Node) -> dict[str, tuple[c_ast.Decl, c_ast.C
 
 
 def _close_outside(name: str, nest: c_ast.Node, body: c_ast.Node, symbols: SymbolTable
-                   ) -> list[tuple[str, str]] | None:
-    """Close ``name``, declared before ``nest``: its value on entry is the base."""
+                   ) -> tuple[list[tuple[str, str]], str | None] | None:
+    """Close ``name``, declared before ``nest``: its value on entry is the base. Returns the
+    spellings and, where the program reads it after the nest or a loop around the nest runs it
+    again, its exit value (C text), else None there."""
     if name in declared_names(nest):
         return None   # another variable of that name in some inner scope
     typ = symbols.decls.get(name)
@@ -275,17 +290,14 @@ def _close_outside(name: str, nest: c_ast.Node, body: c_ast.Node, symbols: Symbo
            for n in walk_nodes(body)):
         raise NoClosedForm(f"'{name}' is static: its value outlives the call", None)
     _check_variable(var, nest, symbols, typ)
-    if live_after(body, nest, {name}):
-        raise NoClosedForm(f"'{name}' is read after the nest; its exit value is not modelled", None)
-    if not _fresh_in_each_run(name, body, nest):
-        raise NoClosedForm(f"the nest runs in a loop, and each run starts from the value of '{name}' the last one left",
-                           None)
+    # read after the nest, or carried by a loop around it into its next run: its exit value is set
+    needs_exit = bool(live_after(body, nest, {name})) or not _fresh_in_each_run(name, body, nest)
     closer = Closer(var, assigned_names(nest) | declared_names(nest), symbols)
     closer.delta(nest)   # all checks before any edit
-    items, _end = closer.block([nest], (), frozenset())
+    items, end = closer.block([nest], (), frozenset())
     if len(items) != 1 or items[0] is not nest:
         raise NoClosedForm(f"'{name}' is stepped by the nest's own statement", nest)
-    return closer.spellings
+    return closer.spellings, c_text(closer.exit_value(end)) if needs_exit else None
 
 
 def _close_declared(name: str, decl: c_ast.Decl, block: c_ast.Compound, symbols: SymbolTable

@@ -22,6 +22,25 @@ takes ``i``. The comparisons are the same, ties included (``>``/``<`` keep the f
 loop's own test of its first iteration, whose bounds read no memory and nothing the loop changes.
 Only the loop that is the whole nest is rewritten, and only in models of an MDH computation:
 a model of the nest's own text must keep its statements.
+
+``own_index_rows`` rewrites the per-row form (a batch's classification) for the model a parallel
+loop around the nest's own text is checked on (``mdpoly.frontend.privatize``)::
+
+    for (int r = 0; r < rows; r++) {                   for (int r = 0; r < rows; r++) {
+      int best = 0;                                      int best = 0;
+      for (int c = 1; c < cols; c++)          ->         float mdp_argv_best = (1 < cols) ? l[r*cols + (0)] : 0;
+        if (l[r*cols + c] > l[r*cols + best])            for (int c = 1; c < cols; c++)
+          best = c;                                        if (l[r*cols + c] > mdp_argv_best) { mdp_argv_best = ...; best = c; }
+      pred[r] = best;                                    pred[r] = best;
+    }                                                  }
+
+``best`` is declared in the block of the inner loop, before it, with a value that reads no memory
+and that no statement between them changes (or, a local of the function's own whose address is
+never taken, assigned such a value there: ``best = 0;``), and nothing between them names ``best``: so at the
+loop's first comparison ``best`` is that value, which the temporary's element is read at. The
+temporary is declared in the row's block, so it is new in every row. The same argument as for
+the whole loop makes the comparisons those of the original, ties included; the code that runs is
+the nest as written, each row on one thread, so the ties come out as the user's loop resolves them.
 """
 
 from __future__ import annotations
@@ -31,7 +50,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast
 
-from mdpoly.frontend.normalize.ast_util import names_in
+from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, names_in, replace_top_down, walk_nodes
 from mdpoly.frontend.normalize.index_temps import pure_index
 from mdpoly.frontend.symbols import SymbolTable, c_text
 
@@ -84,6 +103,99 @@ def own_index_args(nest: c_ast.Node, symbols: SymbolTable, taken: set[str]) -> l
     keep = branch.iftrue.block_items[0] if isinstance(branch.iftrue, c_ast.Compound) else branch.iftrue
     branch.iftrue = c_ast.Compound([update, keep], coord=branch.iftrue.coord)
     return [ArgValue(name, text, decl)]
+
+
+def own_index_rows(nest: c_ast.Node, symbols: SymbolTable, taken: set[str]) -> list[str]:
+    """Rewrite, in ``nest`` (a copy, edited in place), every inner loop that is an argmax/argmin
+    through its own index ``best`` declared in the loop's block (see the module docstring) into
+    the loop over a value temporary declared before it. Returns the temporaries' names."""
+    out: list[str] = []
+    for block in [n for n in walk_nodes(nest) if isinstance(n, c_ast.Compound)]:
+        items = list(block.block_items or [])
+        k = 0
+        while k < len(items):
+            loop = items[k]
+            temp = _row_temp(items, k, nest, symbols, taken | set(out)) if isinstance(loop, c_ast.For) else None
+            if temp is not None:
+                items.insert(k, temp)
+                out.append(str(temp.name))
+                k += 1
+            k += 1
+        block.block_items = items
+    return out
+
+
+def _row_temp(items: list[c_ast.Node], k: int, nest: c_ast.Node, symbols: SymbolTable,
+              taken: set[str]) -> c_ast.Decl | None:
+    """The value temporary's declaration for the loop ``items[k]`` of a block when it is an
+    argmax through the own index of a local declared earlier in the block (the loop rewritten);
+    else None and nothing changed."""
+    loop = items[k]
+    assert isinstance(loop, c_ast.For)
+    head = _header(loop)
+    found = _update(loop.stmt, head[0]) if head is not None else None
+    if head is None or found is None:
+        return None
+    it, first, test, end = head
+    branch, best = found
+    cond = branch.cond
+    found_start = _row_start(items[:k], best, symbols)
+    if found_start is None or not isinstance(cond, c_ast.BinaryOp) or cond.op not in ("<", "<=", ">", ">="):
+        return None
+    at, start = found_start
+    between = c_ast.Compound(items[at + 1:k])
+    if not pure_index(start, symbols) or best in names_in(between) \
+            or names_in(start) & (assigned_names(between) | declared_names(between)) or best in names_in(end) \
+            or not pure_index(first, symbols) or not pure_index(end, symbols):
+        return None
+    if any(isinstance(n, c_ast.UnaryOp) and n.op == "&" and isinstance(n.expr, c_ast.ID) and n.expr.name == best
+           for n in walk_nodes(nest)):
+        return None
+    sides = _sides(cond, it, best, symbols)
+    if sides is None:
+        return None
+    mine, other, side, elem = sides
+    name = PREFIX + best
+    while name in taken:
+        name += "_"
+    at_start = _substituted(other, best, start)
+    value = c_ast.TernaryOp(c_ast.BinaryOp(test, copy.deepcopy(first), copy.deepcopy(end)), at_start,
+                            c_ast.Constant("int", "0"))
+    temp = c_ast.Decl(name, [], [], [], [], c_ast.TypeDecl(name, [], None, c_ast.IdentifierType(elem.split())),
+                      value, None, coord=loop.coord)
+    setattr(cond, side, c_ast.ID(name, coord=other.coord))
+    update = c_ast.Assignment("=", c_ast.ID(name, coord=branch.coord), copy.deepcopy(mine), coord=branch.coord)
+    keep = branch.iftrue.block_items[0] if isinstance(branch.iftrue, c_ast.Compound) else branch.iftrue
+    branch.iftrue = c_ast.Compound([update, keep], coord=branch.iftrue.coord)
+    return temp
+
+
+def _row_start(items: list[c_ast.Node], best: str, symbols: SymbolTable) -> tuple[int, c_ast.Node] | None:
+    """``(position, value)`` of the last statement of ``items`` that sets ``best``: its declaration
+    ``int best = v;`` or, for a local of the function's own, ``best = v;``; else None."""
+    for at in range(len(items) - 1, -1, -1):
+        item = items[at]
+        if isinstance(item, c_ast.Decl) and item.name == best:
+            return (at, item.init) if item.init is not None and _int_local(item) else None
+        if isinstance(item, c_ast.Assignment) and item.op == "=" and isinstance(item.lvalue, c_ast.ID) \
+                and item.lvalue.name == best:
+            return (at, item.rvalue) if _own_index(best, "", symbols) and best not in names_in(item.rvalue) else None
+    return None
+
+
+def _int_local(decl: c_ast.Decl) -> bool:
+    """``decl`` declares an integer scalar that is neither ``static``, ``extern`` nor ``volatile``."""
+    t = decl.type
+    return (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
+            and set(t.type.names) <= _ARITHMETIC - {"float", "double"} and "volatile" not in (t.quals or [])
+            and "volatile" not in (decl.quals or []) and not set(decl.storage or []) & {"static", "extern"})
+
+
+def _substituted(e: c_ast.Node, name: str, value: c_ast.Node) -> c_ast.Node:
+    """A copy of ``e`` with every ``name`` replaced by ``value``."""
+    holder = c_ast.Compound([copy.deepcopy(e)])
+    replace_top_down(holder, lambda n: copy.deepcopy(value) if isinstance(n, c_ast.ID) and n.name == name else None)
+    return holder.block_items[0]
 
 
 def _header(loop: c_ast.For) -> tuple[str, c_ast.Node, str, c_ast.Node] | None:

@@ -15,7 +15,8 @@ whole elements become element loops (``mem_calls``), struct values (``cpx acc = 
 member-wise assignments and calls of scalar functions (``struct_values``, ``struct_calls``), and scalars declared without a value move to their first
 assignment (``first_assignments``), so that the later passes see ``T x = e;``; an argmax through its
 own index (``if (a[i] > a[best]) best = i;``) compares with a value temporary instead
-(``own_index_args``, in an MDH computation's model only); then calls of helpers with loops are expanded into
+(``own_index_args``, in an MDH computation's model only; the per-row form, ``best`` declared in
+each row, in the model a parallel loop around the nest's own text is checked on); then calls of helpers with loops are expanded into
 statements (``loop_helpers``), and calls of pure helper functions into expressions
 (``inline_calls``): their arguments may hold members; short loops that pick by their iterator
 (``for (v = 0; v < rotn; v++) { float *vec = v == 0 ? s->q : s->k; ... }``) are written out, one
@@ -50,7 +51,7 @@ from mdpoly.frontend.normalize.local_pointers import resolve_local_pointers
 from mdpoly.frontend.normalize.loop_helpers import inline_loop_helpers, inline_procedures
 from mdpoly.frontend.normalize.mem_calls import expand_mem_calls
 from mdpoly.frontend.normalize.members import PREFIX, hoist_members
-from mdpoly.frontend.normalize.own_index_args import own_index_args
+from mdpoly.frontend.normalize.own_index_args import own_index_args, own_index_rows
 from mdpoly.frontend.normalize.pointer_loops import integer_iterators
 from mdpoly.frontend.normalize.pointer_tests import hoist_pointer_tests
 from mdpoly.frontend.normalize.runtime_steps import counted_loops
@@ -62,6 +63,7 @@ from mdpoly.frontend.normalize.wraps import rewrite_periodic_wraps
 from mdpoly.frontend.struct_fields import FieldView, spelled_views, view_variable
 from mdpoly.frontend.symbols import SymbolTable
 from mdpoly.ir.fields import view_member
+from mdpoly.ir.mdh import ExitValue
 from mdpoly.ir.scop import AliasClass, Scop, Variable
 
 if TYPE_CHECKING:
@@ -88,6 +90,8 @@ class Normalized:
     refused_inductions: tuple[Induction, ...] = ()
     #: closed forms of stepped variables -> the user's text they replaced (``inductions``)
     closed_forms: tuple[tuple[str, str], ...] = ()
+    #: stepped variables read after the nest -> their exit values (``inductions``)
+    exits: tuple[tuple[str, str], ...] = ()
 
     def spelled(self, text: str) -> str:
         """``text`` with the hoisted names spelled as the member expressions they stand for."""
@@ -106,7 +110,7 @@ class Normalized:
     def finish(self, scop: Scop) -> Scop:
         """``scop`` with the hoisted variables' ``c_value`` (and alias class) set, and the field
         views passed as the user's arrays of structs."""
-        if not self.values and not self.views and not self.closed_forms:
+        if not self.values and not self.views and not self.closed_forms and not self.exits:
             return scop
         values, spelled = dict(self.values), self.spelled
         views = {fv.name: fv for fv in self.views}
@@ -119,7 +123,8 @@ class Normalized:
                     for p in scop.preconditions)
         statements = tuple(replace(st, text=_unclosed(spelled(st.text), closed))  # for messages
                            for st in scop.statements)
-        return replace(scop, variables=variables, preconditions=pre, statements=statements)
+        exits = tuple(ExitValue(name, spelled(text)) for name, text in self.exits)  # the call site's names
+        return replace(scop, variables=variables, preconditions=pre, statements=statements, exits=exits)
 
 
 def respelled(e: UnsupportedInput, scop: Scop) -> UnsupportedInput:
@@ -202,14 +207,16 @@ def _copy_symbols(symbols: SymbolTable) -> SymbolTable:
 
 
 def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTable,
-                        privatize: bool = True, as_written: bool = False) -> Normalized:
+                        privatize: bool = True, as_written: bool = False, row_args: bool = False) -> Normalized:
     """Run the passes over a copy of ``cand``.
 
     Without ``privatize`` (a model of the nest's own text, whose statements the scheduler maps
     back to the text by location) no statement is removed that is not a declaration: an index
     temporary declared before the nest and assigned in it stays as written. With ``as_written``
     (a model of the nest's own text that never becomes code) inner ``for`` loops that ``break``
-    are ``while`` loops (``break_loops``).
+    are ``while`` loops (``break_loops``). With ``row_args`` (the model a parallel loop around the
+    nest's own text is checked on) inner argmax loops through their own index compare with value
+    temporaries (``own_index_args.own_index_rows``).
 
     :raises UnsupportedInput: a form a pass recognises but cannot rewrite exactly (a scalar
         declared without a value that may be read before it is assigned, a struct member written in the nest, a local pointer re-assigned, an index temporary read after
@@ -250,6 +257,8 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     for av in args:
         symbols.decls[av.name] = av.decl.type
         symbols.locals.add(av.name)
+    if row_args:
+        own_index_rows(node, symbols, declared_names(func) | set(symbols.decls))
     # helpers with loops first: their bodies may call pure helpers, which the next pass expands
     inline_loop_helpers(node, parsed.ast, symbols.locals | symbols.params | declared_names(node))
     inlined = inline_pure_calls(node, file_ast, symbols.locals | symbols.params)  # before members: arguments read them
@@ -288,4 +297,4 @@ def normalize_candidate(parsed: ParsedFile, cand: Candidate, symbols: SymbolTabl
     split_selects(node)
     return Normalized(replace(cand, node=node, func=func), symbols, values,
                       frozenset(h.name for h in hoisted if h.scalar), tuple(views.values()), inlined.refused,
-                      refused_steps, closed_forms)
+                      refused_steps, closed_forms, steps.exits)

@@ -297,6 +297,21 @@ class Precondition:
 
 
 @dataclass(frozen=True, slots=True)
+class ExitValue:
+    """A variable the nest steps (a counter, a bumped pointer) that the program reads after the
+    nest: the generated code leaves it unchanged, and the call site assigns it ``c_expr`` after
+    the computation ran (``name = c_expr;``). ``c_expr`` is a C expression over the variable's
+    value on entry and names the nest does not change (``(int) ((long long) w + (n > 0 ? (long
+    long) n : 0) * (m > 0 ? (long long) m : 0))``); a run that falls back to the original nest
+    (a failed ``AliasCheck`` or ``Precondition``) steps the variable itself, so it is not assigned
+    there.
+    """
+
+    name: str
+    c_expr: str
+
+
+@dataclass(frozen=True, slots=True)
 class ScalarFunction:
     """The md_hom scalar function ``f``.
 
@@ -333,6 +348,8 @@ class MdhExpr:
     #: concatenation writes nothing; an output point whose concat coordinates satisfy the
     #: constraints naming only concat iterators is stored, no other.
     domain: tuple[Affine, ...] = ()
+    #: counters and bumped pointers the program reads after the nest (``ExitValue``)
+    exits: tuple[ExitValue, ...] = ()
 
     @property
     def reduction_op(self) -> Combine | None:
@@ -382,6 +399,8 @@ class MdhExpr:
                 lines.append(f"  requires no overlap: {_range_text(c.a)} / {_range_text(c.b)}")
         for p in self.preconditions:
             lines.append(f"  requires {p.c_expr} ({p.reason})")
+        for x in self.exits:
+            lines.append(f"  then {x.name} = {x.c_expr}")
         if self.domain:
             lines.append("  where " + " and ".join(f"{c.to_c()} >= 0" for c in self.domain))
         return "\n".join(lines)

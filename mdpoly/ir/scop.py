@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from mdpoly.diagnostics import SourceLoc
-from mdpoly.ir.mdh import Access, Affine, Precondition
+from mdpoly.ir.mdh import Access, Affine, ExitValue, Precondition
 
 #: ``local``: a scalar declared inside the nest and written there (a per-iteration accumulator);
 #: it is modelled as expanded over the loops around its declaration and never becomes a buffer.
@@ -303,6 +303,9 @@ class Scop:
     #: (``mdp_p_ny_nz``): the dependence analysis knows the signs and bounds exact products have
     #: (``mdpoly.frontend.deps.product_context``)
     products: tuple[tuple[str, str, str], ...] = ()
+    #: counters and bumped pointers the nest's closed forms replaced that the program reads after
+    #: it: the call site assigns their exit values (``mdpoly.frontend.normalize.inductions``)
+    exits: tuple[ExitValue, ...] = ()
 
     def variable(self, name: str) -> Variable:
         for v in self.variables:

@@ -3,7 +3,9 @@ inspection (``mdpoly.frontend.inspector``) the arrays that index temporaries rea
 col[e]``) count as read by subscripts; a temporary declared before the nest (``int j; ... j =
 perm[i]; y[i] = x[j];``) is one where the privatizer proves no value flows in; the own-index
 argmax (``mdpoly.frontend.normalize.own_index_args``) loops over a value temporary that the call
-site sets to ``a[best]`` when the loop runs, and other forms are left alone."""
+site sets to ``a[best]`` when the loop runs, and other forms are left alone; the per-row form
+(``best`` declared in each row) gets a temporary declared before its loop, and its outer loop is
+a parallel loop around the nest's text."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import pytest
 from pycparser import c_ast, c_parser
 
 from mdpoly.frontend.inspector import index_and_control_arrays
-from mdpoly.frontend.normalize.own_index_args import own_index_args
+from mdpoly.frontend.normalize.own_index_args import own_index_args, own_index_rows
 from mdpoly.frontend.parse import parse_c
 from mdpoly.frontend.privatize import privatize_nest
 from mdpoly.frontend.scop import find_candidates
@@ -62,6 +64,61 @@ def test_other_forms_are_left_as_written(loop: str) -> None:
               f"  {loop}\n  return best + *q;\n}}\n")
     temps, text = _rewrite(source)
     assert temps == [] and "mdp_argv" not in text
+
+
+def _rows(loop: str) -> tuple[list[str], str]:
+    source = (f"int g;\nvoid f(int rows, int cols, const float *l, const int *idx, int *pred) {{\n"
+              f"  int p = 0;\n  int *q = &p;\n  for (int r = 0; r < rows; r++) {{\n{loop}\n  }}\n}}\n")
+    ast = c_parser.CParser().parse(source)
+    func = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef))
+    nest = next(s for s in func.body.block_items if isinstance(s, c_ast.For))
+    symbols = symbols_for(ast, func, nest)
+    return own_index_rows(nest, symbols, set(symbols.decls)), c_text(nest)
+
+
+def test_per_row_argmax_through_its_index_gets_a_temporary_in_the_row() -> None:
+    names, text = _rows("    int best = 0;\n    for (int c = 1; c < cols; c++)\n"
+                        "      if (l[r * cols + c] > l[r * cols + best]) best = c;\n    pred[r] = best;")
+    assert names == ["mdp_argv_best"]
+    assert "float mdp_argv_best = (1 < cols) ? (l[(r * cols) + 0]) : (0);" in text, text
+    assert "if (l[(r * cols) + c] > mdp_argv_best)" in text and "mdp_argv_best = l[(r * cols) + c];" in text
+
+
+def test_per_row_argmax_through_an_index_assigned_in_the_row() -> None:
+    source = ("void f(int rows, int cols, const float *l, int *pred) {\n  int best = -1;\n"
+              "  for (int r = 0; r < rows; r++) {\n    best = 0;\n    for (int c = 1; c < cols; c++)\n"
+              "      if (l[r * cols + c] <= l[r * cols + best]) best = c;\n    pred[r] = best;\n  }\n}\n")
+    ast = c_parser.CParser().parse(source)
+    func = next(e for e in ast.ext if isinstance(e, c_ast.FuncDef))
+    nest = next(s for s in func.body.block_items if isinstance(s, c_ast.For))
+    symbols = symbols_for(ast, func, nest)
+    assert own_index_rows(nest, symbols, set(symbols.decls)) == ["mdp_argv_best"]
+    assert "if (l[(r * cols) + c] <= mdp_argv_best)" in c_text(nest)
+
+
+@pytest.mark.parametrize("row", [
+    "int best = 0; best = 1; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
+    "int best = idx[r]; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
+    "int s = 0; int best = s; s = 2; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
+    "int best = 0; for (int c = 1; c < cols; c++) { if (l[r * cols + c] > l[r * cols + best]) best = c; pred[c] = 0; }",
+    "volatile int best = 0; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) best = c;",
+    "int best = 0; for (int c = 1; c < cols; c++) if (l[r * cols + c] > l[r * cols + best]) p = c;",
+])
+def test_other_per_row_forms_are_left_as_written(row: str) -> None:
+    names, text = _rows("    " + row)
+    assert names == [] and "mdp_argv" not in text
+
+
+def test_per_row_argmax_is_a_parallel_loop_around_the_rows(tmp_path: Path) -> None:
+    path = tmp_path / "k.c"
+    path.write_text("void k(int rows, int cols, const float *l, int *pred)\n{\n  for (int r = 0; r < rows; r++) {\n"
+                    "    int best = 0;\n    for (int c = 1; c < cols; c++)\n"
+                    "      if (l[r * cols + c] >= l[r * cols + best]) best = c;\n    pred[r] = best;\n  }\n}\n")
+    parsed = parse_c(str(path), Options())
+    (cand,) = find_candidates(parsed, Options())
+    loop = privatize_nest(parsed, cand, plain=True)
+    assert isinstance(loop, PrivateLoop) and loop.iterators == ("r",), loop
+    assert "mdp_argv" not in loop.text and "l[(r * cols) + best]" in loop.text, loop.text
 
 
 @pytest.mark.parametrize(("body", "arrays"), [
