@@ -127,3 +127,97 @@ def test_per_row_procedures_run_in_parallel(tmp_path: Path) -> None:
             got = run_step([str(parallel), *args], env=child_env(OMP_NUM_THREADS=str(threads))).stdout
             mismatch = compare_outputs(ref, got, rtol=1e-5, atol=1e-6)
             assert mismatch is None, f"args {args}, {threads} threads (out.c in {tmp_path}): {mismatch}"
+
+
+ATTENTION = r"""
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void softmax(float *x, int size)
+{
+    float max_val = x[0], sum = 0.0f;
+    for (int i = 1; i < size; i++)
+        if (x[i] > max_val)
+            max_val = x[i];
+    for (int i = 0; i < size; i++) {
+        x[i] = expf(x[i] - max_val);
+        sum += x[i];
+    }
+    for (int i = 0; i < size; i++)
+        x[i] /= sum;
+}
+
+/* llama2.c's attention over the cached positions, without its '#pragma omp parallel for' */
+static void attention(float *q, float *att, float *xb, const float *key_cache, const float *value_cache,
+                      int n_heads, int n_kv_heads, int head_size, int seq_len, int pos, int loff)
+{
+    int kv_dim = n_kv_heads * head_size, kv_mul = n_heads / n_kv_heads;
+    int h;
+    for (h = 0; h < n_heads; h++) {
+        float *qh = q + h * head_size;
+        float *ah = att + h * seq_len;
+        float *xh = xb + h * head_size;
+        int t, e;
+        for (t = 0; t <= pos; t++) {
+            const float *k = key_cache + loff + t * kv_dim + (h / kv_mul) * head_size;
+            float score = 0.0f;
+            for (e = 0; e < head_size; e++)
+                score += qh[e] * k[e];
+            ah[t] = score / sqrtf((float)head_size);
+        }
+        softmax(ah, pos + 1);
+        memset(xh, 0, head_size * sizeof(float));
+        for (t = 0; t <= pos; t++) {
+            const float *v = value_cache + loff + t * kv_dim + (h / kv_mul) * head_size;
+            float a = ah[t];
+            for (e = 0; e < head_size; e++)
+                xh[e] += a * v[e];
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    int n_heads = argc > 1 ? atoi(argv[1]) : 8, n_kv = argc > 2 ? atoi(argv[2]) : 4, hs = 24, seq = 40, layers = 2;
+    int kv_dim = n_kv * hs;
+    float *q = malloc(sizeof(float) * n_heads * hs), *att = calloc((size_t)n_heads * seq, sizeof(float));
+    float *xb = malloc(sizeof(float) * n_heads * hs);
+    float *kc = malloc(sizeof(float) * layers * seq * kv_dim), *vc = malloc(sizeof(float) * layers * seq * kv_dim);
+    for (int i = 0; i < n_heads * hs; i++) q[i] = (float)((i * 7) % 13) / 13.0f - 0.4f;
+    for (int i = 0; i < layers * seq * kv_dim; i++) {
+        kc[i] = (float)((i * 11) % 17) / 17.0f - 0.5f;
+        vc[i] = (float)((i * 5) % 19) / 19.0f - 0.3f;
+    }
+    double s = 0.0;
+    for (int pos = 0; pos < seq; pos += 7)
+        for (int l = 0; l < layers; l++) {
+            attention(q, att, xb, kc, vc, n_heads, n_kv, hs, seq, pos, l * seq * kv_dim);
+            for (int i = 0; i < n_heads * hs; i++)
+                s += xb[i] * (1 + i % 7);
+        }
+    printf("%.6e %.6e\n", s, att[seq + 3]);
+    return 0;
+}
+"""
+
+
+def test_attention_heads_calling_softmax_run_in_parallel(tmp_path: Path) -> None:
+    """llama2.c's heads loop without the user's pragma: 'int t, e;' at the top of each head, a
+    per-head local pointer passed to softmax (a procedure) and memset: one parallel loop over the
+    heads, equal outputs with grouped-query heads and without."""
+    src = tmp_path / "attn.c"
+    src.write_text(ATTENTION.lstrip("\n"))
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--no-tune"], env=child_env())
+    line = 1 + next(k for k, text in enumerate(ATTENTION.lstrip("\n").splitlines()) if "for (h = 0;" in text)
+    assert f"attn.c:{line}:5: remark: loop nest scheduled: [h:++ private-body]" in proc.stderr, proc.stderr
+    build_c(src, tmp_path / "orig", {}, openmp=False)
+    parallel = build_c(out_c, tmp_path / "par", {}, openmp=True)
+    for args in (("8", "4"), ("6", "6"), ("32", "8")):
+        ref = run_step([str(tmp_path / "orig"), *args]).stdout
+        for threads in (1, 3):
+            got = run_step([str(parallel), *args], env=child_env(OMP_NUM_THREADS=str(threads))).stdout
+            mismatch = compare_outputs(ref, got, rtol=1e-5, atol=1e-6)
+            assert mismatch is None, f"args {args}, {threads} threads (out.c in {tmp_path}): {mismatch}"
