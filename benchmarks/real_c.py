@@ -8,7 +8,10 @@ Variants of each program, all built with ``gcc -O3 -march=native`` (``CC`` overr
   markers turned into pragmas, or its own pragmas, with ``-fopenmp`` (n/a when it has neither);
 - ``mdpoly``: ``mdpoly --no-tune`` output with ``-fopenmp`` (the program's own pragmas stay
   active next to mdpoly's code);
-- ``mdpoly_tuned``: with ``--tune-time S`` instead (only when given).
+- ``mdpoly_tuned``: with ``--tune-time S`` instead (only when given);
+- ``mdpoly_cuda``, ``mdpoly_opencl`` (``--gpu cuda,opencl``): ``--target cuda|opencl --no-tune``
+  output, the cost model choosing device or host per nest, built with the API's flags and
+  ``-fopenmp`` (the host code's OpenMP), run at the same ``OMP_NUM_THREADS``.
 
 For every thread count (``--threads``, as ``OMP_NUM_THREADS``) the variants run interleaved
 (seq, omp, mdpoly, ..., seq, omp, ...) ``--reps`` times after one checking run; the time is the
@@ -90,8 +93,18 @@ def _step(cmd: list[str], timeout: float, env: dict[str, str] | None = None,
 
 
 
-def _build(src: Path, exe: Path, openmp: bool) -> None:
-    _step([CC, *OPT_FLAGS, *(["-fopenmp"] if openmp else []), str(src), "-o", str(exe), "-lm"], BUILD_TIMEOUT_S)
+def _build(src: Path, exe: Path, openmp: bool, target: str = "openmp") -> None:
+    comp: list[str] = []
+    link: list[str] = []
+    if target != "openmp":   # a GPU output: its API's headers and libraries, as mdpoly-cc adds them
+        from gpu_suite import target_flags
+        comp, link = target_flags(target)
+    _step([CC, *OPT_FLAGS, *comp, *(["-fopenmp"] if openmp else []), str(src), "-o", str(exe), *link, "-lm"],
+          BUILD_TIMEOUT_S)
+
+
+#: variant name -> the --target of its mdpoly output (``--gpu``)
+GPU_VARIANTS = {"mdpoly_cuda": "cuda", "mdpoly_opencl": "opencl"}
 
 
 def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float | None,
@@ -111,7 +124,10 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
             _build(src, v.exe, openmp=True)
         else:
             out_c, rep = out / f"{name}.c", out / f"{name}.json"
-            tune = ["--no-tune"] if name in ("mdpoly", "before") else ["--tune-time", str(tune_time)]
+            target = GPU_VARIANTS.get(name, "openmp")
+            tune = ["--no-tune"] if name in ("mdpoly", "before", *GPU_VARIANTS) else ["--tune-time", str(tune_time)]
+            if target != "openmp":
+                tune += ["--target", target]
             cmd = [*mdpoly_command(), str(prog.path.resolve()), "-o", str(out_c.resolve()), "--report",
                    str(rep.resolve()), *tune]
             env = mdpoly_env()
@@ -127,7 +143,7 @@ def build_variant(prog: rc.RealProgram, name: str, out: Path, tune_time: float |
             v.nests = (f"{cov.transformed}/{cov.reported} nests, {cov.parts_parallel}/{cov.parts} computations, "
                        f"{cov.hot_transformed}/{cov.hot} hand-parallelized loops")
             v.exe = out / name
-            _build(out_c, v.exe, openmp=True)
+            _build(out_c, v.exe, openmp=True, target=target)
     except (RuntimeError, OSError, ValueError, subprocess.TimeoutExpired) as exc:
         return Variant(name, status="failed", detail=str(exc)[:400], nests=v.nests)
     return v
@@ -241,6 +257,9 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
         head += ["tuned / seq", "tuned / omp"]
     if "before" in names:
         head += ["before / seq", "before / omp"]
+    for g in GPU_VARIANTS:
+        if g in names:
+            head += [f"{g[len('mdpoly_'):]} / seq", f"{g[len('mdpoly_'):]} / omp"]
     lines += ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     geo: dict[tuple[str, int], list[float]] = {}
     for r in rows:
@@ -249,7 +268,7 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
         for t in threads:
             cells = [r["program"], " ".join(r["args"]), str(t), *(_md_cell(_cell(vs[n], t)) for n in names)]
             cells += [_ratio(seq, omp, t) if omp else "–"]
-            for n in ("mdpoly", "mdpoly_tuned", "before"):
+            for n in ("mdpoly", "mdpoly_tuned", "before", *GPU_VARIANTS):
                 if n not in names:
                     continue
                 cells += [_ratio(seq, vs[n], t), _ratio(omp, vs[n], t) if omp and omp.status == "ok" else "–"]
@@ -264,7 +283,7 @@ def write_results(rows: list[dict[str, Any]], meta: dict[str, Any], stem: str, o
             lines.append(f"- threads {t}, {label}: {math.exp(sum(map(math.log, xs)) / len(xs)):.2f}x over {len(xs)} programs")
     lines += ["", "mdpoly coverage (from `--report`):", ""]
     for r in rows:
-        for n in ("mdpoly", "mdpoly_tuned"):
+        for n in ("mdpoly", "mdpoly_tuned", *GPU_VARIANTS):
             v = r["variants"].get(n)
             if v is not None:
                 secs = f", mdpoly took {v.mdpoly_seconds:.1f} s" if v.mdpoly_seconds else ""
@@ -298,6 +317,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", type=Path, default=None,
                     help="root of another mdpoly checkout (e.g. an older commit unpacked by git archive): "
                          "variant 'before', its --no-tune output")
+    ap.add_argument("--gpu", default="", help="comma-separated GPU targets (cuda, opencl): variants mdpoly_cuda, "
+                                              "mdpoly_opencl, their --target output with the default cost model, "
+                                              "OMP_NUM_THREADS as for the others")
     ap.add_argument("--out-dir", type=Path, default=HERE / "results")
     ap.add_argument("--build-dir", type=Path, default=HERE / "build" / "real_c")
     ns = ap.parse_args(argv)
@@ -313,7 +335,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.error("--threads and --reps must be positive")
     if ns.busy and (shutil.which("taskset") is None or max(threads) > (os.cpu_count() or 1)):
         ap.error("--busy needs taskset and at most as many threads as CPUs")
-    names = ["seq", "omp", "mdpoly", *(["mdpoly_tuned"] if ns.tune_time else []), *(["before"] if ns.before else [])]
+    gpu = [g for g in ns.gpu.split(",") if g]
+    if set(gpu) - {"cuda", "opencl"}:
+        ap.error("--gpu takes cuda and/or opencl")
+    names = ["seq", "omp", "mdpoly", *(["mdpoly_tuned"] if ns.tune_time else []), *(["before"] if ns.before else []),
+             *(f"mdpoly_{g}" for g in gpu)]
     date = datetime.datetime.now(datetime.UTC)
     meta: dict[str, Any] = {"date": date.isoformat(timespec="seconds"), **machine_description(ns.busy),
                             "threads": threads, "reps": ns.reps, "tune_time_s": ns.tune_time,
