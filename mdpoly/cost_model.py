@@ -34,7 +34,10 @@ generated code on one thread up to ``min_phase_ops`` (the OpenMP ``if`` clause,
 GPU targets: the device pays when ``S >= device_margin * (launches * launch_ns + bytes *
 transfer_ns_per_byte)``; inside host loops the transfers are not charged (the data may stay on
 the device over the loop, ``mdpoly.backends.residency``) and no run-time guard is added (it would read
-the loop's iterators and end that residency). The per-program context and module set-up
+the loop's iterators and end that residency). A run-time guard also rents before it buys
+(``mdp_gpu_rent(setup_s)``): the host runs the calls it would send to the device until their host
+time reaches the set-up's, so a short program never pays a set-up that a long one pays at most
+twice over. The per-program context and module set-up
 (``gpu_setup_ns``) is not charged per call: it is paid once per program whatever the number of
 nests. Whole nests of a GPU target's file are weighed against the host by ``decide_file``
 (``DeviceInputs`` from ``mdpoly.hybrid``): device time ``max(ops * gpu_ns_per_op, bytes *
@@ -279,7 +282,8 @@ class CostDecision:
             return (f"cost: run-time guard, the generated code when a call has >= {self.min_call_ops} operations, "
                     f"in parallel when >= {self.min_ops}")
         if self.choice == "guarded":
-            return f"cost: run-time guard, parallel when a call has >= {self.min_ops} operations"
+            rent = "; " + self.reason.split("; ", 1)[1] if "; " in self.reason else ""
+            return f"cost: run-time guard, parallel when a call has >= {self.min_ops} operations{rent}"
         est = (f" (est. {_us(self.seq_ns)} sequential, {_us(self.par_ns)} on {self.threads} threads, "
                f"{_us(self.loaded_ns)} under load)" if self.seq_ns is not None else "")
         return f"cost: {self.choice}: {self.reason}{est}"
@@ -384,7 +388,12 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
                                     "very large sizes)", min_ops, inputs, threads=0)
             if inputs.bytes_c and gain > 0:
                 guard += f" && {gain!r} * {inputs.points_c} >= {copies!r} * ({inputs.bytes_c})"
-            return CostDecision("guarded", "sizes known at run time only", min_ops, inputs, guard=guard)
+            why = "sizes known at run time only"
+            if cal.gpu_setup_ns > 0:   # ski rental: the host runs such calls until they took the set-up's time
+                guard += f" && mdp_gpu_rent({cal.gpu_setup_ns * 1e-9!r})"
+                why += (f"; the device once the host has spent {_us(cal.gpu_setup_ns)} (the runtime's set-up) "
+                        "on the calls it would run, or the runtime is up")
+            return CostDecision("guarded", why, min_ops, inputs, guard=guard)
         # the generated code pays on one thread long before it pays in parallel (its tiling and
         # vectorization): the call's guard is lower, and its team forms only above ``min_ops``
         min_call = min(min_ops, math.ceil(cal.call_margin * cal.call_ns / cal.ns_per_op))

@@ -418,10 +418,17 @@ def device_refused_host(host: NestOutcome, device: NestOutcome) -> NestOutcome:
 
 def guarded_hybrid(device: GeneratedCode, host: GeneratedCode) -> GeneratedCode:
     """The device code whose fallback (a failed run-time guard or check) is the host code, which
-    falls back to the nest as written in turn."""
+    falls back to the nest as written in turn. Where the guard rents before it buys
+    (``mdp_gpu_rent``, ``mdpoly.cost_model``), the host code's time counts toward the set-up when
+    the guard deferred its call."""
     preamble = device.preamble + ("\n" + host.preamble if host.preamble and host.preamble not in device.preamble else "")
+    fallback = host.call.strip()
+    if "mdp_gpu_rent(" in device.call:
+        fallback = ("{\nconst int mdp_rented = mdp_gpu_rent_take();\n"
+                    "const double mdp_rent_t0 = mdp_rented ? mdp_gpu_rent_now() : 0.0;\n"
+                    f"{fallback}\nif (mdp_rented)\n  mdp_gpu_rent_pay(mdp_rent_t0);\n}}")
     return replace(device, definition=f"{device.definition}\n{host.definition}",
-                   call=device.call.replace(ORIGINAL_NEST, host.call.strip()),
+                   call=device.call.replace(ORIGINAL_NEST, fallback),
                    headers=tuple(dict.fromkeys(device.headers + host.headers)),
                    flags=tuple(dict.fromkeys(device.flags + host.flags)), preamble=preamble)
 

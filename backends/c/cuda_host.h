@@ -167,6 +167,39 @@ static double mdp_cu_now_ms(void)
 #endif
 }
 
+/* Ski rental for the runtime's set-up (context creation and module loads, paid once per program):
+   a call whose per-call guard sends it to the device (its work known only at run time) runs on
+   the host while the host time of such calls is below setup_s (the cost model's gpu_setup_ns, in
+   the guard: mdp_gpu_rent(0.2)); after that, or once the runtime is up, the device runs them. A short program then
+   never pays the set-up (a 6-step training run was 5x slower on the device than on the host), a
+   long one pays it after at most its cost in host time. */
+#ifndef MDP_GPU_RENT_H
+#define MDP_GPU_RENT_H
+#if defined(__GNUC__) || defined(__clang__)
+#define MDP_RENT_FN __attribute__((unused)) static
+#else
+#define MDP_RENT_FN static
+#endif
+static double mdp_gpu_rent_ms;     /* host time of the calls the device would have run */
+static int mdp_gpu_rent_pending;   /* the last guard deferred its call to the host */
+MDP_RENT_FN int mdp_gpu_rent(double setup_s)
+{
+    if (mdp_cu_ready || mdp_gpu_rent_ms >= 1e3 * setup_s)
+        return 1;
+    mdp_gpu_rent_pending = 1;
+    return 0;
+}
+/* The host branch: whether its call was deferred (timed, then mdp_gpu_rent_pay). */
+MDP_RENT_FN int mdp_gpu_rent_take(void)
+{
+    int pending = mdp_gpu_rent_pending;
+    mdp_gpu_rent_pending = 0;
+    return pending;
+}
+MDP_RENT_FN double mdp_gpu_rent_now(void) { return mdp_cu_now_ms(); }
+MDP_RENT_FN void mdp_gpu_rent_pay(double since_ms) { mdp_gpu_rent_ms += mdp_cu_now_ms() - since_ms; }
+#endif /* MDP_GPU_RENT_H */
+
 /* MDPOLY_PROFILE, before a call's launches: the stream waits until mdp_cu_gate_open (after the
    launches and the event behind them are queued), then records event 5 and runs the kernels back to
    back; without the gate, event 5 is recorded now. */

@@ -105,10 +105,24 @@ def loop_helper(fd: c_ast.FuncDef) -> LoopHelper | None:
     return LoopHelper(fd, tuple(params))
 
 
+#: element types of a procedure's pointer parameters (``float *row``): arithmetic, so the pointer
+#: becomes a local pointer into an array (a struct's is a struct pointer, which stays a call)
+_ARITHMETIC = frozenset({"char", "short", "int", "long", "float", "double", "signed", "unsigned", "_Bool",
+                         "size_t", "ptrdiff_t", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+                         "uint32_t", "uint64_t"})
+
+
+def _arithmetic(decl: c_ast.Decl) -> bool:
+    """A scalar or a pointer to one of an arithmetic type."""
+    t = decl.type.type if isinstance(decl.type, c_ast.PtrDecl) else decl.type
+    return (isinstance(t, c_ast.TypeDecl) and isinstance(t.type, c_ast.IdentifierType)
+            and set(t.type.names) <= _ARITHMETIC)
+
+
 def procedure(fd: c_ast.FuncDef) -> LoopHelper | None:
     """``fd`` as a procedure (a ``static void`` function with a loop, called as a statement), or
-    None: scalar and pointer parameters, no ``return`` but a last ``return;``, no ``goto``,
-    label, ``switch``, ``static`` local, local array or address taken."""
+    None: scalar and pointer parameters of arithmetic types, no ``return`` but a last ``return;``,
+    no ``goto``, label, ``switch``, ``static`` local, local array or address taken."""
     decl = fd.decl
     if "static" not in (decl.storage or []) or not isinstance(decl.type, FUNC_DECLS):
         return None
@@ -120,7 +134,7 @@ def procedure(fd: c_ast.FuncDef) -> LoopHelper | None:
     for p in (decl.type.args.params if decl.type.args is not None else []):
         if isinstance(p, c_ast.Typename) and c_text(p).strip() == "void":
             continue
-        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)):
+        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)) or not _arithmetic(p):
             return None
         params.append(p)
     items = list(fd.body.block_items or [])
@@ -173,6 +187,11 @@ def _free_names(h: LoopHelper) -> set[str]:
 def _pure_argument(arg: c_ast.Node) -> bool:
     return not any(isinstance(n, c_ast.Assignment | c_ast.FuncCall)
                    or (isinstance(n, c_ast.UnaryOp) and n.op in ("++", "--", "p++", "p--")) for n in walk_nodes(arg))
+
+
+def _address_of_object(arg: c_ast.Node) -> bool:
+    """``&x`` or ``&s.f``: a pointer to an object, not into an array (``&a[i]``)."""
+    return isinstance(arg, c_ast.UnaryOp) and arg.op == "&" and isinstance(arg.expr, c_ast.ID | c_ast.StructRef)
 
 
 def _unconditional_calls(node: c_ast.Node, names: dict[str, LoopHelper]) -> list[c_ast.FuncCall] | None:
@@ -244,6 +263,7 @@ class _Expander:
             t.declname = d.name
             d.init = copy.deepcopy(a)
             d.storage, d.funcspec = [], []
+            d.coord = call.coord   # a later refusal of the parameter points at the call
             items.append(d)
         body = list(fd.body.block_items or [])
         if h.procedure:
@@ -265,7 +285,8 @@ class _Expander:
         """``stmt`` preceded by the expansions of the loop-helper calls it makes, or None."""
         if isinstance(stmt, c_ast.FuncCall) and isinstance(stmt.name, c_ast.ID):
             h = self.helpers.get(stmt.name.name)
-            if h is None or not h.procedure or not all(_pure_argument(a) for a in (stmt.args.exprs if stmt.args else [])):
+            args = stmt.args.exprs if stmt.args else []
+            if h is None or not h.procedure or not all(_pure_argument(a) and not _address_of_object(a) for a in args):
                 return None
             got = self.expansion(stmt)
             return None if got is None else [c_ast.Compound(got[0], coord=stmt.coord)]

@@ -267,11 +267,49 @@ def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
     assert cost["host"]["choice"] == "guarded"
     assert "otherwise on the host (OpenMP, cost: run-time guard" in proc.stderr
     text = out_c.read_text()
-    assert re.search(r">= 100000\.0 && 0\.092[^\n]*\)\s*\{\s*mdpoly_mm_\w+\(.*\}\s*else\s*\{\s*if \(", text, re.S)
+    # the device once the host has spent the set-up's time on such calls (ski rental): the host
+    # branch times the calls its guard deferred
+    assert re.search(r">= 100000\.0 && 0\.092[^\n]*mdp_gpu_rent\(0\.2\)[^\n]*\)\s*\{\s*mdpoly_mm_\w+\(.*\}\s*else"
+                     r"\s*\{\s*\{\s*const int mdp_rented = mdp_gpu_rent_take\(\);.*if \(", text, re.S)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     dev = build_opencl(out_c, tmp_path / "dev", {})
     for n in (10, 46, 47, 60):
         assert _run(dev, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
+    # without a set-up to rent (gpu_setup_ns=0) the per-call guard alone decides: n = 47 and 60 on the device
+    out0 = tmp_path / "out0.c"
+    run_step([*mdpoly_command(), str(src), "-o", str(out0), "--target", "opencl", "--no-tune"],
+             env=child_env(MDPOLY_COST_CALIBRATION="gpu_setup_ns=0"))
+    assert "mdp_gpu_rent(" not in out0.read_text().split("int main")[-1]
+    dev0 = build_opencl(out0, tmp_path / "dev0", {})
+    for n in (10, 47, 60):
+        assert _run(dev0, n, None)[0] == _run(orig, n, None)[0], f"n={n}"
+
+
+RENTED = MATMUL.replace("  mm(n, a, b, c);\n", "  for (int r = 0; r < 400; r++)\n    mm(n, a, b, c);\n")
+
+
+def test_opencl_device_after_the_host_paid_the_set_up(tmp_path: Path) -> None:
+    """Ski rental: calls whose guard sends them to the device run on the host until their host
+    time reaches the set-up's (here calibrated to 2 ms), then on the device; the output is the
+    original's. The profile counts the device's calls: some, and fewer than all."""
+    from test_opencl_examples import build_opencl, opencl_unavailable
+    why = opencl_unavailable(str(tmp_path))
+    if why is not None:
+        pytest.skip(why)
+    src = tmp_path / "mm.c"
+    src.write_text(RENTED)
+    out_c = tmp_path / "out.c"
+    proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune"],
+                    env=child_env(MDPOLY_COST_CALIBRATION="gpu_setup_ns=2e6"))
+    assert "the device once the host has spent 2 ms (the runtime's set-up)" in proc.stderr, proc.stderr
+    assert "mdp_gpu_rent(0.002)" in out_c.read_text()
+    orig = build_c(src, tmp_path / "orig", {}, openmp=False)
+    dev = build_opencl(out_c, tmp_path / "dev", {})
+    env = dict(child_env(MDPOLY_PROFILE="1", OMP_NUM_THREADS="1"))
+    got = run_step([str(dev), "60"], env=env)
+    assert got.stdout == run_step([str(orig), "60"]).stdout
+    calls = re.search(r"mdpoly_mm_\w+ calls=(\d+)", got.stderr)
+    assert calls is not None and 0 < int(calls.group(1)) < 400, got.stderr[-2000:]
 
 
 def test_streaming_calls_never_go_to_the_device(tmp_path: Path) -> None:
