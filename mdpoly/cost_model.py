@@ -617,6 +617,8 @@ class DeviceInputs:
     path_ops: int = 0
     #: work-group barriers on that path (a work-group per tile: one per inner wavefront)
     barriers: int = 0
+    #: why nothing of it goes to the device, where that is not the GPU target's refusal
+    host_why: str = ""
 
     def text(self) -> str:
         return (f"target={self.target} device_ops={self.ops} device_bytes={self.device_bytes} "
@@ -682,7 +684,8 @@ def decide_device(inputs: DeviceInputs, cal: Calibration = CALIBRATION, setup_ns
     written, whichever is faster)."""
     setup = cal.gpu_setup_ns if setup_ns is None else setup_ns
     if inputs.launches == 0:
-        return DeviceDecision("host", "nothing of it would run on the device (the GPU target keeps the wavefronts and the "
+        return DeviceDecision("host", inputs.host_why or
+                              "nothing of it would run on the device (the GPU target keeps the wavefronts and the "
                               "parallel loops around bodies it cannot run on the device sequential)",
                               inputs, 0.0, 0.0, 0.0, 0.0, setup, 0.0, 0.0)
     compute, transfer, launch, dev = device_estimate(inputs, cal)

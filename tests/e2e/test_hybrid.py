@@ -172,6 +172,46 @@ def test_forced_device_keeps_the_gpu_code(tmp_path: Path, opencl: None) -> None:
     _check_runs(tmp_path, STENCIL, out_c)
 
 
+ROWS = r"""
+#include <stdio.h>
+#include <stdlib.h>
+void row_argmax(int rows, int cols, const float *p, int *pred) {
+  for (int r = 0; r < rows; r++) {
+    int best = 0;
+    for (int c = 1; c < cols; c++)
+      if (p[r * cols + c] > p[r * cols + best]) best = c;
+    pred[r] = best;
+  }
+}
+int main(int argc, char **argv) {
+  int rows = argc > 1 ? atoi(argv[1]) : 300, cols = argc > 2 ? atoi(argv[2]) : 10;
+  float *p = malloc(sizeof(float) * rows * cols);
+  int *pred = malloc(sizeof(int) * rows);
+  for (int i = 0; i < rows * cols; i++) p[i] = (float)((i * 7) % 11);
+  row_argmax(rows, cols, p, pred);
+  long s = 0;
+  for (int r = 0; r < rows; r++) s += (long)pred[r] * (r % 5 + 1);
+  printf("%ld\n", s);
+  return 0;
+}
+"""
+
+
+def test_run_time_sized_loop_around_a_body_on_the_host(tmp_path: Path, opencl: None) -> None:
+    """A parallel loop around a body as written whose sizes are known only at run time, in no host
+    loop: no per-call guard would weigh its launch and copies (nor the runtime's set-up), so the
+    OpenMP code runs it; no GPU runtime is started."""
+    out_c, report, stderr = _generate(tmp_path, ROWS)
+    nest = _by_function(report, ROWS)["row_argmax"]
+    assert nest["status"] == "transformed" and nest["target"] == "openmp", nest
+    assert nest["cost"]["device"]["choice"] == "host"
+    assert "no run-time guard weighs their launches and copies" in nest["cost"]["device"]["reason"]
+    assert "device: host: its parallel loops around bodies as written have sizes known at run time only" in stderr
+    text = out_c.read_text()
+    assert "mdp_cl_" not in text and "#pragma omp parallel for" in text
+    _check_runs(tmp_path, ROWS, out_c)
+
+
 def test_bad_calibration_is_a_usage_error(tmp_path: Path) -> None:
     src = tmp_path / "prog.c"
     src.write_text(STENCIL)
