@@ -390,7 +390,9 @@ def decide(inputs: CostInputs, cal: Calibration = CALIBRATION) -> CostDecision:
                 guard += f" && {gain!r} * {inputs.points_c} >= {copies!r} * ({inputs.bytes_c})"
             why = "sizes known at run time only"
             if cal.gpu_setup_ns > 0:   # ski rental: the host runs such calls until they took the set-up's time
-                guard += f" && mdp_gpu_rent({cal.gpu_setup_ns * 1e-9!r})"
+                # (a call estimated to take that long on the host alone buys at once)
+                per_point_s = inputs.ops_per_point * cal.ns_per_op / max(1, cal.host_threads) * 1e-9
+                guard += f" && mdp_gpu_rent({cal.gpu_setup_ns * 1e-9!r}, {per_point_s!r} * {inputs.points_c})"
                 why += (f"; the device once the host has spent {_us(cal.gpu_setup_ns)} (the runtime's set-up) "
                         "on the calls it would run, or the runtime is up")
             return CostDecision("guarded", why, min_ops, inputs, guard=guard)

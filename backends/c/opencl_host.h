@@ -178,7 +178,8 @@ static double mdp_cl_now_ms(void)
 /* Ski rental for the runtime's set-up (context creation and module loads, paid once per program):
    a call whose per-call guard sends it to the device (its work known only at run time) runs on
    the host while the host time of such calls is below setup_s (the cost model's gpu_setup_ns, in
-   the guard: mdp_gpu_rent(0.2)); after that, or once the runtime is up, the device runs them. A short program then
+   the guard: mdp_gpu_rent(0.2, <the call's host estimate>)); after that, once the runtime is up, or
+   for a call estimated to take the set-up's time on the host alone, the device runs them. A short program then
    never pays the set-up (a 6-step training run was 5x slower on the device than on the host), a
    long one pays it after at most its cost in host time. */
 #ifndef MDP_GPU_RENT_H
@@ -190,9 +191,9 @@ static double mdp_cl_now_ms(void)
 #endif
 static double mdp_gpu_rent_ms;     /* host time of the calls the device would have run */
 static int mdp_gpu_rent_pending;   /* the last guard deferred its call to the host */
-MDP_RENT_FN int mdp_gpu_rent(double setup_s)
+MDP_RENT_FN int mdp_gpu_rent(double setup_s, double host_s)
 {
-    if (mdp_cl_queue != NULL || mdp_gpu_rent_ms >= 1e3 * setup_s)
+    if (mdp_cl_queue != NULL || mdp_gpu_rent_ms >= 1e3 * setup_s || host_s >= setup_s)
         return 1;
     mdp_gpu_rent_pending = 1;
     return 0;

@@ -101,7 +101,8 @@ def test_gpu_repays_launches_and_transfers_or_falls_back() -> None:
     guarded = decide(_inputs(None, target="cuda"))
     gpu_min = math.ceil(2 * 10_000 / 0.1)
     assert guarded.choice == "guarded" and guarded.min_ops == gpu_min and guarded.parallel_if is None
-    assert guarded.guard == f"(double)(n) >= {gpu_min // 2}.0 && mdp_gpu_rent(0.2)"
+    assert guarded.guard.startswith(f"(double)(n) >= {gpu_min // 2}.0 && mdp_gpu_rent(0.2, ")
+    assert guarded.guard.endswith(" * (double)(n))")   # the call's host estimate: buys at once past the set-up
     assert guarded.text() == (f"cost: run-time guard, parallel when a call has >= {gpu_min} operations; the device "
                               "once the host has spent 200 ms (the runtime's set-up) on the calls it would run, "
                               "or the runtime is up")

@@ -269,7 +269,7 @@ def test_opencl_small_calls_stay_on_the_host(tmp_path: Path) -> None:
     text = out_c.read_text()
     # the device once the host has spent the set-up's time on such calls (ski rental): the host
     # branch times the calls its guard deferred
-    assert re.search(r">= 100000\.0 && 0\.092[^\n]*mdp_gpu_rent\(0\.2\)[^\n]*\)\s*\{\s*mdpoly_mm_\w+\(.*\}\s*else"
+    assert re.search(r">= 100000\.0 && 0\.092[^\n]*mdp_gpu_rent\(0\.2, [^\n]*\)\s*\{\s*mdpoly_mm_\w+\(.*\}\s*else"
                      r"\s*\{\s*\{\s*const int mdp_rented = mdp_gpu_rent_take\(\);.*if \(", text, re.S)
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     dev = build_opencl(out_c, tmp_path / "dev", {})
@@ -302,7 +302,7 @@ def test_opencl_device_after_the_host_paid_the_set_up(tmp_path: Path) -> None:
     proc = run_step([*mdpoly_command(), str(src), "-o", str(out_c), "--target", "opencl", "--no-tune"],
                     env=child_env(MDPOLY_COST_CALIBRATION="gpu_setup_ns=2e6"))
     assert "the device once the host has spent 2 ms (the runtime's set-up)" in proc.stderr, proc.stderr
-    assert "mdp_gpu_rent(0.002)" in out_c.read_text()
+    assert "mdp_gpu_rent(0.002, " in out_c.read_text()
     orig = build_c(src, tmp_path / "orig", {}, openmp=False)
     dev = build_opencl(out_c, tmp_path / "dev", {})
     env = dict(child_env(MDPOLY_PROFILE="1", OMP_NUM_THREADS="1"))
