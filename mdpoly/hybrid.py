@@ -198,11 +198,11 @@ def device_inputs(nest: NestAnalysis, sizes: dict[str, int], target: str, cal: C
     try:
         loops = _device_loops(nest, items, env)
     except _Unknown:
-        if not any(c.nest.mdh is not None for c in schedule_computations(items)) \
+        if cal.gpu_min_speedup > 0 and not any(c.nest.mdh is not None for c in schedule_computations(items)) \
                 and not schedule_items_of(items, HostLoop):
             # only parallel loops around bodies (or wavefronts), of sizes known at run time, in no
             # host loop: no per-call guard would weigh their launches and copies (nor the set-up):
-            # the host's OpenMP code runs them, as below
+            # the host's OpenMP code runs them, as below (``gpu_min_speedup=0`` sends them to the device)
             return DeviceInputs(target=target, ops=0, device_bytes=0, transfer_bytes=0, launches=0, host_ns=0.0,
                                 seq_ns=0.0, host_why="its parallel loops around bodies as written have sizes known "
                                 "at run time only, and no run-time guard weighs their launches and copies (nor the "
