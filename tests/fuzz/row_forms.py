@@ -45,9 +45,15 @@ if TYPE_CHECKING:
     from .generator import _Gen
 
 #: every tag these shapes put on a kernel
-TAGS = frozenset({"procedure", "procedure-overlap", "overlap", "c89-siblings", "counter-exit", "bumped-pointer",
-                  "empty-loop", "own-index", "down-loop", "down-read-after", "short-loop", "start-value",
-                  "null-start"})
+TAGS = frozenset({"procedure", "procedure-overlap", "overlap", "procedure-names", "procedure-bump",
+                  "procedure-early-return", "procedure-arg-read", "c89-siblings", "counter-exit", "bumped-pointer",
+                  "counter-value", "counter-cond", "counter-triangle", "counter-bound", "counter-overlap",
+                  "empty-loop", "own-index", "own-index-1d", "down-loop", "down-read-after", "down-value",
+                  "down-triangle", "down-overlap", "short-loop", "start-value", "null-start", "start-max",
+                  "start-self"})
+#: the tags of the forms themselves (one per shape, and the null start of the GPU targets)
+FORM_TAGS = frozenset({"procedure", "c89-siblings", "counter-exit", "bumped-pointer", "own-index", "down-loop",
+                       "short-loop", "start-value", "null-start"})
 
 
 def _ctype(g: _Gen) -> str:
