@@ -446,7 +446,7 @@ def shape_down_loop(g: _Gen) -> list[Stmt]:
         dst = _flat(g, ctype, vals[0] * max(vals) + 3, "zero")
         wide = SizeRef(sizes[0][0]) if vals[0] >= vals[1] else w
         flat = Bin("+", Bin("*", i, wide), j)
-        inner = For(jv, decl, Cast("size_t", i) if decl is None else i, test, Lit(low), -1,
+        inner: Stmt = For(jv, decl, Cast("size_t", i) if decl is None else i, test, Lit(low), -1,
                     (Assign(Index(dst, (flat,)), "=", Bin("+", Bin("*", k, Index(src, (j,))), Lit("1"))),))
         it = g.iter_type(iv) if decl is None else "int"
         stmts.append(For(iv, None if decl is None else it, Lit("0"), "<", SizeRef(sizes[0][0]), 1, (inner,)))
@@ -455,7 +455,7 @@ def shape_down_loop(g: _Gen) -> list[Stmt]:
         flat = Bin("+", Bin("*", i, w), j)
         if form == "rows":
             dst = _flat(g, ctype, count, "zero")
-            inner: Stmt = down(jv, sizes[1][0], (Assign(Index(dst, (flat,)), "=", Bin("*", k, Index(src, (flat,)))),))
+            inner = down(jv, sizes[1][0], (Assign(Index(dst, (flat,)), "=", Bin("*", k, Index(src, (flat,)))),))
             body = (inner,)
         else:
             dst = _flat(g, ctype, vals[0] + 3, "zero")
