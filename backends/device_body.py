@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from pycparser import c_ast, c_generator, c_parser
 
+from mdpoly.ir.expr_text import parse_expr
 from mdpoly.ir.nest import TILE_BARRIER, TILE_THREAD, TILE_THREADS
 from mdpoly.ir.scop import Variable
 
@@ -264,9 +265,17 @@ class _Translator(c_ast.NodeVisitor):
                                         not written or (old is not None and old.read),
                                         written or (old is not None and old.written))
         for e in var.shape:   # the extents' names are passed by value
-            for n in re.findall(r"[A-Za-z_]\w*", e):
-                self.read_scalar(n)
+            self.device_extent(e)
         return self.arrays[name]
+
+    def device_extent(self, extent: str) -> str:
+        """A declared extent (host C text) spelled for the device: the scalars it names are read
+        (passed by value) and its casts spelled as the device has them (a flat view's ``(long
+        long)n`` is ``(long)n``; a name in a cast is no scalar)."""
+        tree = parse_expr(extent, rendered=False)   # "(n) * (m)" is a product, not a cast
+        if tree is None:
+            raise Refused(f"the extent '{extent}' is no expression mdpoly can read")
+        return _gen().visit(self.rewrite(tree))
 
     # }}}
 
@@ -293,7 +302,7 @@ class _Translator(c_ast.NodeVisitor):
         gen = _gen()
         flat = f"(long)({gen.visit(subs[0])})"
         for e, s in zip(a.extents[1:], subs[1:], strict=True):
-            flat = f"({flat}) * ({e}) + ({gen.visit(s)})"
+            flat = f"({flat}) * ({self.device_extent(e)}) + ({gen.visit(s)})"
         return c_ast.ArrayRef(c_ast.ID(name), c_ast.ID(flat))
 
     def target(self, node: c_ast.Node) -> c_ast.Node:

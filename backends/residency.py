@@ -279,13 +279,14 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
             into = arrays if resident else kept
             old = into.get(u.name)
             if old is None:
-                into[u.name] = ResidentArray(u.name, u.host_type, (u.count,), True, u.written, scalar=u.scalar)
+                into[u.name] = ResidentArray(u.name, u.host_type, (u.count,), True, u.written, scalar=u.scalar,
+                                             value=u.value)
             elif old.host_type != u.host_type:
                 return f"'{u.name}' is used with two element types"
             else:
                 counts = old.counts if u.count in old.counts else (*old.counts, u.count)
                 into[u.name] = ResidentArray(u.name, u.host_type, counts, True, old.download or u.written,
-                                             scalar=old.scalar)
+                                             scalar=old.scalar, value=old.value)
     group = swaps.used & set(arrays)   # swapped pointers: one size, written back together
     if swaps.used and (group != swaps.used or len({arrays[n].host_type for n in group}) != 1):
         return "the pointers the loop swaps are not all arrays of one type that stay on the device"
@@ -299,7 +300,9 @@ def plan_region(loop: HostLoop, calls: dict[int, str], data: dict[int, DeviceDat
     # the region's checks and copies run before the loop, where a variable declared in its body
     # (a scalar the computation writes through its address, a local array) does not exist
     declared = _declared([s.text for s in _statements(loop) if s.declares])
-    inside = sorted(n for n in (*arrays, *kept) if n in declared)
+    # (a struct member the calls pass as '&(acc.re)' by the name of its struct)
+    named = {n: set(_NAME.findall(a.value)) if a.value else {n} for n, a in (*arrays.items(), *kept.items())}
+    inside = sorted(m for ns in named.values() for m in ns if m in declared)
     if inside:
         return f"'{inside[0]}' is declared inside the loop, so the copies and checks before it cannot name it"
     # every resident array is copied in, even one the computations only write: the parts they do

@@ -30,8 +30,9 @@ def device_data(plan: KernelPlan) -> DeviceData:
         p = params.get(b.name)
         direct = (p is not None and p.kind in ("array", "pointer") and not p.rows_of and not p.c_value
                   and not any(name in b.count for name in computed))
+        scalar = p is not None and p.kind == "scalar"
         uses.append(DeviceUse(b.name, b.host_type, b.count, b.copy_in or not b.written, b.written, direct,
-                              scalar=p is not None and p.kind == "scalar"))
+                              scalar=scalar, value=p.c_value if scalar and p is not None else ""))
     # the checks of a call need no loop spellings, hence no dialect
     _, _, check = CEmitter(cast(Dialect, None)).team_call(plan, plan.name)  # type: ignore[arg-type]
     overlap_only = not plan.mdh.preconditions and all(u.direct for u in uses)
@@ -83,7 +84,10 @@ def _bytes(a: ResidentArray) -> str:
 
 
 def _address(a: ResidentArray) -> str:
-    """Where ``a``'s bytes start: the array (a pointer), or the scalar's address."""
+    """Where ``a``'s bytes start: the array (a pointer), or the scalar's address (of the
+    expression the calls pass, a struct member's ``&(acc.re)``)."""
+    if a.scalar and a.value:
+        return f"(&({a.value}))"
     return f"(&{a.name})" if a.scalar else a.name
 
 

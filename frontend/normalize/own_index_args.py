@@ -53,6 +53,7 @@ from pycparser import c_ast
 from mdpoly.frontend.normalize.ast_util import assigned_names, declared_names, names_in, replace_top_down, walk_nodes
 from mdpoly.frontend.normalize.index_temps import pure_index
 from mdpoly.frontend.symbols import SymbolTable, c_text
+from mdpoly.ir.c_types import parse_type
 
 PREFIX = "mdp_argv_"
 
@@ -86,7 +87,7 @@ def own_index_args(nest: c_ast.Node, symbols: SymbolTable, taken: set[str]) -> l
     if not (isinstance(cond, c_ast.BinaryOp) and cond.op in ("<", "<=", ">", ">=")):
         return []
     if not _own_index(best, it, symbols) or best in names_in(end) or not pure_index(first, symbols) \
-            or not pure_index(end, symbols):
+            or not pure_index(end, symbols) or not _keeps_iterator(nest, it, best, symbols):
         return []
     sides = _sides(cond, it, best, symbols)
     if sides is None:
@@ -235,6 +236,23 @@ def _update(body: c_ast.Node | None, it: str) -> tuple[c_ast.If, str] | None:
             and isinstance(keep.rvalue, c_ast.ID) and keep.rvalue.name == it and keep.lvalue.name != it):
         return None
     return branch, str(keep.lvalue.name)
+
+
+def _keeps_iterator(loop: c_ast.For, it: str, best: str, symbols: SymbolTable) -> bool:
+    """``best = it`` keeps every value of the iterator's type (``long i`` into ``int best`` does
+    not): the dependence analysis refuses such an argmax (``deps.inexact_reduction``), and the
+    rewritten loop would then be kept with a reason that names our temporary instead of the
+    user's variables. A type this module cannot read is left to that analysis."""
+    init = loop.init
+    decl = init.decls[0] if isinstance(init, c_ast.DeclList) else None
+    if decl is not None and isinstance(decl.type, c_ast.TypeDecl) and isinstance(decl.type.type, c_ast.IdentifierType):
+        it_text = " ".join(decl.type.type.names)
+    else:
+        var = symbols.variable(it)
+        it_text = var.scalar_type if var is not None else ""
+    kept = symbols.variable(best)
+    it_type, best_type = parse_type(it_text), parse_type(kept.scalar_type if kept is not None else "")
+    return it_type is None or best_type is None or best_type.holds_all_of(it_type)
 
 
 def _sides(cond: c_ast.BinaryOp, it: str, best: str,

@@ -36,6 +36,9 @@ class DeviceUse:
     direct: bool
     #: the call passes the address of the scalar ``name`` (a reduction's result, ``&sum``)
     scalar: bool = False
+    #: what the call passes the address of where that is not ``name`` (a struct member the
+    #: model names ``mdp_m_acc_re``: ``acc.re``); ``""``: ``name`` itself
+    value: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,6 +65,8 @@ class ResidentArray:
     download: bool
     #: a scalar variable (its address is what the calls pass): the region's checks use ``&name``
     scalar: bool = False
+    #: the scalar's C expression where the calls pass ``&(value)`` (``DeviceUse.value``)
+    value: str = ""
 
 
 @dataclass(frozen=True, slots=True)

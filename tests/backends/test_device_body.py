@@ -36,6 +36,19 @@ def test_band_flat_subscripts_and_scalars() -> None:
     assert body.locals == ("int j;",) and body.fp64
 
 
+def test_view_extents_with_casts() -> None:
+    """A flat pointer's view (``a3[2*(h*n3 + t) + e]`` as rows of ``2 * n3``) has extents that the
+    front end prints with casts, ``(long long)2 * (long long)n3``: a cast's type is no scalar to
+    read (it was refused as "'long' has no declaration"), and the device spells it ``long``."""
+    symbols = {**SYMBOLS, "V": Variable("V", "float", ("(n) * (m)", "((long long)2 * (long long)m)"), "pointer",
+                                        "float")}
+    body = translate("for (i = 0; i < n; i++) for (j = 0; j < m; j++) V[i][2 * j] = s;", symbols, ("i",),
+                     private=("j",))
+    assert "V[((long)(i)) * (((long) 2) * ((long) m)) + (2 * j)] = s" in body.body, body.body
+    assert sorted(s.name for s in body.scalars) == ["m", "n", "s"]
+    assert all("long long" not in e for e in body.body.split("\n"))
+
+
 def test_downward_band_and_math_casts() -> None:
     body = translate("for (i = n - 1; i >= 0; i--) { float t = sqrtf(i); x[i] = fabs(t) + t; }", SYMBOLS, ("i",))
     (t,) = body.threads
@@ -106,4 +119,7 @@ def test_opencl_kernel_builds_on_pocl() -> None:
         pytest.skip(f"no OpenCL device: {exc}")
     body = translate("for (i = 0; i < n; i++) { double t = pow(s, 2); A[i][0] = sqrt(t) + floorf(x[i]); }",
                      SYMBOLS, ("i",))
+    cl.Program(ctx, kernel_source(body, "k", "opencl")).build()
+    view = {**SYMBOLS, "V": Variable("V", "float", ("n", "((long long)2 * (long long)m)"), "pointer", "float")}
+    body = translate("for (i = 0; i < n; i++) V[i][1] = s;", view, ("i",))
     cl.Program(ctx, kernel_source(body, "k", "opencl")).build()

@@ -220,3 +220,19 @@ def test_scalar_declared_in_the_loop_keeps_copies(tmp_path: Path) -> None:
     exe = tmp_path / "cl"
     run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
     assert run_program(exe) == reference
+
+
+@needs_opencl
+def test_struct_member_declared_in_the_loop_keeps_copies(tmp_path: Path) -> None:
+    """A struct accumulator declared in the loop's body whose members a device computation writes
+    (passed as ``&(acc.re)``): no region, named by the struct; one declared before the loop is
+    checked at its member's address. The output builds and matches."""
+    case = CASES_DIR / "local_member.c"
+    reference = run_program(build_c(case, tmp_path / "orig", {}, openmp=False))
+    out_c = tmp_path / "local_member_opencl.c"
+    proc = run_mdpoly(case, out_c, {}, extra=["--target", "opencl", "--no-tune", "--all-nests"])
+    assert "no data stays on the device over loop 'i': 'acc' is declared inside the loop" in proc.stderr, proc.stderr
+    assert "A, B stay on the device over loop 'i'" in proc.stderr and "(&(tot.re))" in out_c.read_text()
+    exe = tmp_path / "cl"
+    run_step([c_compiler(), "-O2", str(out_c), "-o", str(exe), "-lOpenCL", "-lm"])
+    assert run_program(exe) == reference

@@ -111,7 +111,8 @@ class For:
     var: str
     ctype: str | None
     start: Expr
-    cond: str        # "<", "<=", ">=", ">"
+    cond: str        # "<", "<=", ">=", ">"; "-->", "--!=", "<--": ``var-- > bound``,
+    #                  ``var-- != bound``, ``bound < var--`` with no increment (``size_t i = n; i-- > 0;``)
     bound: Expr
     step: int
     body: tuple[Stmt, ...]
@@ -134,6 +135,13 @@ class While:
 
     test: Expr
     body: tuple[Stmt, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ExprStmt:
+    """An expression as a statement: a procedure's call (``row_f(y + b * n, x, n);``)."""
+
+    expr: Expr
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,7 +182,7 @@ class Pragma:
     text: str
 
 
-Stmt = Assign | Decl | For | If | While | Continue | Break | Switch | OneLine | Return | Pragma
+Stmt = Assign | Decl | For | If | While | Continue | Break | Switch | OneLine | Return | Pragma | ExprStmt
 
 # }}}
 
@@ -353,6 +361,8 @@ class _Printer:
                 out.append(f"{ind}{ctype} {name}" + (f" = {self.expr(init)};" if init is not None else ";"))
             case Return(value):
                 out.append(f"{ind}return {self.expr(value)};")
+            case ExprStmt(value):
+                out.append(f"{ind}{self.expr(value)};")
             case Pragma(text):
                 out.append(f"{ind}#pragma {text}")
             case Continue():
@@ -392,6 +402,12 @@ class _Printer:
 
     def for_header(self, f: For) -> str:
         init = f"{f.ctype + ' ' if f.ctype else ''}{f.var} = {self.expr(f.start)}"
+        if f.cond == "-->":
+            return f"for ({init}; {f.var}-- > {self.expr(f.bound, 10)};)"
+        if f.cond == "--!=":
+            return f"for ({init}; {f.var}-- != {self.expr(f.bound, 10)};)"
+        if f.cond == "<--":
+            return f"for ({init}; {self.expr(f.bound, 10)} < {f.var}--;)"
         if f.step_expr is not None:
             inc = f"{f.var} += {self.expr(f.step_expr)}"
         elif f.step == 1:
@@ -400,7 +416,7 @@ class _Printer:
             inc = f"{f.var}--"
         else:
             inc = f"{f.var} {'+' if f.step > 0 else '-'}= {abs(f.step)}"
-        return f"for ({init}; {f.var} {f.cond} {self.expr(f.bound)}; {inc})"
+        return f"for ({init}; {f.var} {f.cond} {self.expr(f.bound, 11)}; {inc})"
 
     def block(self, body: tuple[Stmt, ...], ind: str, out: list[str], *, braces: bool = False) -> None:
         if len(body) == 1 and not braces and not isinstance(body[0], (Decl, OneLine)):

@@ -20,6 +20,7 @@ outputs compare bit for bit.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -1371,10 +1372,12 @@ class _Gen:
         self.kname = name
         self.setup = []
         self.dumps = []
-        real = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
+        real: dict[Callable[[], list[Stmt]], float] = {self.shape_flat_stencil: 4, self.shape_struct: 3, self.shape_local_ptr: 2, self.shape_heads: 1,
                 self.shape_user_omp: 2, self.shape_gather_wrap: 2, self.shape_table_in_place: 1,
                 self.shape_escape: 2, self.shape_torus: 2, self.shape_switch: 2, self.shape_struct_value: 2,
                 self.shape_search: 2, self.shape_runtime_step: 2}
+        from .row_forms import SHAPES as ROW_SHAPES  # the per-row forms (they import this module)
+        real.update({functools.partial(fn, self): w for fn, w in ROW_SHAPES.items()})
         shapes = {self.shape_map: 20, self.shape_reduce_array: 20, self.shape_imperfect: 16,
                   self.shape_local_acc: 16, self.shape_sequential: 7, self.shape_alias: 7,
                   self.shape_running_scalar: 3, self.shape_one_line: 2, self.shape_signed_unsigned: 1.5,

@@ -9,6 +9,8 @@ for that form. ``--strict`` on the command line ignores this table.
 
 from __future__ import annotations
 
+from .row_forms import TAGS as ROW_TAGS
+
 #: tag -> (targets it fails on, what goes wrong). Tags not listed are expected to work.
 KNOWN_BUGS: dict[str, tuple[frozenset[str], str]] = {
     "int-acc-float-addend": (frozenset({"openmp", "opencl"}),
@@ -31,7 +33,7 @@ ALL_TAGS = frozenset(KNOWN_BUGS) | {"alias", "flat3d", "index-temp", "ternary-su
                                     "local-ptr", "user-omp", "omp-before-mdh", "mdh-before-omp", "union-guard",
                                     "argmax", "continue", "guard-if", "iter-cond", "data-cond", "written-cond",
                                     "alias-cond", "continue-else", "nested-continue", "indirect-cond", "scalar-cond",
-                                    "temp-cond"}
+                                    "temp-cond"} | ROW_TAGS
 
 
 def known_for(target: str) -> frozenset[str]:

@@ -120,7 +120,7 @@ def _expr_edits(e: Expr) -> Iterator[Expr]:
         case Call(fn, args):
             for n, a in enumerate(args):
                 for x in _expr_edits(a):
-                    yield Call(fn, args[:n] + (x,) + args[n + 1:])
+                    yield Call(fn, (*args[:n], x, *args[n + 1:]))
         case Index() | Name():
             yield Lit("1")
         case _:
@@ -135,7 +135,7 @@ def _body_edits(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
         if isinstance(s, For):
             yield before + tuple(_sub_stmt(b, s.var, s.start) for b in s.body) + after
             for inner in _body_edits(s.body):
-                yield before + (dataclasses.replace(s, body=inner),) + after
+                yield (*before, dataclasses.replace(s, body=inner), *after)
         elif isinstance(s, If):
             yield before + s.body + after
             if s.orelse:
@@ -151,14 +151,14 @@ def _body_edits(body: tuple[Stmt, ...]) -> Iterator[tuple[Stmt, ...]]:
             yield before + s.body + after
         elif isinstance(s, Assign):
             for x in _expr_edits(s.value):
-                yield before + (Assign(s.target, s.op, x),) + after
+                yield (*before, Assign(s.target, s.op, x), *after)
         elif isinstance(s, Decl) and s.init is not None:
             for x in _expr_edits(s.init):
-                yield before + (dataclasses.replace(s, init=x),) + after
+                yield (*before, dataclasses.replace(s, init=x), *after)
 
 
 def _with_kernel(prog: Program, n: int, k: Kernel) -> Program:
-    return dataclasses.replace(prog, kernels=prog.kernels[:n] + (k,) + prog.kernels[n + 1:])
+    return dataclasses.replace(prog, kernels=(*prog.kernels[:n], k, *prog.kernels[n + 1:]))
 
 
 def _prune(prog: Program) -> Program:
@@ -185,14 +185,13 @@ def _candidates(prog: Program, kernel: str | None) -> Iterator[Program]:
     for n, s in enumerate(prog.sizes):
         for v in sorted({1, 2, 3, s.value // 2}):
             if v < s.value:
-                yield dataclasses.replace(prog, sizes=prog.sizes[:n] + (Size(s.name, v, s.mode),) + prog.sizes[n + 1:])
+                yield dataclasses.replace(prog, sizes=(*prog.sizes[:n], Size(s.name, v, s.mode), *prog.sizes[n + 1:]))
     for n, k in enumerate(ks):
         for body in _body_edits(k.body):
             yield _prune(_with_kernel(prog, n, dataclasses.replace(k, body=body)))
     for n, s in enumerate(prog.sizes):
         if s.mode != "literal":
-            yield dataclasses.replace(prog, sizes=prog.sizes[:n] + (Size(s.name, s.value, "literal"),)
-                                      + prog.sizes[n + 1:])
+            yield dataclasses.replace(prog, sizes=(*prog.sizes[:n], Size(s.name, s.value, "literal"), *prog.sizes[n + 1:]))
     for n, k in enumerate(ks):
         if k.c89:
             from .generator import _declare_iterators
@@ -201,9 +200,7 @@ def _candidates(prog: Program, kernel: str | None) -> Iterator[Program]:
             yield _with_kernel(prog, n, dataclasses.replace(k, body=body, c89=False, iter_types=()))
     for n, a in enumerate(prog.arrays):
         if a.passing != "global" or a.const:
-            yield dataclasses.replace(prog, arrays=prog.arrays[:n] + (dataclasses.replace(a, passing="global",
-                                                                                          const=False),)
-                                      + prog.arrays[n + 1:])
+            yield dataclasses.replace(prog, arrays=(*prog.arrays[:n], dataclasses.replace(a, passing="global", const=False), *prog.arrays[n + 1:]))
 
 # }}}
 

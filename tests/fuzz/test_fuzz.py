@@ -22,6 +22,7 @@ from .campaign import run_campaign
 from .cast import render
 from .generator import generate
 from .reduce import is_valid
+from .row_forms import FORM_TAGS
 from .runner import REPO, have_compiler, opencl_unavailable
 
 MIN_TRANSFORMED = 0.40
@@ -36,7 +37,7 @@ REAL_C_SEEDS = range(9600, 9630)
 REAL_C_UB_SEEDS = range(9600, 9606)
 REAL_C_TAGS = frozenset({"flat3d", "index-temp", "ternary-subscript", "struct", "aos", "local-ptr", "user-omp",
                          "omp-before-mdh", "mdh-before-omp", "gather-wrap", "table-in-place", "while-body", "torus",
-                         "switch", "struct-value", "search", "runtime-step"})
+                         "switch", "struct-value", "search", "runtime-step"}) | FORM_TAGS
 #: early ``continue`` and ``if``s whose conditions read arrays (``generate(control=...)``)
 CONTROL_SEEDS = range(9700, 9740)
 CONTROL_UB_SEEDS = range(9700, 9706)
