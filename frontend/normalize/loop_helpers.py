@@ -31,6 +31,7 @@ than its own assignment; each argument must have no side effect.
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from pycparser import c_ast
@@ -61,6 +62,19 @@ def _scalar(decl: c_ast.Decl) -> bool:
     return isinstance(decl.type, c_ast.TypeDecl) and isinstance(decl.type.type, c_ast.IdentifierType)
 
 
+def _parameters(decl: c_ast.Decl) -> list[c_ast.Decl] | None:
+    """A function's parameters (``(void)`` is none), or None where one is not a named scalar or
+    pointer to a scalar."""
+    params: list[c_ast.Decl] = []
+    for p in (decl.type.args.params if decl.type.args is not None else []):
+        if isinstance(p, c_ast.Typename) and c_text(p).strip() == "void":
+            continue
+        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)):
+            return None
+        params.append(p)
+    return params
+
+
 def loop_helper(fd: c_ast.FuncDef) -> LoopHelper | None:
     """``fd`` as a loop helper, or None (the cases ``inline_calls`` handles, and any other)."""
     decl = fd.decl
@@ -70,13 +84,9 @@ def loop_helper(fd: c_ast.FuncDef) -> LoopHelper | None:
     if not (isinstance(ret, c_ast.TypeDecl) and isinstance(ret.type, c_ast.IdentifierType)) \
             or ret.type.names == ["void"]:
         return None
-    params: list[c_ast.Decl] = []
-    for p in (decl.type.args.params if decl.type.args is not None else []):
-        if isinstance(p, c_ast.Typename) and c_text(p).strip() == "void":
-            continue
-        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)):
-            return None
-        params.append(p)
+    params = _parameters(decl)
+    if params is None:
+        return None
     items = fd.body.block_items or []
     if not items or not isinstance(items[-1], c_ast.Return) or items[-1].expr is None:
         return None
@@ -130,13 +140,9 @@ def procedure(fd: c_ast.FuncDef) -> LoopHelper | None:
     if not (isinstance(ret, c_ast.TypeDecl) and isinstance(ret.type, c_ast.IdentifierType)
             and ret.type.names == ["void"] and not ret.quals):
         return None
-    params: list[c_ast.Decl] = []
-    for p in (decl.type.args.params if decl.type.args is not None else []):
-        if isinstance(p, c_ast.Typename) and c_text(p).strip() == "void":
-            continue
-        if not isinstance(p, c_ast.Decl) or not p.name or not (_scalar(p) or _is_pointer(p)) or not _arithmetic(p):
-            return None
-        params.append(p)
+    params = _parameters(decl)
+    if params is None or not all(_arithmetic(p) for p in params):
+        return None
     items = list(fd.body.block_items or [])
     if items and isinstance(items[-1], c_ast.Return) and items[-1].expr is None:
         items.pop()
@@ -154,26 +160,20 @@ def procedure(fd: c_ast.FuncDef) -> LoopHelper | None:
     return LoopHelper(fd, tuple(params), procedure=True)
 
 
+def _functions_of(ast: c_ast.FileAST, kind: Callable[[c_ast.FuncDef], LoopHelper | None]) -> dict[str, LoopHelper]:
+    """The file's functions that ``kind`` accepts, by name."""
+    found = ((ext.decl.name, kind(ext)) for ext in ast.ext if isinstance(ext, c_ast.FuncDef))
+    return {name: h for name, h in found if h is not None}
+
+
 def procedures_of(ast: c_ast.FileAST) -> dict[str, LoopHelper]:
     """The file's procedures by name."""
-    out: dict[str, LoopHelper] = {}
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.FuncDef):
-            h = procedure(ext)
-            if h is not None:
-                out[ext.decl.name] = h
-    return out
+    return _functions_of(ast, procedure)
 
 
 def loop_helpers_of(ast: c_ast.FileAST) -> dict[str, LoopHelper]:
     """The file's loop helpers by name."""
-    out: dict[str, LoopHelper] = {}
-    for ext in ast.ext:
-        if isinstance(ext, c_ast.FuncDef):
-            h = loop_helper(ext)
-            if h is not None:
-                out[ext.decl.name] = h
-    return out
+    return _functions_of(ast, loop_helper)
 
 
 def _free_names(h: LoopHelper) -> set[str]:
